@@ -1,0 +1,1 @@
+// ALSAMIDI: filled in by its issue.

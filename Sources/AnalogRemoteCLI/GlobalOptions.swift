@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Console
+import Logging
+
+/// Options every long-running subcommand takes.
+struct GlobalOptions: ParsableArguments {
+    @Flag(name: .shortAndLong, help: "No live status line (log lines still go to stderr).")
+    var quiet = false
+
+    @Option(help: "Least severe log level shown: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    @Option(help: "Log line format on stderr: text or json.")
+    var logFormat: LogFormat = .text
+
+    /// Installs logging and returns the status line for the command to draw on.
+    func bootstrap() -> StatusLine {
+        let status = StatusLine(quiet: quiet)
+        ConsoleLogging.bootstrap(level: logLevel, format: logFormat, status: status)
+        return status
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension LogFormat: ExpressibleByArgument {}
+
+/// Runs a command body; a ``UserFacingError`` becomes one line on stderr and its exit status.
+func runReporting(_ body: () throws -> ExitStatus) throws {
+    let status: ExitStatus
+    do {
+        status = try body()
+    } catch let error as UserFacingError {
+        printError("analog-remote: \(error.message)")
+        throw ExitCode(error.status.rawValue)
+    }
+    if status != .success { throw ExitCode(status.rawValue) }
+}
+
+func printError(_ line: String) {
+    StandardError.write(line + "\n")
+}

@@ -1,0 +1,1 @@
+// BoardLink: filled in by its issue.

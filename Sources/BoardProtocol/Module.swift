@@ -1,0 +1,1 @@
+// BoardProtocol: filled in by its issue.

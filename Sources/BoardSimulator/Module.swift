@@ -1,0 +1,1 @@
+// BoardSimulator: filled in by its issue.

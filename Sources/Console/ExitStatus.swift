@@ -1,0 +1,34 @@
+/// The exit codes of `analog-remote`, documented in README.md ("Exit codes"). Scripts rely on
+/// them: change one only together with the README.
+public enum ExitStatus: Int32, Sendable {
+    /// Finished, or stopped on request (EOF, SIGINT, SIGTERM, `q`).
+    case success = 0
+    /// A runtime failure not covered below.
+    case failure = 1
+    /// A configuration file or option value is wrong (mapping, controller config, script file).
+    case badConfiguration = 2
+    /// A device could not be opened or was lost for good: board, gamepad, terminal.
+    case deviceUnavailable = 3
+    /// The network refused: a port in use, a host name that does not resolve.
+    case networkUnavailable = 4
+    /// No mDNS responder (avahi-daemon) is reachable for discovery.
+    case noMDNSDaemon = 5
+    /// Several receivers match and none was chosen (the list is printed).
+    case ambiguousReceiver = 6
+    /// Arguments did not parse (ArgumentParser's EX_USAGE).
+    case usage = 64
+}
+
+/// An error meant for the person at the terminal: one line that says what is wrong and how to
+/// fix it, and the exit status it ends the program with.
+public struct UserFacingError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public let status: ExitStatus
+
+    public init(_ message: String, status: ExitStatus) {
+        self.message = message
+        self.status = status
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+public import Logging
+
+/// How log records look on stderr: `text` for people, `json` (one object per line) for machines.
+public enum LogFormat: String, CaseIterable, Sendable {
+    case text, json
+}
+
+/// A swift-log handler that writes one line per record to stderr, above the live status line.
+public struct ConsoleLogHandler: LogHandler {
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    let label: String
+    let format: LogFormat
+    let status: StatusLine?
+
+    public init(label: String, level: Logger.Level, format: LogFormat, status: StatusLine?) {
+        self.label = label
+        self.logLevel = level
+        self.format = format
+        self.status = status
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        let line: String
+        switch format {
+        case .text:
+            let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            line = "\(event.level): \(event.message)" + (fields.isEmpty ? "" : " [\(fields)]")
+        case .json:
+            var object = "{\"time\":\(Self.wallClock()),\"level\":\"\(event.level)\",\"logger\":\(Self.quote(label)),\"message\":\(Self.quote("\(event.message)"))"
+            for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
+                object += ",\(Self.quote(key)):\(Self.quote("\(value)"))"
+            }
+            line = object + "}"
+        }
+        if let status { status.printAbove(line) } else { StandardError.write(line + "\n") }
+    }
+
+    static func wallClock() -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let ms = (ts.tv_nsec / 1_000_000)
+        return "\(ts.tv_sec).\(ms < 10 ? "00" : ms < 100 ? "0" : "")\(ms)"
+    }
+
+    /// JSON string literal with the escapes RFC 8259 requires.
+    public static func quote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
+
+public enum ConsoleLogging {
+    /// Installs the console handler for the whole process (call once, from the executable).
+    public static func bootstrap(level: Logger.Level, format: LogFormat, status: StatusLine?) {
+        LoggingSystem.bootstrap { label in
+            ConsoleLogHandler(label: label, level: level, format: format, status: status)
+        }
+    }
+}

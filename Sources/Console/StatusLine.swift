@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+
+/// The live one-line status of a long-running command, redrawn in place on stderr.
+///
+/// It draws only when stderr is a terminal and `--quiet` is off; otherwise every call is a
+/// no-op, so piping a command's output never fills a log with carriage returns. Log lines go
+/// through ``printAbove(_:)`` so they never interleave with a half-drawn status.
+public final class StatusLine: Sendable {
+    public let enabled: Bool
+    private let state = Mutex<(text: String, lastDraw: ContinuousClock.Instant?)>(("", nil))
+    /// The shortest interval between redraws (a terminal is not a 1 kHz display).
+    public let minimumInterval: Duration
+
+    public init(quiet: Bool, minimumInterval: Duration = .milliseconds(100)) {
+        enabled = !quiet && isatty(STDERR_FILENO) == 1
+        self.minimumInterval = minimumInterval
+    }
+
+    /// Replaces the status text; drawn now unless the last draw was under ``minimumInterval`` ago
+    /// (pass `force` for changes a person must see at once, like "FAILSAFE").
+    public func update(_ text: String, force: Bool = false) {
+        guard enabled else { return }
+        let now = ContinuousClock.now
+        let draw: String? = state.withLock { s in
+            s.text = text
+            if !force, let last = s.lastDraw, now - last < minimumInterval { return nil }
+            s.lastDraw = now
+            return text
+        }
+        if let draw { write("\r\u{1B}[K" + Self.fit(draw)) }
+    }
+
+    /// Prints a whole line above the status line, then redraws the status.
+    public func printAbove(_ line: String) {
+        if enabled {
+            let text = state.withLock { $0.text }
+            write("\r\u{1B}[K" + line + "\n" + Self.fit(text))
+        } else {
+            write(line + "\n")
+        }
+    }
+
+    /// Erases the status line (call before exiting).
+    public func clear() {
+        guard enabled else { return }
+        write("\r\u{1B}[K")
+    }
+
+    static func fit(_ text: String) -> String {
+        var size = winsize()
+        let columns = ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 100
+        return text.count < columns ? text : String(text.prefix(columns - 1))
+    }
+
+    private func write(_ text: String) { StandardError.write(text) }
+}
+
+/// Unbuffered writes to stderr (fd 2), safe from any thread.
+public enum StandardError {
+    public static func write(_ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+            if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
+            offset += n
+        }
+    }
+}
+
+extension StatusLine {
+    /// A bar for a value in -1...1, e.g. `[----|##  ]` for 0.4 (centre marked with `|`).
+    public static func bar(_ value: Double, width: Int = 21) -> String {
+        let half = width / 2
+        let clamped = max(-1, min(1, value.isFinite ? value : 0))
+        let filled = Int((clamped * Double(half)).rounded())
+        var cells = [Character](repeating: " ", count: width)
+        cells[half] = "|"
+        if filled > 0 { for i in 1...filled { cells[half + i] = "#" } }
+        if filled < 0 { for i in 1...(-filled) { cells[half - i] = "#" } }
+        return "[" + String(cells) + "]"
+    }
+}

@@ -1,0 +1,1 @@
+// Controller: filled in by its issue.

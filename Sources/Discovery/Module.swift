@@ -1,0 +1,1 @@
+// Discovery: filled in by its issue.

@@ -1,0 +1,1 @@
+// Gamepad: filled in by its issue.

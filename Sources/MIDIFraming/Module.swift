@@ -1,0 +1,1 @@
+// MIDIFraming: filled in by its issue.

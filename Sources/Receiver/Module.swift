@@ -1,0 +1,1 @@
+// Receiver: filled in by its issue.

@@ -1,0 +1,1 @@
+// SerialTTY: filled in by its issue.

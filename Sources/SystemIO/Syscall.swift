@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A failed system call: which call, on what, and the errno it left.
+public struct SystemError: Error, Hashable, Sendable {
+    public let call: String
+    public let errno: Int32
+    /// What the call was about (a path, an address), for the message; may be empty.
+    public let subject: String
+
+    public init(call: String, errno: Int32, subject: String = "") {
+        self.call = call
+        self.errno = errno
+        self.subject = subject
+    }
+
+    /// `strerror` text, lowercased as in `permission denied`.
+    public var reason: String {
+        guard let text = strerror(errno) else { return "errno \(errno)" }
+        let s = String(cString: text)
+        return s.prefix(1).lowercased() + s.dropFirst()
+    }
+}
+
+extension SystemError: CustomStringConvertible {
+    public var description: String {
+        subject.isEmpty ? "\(call): \(reason)" : "\(subject): \(call): \(reason)"
+    }
+}
+
+/// The one syscall helper: runs `body`, retrying while it fails with EINTR; throws
+/// ``SystemError`` for any other failure (a result of -1). Returns the non-negative result.
+///
+/// Non-blocking callers that expect EAGAIN use ``Syscall/nonBlocking(_:subject:_:)`` instead.
+public enum Syscall {
+    @discardableResult
+    public static func call<T: FixedWidthInteger>(_ name: String, subject: String = "",
+                                                  _ body: () -> T) throws(SystemError) -> T {
+        while true {
+            let result = body()
+            if result != -1 { return result }
+            let code = errno
+            if code == EINTR { continue }
+            throw SystemError(call: name, errno: code, subject: subject)
+        }
+    }
+
+    /// Like ``call(_:subject:_:)`` but a would-block (EAGAIN/EWOULDBLOCK) result is nil.
+    public static func nonBlocking<T: FixedWidthInteger>(_ name: String, subject: String = "",
+                                                         _ body: () -> T) throws(SystemError) -> T? {
+        while true {
+            let result = body()
+            if result != -1 { return result }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { return nil }
+            throw SystemError(call: name, errno: code, subject: subject)
+        }
+    }
+}

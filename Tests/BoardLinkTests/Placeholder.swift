@@ -1,0 +1,2 @@
+// BoardLinkTests: tests arrive with the issue that builds BoardLink.
+import Testing

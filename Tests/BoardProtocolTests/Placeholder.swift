@@ -1,0 +1,2 @@
+// BoardProtocolTests: tests arrive with the issue that builds BoardProtocol.
+import Testing

@@ -1,0 +1,2 @@
+// ControllerTests: tests arrive with the issue that builds Controller.
+import Testing

@@ -1,0 +1,2 @@
+// DiscoveryTests: tests arrive with the issue that builds Discovery.
+import Testing

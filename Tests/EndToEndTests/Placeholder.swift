@@ -1,0 +1,2 @@
+// EndToEndTests: tests arrive with the issue that builds EndToEnd.
+import Testing

@@ -1,0 +1,2 @@
+// GamepadTests: tests arrive with the issue that builds Gamepad.
+import Testing

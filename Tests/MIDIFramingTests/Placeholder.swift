@@ -1,0 +1,2 @@
+// MIDIFramingTests: tests arrive with the issue that builds MIDIFraming.
+import Testing

@@ -1,0 +1,2 @@
+// ReceiverTests: tests arrive with the issue that builds Receiver.
+import Testing

@@ -1,0 +1,24 @@
+import Foundation
+
+/// Where things are, for tests: the repository root (from this file's path) and the built
+/// `analog-remote` binary (beside the test bundle in the build folder).
+public enum Paths {
+    public static let repositoryRoot: URL = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }()
+
+    /// `<build>/debug/analog-remote` (or release): the directory that holds the test bundle.
+    public static let analogRemote: URL = {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("analog-remote")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("analog-remote")
+    }()
+
+    public static func repositoryFile(_ relative: String) -> URL {
+        repositoryRoot.appendingPathComponent(relative)
+    }
+}

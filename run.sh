@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The project's two entry points. Both run scripts/setup.sh first (idempotent: installs only the
+# Debian packages that are missing), so they work on a fresh machine.
+#   ./run.sh demo [ARGS…]   build and run the demo (simulated board: no hardware needed)
+#   ./run.sh test           build and run the whole test suite, then the two-host discovery test
+set -euo pipefail
+cd "$(dirname "$0")"
+what=${1:-}
+shift || true
+
+bash scripts/setup.sh
+
+case "$what" in
+  demo)
+    swift build --product analog-remote 2>&1 | grep -vE '^(\[|Building|Build complete|Compiling|Write|Fetching|Fetched|Computing|Computed|Creating|Working copy)' || true
+    exec .build/debug/analog-remote demo "$@"
+    ;;
+  test)
+    swift build --build-tests
+    swift test --skip-build
+    if [[ -x scripts/two-host-test.sh ]]; then
+      bash scripts/two-host-test.sh
+    fi
+    ;;
+  *)
+    echo "usage: ./run.sh demo [ARGS…] | ./run.sh test" >&2
+    exit 64
+    ;;
+esac

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Idempotent machine set-up: installs the Debian packages AnalogRemote needs, only those missing.
+# Safe to run again and again; prints nothing when everything is already there (unless --verbose).
+#
+# Trap: installing avahi-daemon or dbus from a Debian package normally *starts* the daemon. On this
+# kind of machine that would announce mDNS on the real network interface, so every install runs
+# behind a policy-rc.d that forbids starting services (exit code 101, Debian's documented "action
+# forbidden"). Our tests start avahi only inside network namespaces they build themselves.
+set -euo pipefail
+
+PACKAGES=(
+  libavahi-compat-libdnssd-dev   # dns_sd.h + libdns_sd (Avahi's Bonjour compatibility layer)
+  libasound2-dev                 # ALSA rawmidi, for midi:hw:… boards
+  libsdl2-dev                    # SDL2 GameController, for --input gamepad
+  avahi-daemon avahi-utils       # mDNS responder + avahi-browse/avahi-publish (two-host test)
+  dbus                           # avahi talks to its clients over the system bus
+  iproute2                       # ip netns, for the two-host discovery test
+  pkg-config                     # SwiftPM finds the C libraries through it
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  [[ $p == \#* ]] && continue
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  [[ "${1:-}" == "--verbose" ]] && echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "setup: missing Debian packages: ${missing[*]} — run this script as root (or: sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+made_policy=""
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod +x /usr/sbin/policy-rc.d
+  made_policy=1
+fi
+cleanup() { [[ -n "$made_policy" ]] && rm -f /usr/sbin/policy-rc.d; return 0; }
+trap cleanup EXIT
+
+export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp -t analog-remote-setup.XXXXXX)
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "setup: apt-get failed (log above): check the network to Debian's mirrors, then run again" >&2
+  exit 1
+fi
+rm -f "$log"
+echo "setup: done" >&2
