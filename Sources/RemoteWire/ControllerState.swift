@@ -13,9 +13,11 @@ public struct ControllerState: Hashable, Sendable {
     /// Angle 0, no buttons: what a controller sends on every way out.
     public static let neutral = ControllerState()
 
-    /// The largest tilt the wire carries: ±π/2 (a controller on its side). Stored as the
-    /// binary32 value nearest to π/2, bit pattern 0x3FC90FDB.
-    public static let maxAngle = Float.pi / 2
+    /// The largest tilt the wire carries: ±π/2 (a controller on its side), as the binary32 value
+    /// nearest to π/2, bit pattern 0x3FC90FDB — what `(float)M_PI_2` gives in C or Python.
+    /// Trap: Swift's `Float.pi / 2` is one ulp smaller (0x3FC90FDA; `Float.pi` rounds toward
+    /// zero), and would clamp a C client's π/2.
+    public static let maxAngle = Float(bitPattern: 0x3FC9_0FDB)
 
     /// True when no drive button (forward/backward) is held. The receiver resumes after a
     /// failsafe only on such a state, so a robot never lurches back into motion.
