@@ -1,3 +1,4 @@
+import CSDL2
 import SystemIO
 public import RemoteWire
 import Synchronization
@@ -185,7 +186,8 @@ public enum GamepadCatalog {
             _ = try GamepadSource.unwrap(sdl.perform { SDLVirtualPads.attach(name: name, gameController: true) })
         }
         guard let pads = sdl.perform({ () -> [PadInfo] in
-            _ = SDLPads.pumpDeviceChanges()
+            var buffer: [SDL_Event] = []
+            _ = SDLPads.pump(buffer: &buffer)
             return SDLPads.list()
         }) else { throw .closed }
         return pads

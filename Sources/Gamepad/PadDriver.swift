@@ -18,6 +18,7 @@ struct PadDriver {
     private var lastReading: MappedInput?
     private var lastMiss: GamepadSelector.Miss?
     private var recheck = true
+    private var events: [SDL_Event] = []
 
     init(selector: GamepadSelector, mapping: GamepadMapping, activeInterval: Duration,
          idleInterval: Duration, reminderInterval: Duration) {
@@ -32,7 +33,8 @@ struct PadDriver {
     /// open pad's reading, then timers.
     mutating func step(at now: ContinuousClock.Instant) -> [GamepadEvent] {
         var out: [GamepadEvent] = []
-        if SDLPads.pumpDeviceChanges() { recheck = true }
+        let pumped = SDLPads.pump(buffer: &events)
+        if pumped.devices { recheck = true }
         if let open = controller, SDL_GameControllerGetAttached(open) != SDL_TRUE {
             closeController()
             recheck = true
@@ -42,7 +44,9 @@ struct PadDriver {
             recheck = false
             out += choose(at: now)
         }
-        if let open = controller {
+        // Read the pad only when SDL reported input (SDL sends an event for every change of an
+        // axis, button or hat; reading 27 controls at every pump would cost CPU for nothing).
+        if let open = controller, pumped.input {
             let reading = mapping.map(SDLPads.snapshot(open))
             if reading != lastReading {
                 lastReading = reading

@@ -26,39 +26,50 @@ enum SDLPads {
 
     /// Every control of an open game controller, normalized.
     static func snapshot(_ controller: OpaquePointer) -> PadSnapshot {
-        var snapshot = PadSnapshot()
+        var snapshot = PadSnapshot.rest
         for axis in PadAxis.allCases {
             let raw = SDL_GameControllerGetAxis(controller, SDL_GameControllerAxis(rawValue: Int32(axis.rawValue)))
             snapshot[axis] = axis.normalized(raw)
         }
-        for button in PadButton.allCases {
-            let held = SDL_GameControllerGetButton(controller, SDL_GameControllerButton(rawValue: Int32(button.rawValue)))
-            if held != 0 { snapshot.set(button, held: true) }
+        for button in PadButton.allCases
+        where SDL_GameControllerGetButton(controller, SDL_GameControllerButton(rawValue: Int32(button.rawValue))) != 0 {
+            snapshot.set(button, held: true)
         }
         return snapshot
     }
 
-    /// Pumps SDL and empties its queue; true when a device was added, removed or remapped.
-    static func pumpDeviceChanges() -> Bool {
+    /// What one pump saw.
+    struct Pumped {
+        /// A device was added, removed or remapped.
+        var devices = false
+        /// An axis, button or hat of some pad moved.
+        var input = false
+    }
+
+    /// Pumps SDL and empties its queue into `buffer` (reused across pumps: no allocation).
+    static func pump(buffer: inout [SDL_Event]) -> Pumped {
         SDL_PumpEvents()
-        var changed = false
-        var events = [SDL_Event](repeating: SDL_Event(), count: 32)
+        var seen = Pumped()
+        if buffer.isEmpty { buffer = [SDL_Event](repeating: SDL_Event(), count: 32) }
         while true {
-            let n = Int(SDL_PeepEvents(&events, Int32(events.count), SDL_GETEVENT,
+            let n = Int(SDL_PeepEvents(&buffer, Int32(buffer.count), SDL_GETEVENT,
                                        SDL_FIRSTEVENT.rawValue, SDL_LASTEVENT.rawValue))
             if n <= 0 { break }
-            for event in events.prefix(n) {
-                switch event.type {
+            for i in 0..<n {
+                switch buffer[i].type {
                 case SDL_JOYDEVICEADDED.rawValue, SDL_JOYDEVICEREMOVED.rawValue,
                      SDL_CONTROLLERDEVICEADDED.rawValue, SDL_CONTROLLERDEVICEREMOVED.rawValue,
                      SDL_CONTROLLERDEVICEREMAPPED.rawValue:
-                    changed = true
+                    seen.devices = true
+                case SDL_JOYAXISMOTION.rawValue...SDL_JOYBUTTONUP.rawValue,
+                     SDL_CONTROLLERAXISMOTION.rawValue...SDL_CONTROLLERBUTTONUP.rawValue:
+                    seen.input = true
                 default:
                     break
                 }
             }
-            if n < events.count { break }
+            if n < buffer.count { break }
         }
-        return changed
+        return seen
     }
 }
