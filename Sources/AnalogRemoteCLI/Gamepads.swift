@@ -37,6 +37,10 @@ struct Gamepads: ParsableCommand {
                 throw error.userFacing
             }
             print(Self.table(pads))
+            let hidden = InputDevices.unreadable()
+            if pads.isEmpty && !hidden.isEmpty {
+                printError("analog-remote: note: \(hidden.count) device(s) in /dev/input are not readable by you (e.g. \(hidden[0])); if a pad is plugged in, add yourself to the input group and log in again")
+            }
             return .success
         }
     }

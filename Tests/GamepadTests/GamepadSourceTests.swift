@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Gamepad
 import RemoteWire
 import Testing
@@ -170,6 +173,20 @@ import Testing
         let other = try PadRig(selector: .guid(String(repeating: "0", count: 32)))
         _ = try other.source.attachVirtualPad(name: name)
         #expect(try other.waitForStatus { if case .noGamepad(_, .noMatch) = $0 { true } else { false } })
+    }
+
+    /// SDL installs its own SIGINT/SIGTERM handlers unless told not to; they would turn Ctrl-C
+    /// into an SDL_QUIT event nobody reads, and the controller would never stop.
+    @Test func sdlLeavesSignalHandlersAlone() throws {
+        func handler(_ sig: Int32) -> UnsafeMutableRawPointer? {
+            var action = sigaction()
+            sigaction(sig, nil, &action)
+            return unsafeBitCast(action.__sigaction_handler.sa_handler, to: UnsafeMutableRawPointer?.self)
+        }
+        let before = [SIGINT, SIGTERM].map(handler)
+        let rig = try PadRig()
+        #expect(try rig.waitForPackets(1), "SDL is up")
+        #expect([SIGINT, SIGTERM].map(handler) == before)
     }
 
     @Test func oneSourceAtATime() throws {
