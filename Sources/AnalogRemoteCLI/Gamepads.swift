@@ -63,23 +63,3 @@ private extension String {
         count >= width ? self + " " : self + String(repeating: " ", count: width - count)
     }
 }
-
-extension GamepadConfigError {
-    /// One line naming the file and key; exit 2.
-    var userFacing: UserFacingError { UserFacingError(description, status: .badConfiguration) }
-}
-
-extension GamepadError {
-    /// A refused mapping line is a configuration error (exit 2); SDL not starting is a device
-    /// problem (exit 3).
-    var userFacing: UserFacingError {
-        switch self {
-        case .config(let error):
-            return error.userFacing
-        case .sdl:
-            return UserFacingError("\(description) (is libsdl2 installed? run scripts/setup.sh)", status: .deviceUnavailable)
-        case .busy, .system, .closed:
-            return UserFacingError(description, status: .failure)
-        }
-    }
-}

@@ -99,6 +99,7 @@ extension GamepadSelector: CustomStringConvertible {
 /// `gamepad:` with an empty or unusable selector.
 public struct GamepadSelectorError: Error, Hashable, Sendable, CustomStringConvertible {
     public let text: String
+    public init(text: String) { self.text = text }
     public var description: String {
         "gamepad:\(text): expected gamepad, gamepad:INDEX, gamepad:NAME-PART or gamepad:GUID (32 hex digits; see `analog-remote gamepads`)"
     }

@@ -194,6 +194,8 @@ import Testing
         #expect(throws: GamepadError.busy) { try GamepadSource(.init()) }
         #expect(throws: GamepadError.busy) { try GamepadCatalog.list() }
         rig.source.close()
+        #expect(throws: GamepadError.closed) { try rig.source.pads() }
+        #expect(throws: GamepadError.closed) { try rig.source.attachVirtualPad(name: "late") }
         // SDL is free again afterwards.
         let pads = try GamepadCatalog.list(hints: PadRig.testHints, virtualPads: ["ARTest catalog"])
         let listed = try #require(pads.first { $0.name == "ARTest catalog" })
