@@ -153,11 +153,11 @@ private struct Reader {
             config.mapping.threshold = x
         case "enable", "stop":
             guard let text = value.string else { throw fail(path, "\(show(value)) is not allowed (allowed: a control name, or \"\" for none)") }
-            let source: InputSource?
+            let source: PadControl?
             if text.isEmpty {
                 source = nil
             } else {
-                guard let s = InputSource(name: text) else { throw fail(path, unknownControl(text)) }
+                guard let s = PadControl(name: text) else { throw fail(path, unknownControl(text)) }
                 source = s
             }
             if key == "enable" { config.mapping.enable = source } else { config.mapping.stop = source }
@@ -191,18 +191,18 @@ private struct Reader {
         }
     }
 
-    func controls(_ value: any TOMLValueConvertible, key: String) throws(GamepadConfigError) -> [InputSource] {
+    func controls(_ value: any TOMLValueConvertible, key: String) throws(GamepadConfigError) -> [PadControl] {
         if let text = value.string {
             if text.isEmpty { return [] }
-            guard let s = InputSource(name: text) else { throw fail(key, unknownControl(text)) }
+            guard let s = PadControl(name: text) else { throw fail(key, unknownControl(text)) }
             return [s]
         }
         guard let array = value.array else {
             throw fail(key, "\(show(value)) is not allowed (allowed: a control name or an array of them)")
         }
-        var out: [InputSource] = []
+        var out: [PadControl] = []
         for (i, element) in array.enumerated() {
-            guard let text = element.string, let s = InputSource(name: text) else {
+            guard let text = element.string, let s = PadControl(name: text) else {
                 throw fail("\(key)[\(i)]", unknownControl(element.string ?? show(element)))
             }
             out.append(s)
@@ -211,7 +211,7 @@ private struct Reader {
     }
 
     func unknownControl(_ text: String) -> String {
-        "\"\(text)\" is not a control (allowed: \(InputSource.allNames.joined(separator: ", ")))"
+        "\"\(text)\" is not a control (allowed: \(PadControl.allNames.joined(separator: ", ")))"
     }
 
     func number(_ value: any TOMLValueConvertible) -> Double? {

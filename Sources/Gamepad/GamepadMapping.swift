@@ -29,16 +29,16 @@ public struct GamepadMapping: Hashable, Sendable {
     /// Packet bit ← controls (any one active sets the bit). Bits not listed are never set.
     public var bindings: [Binding]
     /// Optional deadman: while it is not held the output is the neutral state.
-    public var enable: InputSource?
+    public var enable: PadControl?
     /// Optional stop button (see ``GamepadSession`` for the latch).
-    public var stop: InputSource?
+    public var stop: PadControl?
 
     public struct Binding: Hashable, Sendable {
         public var bit: Buttons
-        public var sources: [InputSource]
-        public init(_ bit: Buttons, _ sources: [InputSource]) {
+        public var controls: [PadControl]
+        public init(_ bit: Buttons, _ controls: [PadControl]) {
             self.bit = bit
-            self.sources = sources
+            self.controls = controls
         }
     }
 
@@ -66,9 +66,9 @@ public struct GamepadMapping: Hashable, Sendable {
         Binding(.right, [.button(.dpadRight)]),
     ]
 
-    /// The sources bound to `bit` (empty if none).
-    public func sources(for bit: Buttons) -> [InputSource] {
-        bindings.first { $0.bit == bit }?.sources ?? []
+    /// The controls bound to `bit` (empty if none).
+    public func controls(for bit: Buttons) -> [PadControl] {
+        bindings.first { $0.bit == bit }?.controls ?? []
     }
 
     /// Maps one reading. The enable and stop controls are consumed: a control used as one of
@@ -76,8 +76,8 @@ public struct GamepadMapping: Hashable, Sendable {
     public func map(_ snapshot: PadSnapshot) -> MappedInput {
         var buttons: Buttons = []
         for binding in bindings {
-            for source in binding.sources where source != enable && source != stop {
-                if source.isActive(in: snapshot, threshold: threshold) {
+            for control in binding.controls where control != enable && control != stop {
+                if control.isActive(in: snapshot, threshold: threshold) {
                     buttons.insert(binding.bit)
                     break
                 }

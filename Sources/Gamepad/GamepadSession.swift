@@ -8,14 +8,15 @@ public import RemoteWire
 /// - No pad (never plugged, unplugged, or none matches the selector): the output is the
 ///   neutral state at once, the status says "no gamepad", and it waits. It never gives up.
 /// - A pad is (re)connected: the output stays neutral until the pad gives a neutral input —
-///   no forward/backward and the steering stick centred (``MappedInput/isNeutral``). Only the
-///   next input after that drives. So replugging a pad with the trigger held never lurches.
+///   no forward/backward and the steering stick centred (``MappedInput/isNeutral``). From that
+///   neutral input on, it drives. So replugging a pad with the trigger held never lurches.
 /// - Enable (deadman), if configured: while it is not held the output is neutral. Holding it
 ///   again drives at once (it is a deliberate hold-to-run, as in ROS `teleop_twist_joy`).
 /// - Stop, if configured: a press sends neutral at once and latches. The latch holds through
 ///   the release of that press and through a second press; it clears when the stop control is
 ///   released the second time ("released twice"). After it clears, the resume-after-neutral
-///   rule applies again. The latch survives unplugging (a new pad does not clear a stop).
+///   rule applies again. The latch survives unplugging (a new pad does not clear a stop). A
+///   stop control already held when a pad is opened counts as a press.
 /// - While waiting for a pad, a reminder notice every ``reminderInterval``.
 public struct GamepadSession: Sendable {
     public enum Event: Hashable, Sendable {
@@ -32,8 +33,8 @@ public struct GamepadSession: Sendable {
     }
 
     public let selector: GamepadSelector
-    public let enable: InputSource?
-    public let stop: InputSource?
+    public let enable: PadControl?
+    public let stop: PadControl?
     public let reminderInterval: Duration
 
     public private(set) var pad: PadInfo?
@@ -199,8 +200,8 @@ public enum GamepadStatus: Hashable, Sendable {
     case noGamepad(GamepadSelector, GamepadSelector.Miss)
     case waitingForNeutral(PadInfo)
     case driving(PadInfo)
-    case enableNotHeld(PadInfo, enable: InputSource)
-    case stopped(PadInfo, stop: InputSource?, releasesLeft: Int)
+    case enableNotHeld(PadInfo, enable: PadControl)
+    case stopped(PadInfo, stop: PadControl?, releasesLeft: Int)
 
     /// True when the pad's input goes on the wire (the others send neutral).
     public var isDriving: Bool { if case .driving = self { true } else { false } }

@@ -133,12 +133,12 @@ import Testing
     }
 
     @Test func controlNamesRoundTrip() {
-        for name in InputSource.allNames {
-            #expect(InputSource(name: name)?.name == name)
+        for name in PadControl.allNames {
+            #expect(PadControl(name: name)?.name == name)
         }
-        #expect(InputSource(name: "DPUP") == .button(.dpadUp))
-        #expect(InputSource(name: "lefttrigger+") == nil)
-        #expect(InputSource(name: "a") == nil, "face buttons are positional: south/east/west/north")
-        #expect(InputSource(name: "leftx") == nil, "a stick needs a direction")
+        #expect(PadControl(name: "DPUP") == .button(.dpadUp))
+        #expect(PadControl(name: "lefttrigger+") == nil)
+        #expect(PadControl(name: "a") == nil, "face buttons are positional: south/east/west/north")
+        #expect(PadControl(name: "leftx") == nil, "a stick needs a direction")
     }
 }

@@ -4,7 +4,7 @@
 /// Config spelling: a button name (`south`, `dpup`, …), `lefttrigger` / `righttrigger`, or a
 /// stick axis with a direction: `lefty-` (left stick up: SDL's y grows downwards), `leftx+`
 /// (left stick right).
-public enum InputSource: Hashable, Sendable {
+public enum PadControl: Hashable, Sendable {
     case button(PadButton)
     /// A trigger past the threshold.
     case trigger(PadAxis)
