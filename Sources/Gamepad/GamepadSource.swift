@@ -77,15 +77,6 @@ public final class GamepadSource: Sendable {
     /// only the latest of a run is kept.
     public func events() -> [GamepadEvent] { sink.drain() }
 
-    /// Waits until at least one event is there or `deadline` passes; returns what is there.
-    public func events(waitingUntil deadline: ContinuousClock.Instant) -> [GamepadEvent] {
-        while true {
-            let got = sink.drain()
-            if !got.isEmpty || ContinuousClock.now >= deadline { return got }
-            _ = try? Poller.wait([(descriptor, .readable)], until: deadline)
-        }
-    }
-
     /// The last state emitted (neutral until a pad drives).
     public var state: ControllerState { sink.latest.state }
     /// The last status emitted.

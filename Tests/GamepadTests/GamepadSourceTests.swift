@@ -58,6 +58,8 @@ import Testing
             #expect(rig.packets.last == step.packet, "step \(i)")
         }
         #expect(rig.packets == [Self.neutral] + steps.map(\.packet), "one packet per change, nothing else")
+        #expect(Hex.string(StatePacket.encode(rig.source.state)) == steps.last?.packet)
+        #expect(rig.source.status?.isDriving == true)
     }
 
     @Test func stickOutsideTheDeadzoneIsRescaled() throws {
