@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "SerialTTY", dependencies: ["SystemIO"]),
         .target(name: "ALSAMIDI", dependencies: ["CALSA", "SystemIO"]),
         .target(name: "Discovery", dependencies: ["CDNSSD", "SystemIO"]),
-        .target(name: "Gamepad", dependencies: ["CSDL2", "RemoteWire"]),
+        .target(name: "Gamepad", dependencies: ["CSDL2", "RemoteWire", "SystemIO", "Console", tomlKit]),
         .target(name: "Console", dependencies: ["SystemIO", logging]),
 
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
@@ -75,7 +75,7 @@ let package = Package(
         .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "RemoteWire", "BoardLink", "TestSupport"]),
         .testTarget(name: "ControllerTests", dependencies: ["Controller", "RemoteWire", "TestSupport"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "TestSupport"]),
-        .testTarget(name: "GamepadTests", dependencies: ["Gamepad", "RemoteWire", "TestSupport"]),
+        .testTarget(name: "GamepadTests", dependencies: ["Gamepad", "RemoteWire", "SystemIO", "Console", "TestSupport", propertyBased]),
         .testTarget(name: "EndToEndTests", dependencies: ["RemoteWire", "SystemIO", "TestSupport"]),
     ]
 )

@@ -1,0 +1,253 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import RemoteWire
+import SystemIO
+import TOMLKit
+
+/// The `[gamepad]` part of a controller config file (`--config FILE`, TOML). Other top-level
+/// tables belong to other parts of the controller and are left alone; inside `[gamepad]`
+/// every key must be known, so a typo is an error rather than a silently ignored setting.
+///
+/// ```toml
+/// [gamepad]
+/// steer_axis = "leftx"      # leftx, lefty, rightx, righty
+/// invert_steer = false
+/// full_lock = 0.7853982     # radians at full deflection, 0 < x ≤ 1.5707964 (π/2)
+/// deadzone = 0.05           # 0 ≤ x < 1
+/// expo = 0.0                # 0 ≤ x ≤ 1
+/// threshold = 0.5           # triggers/sticks bound to bits count past this, 0 < x < 1
+/// enable = "leftshoulder"   # deadman; "" or absent = none
+/// stop = "guide"            # stop latch; "" or absent = none
+/// mappings = ["03000000…,My Pad,a:b0,b:b1,…"]   # extra SDL mapping lines
+///
+/// [gamepad.buttons]         # packet bit = control or [controls]; [] = never set
+/// forward = ["dpup", "righttrigger"]
+/// a = "south"
+/// ```
+public struct GamepadConfig: Hashable, Sendable {
+    public var mapping: GamepadMapping
+    /// SDL GameController mapping lines added before any pad is opened.
+    public var sdlMappings: [String]
+    /// The file it came from, for error messages ("" = built-in defaults).
+    public var file: String
+
+    public init(mapping: GamepadMapping = .standard, sdlMappings: [String] = [], file: String = "") {
+        self.mapping = mapping
+        self.sdlMappings = sdlMappings
+        self.file = file
+    }
+
+    /// Reads and parses `path`.
+    public static func load(path: String) throws(GamepadConfigError) -> GamepadConfig {
+        let text: String
+        do {
+            text = try readFile(path)
+        } catch {
+            throw GamepadConfigError(file: path, key: nil, problem: "cannot read it: \(error.reason)")
+        }
+        return try parse(text, file: path)
+    }
+
+    public static func parse(_ text: String, file: String) throws(GamepadConfigError) -> GamepadConfig {
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw GamepadConfigError(file: file, key: nil,
+                                     problem: "line \(error.source.begin.line), column \(error.source.begin.column): \(error.description) (not valid TOML)")
+        } catch {
+            throw GamepadConfigError(file: file, key: nil, problem: "not valid TOML: \(error)")
+        }
+        var config = GamepadConfig(file: file)
+        guard let value = root["gamepad"] else { return config }
+        guard let table = value.table else {
+            throw GamepadConfigError(file: file, key: "gamepad", problem: "must be a table ([gamepad])")
+        }
+        let reader = Reader(file: file)
+        for key in table.keys.sorted() {
+            guard let value = table[key] else { continue }
+            try reader.apply(key: key, value: value, to: &config)
+        }
+        return config
+    }
+
+    static func readFile(_ path: String) throws(SystemError) -> String {
+        let fd = try Syscall.call("open", subject: path) { open(path, O_RDONLY | O_CLOEXEC) }
+        let file = Descriptor(adopting: fd, label: path)
+        var bytes: [UInt8] = []
+        while true {
+            guard let chunk = try file.read(max: 65536) else { continue }
+            if chunk.isEmpty { break }
+            bytes += chunk
+            if bytes.count > 1 << 20 {
+                throw SystemError(call: "read", errno: EFBIG, subject: path)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// A config file that cannot be used: which file, which key, what is allowed. One line.
+public struct GamepadConfigError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let file: String
+    /// Dotted path (`gamepad.buttons.forward`), nil for a whole-file problem.
+    public let key: String?
+    public let problem: String
+
+    public init(file: String, key: String?, problem: String) {
+        self.file = file
+        self.key = key
+        self.problem = problem
+    }
+
+    public var description: String {
+        let where_ = file.isEmpty ? "gamepad config" : file
+        return key.map { "\(where_): \($0): \(problem)" } ?? "\(where_): \(problem)"
+    }
+}
+
+/// Key by key; each setter names the key and what it allows.
+private struct Reader {
+    let file: String
+
+    static let topKeys = ["buttons", "deadzone", "enable", "expo", "full_lock", "invert_steer",
+                          "mappings", "steer_axis", "stop", "threshold"]
+
+    func fail(_ key: String, _ problem: String) -> GamepadConfigError {
+        GamepadConfigError(file: file, key: key, problem: problem)
+    }
+
+    func apply(key: String, value: any TOMLValueConvertible, to config: inout GamepadConfig) throws(GamepadConfigError) {
+        let path = "gamepad." + key
+        switch key {
+        case "steer_axis":
+            let allowed = PadAxis.allCases.filter { !$0.isTrigger }
+            guard let text = value.string, let axis = allowed.first(where: { $0.name == text.lowercased() }) else {
+                throw fail(path, "\(show(value)) is not allowed (allowed: \(allowed.map(\.name).joined(separator: ", ")))")
+            }
+            config.mapping.steerAxis = axis
+        case "invert_steer":
+            guard let flag = value.bool else { throw fail(path, "\(show(value)) is not allowed (allowed: true or false)") }
+            config.mapping.invertSteer = flag
+        case "full_lock":
+            // Compared as Float: 1.5707964 and Double.pi / 2 both mean the wire's π/2.
+            guard let x = number(value), x > 0, Float(x) <= ControllerState.maxAngle else {
+                throw fail(path, "\(show(value)) is not allowed (allowed: radians, more than 0 and at most π/2 = \(ControllerState.maxAngle))")
+            }
+            config.mapping.fullLockAngle = Float(x)
+        case "deadzone":
+            guard let x = number(value), x >= 0, x < 1 else {
+                throw fail(path, "\(show(value)) is not allowed (allowed: a number from 0 up to, not including, 1)")
+            }
+            config.mapping.deadzone = x
+        case "expo":
+            guard let x = number(value), x >= 0, x <= 1 else {
+                throw fail(path, "\(show(value)) is not allowed (allowed: a number from 0 to 1)")
+            }
+            config.mapping.expo = x
+        case "threshold":
+            guard let x = number(value), x > 0, x < 1 else {
+                throw fail(path, "\(show(value)) is not allowed (allowed: a number between 0 and 1, both excluded)")
+            }
+            config.mapping.threshold = x
+        case "enable", "stop":
+            guard let text = value.string else { throw fail(path, "\(show(value)) is not allowed (allowed: a control name, or \"\" for none)") }
+            let source: PadControl?
+            if text.isEmpty {
+                source = nil
+            } else {
+                guard let s = PadControl(name: text) else { throw fail(path, unknownControl(text)) }
+                source = s
+            }
+            if key == "enable" { config.mapping.enable = source } else { config.mapping.stop = source }
+        case "mappings":
+            guard let array = value.array else {
+                throw fail(path, "\(show(value)) is not allowed (allowed: an array of SDL mapping strings)")
+            }
+            var lines: [String] = []
+            for (i, element) in array.enumerated() {
+                guard let text = element.string, let line = SDLMappingLine.normalized(text) else {
+                    throw fail("\(path)[\(i)]", "\(show(element)) is not allowed (allowed: an SDL mapping line \"GUID,name,a:b0,…\" with a 32-hex-digit GUID)")
+                }
+                lines.append(line)
+            }
+            config.sdlMappings = lines
+        case "buttons":
+            guard let table = value.table else { throw fail(path, "must be a table ([gamepad.buttons])") }
+            for bitName in table.keys.sorted() {
+                guard let entry = Buttons.names.first(where: { $0.name == bitName }) else {
+                    throw fail("\(path).\(bitName)", "not a packet bit (allowed: \(Buttons.names.map(\.name).joined(separator: ", ")))")
+                }
+                guard let element = table[bitName] else { continue }
+                let sources = try controls(element, key: "\(path).\(bitName)")
+                config.mapping.bindings.removeAll { $0.bit == entry.button }
+                config.mapping.bindings.append(.init(entry.button, sources))
+            }
+            let order = Buttons.names.map(\.button.rawValue)
+            config.mapping.bindings.sort { order.firstIndex(of: $0.bit.rawValue)! < order.firstIndex(of: $1.bit.rawValue)! }
+        default:
+            throw fail(path, "unknown key (allowed: \(Self.topKeys.joined(separator: ", ")))")
+        }
+    }
+
+    func controls(_ value: any TOMLValueConvertible, key: String) throws(GamepadConfigError) -> [PadControl] {
+        if let text = value.string {
+            if text.isEmpty { return [] }
+            guard let s = PadControl(name: text) else { throw fail(key, unknownControl(text)) }
+            return [s]
+        }
+        guard let array = value.array else {
+            throw fail(key, "\(show(value)) is not allowed (allowed: a control name or an array of them)")
+        }
+        var out: [PadControl] = []
+        for (i, element) in array.enumerated() {
+            guard let text = element.string, let s = PadControl(name: text) else {
+                throw fail("\(key)[\(i)]", unknownControl(element.string ?? show(element)))
+            }
+            out.append(s)
+        }
+        return out
+    }
+
+    func unknownControl(_ text: String) -> String {
+        "\"\(text)\" is not a control (allowed: \(PadControl.allNames.joined(separator: ", ")))"
+    }
+
+    func number(_ value: any TOMLValueConvertible) -> Double? {
+        if let d = value.double { return d.isFinite ? d : nil }
+        return value.int.map(Double.init)
+    }
+
+    func show(_ value: any TOMLValueConvertible) -> String {
+        if let s = value.string { return "\"\(s)\"" }
+        return "\(value.tomlValue)".trimmingSpaces
+    }
+}
+
+private extension String {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\n" }.reversed().drop { $0 == " " || $0 == "\n" }.reversed())
+    }
+}
+
+/// SDL GameController mapping lines (`GUID,name,a:b0,b:b1,…`), checked before SDL sees them.
+public enum SDLMappingLine {
+    /// The line, checked and normalized; nil if it is not a mapping line.
+    ///
+    /// Trap (SDL 2.26): a device GUID carries a checksum of the device name in bytes 2–3
+    /// (hex digits 4–7), and a mapping whose GUID has a non-zero checksum there (and no `crc:`
+    /// field) never matches. A GUID copied from `analog-remote gamepads` has it, so it is cleared
+    /// here; the mapping then applies to every device with that bus, vendor, product and version.
+    public static func normalized(_ line: String) -> String? {
+        let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+        guard fields.count >= 3 else { return nil }
+        let guid = fields[0]
+        guard guid == "xinput" || (guid.count == 32 && guid.allSatisfy(\.isHexDigit)) else { return nil }
+        guard fields[1].contains(where: { $0 != " " }) else { return nil }
+        for field in fields.dropFirst(2) where !field.isEmpty && !field.contains(":") { return nil }
+        guard guid != "xinput", !fields.contains(where: { $0.hasPrefix("crc:") }) else { return line }
+        let cleared = guid.prefix(4) + "0000" + guid.dropFirst(8)
+        return ([Substring(cleared)] + fields.dropFirst()).joined(separator: ",")
+    }
+}

@@ -1,1 +1,0 @@
-// Gamepad: filled in by its issue.

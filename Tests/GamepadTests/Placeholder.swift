@@ -1,2 +1,0 @@
-// GamepadTests: tests arrive with the issue that builds Gamepad.
-import Testing
