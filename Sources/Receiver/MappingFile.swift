@@ -15,6 +15,12 @@ public struct MappingFileError: Error, Hashable, Sendable, CustomStringConvertib
     public let location: String
     public let problem: String
 
+    public init(file: String, location: String, problem: String) {
+        self.file = file
+        self.location = location
+        self.problem = problem
+    }
+
     public var description: String {
         location.isEmpty ? "\(file): \(problem)" : "\(file): \(location): \(problem)"
     }
@@ -54,8 +60,7 @@ public enum MappingFile {
         } catch {
             throw MappingFileError(file: file, location: error.line.map { "line \($0)" } ?? "", problem: error.message)
         }
-        var reader = Reader(file: file)
-        return try reader.mapping(root)
+        return try Reader(file: file).mapping(root)
     }
 
     static func readText(_ path: String) throws(MappingFileError) -> String {
@@ -118,7 +123,7 @@ private struct Reader {
         return out
     }
 
-    mutating func mapping(_ root: ConfigValue) throws(MappingFileError) -> Mapping {
+    func mapping(_ root: ConfigValue) throws(MappingFileError) -> Mapping {
         let top = try table(root, at: "", allowedKeys: Self.topKeys)
         var mapping = Mapping.kit
         if let drive = top["drive"] { mapping.drive = try self.drive(drive) }
@@ -130,12 +135,13 @@ private struct Reader {
         let t = try table(value, at: "drive", allowedKeys: Self.driveKeys)
         var d = DriveMapping()
         if let v = t["speed"] { d.speed = try integer(v, at: "drive.speed", in: 0...127) }
-        let maxLock = Double(ControllerState.maxAngle)
         if let v = t["full_lock"] {
-            let x = try number(v, at: "drive.full_lock", allowed: "a number of radians above 0 and at most 1.5707964 (pi/2)")
-            guard x > 0, Float(x) <= ControllerState.maxAngle else {
-                throw got("drive.full_lock", v, allowed: "a number of radians above 0 and at most \(Float(maxLock)) (pi/2)")
-            }
+            let allowed = t["deadzone"] == nil
+                ? "a number of radians above drive.deadzone (default \(d.deadzone)) and at most \(ControllerState.maxAngle) (pi/2)"
+                : "a number of radians above 0 and at most \(ControllerState.maxAngle) (pi/2)"
+            let x = try number(v, at: "drive.full_lock", allowed: allowed)
+            let floor = t["deadzone"] == nil ? Double(d.deadzone) : 0
+            guard x > floor, Float(x) <= ControllerState.maxAngle else { throw got("drive.full_lock", v, allowed: allowed) }
             d.fullLock = Float(x)
         }
         if let v = t["deadzone"] {
@@ -143,8 +149,6 @@ private struct Reader {
             let x = try number(v, at: "drive.deadzone", allowed: allowed)
             guard x >= 0, Float(x) < d.fullLock else { throw got("drive.deadzone", v, allowed: allowed) }
             d.deadzone = Float(x)
-        } else if d.deadzone >= d.fullLock {
-            throw fail("drive.full_lock", "is not above the default drive.deadzone \(d.deadzone); allowed: a full_lock above the deadzone (or set drive.deadzone)")
         }
         if let v = t["expo"] {
             let x = try number(v, at: "drive.expo", allowed: "a number from 0 (linear) to 1 (cubic)")
@@ -214,7 +218,7 @@ private struct Reader {
     var byteRun: String { "an integer 0…255, or an array of 1…\(Self.maxRun) of them for consecutive addresses" }
 
     func addressRange(run: Int) -> String {
-        "an address 0…\(KitProfile.size - run) (integer, or a string like \"0x0f\")"
+        "an address 0x00…\(hex(UInt8(KitProfile.size - run))) (an integer, or a string like \"0x0f\")"
             + (run > 1 ? " leaving room for \(run) values" : "")
     }
 
@@ -242,7 +246,12 @@ private struct Reader {
             number = lowered.hasPrefix("0x") ? Int(lowered.dropFirst(2), radix: 16) : Int(lowered)
         default: break
         }
-        guard let n = number, n >= 0, n + run <= KitProfile.size else { throw got(key, value, allowed: allowed) }
+        guard let n = number, n >= 0, n + run <= KitProfile.size else {
+            if case .integer(let v) = value, v >= 0 {
+                throw fail(key, "got the address \(v) (0x\(String(v, radix: 16))); allowed: \(allowed)")
+            }
+            throw got(key, value, allowed: allowed)
+        }
         return UInt8(n)
     }
 

@@ -15,7 +15,8 @@ public struct Ownership<Source: Hashable & Sendable>: Sendable {
     public enum Verdict: Equatable, Sendable {
         /// From the owner: use it.
         case accepted
-        /// The sender just became the owner (`previous` is the owner it replaced, if any).
+        /// The sender just became the owner. `previous` is the owner it replaced: only under
+        /// ``Policy/any`` — under ``Policy/first`` the old owner had already lapsed.
         case tookOwnership(previous: Source?)
         /// Someone else owns the robot: count it, drop it.
         case ignored(owner: Source)

@@ -36,6 +36,11 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     public struct WheelSpeeds: Sendable, Equatable {
         public var left: Int
         public var right: Int
+
+        public init(left: Int, right: Int) {
+            self.left = left
+            self.right = right
+        }
     }
 
     /// Something worth a log line. The engine reports "once per source" notices only the first
