@@ -168,7 +168,8 @@ import Testing
         #expect(s["evicted"] == 0)
         // After the owner's forward, the only board changes are the two at exit (rest, safe state).
         let after = Array(r.maps.dropFirst(mapsBefore))
-        #expect(after == [RunningReceiver.kitMap(), RunningReceiver.kitMap()], "seed \(seed): \(after.map { Hex.string($0) })")
+        #expect(after.count == 2 && after.allSatisfy { $0 == RunningReceiver.kitMap() },
+                "seed \(seed): \(after.count) board changes after the owner's forward, e.g. \(after.prefix(3).map { Hex.string($0) })")
     }
 
     // MARK: Refusals — one stderr line, the documented exit code, the board untouched.
