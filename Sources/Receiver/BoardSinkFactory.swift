@@ -2,23 +2,26 @@ import Console
 
 /// Opens the board named by `--board SPEC`.
 ///
-/// ┌─────────────────────────────────────────────────────────────────────────────────────────┐
-/// │ ADAPTER POINT — BoardConnection (BoardLink, issue 3) plugs in here after the merge:      │
-/// │  1. add `extension BoardConnection: BoardSink {}` (its setDesired / writeSafeState /     │
-/// │     close already have these exact signatures);                                          │
-/// │  2. replace the body below with                                                          │
-/// │       let spec = try BoardSpec(parsing: spec)          // map its error to UserFacingError│
-/// │       return try BoardConnection(spec: spec, profile: .kit, onEvent: { event in          │
-/// │           switch event {                                                                 │
-/// │           case .connected(let d): events.post(.connected(device: d))                     │
-/// │           case .disconnected(let d, let r): events.post(.disconnected(device: d, reason: r))│
-/// │           case .reconnected(let d): events.post(.reconnected(device: d))                 │
-/// │           }                                                                              │
-/// │       })                                       // BoardLinkError → .deviceUnavailable    │
-/// │     keeping `MemoryBoardSink` only if `--trace-board` with `sim` should stay in-process. │
-/// └─────────────────────────────────────────────────────────────────────────────────────────┘
-/// Until then only `sim` exists, backed by ``MemoryBoardSink`` (its safe state is the
-/// mapping's rest values: motors 0, bound outputs released).
+/// === ADAPTER POINT: BoardConnection (BoardLink, issue 3) plugs in here after the merge ===
+/// 1. Add `extension BoardConnection: BoardSink {}`. Its `setDesired(_:)`,
+///    `writeSafeState(timeout:)` and `close()` already have exactly these signatures.
+/// 2. In ``open(spec:mapping:events:traceBoard:)``, replace the `guard spec == "sim"` body with:
+///    ```
+///    let parsed = try BoardSpec(…spec…)              // its parse API; error → UserFacingError(.badConfiguration)
+///    return try BoardConnection(spec: parsed, profile: .kit, onEvent: { event in
+///        switch event {
+///        case .connected(let d): events.post(.connected(device: d))
+///        case .disconnected(let d, let r): events.post(.disconnected(device: d, reason: r))
+///        case .reconnected(let d): events.post(.reconnected(device: d))
+///        }
+///    })                                              // BoardLinkError → UserFacingError(.deviceUnavailable)
+///    ```
+///    Keep ``MemoryBoardSink`` for `sim --trace-board` only if tests should stay in-process.
+/// 3. Drop the `events.post(.connected…)` below: BoardConnection reports its own events.
+/// ==========================================================================================
+///
+/// Until then only `sim` exists, backed by ``MemoryBoardSink``. Its safe state is the
+/// mapping's rest values: motors 0 and every bound output released.
 public enum BoardSinks {
     public static func open(spec: String, mapping: Mapping, events: BoardEventInbox,
                             traceBoard: Bool) throws(UserFacingError) -> any BoardSink {
