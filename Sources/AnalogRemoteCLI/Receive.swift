@@ -1,12 +1,86 @@
 import ArgumentParser
+import Console
+import Logging
+import Receiver
+import SystemIO
 
 struct Receive: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receive",
-        abstract: "Take state packets from controllers and drive the board attached to this machine.")
+        abstract: "Take state packets from controllers and drive the board attached to this machine.",
+        discussion: """
+            Listens on UDP (IPv6 and IPv4). The first stdout line is `receiving on udp port N`. \
+            One controller drives at a time (--accept). If the driving controller is silent for \
+            --failsafe-ms the motors stop, and they run again only after a resting state (no \
+            forward/backward, tilt inside the deadzone). On SIGINT/SIGTERM the board is left at \
+            rest (motors 0) and a last stdout line gives the counters: \
+            `summary packets=… state=… bad=… ignored=… control=… held=… applied=… writes=… failsafes=… sources=… evicted=…`.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "UDP port to listen on (0 = any free port; the port is printed at start-up).")
+    var port: UInt16 = 0
+
+    @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments).",
+                               valueName: "first|any"))
+    var accept: AcceptPolicy = .first
+
+    @Option(help: "Stop the motors when the driving controller is silent this long (50…5000 ms).")
+    var failsafeMs: Int = 250
+
+    @Option(help: ArgumentHelp("Mapping file (.toml or .json) from states to memory-map values; default: the kit profile (see examples/kit-map.toml).",
+                               valueName: "file"))
+    var map: String?
+
+    @Option(help: ArgumentHelp("The board: `sim` (in-memory board; serial:PATH[@baud], midi:hw:X,Y,Z and midi-serial:PATH come with the board link).",
+                               valueName: "spec"))
+    var board: String = "sim"
+
+    @Flag(help: "Print the board's whole memory map on stdout after every change (`map <hex>`), for tests and debugging.")
+    var traceBoard = false
+
+    @Flag(help: "Do not advertise this receiver on the LAN (DNS-SD). Accepted now; advertising is a no-op until discovery lands.")
+    var noAdvertise = false
 
     func run() throws {
-        printError("analog-remote receive: not built yet")
-        throw ExitCode(1)
+        try runReporting {
+            guard ReceiverConfiguration.failsafeRange.contains(failsafeMs) else {
+                throw UserFacingError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds",
+                                      status: .badConfiguration)
+            }
+            // The mapping is read and checked before anything touches the board.
+            var configuration = ReceiverConfiguration()
+            if let map {
+                do {
+                    configuration.mapping = try MappingFile.load(path: map)
+                } catch let error as MappingFileError {
+                    throw UserFacingError(error.description, status: .badConfiguration)
+                }
+            }
+            configuration.port = port
+            configuration.policy = accept.policy
+            configuration.failsafeTimeout = .milliseconds(failsafeMs)
+            configuration.advertise = !noAdvertise
+            let status = global.bootstrap()
+            let logger = Logger(label: "receive")
+            let mapping = configuration.mapping
+            let spec = board, trace = traceBoard
+            let service = try ReceiverService(configuration: configuration, status: status, logger: logger) { events throws(UserFacingError) in
+                try BoardSinks.open(spec: spec, mapping: mapping, events: events, traceBoard: trace)
+            }
+            return try service.run()
+        }
+    }
+}
+
+enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
+    case first, any
+
+    var policy: Ownership<SocketAddress>.Policy {
+        switch self {
+        case .first: .first
+        case .any: .any
+        }
     }
 }

@@ -1,0 +1,19 @@
+/// Where the receiver's memory-map values go: the board link, or an in-memory board.
+///
+/// The two calls are exactly those of BoardLink's `BoardConnection`, so after the merge
+/// `extension BoardConnection: BoardSink {}` is the whole adapter (see BoardSinkFactory.swift).
+/// Contract the receive loop relies on:
+/// - ``setDesired(_:)`` returns at once from the loop's thread; values are per address, the
+///   latest value for an address wins, and only changes need to reach the board;
+/// - ``writeSafeState(timeout:)`` blocks until the board has confirmed the safe state (motors 0)
+///   or `timeout` passes, and says which.
+public protocol BoardSink: Sendable {
+    func setDesired(_ values: [UInt8: UInt8])
+    func writeSafeState(timeout: Duration) -> Bool
+    /// Releases the device; called once, after the safe state, at exit.
+    func close()
+}
+
+extension BoardSink {
+    public func close() {}
+}

@@ -1,0 +1,117 @@
+import Foundation
+import TOMLKit
+
+/// A parsed configuration document, whatever its syntax: TOML and JSON both become this tree,
+/// so one validator gives the same messages for both.
+indirect enum ConfigValue {
+    /// Keys sorted, so that "the first problem" is the same on every run and in both formats.
+    case table([(key: String, value: ConfigValue)])
+    case array([ConfigValue])
+    case integer(Int)
+    case float(Double)
+    case bool(Bool)
+    case string(String)
+    /// A TOML date/time or a JSON null: never valid in a mapping; the text names the kind.
+    case other(String)
+
+    /// The kind as a person reads it in an error message.
+    var kind: String {
+        switch self {
+        case .table: "a table"
+        case .array: "an array"
+        case .integer(let v): "the integer \(v)"
+        case .float(let v): "the number \(v)"
+        case .bool(let v): "\(v)"
+        case .string(let s): "the string \"\(s)\""
+        case .other(let k): k
+        }
+    }
+}
+
+/// Where a syntax error is, and what it is.
+struct ConfigSyntaxError: Error {
+    let line: Int?
+    let message: String
+}
+
+extension ConfigValue {
+    static func parseTOML(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigSyntaxError(line: error.source.begin.line, message: "TOML syntax error: \(error.description)")
+        } catch {
+            throw ConfigSyntaxError(line: nil, message: "TOML syntax error: \(error)")
+        }
+        return convert(table)
+    }
+
+    private static func convert(_ table: TOMLTable) -> ConfigValue {
+        var entries: [(key: String, value: ConfigValue)] = []
+        for key in table.keys.sorted() {
+            if let value = table[key] { entries.append((key, convert(value))) }
+        }
+        return .table(entries)
+    }
+
+    private static func convert(_ value: any TOMLValueConvertible) -> ConfigValue {
+        switch value.type {
+        case .table: return value.table.map(convert) ?? .other("a table")
+        case .array: return .array(value.array.map { $0.map(convert) } ?? [])
+        case .int: return value.int.map(ConfigValue.integer) ?? .other("an integer")
+        case .double: return value.double.map(ConfigValue.float) ?? .other("a number")
+        case .bool: return value.bool.map(ConfigValue.bool) ?? .other("a boolean")
+        case .string: return value.string.map(ConfigValue.string) ?? .other("a string")
+        case .date: return .other("a date")
+        case .time: return .other("a time")
+        case .dateTime: return .other("a date-time")
+        }
+    }
+
+    static func parseJSON(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+        } catch {
+            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            throw ConfigSyntaxError(line: line(ofCharacterIn: detail, text: text), message: "JSON syntax error: \(detail)")
+        }
+        return convert(json: object)
+    }
+
+    private static func convert(json value: Any) -> ConfigValue {
+        switch value {
+        case let dictionary as [String: Any]:
+            return .table(dictionary.keys.sorted().map { ($0, convert(json: dictionary[$0]!)) })
+        case let array as [Any]:
+            return .array(array.map(convert(json:)))
+        case let string as String:
+            return .string(string)
+        case let number as NSNumber:
+            // Foundation on Linux: booleans are `c`, JSON integers `i`/`q`, fractions `d`.
+            switch String(cString: number.objCType) {
+            case "c", "B": return .bool(number.boolValue)
+            case "d", "f": return .float(number.doubleValue)
+            default: return .integer(number.intValue)
+            }
+        case is NSNull:
+            return .other("null")
+        default:
+            return .other("\(type(of: value))")
+        }
+    }
+
+    /// JSONSerialization reports "around character N"; turn N into a 1-based line number.
+    private static func line(ofCharacterIn detail: String, text: String) -> Int? {
+        guard let range = detail.range(of: "character ") else { return nil }
+        let digits = detail[range.upperBound...].prefix { $0.isNumber }
+        guard let offset = Int(digits) else { return nil }
+        var line = 1
+        for (i, unit) in text.utf8.enumerated() {
+            if i >= offset { break }
+            if unit == UInt8(ascii: "\n") { line += 1 }
+        }
+        return line
+    }
+}

@@ -1,0 +1,94 @@
+import RemoteWire
+
+/// What the receiver knows about one source address (controller), for the status line, logs and
+/// the summary.
+public struct ControllerRecord: Sendable, Equatable {
+    /// The last valid state it sent (applied or not).
+    public var lastState: ControllerState?
+    public var firstSeen: ContinuousClock.Instant
+    public var lastSeen: ContinuousClock.Instant
+    /// Every datagram from it.
+    public var datagrams = 0
+    /// Valid state packets.
+    public var states = 0
+    /// 8-byte datagrams refused by the decoder (NaN/infinite angle).
+    public var bad = 0
+    /// Datagrams of other sizes (reserved for control messages), dropped.
+    public var control = 0
+    /// Valid states dropped because another controller owns the robot.
+    public var ignored = 0
+    /// Set once its first ignored/bad packet has been logged ("logged once per source").
+    public var loggedIgnored = false
+    public var loggedBad = false
+    public var loggedControl = false
+
+    // Packets per second: datagrams counted in one-second windows.
+    var windowStart: ContinuousClock.Instant
+    var windowCount = 0
+    var previousWindowCount = 0
+
+    init(at now: ContinuousClock.Instant) {
+        firstSeen = now
+        lastSeen = now
+        windowStart = now
+    }
+
+    mutating func count(at now: ContinuousClock.Instant) {
+        roll(to: now)
+        datagrams += 1
+        windowCount += 1
+        lastSeen = now
+    }
+
+    mutating func roll(to now: ContinuousClock.Instant) {
+        let elapsed = now - windowStart
+        guard elapsed >= .seconds(1) else { return }
+        previousWindowCount = elapsed < .seconds(2) ? windowCount : 0
+        windowCount = 0
+        windowStart = elapsed < .seconds(2) ? windowStart + .seconds(1) : now
+    }
+
+    /// Datagrams in the last full one-second window (0 after two quiet seconds).
+    public func packetsPerSecond(at now: ContinuousClock.Instant) -> Int {
+        var copy = self
+        copy.roll(to: now)
+        return copy.previousWindowCount
+    }
+}
+
+/// Per-source bookkeeping with a hard cap: a flood of source ports cannot grow memory without
+/// limit. When full, the stalest quarter is evicted in one pass (amortised O(1) per new
+/// source), never the one the caller protects (the owner).
+public struct ControllerTable<Source: Hashable & Sendable>: Sendable {
+    public let capacity: Int
+    public private(set) var records: [Source: ControllerRecord] = [:]
+    /// Records dropped to stay under ``capacity``.
+    public private(set) var evicted = 0
+
+    public init(capacity: Int = 1024) {
+        precondition(capacity >= 4)
+        self.capacity = capacity
+        records.reserveCapacity(capacity)
+    }
+
+    public subscript(source: Source) -> ControllerRecord? { records[source] }
+    public var count: Int { records.count }
+
+    /// Counts one datagram from `source` and returns its record for the caller to update in place.
+    public mutating func touch(_ source: Source, at now: ContinuousClock.Instant, protecting owner: Source?,
+                               _ update: (inout ControllerRecord) -> Void) {
+        if records[source] == nil && records.count >= capacity {
+            evictStalest(protecting: owner)
+        }
+        update(&records[source, default: ControllerRecord(at: now)])
+    }
+
+    mutating func evictStalest(protecting owner: Source?) {
+        let victims = records
+            .filter { $0.key != owner }
+            .sorted { $0.value.lastSeen < $1.value.lastSeen }
+            .prefix(max(1, capacity / 4))
+        for victim in victims { records[victim.key] = nil }
+        evicted += victims.count
+    }
+}

@@ -1,0 +1,88 @@
+/// When the motors may run: a value-type state machine with the time passed in.
+///
+/// ```
+///            resting state from the owner
+///  ┌──────────────────┐ ───────────────────────▶ ┌─────────┐
+///  │ waitingForNeutral│                          │ driving │
+///  │   (reason)       │ ◀─────────────────────── └─────────┘
+///  └──────────────────┘  silent ≥ timeout, board reconnected/lost, stop()
+/// ```
+/// It starts in ``State/waitingForNeutral(_:)`` (``Reason/startup``): like an RC model that
+/// will not arm with the throttle up, the robot moves only after a resting state (no drive
+/// button, tilt inside the deadzone — the caller decides, see ``Mapping/isResting(_:)``).
+/// Tripping returns true exactly once, and the caller then writes the stop values (motors 0).
+/// While waiting, states are *held*: none reaches the board, but they still prove the
+/// controller is alive (ownership keeps it).
+public struct Failsafe: Sendable {
+    public enum Reason: String, Sendable, Equatable {
+        /// Nothing has driven yet since start-up.
+        case startup
+        /// The driving controller went quiet for the failsafe timeout.
+        case silence
+        /// The board link dropped, or came back: its state is unknown, start from rest.
+        case boardLink
+    }
+
+    public enum State: Sendable, Equatable {
+        case waitingForNeutral(Reason)
+        /// Driving; `lastState` is when the last applied state arrived.
+        case driving(lastState: ContinuousClock.Instant)
+    }
+
+    public enum Verdict: Sendable, Equatable {
+        /// Apply the state (the robot was already driving).
+        case drive
+        /// Apply the state: it was resting, so the failsafe is lifted from now on.
+        case resume
+        /// Do not apply: the failsafe is on and this state would move the robot.
+        case hold
+    }
+
+    public let timeout: Duration
+    public private(set) var state: State = .waitingForNeutral(.startup)
+
+    public init(timeout: Duration) {
+        self.timeout = timeout
+    }
+
+    public var isDriving: Bool {
+        if case .driving = state { return true }
+        return false
+    }
+
+    /// When the failsafe trips unless another state arrives; nil while already tripped.
+    public var deadline: ContinuousClock.Instant? {
+        if case .driving(let last) = state { return last + timeout }
+        return nil
+    }
+
+    /// Trips on silence. Returns true when it has just tripped (write the stop values now).
+    public mutating func tick(at now: ContinuousClock.Instant) -> Bool {
+        guard let deadline, now >= deadline else { return false }
+        state = .waitingForNeutral(.silence)
+        return true
+    }
+
+    /// A valid state from the controller that may drive (the owner) at `now`.
+    /// `resting`: the state would not move the robot.
+    public mutating func state(resting: Bool, at now: ContinuousClock.Instant) -> Verdict {
+        _ = tick(at: now)
+        switch state {
+        case .driving:
+            state = .driving(lastState: now)
+            return .drive
+        case .waitingForNeutral:
+            guard resting else { return .hold }
+            state = .driving(lastState: now)
+            return .resume
+        }
+    }
+
+    /// Trips for `reason` (board link events, shutdown). Returns true if it was driving.
+    @discardableResult
+    public mutating func trip(_ reason: Reason) -> Bool {
+        let was = isDriving
+        state = .waitingForNeutral(reason)
+        return was
+    }
+}

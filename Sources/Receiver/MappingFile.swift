@@ -1,0 +1,277 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import RemoteWire
+import SystemIO
+
+/// A mapping file that cannot be used, said in one line: the file, the key (or line), what was
+/// found and what is allowed, e.g.
+/// `kit.toml: drive.speed: got the integer 200; allowed: an integer 0…127`.
+public struct MappingFileError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let file: String
+    /// A dotted key (`drive.left.address`, `buttons[1].on`) or `line N`.
+    public let location: String
+    public let problem: String
+
+    public init(file: String, location: String, problem: String) {
+        self.file = file
+        self.location = location
+        self.problem = problem
+    }
+
+    public var description: String {
+        location.isEmpty ? "\(file): \(problem)" : "\(file): \(location): \(problem)"
+    }
+}
+
+/// Reads `--map FILE` (TOML or JSON, chosen by the extension) into a ``Mapping``.
+///
+/// Keys (examples/kit-map.toml documents each): `drive.speed`, `drive.full_lock`,
+/// `drive.deadzone`, `drive.expo`, `drive.left.address`, `drive.left.invert`,
+/// `drive.right.address`, `drive.right.invert`, and `buttons` — an array of tables with
+/// `button`, `address`, `on`, `off`. A missing key keeps the kit default; a missing `buttons`
+/// keeps the kit bindings, `buttons = []` removes them. Unknown keys are errors (a typo must
+/// not silently fall back to a default).
+public enum MappingFile {
+    public static let maximumSize = 1 << 20
+
+    public static func load(path: String) throws(MappingFileError) -> Mapping {
+        let name = path
+        let lowered = path.lowercased()
+        let isJSON: Bool
+        if lowered.hasSuffix(".toml") {
+            isJSON = false
+        } else if lowered.hasSuffix(".json") {
+            isJSON = true
+        } else {
+            throw MappingFileError(file: name, location: "", problem: "unknown mapping file type; allowed: a .toml or .json file")
+        }
+        let text = try readText(path)
+        return try parse(text, json: isJSON, file: name)
+    }
+
+    /// Parses the text of a mapping file; `file` only names it in errors.
+    public static func parse(_ text: String, json: Bool, file: String) throws(MappingFileError) -> Mapping {
+        let root: ConfigValue
+        do {
+            root = json ? try ConfigValue.parseJSON(text) : try ConfigValue.parseTOML(text)
+        } catch {
+            throw MappingFileError(file: file, location: error.line.map { "line \($0)" } ?? "", problem: error.message)
+        }
+        return try Reader(file: file).mapping(root)
+    }
+
+    static func readText(_ path: String) throws(MappingFileError) -> String {
+        let bytes: [UInt8]
+        do {
+            let fd = try Syscall.call("open", subject: path) { open(path, O_RDONLY | O_CLOEXEC) }
+            let file = Descriptor(adopting: fd, label: path)
+            var all: [UInt8] = []
+            while let chunk = try file.read(max: 65536), !chunk.isEmpty {
+                all += chunk
+                if all.count > maximumSize {
+                    throw MappingFileError(file: path, location: "",
+                                           problem: "file is larger than 1 MiB; allowed: a mapping file of at most 1 MiB")
+                }
+            }
+            bytes = all
+        } catch let error as SystemError {
+            throw MappingFileError(file: path, location: "", problem: "cannot read the mapping file: \(error.reason)")
+        } catch let error as MappingFileError {
+            throw error
+        } catch {
+            throw MappingFileError(file: path, location: "", problem: "cannot read the mapping file: \(error)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw MappingFileError(file: path, location: "", problem: "not UTF-8 text; allowed: a UTF-8 TOML or JSON file")
+        }
+        return text
+    }
+}
+
+/// The validator: walks the tree, keeps the defaults for missing keys, and stops at the first
+/// problem (keys in sorted order, so the same file always names the same problem).
+private struct Reader {
+    let file: String
+    static let topKeys = ["drive", "buttons"]
+    static let driveKeys = ["speed", "full_lock", "deadzone", "expo", "left", "right"]
+    static let motorKeys = ["address", "invert"]
+    static let buttonKeys = ["button", "address", "on", "off"]
+    static let maxRun = 8
+
+    func fail(_ key: String, _ problem: String) -> MappingFileError {
+        MappingFileError(file: file, location: key, problem: problem)
+    }
+
+    func got(_ key: String, _ value: ConfigValue, allowed: String) -> MappingFileError {
+        fail(key, "got \(value.kind); allowed: \(allowed)")
+    }
+
+    func table(_ value: ConfigValue, at key: String, allowedKeys: [String]) throws(MappingFileError) -> [String: ConfigValue] {
+        guard case .table(let entries) = value else {
+            throw got(key.isEmpty ? "(top level)" : key, value, allowed: "a table with keys \(allowedKeys.joined(separator: ", "))")
+        }
+        var out: [String: ConfigValue] = [:]
+        for (k, v) in entries {
+            guard allowedKeys.contains(k) else {
+                throw fail(key.isEmpty ? k : "\(key).\(k)", "unknown key; allowed: \(allowedKeys.joined(separator: ", "))")
+            }
+            out[k] = v
+        }
+        return out
+    }
+
+    func mapping(_ root: ConfigValue) throws(MappingFileError) -> Mapping {
+        let top = try table(root, at: "", allowedKeys: Self.topKeys)
+        var mapping = Mapping.kit
+        if let drive = top["drive"] { mapping.drive = try self.drive(drive) }
+        if let buttons = top["buttons"] { mapping.buttons = try self.buttons(buttons, drive: mapping.drive) }
+        return mapping
+    }
+
+    func drive(_ value: ConfigValue) throws(MappingFileError) -> DriveMapping {
+        let t = try table(value, at: "drive", allowedKeys: Self.driveKeys)
+        var d = DriveMapping()
+        if let v = t["speed"] { d.speed = try integer(v, at: "drive.speed", in: 0...127) }
+        if let v = t["full_lock"] {
+            let allowed = t["deadzone"] == nil
+                ? "a number of radians above drive.deadzone (default \(d.deadzone)) and at most \(ControllerState.maxAngle) (pi/2)"
+                : "a number of radians above 0 and at most \(ControllerState.maxAngle) (pi/2)"
+            let x = try number(v, at: "drive.full_lock", allowed: allowed)
+            let floor = t["deadzone"] == nil ? Double(d.deadzone) : 0
+            guard x > floor, Float(x) <= ControllerState.maxAngle else { throw got("drive.full_lock", v, allowed: allowed) }
+            d.fullLock = Float(x)
+        }
+        if let v = t["deadzone"] {
+            let allowed = "a number of radians, at least 0 and below drive.full_lock (\(d.fullLock))"
+            let x = try number(v, at: "drive.deadzone", allowed: allowed)
+            guard x >= 0, Float(x) < d.fullLock else { throw got("drive.deadzone", v, allowed: allowed) }
+            d.deadzone = Float(x)
+        }
+        if let v = t["expo"] {
+            let x = try number(v, at: "drive.expo", allowed: "a number from 0 (linear) to 1 (cubic)")
+            guard (0...1).contains(x) else { throw got("drive.expo", v, allowed: "a number from 0 (linear) to 1 (cubic)") }
+            d.expo = Float(x)
+        }
+        if let v = t["left"] { d.left = try motor(v, at: "drive.left", default: d.left) }
+        if let v = t["right"] { d.right = try motor(v, at: "drive.right", default: d.right) }
+        if d.left.address == d.right.address {
+            throw fail(t["right"] != nil ? "drive.right.address" : "drive.left.address",
+                       "both motors are at \(hex(d.left.address)); allowed: two different addresses")
+        }
+        return d
+    }
+
+    func motor(_ value: ConfigValue, at key: String, default motor: DriveMapping.Motor) throws(MappingFileError) -> DriveMapping.Motor {
+        let t = try table(value, at: key, allowedKeys: Self.motorKeys)
+        var m = motor
+        if let v = t["address"] { m.address = try address(v, at: "\(key).address", run: 1) }
+        if let v = t["invert"] {
+            guard case .bool(let b) = v else { throw got("\(key).invert", v, allowed: "true or false") }
+            m.inverted = b
+        }
+        return m
+    }
+
+    func buttons(_ value: ConfigValue, drive: DriveMapping) throws(MappingFileError) -> [ButtonBinding] {
+        guard case .array(let items) = value else {
+            throw got("buttons", value, allowed: "an array of tables ([[buttons]] in TOML)")
+        }
+        var out: [ButtonBinding] = []
+        var released: [UInt8: (value: UInt8, by: Int)] = [:]
+        for (index, item) in items.enumerated() {
+            let key = "buttons[\(index)]"
+            let t = try table(item, at: key, allowedKeys: Self.buttonKeys)
+            guard let nameValue = t["button"] else { throw fail("\(key).button", "missing; allowed: \(buttonNames)") }
+            guard case .string(let name) = nameValue, let entry = Buttons.names.first(where: { $0.name == name.lowercased() }) else {
+                throw got("\(key).button", nameValue, allowed: buttonNames)
+            }
+            guard let onValue = t["on"] else { throw fail("\(key).on", "missing; allowed: \(byteRun)") }
+            let on = try bytes(onValue, at: "\(key).on")
+            var off = [UInt8](repeating: 0, count: on.count)
+            if let offValue = t["off"] {
+                off = try bytes(offValue, at: "\(key).off")
+                guard off.count == on.count else {
+                    throw fail("\(key).off", "has \(off.count) values but on has \(on.count); allowed: as many off values as on values")
+                }
+            }
+            guard let addressValue = t["address"] else { throw fail("\(key).address", "missing; allowed: \(addressRange(run: on.count))") }
+            let start = try address(addressValue, at: "\(key).address", run: on.count)
+            for i in 0..<on.count {
+                let a = start + UInt8(i)
+                for (motorKey, motor) in [("drive.left.address", drive.left), ("drive.right.address", drive.right)] where motor.address == a {
+                    throw fail("\(key).address", "writes \(hex(a)), which is \(motorKey); allowed: an address the drive does not use")
+                }
+                if let earlier = released[a], earlier.value != off[i] {
+                    throw fail("\(key).off", "releases \(hex(a)) to \(off[i]) but buttons[\(earlier.by)] releases it to \(earlier.value); allowed: the same off value for every binding of an address")
+                }
+                released[a] = (off[i], released[a]?.by ?? index)
+            }
+            out.append(ButtonBinding(button: entry.button, address: start, on: on, off: off))
+        }
+        return out
+    }
+
+    var buttonNames: String { "one of " + Buttons.names.map(\.name).joined(separator: ", ") }
+    var byteRun: String { "an integer 0…255, or an array of 1…\(Self.maxRun) of them for consecutive addresses" }
+
+    func addressRange(run: Int) -> String {
+        "an address 0x00…\(hex(UInt8(KitProfile.size - run))) (an integer, or a string like \"0x0f\")"
+            + (run > 1 ? " leaving room for \(run) values" : "")
+    }
+
+    func integer(_ value: ConfigValue, at key: String, in range: ClosedRange<Int>) throws(MappingFileError) -> Int {
+        let allowed = "an integer \(range.lowerBound)…\(range.upperBound)"
+        guard case .integer(let v) = value, range.contains(v) else { throw got(key, value, allowed: allowed) }
+        return v
+    }
+
+    func number(_ value: ConfigValue, at key: String, allowed: String) throws(MappingFileError) -> Double {
+        switch value {
+        case .integer(let v): return Double(v)
+        case .float(let v) where v.isFinite: return v
+        default: throw got(key, value, allowed: allowed)
+        }
+    }
+
+    func address(_ value: ConfigValue, at key: String, run: Int) throws(MappingFileError) -> UInt8 {
+        let allowed = addressRange(run: run)
+        var number: Int?
+        switch value {
+        case .integer(let v): number = v
+        case .string(let s):
+            let lowered = s.lowercased()
+            number = lowered.hasPrefix("0x") ? Int(lowered.dropFirst(2), radix: 16) : Int(lowered)
+        default: break
+        }
+        guard let n = number, n >= 0, n + run <= KitProfile.size else {
+            if case .integer(let v) = value, v >= 0 {
+                throw fail(key, "got the address \(v) (0x\(String(v, radix: 16))); allowed: \(allowed)")
+            }
+            throw got(key, value, allowed: allowed)
+        }
+        return UInt8(n)
+    }
+
+    func bytes(_ value: ConfigValue, at key: String) throws(MappingFileError) -> [UInt8] {
+        switch value {
+        case .integer(let v) where (0...255).contains(v):
+            return [UInt8(v)]
+        case .array(let items) where (1...Self.maxRun).contains(items.count):
+            var out: [UInt8] = []
+            for (i, item) in items.enumerated() {
+                guard case .integer(let v) = item, (0...255).contains(v) else {
+                    throw got("\(key)[\(i)]", item, allowed: "an integer 0…255")
+                }
+                out.append(UInt8(v))
+            }
+            return out
+        default:
+            throw got(key, value, allowed: byteRun)
+        }
+    }
+
+    func hex(_ a: UInt8) -> String { "0x" + Hex.string([a]) }
+}

@@ -1,1 +1,0 @@
-// Receiver: filled in by its issue.

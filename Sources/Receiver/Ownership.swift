@@ -1,0 +1,71 @@
+/// Who may drive: a value-type state machine over source addresses, with the time passed in.
+///
+/// Policy ``Policy/first`` (the default): the first source to send a valid state owns the robot
+/// until it has been silent for `timeout`; valid states from anyone else are ignored meanwhile.
+/// Policy ``Policy/any``: every valid state is accepted and its source becomes the owner (latest
+/// wins). Rejected packets (bad length, NaN/infinite angle) must not be offered at all: they do
+/// not refresh the owner's liveness.
+///
+/// Generic over the source type so tests can use plain strings.
+public struct Ownership<Source: Hashable & Sendable>: Sendable {
+    public enum Policy: String, Sendable, CaseIterable {
+        case first, any
+    }
+
+    public enum Verdict: Equatable, Sendable {
+        /// From the owner: use it.
+        case accepted
+        /// The sender just became the owner. `previous` is the owner it replaced: only under
+        /// ``Policy/any`` — under ``Policy/first`` the old owner had already lapsed.
+        case tookOwnership(previous: Source?)
+        /// Someone else owns the robot: count it, drop it.
+        case ignored(owner: Source)
+    }
+
+    public let policy: Policy
+    public let timeout: Duration
+    public private(set) var owner: Source?
+    /// When the owner last sent a valid state.
+    public private(set) var ownerLastSeen: ContinuousClock.Instant?
+
+    public init(policy: Policy, timeout: Duration) {
+        self.policy = policy
+        self.timeout = timeout
+    }
+
+    /// The instant the owner's ownership lapses, if there is an owner.
+    public var deadline: ContinuousClock.Instant? {
+        owner == nil ? nil : ownerLastSeen.map { $0 + timeout }
+    }
+
+    /// Releases an owner silent for `timeout` or longer; returns the released owner.
+    @discardableResult
+    public mutating func expire(at now: ContinuousClock.Instant) -> Source? {
+        guard let owner, let deadline, now >= deadline else { return nil }
+        self.owner = nil
+        ownerLastSeen = nil
+        return owner
+    }
+
+    /// A valid state from `source` at `now`.
+    public mutating func offer(from source: Source, at now: ContinuousClock.Instant) -> Verdict {
+        expire(at: now)
+        if owner == source {
+            ownerLastSeen = now
+            return .accepted
+        }
+        if let current = owner, policy == .first {
+            return .ignored(owner: current)
+        }
+        let previous = owner
+        owner = source
+        ownerLastSeen = now
+        return .tookOwnership(previous: previous)
+    }
+
+    /// Forgets the owner at once (e.g. on shutdown).
+    public mutating func release() {
+        owner = nil
+        ownerLastSeen = nil
+    }
+}

@@ -1,0 +1,238 @@
+import RemoteWire
+
+/// Events from the board link that the receiver must react to (mirrors BoardLink's
+/// `BoardEvent`; the adapter in BoardSinkFactory.swift translates).
+public enum BoardLinkEvent: Sendable, Equatable {
+    case connected(device: String)
+    case disconnected(device: String, reason: String)
+    case reconnected(device: String)
+}
+
+/// The whole receiver decision path without I/O: datagram → counters → ownership → failsafe →
+/// mapping → the values to hand to the board. The service loop feeds it datagrams, board
+/// events and the time, and does what the returned ``Step`` says.
+///
+/// Guarantees (tests pin each one):
+/// - only a valid state (8 bytes, finite angle) from the owner can change what goes to the board;
+/// - nothing else refreshes liveness;
+/// - after start-up, silence, or a board link event, the robot moves again only after a
+///   resting state (``Mapping/isResting(_:)``);
+/// - a write is produced only when a value changes (``Step/write`` is then every value the
+///   mapping controls, so a board link that replaces rather than merges still gets them all).
+public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
+    public let mapping: Mapping
+    public private(set) var ownership: Ownership<Source>
+    public private(set) var failsafe: Failsafe
+    public private(set) var controllers: ControllerTable<Source>
+    public private(set) var counters = ReceiverCounters()
+    /// The values last handed to the board (every address the mapping controls once started).
+    public private(set) var board: [UInt8: UInt8] = [:]
+    /// Logical wheel speeds last handed to the board (forward positive).
+    public private(set) var wheels = WheelSpeeds(left: 0, right: 0)
+    /// The state last applied; nil after a stop (so the next state is mapped afresh).
+    public private(set) var applied: ControllerState?
+    private var announcedHold = false
+
+    public struct WheelSpeeds: Sendable, Equatable {
+        public var left: Int
+        public var right: Int
+
+        public init(left: Int, right: Int) {
+            self.left = left
+            self.right = right
+        }
+    }
+
+    /// Something worth a log line. The engine reports "once per source" notices only the first
+    /// time for each source it has a record of.
+    public enum Notice: Sendable, Equatable {
+        case tookOwnership(Source, previous: Source?)
+        case ownerSilent(Source)
+        /// First valid state from a source while another owns the robot.
+        case ignored(Source, owner: Source)
+        /// First refused 8-byte packet from a source.
+        case bad(Source, StatePacketError)
+        /// First datagram of another size (a control message, not understood yet) from a source.
+        case control(Source, length: Int)
+        /// The failsafe tripped while driving: motors set to 0.
+        case failsafe(Failsafe.Reason)
+        /// The owner sends states that would move the robot while the failsafe is on (once per trip).
+        case holding(Source)
+        /// A resting state lifted the failsafe.
+        case resumed(Source)
+    }
+
+    public struct Step: Sendable, Equatable {
+        /// Hand these to the board (`BoardSink.setDesired`), or nothing to do.
+        public var write: [UInt8: UInt8]?
+        public var notices: [Notice] = []
+
+        public init(write: [UInt8: UInt8]? = nil, notices: [Notice] = []) {
+            self.write = write
+            self.notices = notices
+        }
+    }
+
+    public init(mapping: Mapping, policy: Ownership<Source>.Policy, timeout: Duration, capacity: Int = 1024) {
+        self.mapping = mapping
+        ownership = Ownership(policy: policy, timeout: timeout)
+        failsafe = Failsafe(timeout: timeout)
+        controllers = ControllerTable(capacity: capacity)
+    }
+
+    /// The earliest instant ``tick(at:)`` has something to do, or nil (wait for packets only).
+    public var deadline: ContinuousClock.Instant? {
+        switch (failsafe.deadline, ownership.deadline) {
+        case let (a?, b?): min(a, b)
+        case let (a?, nil): a
+        case let (nil, b?): b
+        case (nil, nil): nil
+        }
+    }
+
+    /// Start-up: the board is set to rest (motors 0, bound outputs released).
+    public mutating func start() -> Step {
+        Step(write: hand(mapping.restValues))
+    }
+
+    /// Deadlines: failsafe on silence, ownership lapse.
+    public mutating func tick(at now: ContinuousClock.Instant) -> Step {
+        var step = Step()
+        if failsafe.tick(at: now) {
+            counters.failsafeTrips += 1
+            step.notices.append(.failsafe(.silence))
+            stop(into: &step)
+        }
+        if let released = ownership.expire(at: now) {
+            step.notices.append(.ownerSilent(released))
+        }
+        return step
+    }
+
+    /// One datagram of `length` bytes (`bytes` may be a truncated prefix of it) from `source`.
+    public mutating func datagram(_ bytes: some Collection<UInt8>, length: Int, from source: Source,
+                                  at now: ContinuousClock.Instant) -> Step {
+        var step = tick(at: now)
+        counters.datagrams += 1
+        guard length == StatePacket.size, bytes.count == length else {
+            counters.control += 1
+            controllers.touch(source, at: now, protecting: ownership.owner) { record in
+                record.count(at: now)
+                record.control += 1
+                if !record.loggedControl {
+                    record.loggedControl = true
+                    step.notices.append(.control(source, length: length))
+                }
+            }
+            return step
+        }
+        let state: ControllerState
+        do {
+            state = try StatePacket.decode(bytes)
+        } catch {
+            counters.bad += 1
+            controllers.touch(source, at: now, protecting: ownership.owner) { record in
+                record.count(at: now)
+                record.bad += 1
+                if !record.loggedBad {
+                    record.loggedBad = true
+                    step.notices.append(.bad(source, error))
+                }
+            }
+            return step
+        }
+        counters.states += 1
+        let verdict = ownership.offer(from: source, at: now)
+        controllers.touch(source, at: now, protecting: ownership.owner) { record in
+            record.count(at: now)
+            record.states += 1
+            record.lastState = state
+            if case .ignored(let owner) = verdict {
+                record.ignored += 1
+                if !record.loggedIgnored {
+                    record.loggedIgnored = true
+                    step.notices.append(.ignored(source, owner: owner))
+                }
+            }
+        }
+        switch verdict {
+        case .ignored:
+            counters.ignored += 1
+            return step
+        case .tookOwnership(let previous):
+            step.notices.append(.tookOwnership(source, previous: previous))
+        case .accepted:
+            break
+        }
+        switch failsafe.state(resting: mapping.isResting(state), at: now) {
+        case .hold:
+            counters.held += 1
+            if !announcedHold {
+                announcedHold = true
+                step.notices.append(.holding(source))
+            }
+            return step
+        case .resume:
+            announcedHold = false
+            step.notices.append(.resumed(source))
+        case .drive:
+            break
+        }
+        counters.applied += 1
+        if state != applied {
+            applied = state
+            let (l, r) = mapping.wheelSpeeds(for: state)
+            wheels = WheelSpeeds(left: l, right: r)
+            step.write = hand(mapping.values(left: l, right: r, buttons: state.buttons))
+        }
+        return step
+    }
+
+    /// The board link dropped or came back: whatever the board holds is unknown, so stop and
+    /// require a resting state again.
+    public mutating func boardLink(_ event: BoardLinkEvent, at now: ContinuousClock.Instant) -> Step {
+        var step = tick(at: now)
+        switch event {
+        case .connected:
+            return step
+        case .disconnected, .reconnected:
+            if failsafe.trip(.boardLink) { counters.failsafeTrips += 1 }
+            step.notices.append(.failsafe(.boardLink))
+            var stopped = Step()
+            stop(into: &stopped)
+            // Hand the full set even if unchanged: a reconnected board starts from its own state.
+            if stopped.write == nil { counters.boardWrites += 1 }
+            step.write = board
+            return step
+        }
+    }
+
+    /// Exit: the values to leave on the board (rest: motors 0, bound outputs released).
+    public mutating func shutdown() -> [UInt8: UInt8] {
+        failsafe.trip(.startup)
+        ownership.release()
+        applied = nil
+        wheels = WheelSpeeds(left: 0, right: 0)
+        _ = hand(mapping.restValues)
+        return board
+    }
+
+    private mutating func stop(into step: inout Step) {
+        announcedHold = false
+        applied = nil
+        wheels = WheelSpeeds(left: 0, right: 0)
+        if let write = hand(mapping.stopValues) { step.write = write }
+    }
+
+    /// Merges `values` into ``board``; returns the full set if anything changed.
+    private mutating func hand(_ values: [UInt8: UInt8]) -> [UInt8: UInt8]? {
+        var changed = false
+        for (address, value) in values where board[address] != value {
+            board[address] = value
+            changed = true
+        }
+        guard changed else { return nil }
+        counters.boardWrites += 1
+        return board
+    }
+}

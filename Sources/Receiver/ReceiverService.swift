@@ -1,0 +1,233 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Console
+import Logging
+import RemoteWire
+import SystemIO
+
+/// What `analog-remote receive` was asked to do (the CLI validates, this only carries).
+public struct ReceiverConfiguration: Sendable {
+    /// 0 = any free port (printed at start-up).
+    public var port: UInt16 = 0
+    public var policy: Ownership<SocketAddress>.Policy = .first
+    public var failsafeTimeout: Duration = .milliseconds(250)
+    public var mapping: Mapping = .kit
+    /// Accepted for the discovery issue; advertising is a no-op until it lands.
+    public var advertise = true
+    /// How long exit waits for the board to confirm the safe state.
+    public var safeStateTimeout: Duration = .seconds(1)
+    /// Most datagrams read per wake-up before signals and deadlines are looked at again.
+    public var batch = 256
+    /// Source addresses tracked at once (the stalest are evicted beyond it).
+    public var controllerCapacity = 1024
+
+    public init() {}
+
+    public static let failsafeRange = 50...5000
+}
+
+/// The receive loop: one thread, one `poll` over the UDP socket, the signal watcher and the
+/// board's event flag, with the next failsafe deadline as the timeout. No busy polling: with
+/// no packets and no status line it sleeps until the deadline or an event.
+///
+/// Exit paths — SIGINT/SIGTERM, and any error in the loop — all leave through
+/// ``ReceiverService/finish(_:)``, which writes the rest values and the board's safe state
+/// before the process exits.
+public final class ReceiverService {
+    private let configuration: ReceiverConfiguration
+    private let socket: UDPSocket
+    private let signals: SignalWatcher
+    private let inbox: BoardEventInbox
+    private let board: any BoardSink
+    private let status: StatusLine
+    private let logger: Logger
+    private var engine: ReceiverEngine<SocketAddress>
+    private var notices = NoticeLimiter()
+    /// Status refresh period while a status line is shown; no periodic wake-ups otherwise.
+    private let statusPeriod: Duration = .milliseconds(200)
+
+    /// Sets everything up in the order that keeps the board safe: signals first (so a SIGTERM
+    /// during start-up still ends cleanly), then the port (a busy port must not touch the
+    /// board), then the board.
+    public init(configuration: ReceiverConfiguration, status: StatusLine, logger: Logger,
+                openBoard: (BoardEventInbox) throws(UserFacingError) -> any BoardSink) throws(UserFacingError) {
+        self.configuration = configuration
+        self.status = status
+        self.logger = logger
+        do {
+            signals = try SignalWatcher()
+            inbox = try BoardEventInbox()
+        } catch {
+            throw UserFacingError("cannot set up signal handling: \(error)", status: .failure)
+        }
+        do {
+            socket = try UDPSocket.bind(port: configuration.port)
+        } catch {
+            let hint = error.errno == EADDRINUSE ? " (choose another --port, or --port 0 for any free port)"
+                : error.errno == EACCES ? " (ports below 1024 need root; choose --port 1024 or above)" : ""
+            throw UserFacingError("\(error)\(hint)", status: .networkUnavailable)
+        }
+        board = try openBoard(inbox)
+        engine = ReceiverEngine(mapping: configuration.mapping, policy: configuration.policy,
+                                timeout: configuration.failsafeTimeout, capacity: configuration.controllerCapacity)
+    }
+
+    /// Runs until a signal; returns the exit status (success when stopped on request).
+    public func run() throws(UserFacingError) -> ExitStatus {
+        let port: UInt16
+        do {
+            port = try socket.localAddress().port
+        } catch {
+            return try finish(UserFacingError("\(error)", status: .networkUnavailable))
+        }
+        StandardOutput.write("receiving on udp port \(port)\n")
+        logger.info("receiving", metadata: [
+            "port": "\(port)", "accept": "\(configuration.policy.rawValue)",
+            "failsafe_ms": "\(configuration.failsafeTimeout.milliseconds)",
+            "advertise": "\(configuration.advertise ? "not yet available (no-op)" : "off")",
+        ])
+        apply(engine.start())
+        do {
+            try loop()
+        } catch {
+            return try finish(UserFacingError("receive loop failed: \(error)", status: .failure))
+        }
+        let name = signals.signal == SIGINT ? "SIGINT" : signals.signal == SIGTERM ? "SIGTERM" : "signal \(signals.signal ?? 0)"
+        logger.notice("stopping on \(name)")
+        return try finish(nil)
+    }
+
+    private func loop() throws(SystemError) {
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let fds: [(fd: Int32, events: Poller.Events)] = [
+            (signals.readableDescriptor, .readable),
+            (inbox.descriptor, .readable),
+            (socket.descriptor.rawValue, .readable),
+        ]
+        var nextStatus = ContinuousClock.now
+        while true {
+            var deadline = engine.deadline
+            if status.enabled { deadline = deadline.map { min($0, nextStatus) } ?? nextStatus }
+            let ready = try Poller.wait(fds, until: deadline)
+            if signals.signal != nil { return }
+            if !ready[1].isEmpty {
+                for event in inbox.drain() {
+                    log(event)
+                    apply(engine.boardLink(event, at: .now))
+                }
+            }
+            if !ready[2].isEmpty {
+                for _ in 0..<configuration.batch {
+                    guard let (length, from) = try socket.receive(into: &buffer) else { break }
+                    let bytes = buffer[..<min(length, buffer.count)]
+                    apply(engine.datagram(bytes, length: length, from: from, at: .now))
+                }
+            }
+            let now = ContinuousClock.now
+            apply(engine.tick(at: now))
+            if status.enabled && now >= nextStatus {
+                status.update(statusText(at: now))
+                nextStatus = now + statusPeriod
+            }
+        }
+    }
+
+    private func apply(_ step: ReceiverEngine<SocketAddress>.Step) {
+        if let values = step.write { board.setDesired(values) }
+        for notice in step.notices { log(notice) }
+    }
+
+    /// Rest values, then the board's own safe state (blocking, bounded), then the summary.
+    private func finish(_ error: UserFacingError?) throws(UserFacingError) -> ExitStatus {
+        board.setDesired(engine.shutdown())
+        let confirmed = board.writeSafeState(timeout: configuration.safeStateTimeout)
+        board.close()
+        socket.close()
+        status.clear()
+        StandardOutput.write(engine.counters.summary(sources: engine.controllers.count,
+                                                     evicted: engine.controllers.evicted) + "\n")
+        if let error { throw error }
+        if !confirmed {
+            throw UserFacingError("the board did not confirm the safe state (motors 0) within \(configuration.safeStateTimeout); check the board",
+                                  status: .deviceUnavailable)
+        }
+        return .success
+    }
+
+    // MARK: Logging and status
+
+    private func log(_ event: BoardLinkEvent) {
+        switch event {
+        case .connected(let device): logger.info("board connected", metadata: ["device": "\(device)"])
+        case .disconnected(let device, let reason): logger.error("board lost", metadata: ["device": "\(device)", "reason": "\(reason)"])
+        case .reconnected(let device): logger.notice("board reconnected", metadata: ["device": "\(device)"])
+        }
+    }
+
+    private func log(_ notice: ReceiverEngine<SocketAddress>.Notice) {
+        switch notice {
+        case .tookOwnership(let source, let previous):
+            var metadata: Logger.Metadata = ["controller": "\(source)"]
+            if let previous { metadata["previous"] = "\(previous)" }
+            logger.notice("controller owns the robot", metadata: metadata)
+        case .ownerSilent(let source):
+            logger.notice("owner silent, robot free for any controller", metadata: ["controller": "\(source)"])
+        case .failsafe(let reason):
+            let why = reason == .boardLink ? "board link changed" : "no state for \(configuration.failsafeTimeout.milliseconds) ms"
+            status.update(statusText(at: .now), force: true)
+            logger.warning("FAILSAFE: motors stopped (\(why)); waiting for a resting state (no forward/backward, level)")
+        case .holding(let source):
+            logger.notice("failsafe on: holding states that would move the robot until a resting one arrives",
+                          metadata: ["controller": "\(source)"])
+        case .resumed(let source):
+            logger.notice("resting state received, driving again", metadata: ["controller": "\(source)"])
+        case .ignored(let source, let owner):
+            limited(["controller": "\(source)", "owner": "\(owner)"]) {
+                logger.notice("ignoring controller: the robot is owned by another", metadata: $0)
+            }
+        case .bad(let source, let error):
+            limited(["controller": "\(source)"]) { logger.warning("bad packet: \(error)", metadata: $0) }
+        case .control(let source, let length):
+            limited(["controller": "\(source)", "bytes": "\(length)"]) {
+                logger.debug("control message not understood yet, dropped", metadata: $0)
+            }
+        }
+    }
+
+    /// Per-source notices go through a token bucket, so a spoofed flood of source ports cannot
+    /// turn stderr into the bottleneck. Dropped lines are counted in the next one (`suppressed`).
+    private func limited(_ metadata: Logger.Metadata, _ body: (Logger.Metadata) -> Void) {
+        guard let suppressed = notices.allow(at: .now) else { return }
+        var metadata = metadata
+        if suppressed > 0 { metadata["suppressed"] = "\(suppressed)" }
+        body(metadata)
+    }
+
+    func statusText(at now: ContinuousClock.Instant) -> String {
+        StatusText.line(engine: engine, now: now)
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (s, atto) = components
+        return s * 1000 + atto / 1_000_000_000_000_000
+    }
+}
+
+/// Unbuffered writes to stdout (fd 1) — `print` would sit in a buffer when stdout is a pipe,
+/// and scripts wait for the port line.
+enum StandardOutput {
+    static func write(_ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+            if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
+            offset += n
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import RemoteWire
+import SystemIO
+
+/// The live status line of `analog-remote receive`, e.g.
+/// `owner 127.0.0.1:40512 50/s · angle +0.50 · forward+a · left +103 right +25 · bad 0 ignored 3 · DRIVING`
+enum StatusText {
+    static func line(engine: ReceiverEngine<SocketAddress>, now: ContinuousClock.Instant) -> String {
+        var parts: [String] = []
+        if let owner = engine.ownership.owner, let record = engine.controllers[owner] {
+            parts.append("owner \(owner) \(record.packetsPerSecond(at: now))/s")
+            if let state = record.lastState {
+                parts.append("angle " + signed(state.angle))
+                parts.append("\(state.buttons)")
+            }
+        } else {
+            parts.append("no controller")
+        }
+        parts.append("left \(signed(engine.wheels.left)) right \(signed(engine.wheels.right))")
+        parts.append("bad \(engine.counters.bad) ignored \(engine.counters.ignored)")
+        switch engine.failsafe.state {
+        case .driving: parts.append("DRIVING")
+        case .waitingForNeutral(.startup): parts.append("READY: waiting for a resting state")
+        case .waitingForNeutral(.silence): parts.append("FAILSAFE (silence): waiting for a resting state")
+        case .waitingForNeutral(.boardLink): parts.append("FAILSAFE (board link): waiting for a resting state")
+        }
+        return parts.joined(separator: " · ")
+    }
+
+    static func signed(_ v: Int) -> String { v > 0 ? "+\(v)" : "\(v)" }
+
+    static func signed(_ angle: Float) -> String {
+        let hundredths = Int((Double(angle) * 100).rounded())
+        let sign = hundredths < 0 ? "-" : "+"
+        let m = abs(hundredths)
+        return "\(sign)\(m / 100).\(m % 100 < 10 ? "0" : "")\(m % 100)"
+    }
+}

@@ -1,2 +1,0 @@
-// ReceiverTests: tests arrive with the issue that builds Receiver.
-import Testing

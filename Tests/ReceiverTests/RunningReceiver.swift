@@ -1,0 +1,157 @@
+import Foundation
+import RemoteWire
+import SystemIO
+import TestSupport
+import Testing
+
+/// Where an end-to-end test reads the board's memory map from.
+///
+/// Both sources print the same line after each change, `map <72 hex digits>` (36 bytes), so a
+/// test does not care which one it watches.
+/// - ``inMemory``: the receiver's own in-memory board, `--board sim --trace-board`; the lines
+///   come on the receiver's stdout after its first line.
+///
+/// MERGE NOTE (board link, issue 3): add `case boardSim` — start `analog-remote board-sim
+/// --trace`, read the pty path from its first stdout line, give the receiver
+/// `--board serial:PATH`, and read `map` (and `cmd W …`) lines from board-sim's stdout. The
+/// tests below take the board as a parameter so they can run against both.
+enum BoardUnderTest: Sendable, CaseIterable {
+    case inMemory
+}
+
+/// A built `analog-remote receive` under test, with the board it drives.
+final class RunningReceiver {
+    let process: ChildProcess
+    let port: UInt16
+    let board: BoardUnderTest
+
+    static let mapSize = 36
+
+    /// Starts the receiver and waits for `receiving on udp port N` (the first stdout line).
+    init(_ arguments: [String], board: BoardUnderTest = .inMemory) throws {
+        self.board = board
+        var args = ["receive", "--quiet"] + arguments
+        switch board {
+        case .inMemory: args += ["--board", "sim", "--trace-board"]
+        }
+        process = try ChildProcess(analogRemote: args)
+        let started = process.waitForOutput(timeout: .seconds(20)) { out, _ in out.contains("\n") }
+        let first = process.stdout.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
+        guard started, first.hasPrefix("receiving on udp port "), let port = UInt16(first.dropFirst("receiving on udp port ".count)) else {
+            throw ReceiverTestError("receiver did not start: stdout \(process.stdout.debugDescription) stderr \(process.stderr.debugDescription)")
+        }
+        self.port = port
+    }
+
+    /// Text the board's trace lines come in.
+    var boardTrace: String {
+        switch board {
+        case .inMemory: process.stdout
+        }
+    }
+
+    /// Every memory map the board reported, oldest first.
+    var maps: [[UInt8]] { Self.maps(in: boardTrace) }
+
+    static func maps(in text: String) -> [[UInt8]] {
+        text.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("map "), let bytes = Hex.bytes(line.dropFirst(4)), bytes.count == mapSize else { return nil }
+            return bytes
+        }
+    }
+
+    /// Waits until the latest map satisfies `predicate` (or `timeout` passes).
+    @discardableResult
+    func waitForMap(timeout: Duration = .seconds(5), _ predicate: ([UInt8]) -> Bool) -> Bool {
+        process.waitForOutput(timeout: timeout) { _, _ in
+            Self.maps(in: boardTrace).last.map(predicate) ?? false
+        }
+    }
+
+    /// The parsed `summary …` line, once the receiver has exited.
+    var summary: [String: Int]? {
+        guard let line = process.stdout.split(separator: "\n").last(where: { $0.hasPrefix("summary ") }) else { return nil }
+        var out: [String: Int] = [:]
+        for field in line.split(separator: " ").dropFirst() {
+            let kv = field.split(separator: "=")
+            if kv.count == 2, let v = Int(kv[1]) { out[String(kv[0])] = v }
+        }
+        return out
+    }
+
+    /// The kernel's view of the receiver's socket: datagrams queued and dropped (buffer full).
+    /// The receiver binds `[::]` dual-stack, so it is in /proc/net/udp6.
+    func socketStats() -> (queued: Int, drops: Int)? {
+        guard let table = try? String(contentsOfFile: "/proc/net/udp6", encoding: .utf8) else { return nil }
+        let wanted = ":" + String(format: "%04X", port)
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 13, fields[1].hasSuffix(wanted), fields[1].hasPrefix("00000000000000000000000000000000") else { continue }
+            let queues = fields[4].split(separator: ":")
+            guard queues.count == 2, let rx = Int(queues[1], radix: 16), let drops = Int(fields[fields.count - 1]) else { return nil }
+            return (rx, drops)
+        }
+        return nil
+    }
+
+    /// Waits until the receiver has read everything queued on its socket.
+    @discardableResult
+    func waitUntilDrained(timeout: Duration = .seconds(10)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let stats = socketStats(), stats.queued == 0 { return true }
+            usleep(500)
+        }
+        return false
+    }
+
+    /// A 36-byte map with the kit's drive and LED addresses set, everything else 0.
+    static func kitMap(left: UInt8 = 0, right: UInt8 = 0, led1: UInt8 = 0, led2: UInt8 = 0) -> [UInt8] {
+        var map = [UInt8](repeating: 0, count: mapSize)
+        map[0x22] = left
+        map[0x23] = right
+        map[0x0F] = led1
+        map[0x10] = led2
+        return map
+    }
+
+    static func motorsStopped(_ map: [UInt8]) -> Bool { map[0x22] == 0 && map[0x23] == 0 }
+}
+
+/// A controller for tests: one UDP socket (so one source port) sending to the receiver.
+final class TestController {
+    let socket: UDPSocket
+    let target: SocketAddress
+
+    init(port: UInt16, host: String = "127.0.0.1") throws {
+        target = try SocketAddress.resolve(host: host, port: port)[0]
+        socket = try UDPSocket.sender(for: target)
+    }
+
+    func send(_ state: ControllerState) throws { try send(raw: StatePacket.encode(state)) }
+
+    /// Sends, waiting while the socket buffer is full (a loopback sender rarely is).
+    func send(raw bytes: [UInt8]) throws {
+        while try !socket.send(bytes, to: target) {
+            _ = try Poller.wait(for: socket.descriptor.rawValue, events: .writable, timeout: .milliseconds(100))
+        }
+    }
+}
+
+struct ReceiverTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// SplitMix64: a seeded generator, so a failing random run can be replayed from its seed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
