@@ -49,6 +49,7 @@ let package = Package(
         .target(name: "Console", dependencies: ["SystemIO", logging]),
 
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
+        .target(name: "Classroom", dependencies: ["RemoteWire"]),
         .target(name: "BoardLink",
                 dependencies: ["BoardProtocol", "MIDIFraming", "SystemIO", "SerialTTY", "ALSAMIDI"]),
         .target(name: "BoardSimulator",
@@ -77,6 +78,7 @@ let package = Package(
         .testTarget(name: "ControllerTests", dependencies: ["Controller", "RemoteWire", "TestSupport"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "TestSupport"]),
         .testTarget(name: "GamepadTests", dependencies: ["Gamepad", "RemoteWire", "SystemIO", "Console", "TestSupport", propertyBased]),
+        .testTarget(name: "ClassroomTests", dependencies: ["Classroom", "RemoteWire", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RemoteWire", "SystemIO", "TestSupport"]),
     ]
 )

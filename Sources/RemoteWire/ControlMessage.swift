@@ -1,0 +1,221 @@
+/// The payloads of control messages (Protocol.md §7). Strings are UTF-8 with a one-byte length
+/// prefix (`str8`); integers are big-endian.
+public enum ControlMessage: Hashable, Sendable {
+    /// Controller → receiver: who I am and, for `--accept paired`, the pairing code.
+    case hello(Hello)
+    /// Receiver → controller: you may drive; here is my timing contract.
+    case accept(Accept)
+    /// Receiver → controller: you may not drive, and why.
+    case deny(Deny)
+    /// Either side: I am leaving (the receiver frees the robot at once).
+    case bye
+    /// Round-trip probe; the pong echoes `id` and `sentNanos` unchanged.
+    case ping(id: UInt32, sentNanos: UInt64)
+    case pong(id: UInt32, sentNanos: UInt64)
+    /// Application data on a numbered channel (the button game uses channel 1), up to 64 KiB.
+    case data(channel: UInt8, bytes: [UInt8])
+    /// Selective acknowledgement: bit i set = sequence `header.ack + 2 + i` has arrived too.
+    case ack(selective: UInt64)
+    /// Teacher stop-all: hold every robot of the session in the safe state, or release them.
+    case stopAll(StopAll)
+
+    public var type: ControlType {
+        switch self {
+        case .hello: .hello
+        case .accept: .accept
+        case .deny: .deny
+        case .bye: .bye
+        case .ping: .ping
+        case .pong: .pong
+        case .data: .data
+        case .ack: .ack
+        case .stopAll: .stopAll
+        }
+    }
+
+    public struct Hello: Hashable, Sendable {
+        public var peerID: UInt64
+        public var displayName: String
+        public var pairingCode: String
+        public var session: String
+        public init(peerID: UInt64, displayName: String, pairingCode: String = "", session: String = "") {
+            self.peerID = peerID; self.displayName = displayName; self.pairingCode = pairingCode; self.session = session
+        }
+    }
+
+    public struct Accept: Hashable, Sendable {
+        public var peerID: UInt64
+        public var displayName: String
+        public var failsafeMilliseconds: UInt16
+        public var rateHertz: UInt16
+        public init(peerID: UInt64, displayName: String, failsafeMilliseconds: UInt16, rateHertz: UInt16) {
+            self.peerID = peerID; self.displayName = displayName
+            self.failsafeMilliseconds = failsafeMilliseconds; self.rateHertz = rateHertz
+        }
+    }
+
+    public struct Deny: Hashable, Sendable {
+        public enum Reason: UInt8, Hashable, Sendable {
+            case pairingRequired = 1, wrongPairingCode = 2, busy = 3, wrongSession = 4, stoppedByTeacher = 5,
+                 unsupportedVersion = 6, rateLimited = 7, other = 255
+        }
+        public var reason: Reason
+        public var text: String
+        public init(reason: Reason, text: String) { self.reason = reason; self.text = text }
+    }
+
+    public struct StopAll: Hashable, Sendable {
+        public enum Action: UInt8, Hashable, Sendable { case stop = 1, release = 2 }
+        public var action: Action
+        /// Sender's wall clock, ms since 1970: receivers refuse a command more than 30 s off
+        /// their own clock, and one not newer than the last they obeyed (replay).
+        public var unixMillis: UInt64
+        public var nonce: UInt64
+        public var session: String
+        /// First 16 bytes of HMAC-SHA256(teacher key, every payload byte before the MAC);
+        /// all zero when no key is set.
+        public var mac: [UInt8]
+
+        public init(action: Action, unixMillis: UInt64, nonce: UInt64, session: String, mac: [UInt8] = .init(repeating: 0, count: 16)) {
+            self.action = action; self.unixMillis = unixMillis; self.nonce = nonce; self.session = session; self.mac = mac
+        }
+
+        /// The bytes the MAC covers.
+        public var signedBytes: [UInt8] {
+            var w = ByteWriter()
+            w.u8(action.rawValue); w.u64(unixMillis); w.u64(nonce); w.str8(session)
+            return w.bytes
+        }
+
+        /// Fills ``mac`` from `key` (UTF-8 bytes of the teacher key).
+        public mutating func sign(key: [UInt8]) { mac = Array(HMACSHA256.authenticate(signedBytes, key: key).prefix(16)) }
+
+        /// Constant-time check of ``mac`` against `key`.
+        public func verify(key: [UInt8]) -> Bool {
+            let expected = Array(HMACSHA256.authenticate(signedBytes, key: key).prefix(16))
+            guard mac.count == 16 else { return false }
+            var diff: UInt8 = 0
+            for i in 0..<16 { diff |= expected[i] ^ mac[i] }
+            return diff == 0
+        }
+    }
+
+    /// The payload bytes (after the header).
+    public func encodePayload() -> [UInt8] {
+        var w = ByteWriter()
+        switch self {
+        case .hello(let h): w.u64(h.peerID); w.str8(h.displayName); w.str8(h.pairingCode); w.str8(h.session)
+        case .accept(let a): w.u64(a.peerID); w.str8(a.displayName); w.u16(a.failsafeMilliseconds); w.u16(a.rateHertz)
+        case .deny(let d): w.u8(d.reason.rawValue); w.str8(d.text)
+        case .bye: break
+        case .ping(let id, let t), .pong(let id, let t): w.u32(id); w.u64(t)
+        case .data(let channel, let bytes): w.u8(channel); w.raw(bytes)
+        case .ack(let bits): w.u64(bits)
+        case .stopAll(let s): w.raw(s.signedBytes); w.raw(s.mac.prefix(16)); if s.mac.count < 16 { w.raw(repeatElement(0, count: 16 - s.mac.count)) }
+        }
+        return w.bytes
+    }
+
+    /// Decodes a whole (reassembled) payload of `type`. Never traps; every malformed payload is
+    /// a ``ControlMessageError`` with the offset and the bytes.
+    public static func decode(type: ControlType, payload: ArraySlice<UInt8>) throws(ControlMessageError) -> ControlMessage {
+        var r = ByteReader(payload)
+        let message: ControlMessage
+        switch type {
+        case .hello:
+            message = .hello(Hello(peerID: try r.u64(), displayName: try r.str8(), pairingCode: try r.str8(), session: try r.str8()))
+        case .accept:
+            message = .accept(Accept(peerID: try r.u64(), displayName: try r.str8(),
+                                     failsafeMilliseconds: try r.u16(), rateHertz: try r.u16()))
+        case .deny:
+            let at = r.offset - payload.startIndex
+            let raw = try r.u8()
+            guard let reason = Deny.Reason(rawValue: raw) else {
+                throw ControlMessageError(.badField, at: at, bytes: Array(payload))
+            }
+            message = .deny(Deny(reason: reason, text: try r.str8()))
+        case .bye:
+            message = .bye
+        case .ping:
+            message = .ping(id: try r.u32(), sentNanos: try r.u64())
+        case .pong:
+            message = .pong(id: try r.u32(), sentNanos: try r.u64())
+        case .data:
+            let channel = try r.u8()
+            message = .data(channel: channel, bytes: Array(try r.take(r.remaining)))
+        case .ack:
+            message = .ack(selective: try r.u64())
+        case .stopAll:
+            let at = r.offset - payload.startIndex
+            guard let action = StopAll.Action(rawValue: try r.u8()) else {
+                throw ControlMessageError(.badField, at: at, bytes: Array(payload))
+            }
+            message = .stopAll(StopAll(action: action, unixMillis: try r.u64(), nonce: try r.u64(),
+                                       session: try r.str8(), mac: Array(try r.take(16))))
+        }
+        try r.expectEnd()
+        return message
+    }
+}
+
+/// A control datagram as it arrived: header plus the payload of this one fragment.
+public struct ControlDatagram: Hashable, Sendable {
+    public var header: ControlHeader
+    public var payload: ArraySlice<UInt8>
+
+    public init(header: ControlHeader, payload: ArraySlice<UInt8>) {
+        self.header = header
+        self.payload = payload
+    }
+
+    public func encode() -> [UInt8] {
+        var w = ByteWriter()
+        header.write(into: &w)
+        w.raw(payload)
+        return w.bytes
+    }
+
+    /// Parses the header of one datagram. Checks magic, version, type, length and fragment
+    /// fields; the payload itself is decoded only once a message is whole.
+    public static func decode(_ datagram: [UInt8]) throws(ControlMessageError) -> ControlDatagram {
+        guard datagram.count >= ControlHeader.size else { throw ControlMessageError(.tooShort, at: 0, bytes: datagram) }
+        guard datagram.count <= ControlHeader.maxDatagram else { throw ControlMessageError(.tooLong, at: 0, bytes: datagram) }
+        guard ControlHeader.looksLikeControl(datagram) else { throw ControlMessageError(.badMagic, at: 0, bytes: datagram) }
+        guard datagram[2] == ControlHeader.version else { throw ControlMessageError(.unsupportedVersion, at: 2, bytes: datagram) }
+        guard let type = ControlType(rawValue: datagram[3]) else { throw ControlMessageError(.unknownType, at: 3, bytes: datagram) }
+        var r = ByteReader(datagram[4...])
+        let connection = try r.u32(), sequence = try r.u32(), ack = try r.u32()
+        let index = try r.u16(), count = try r.u16()
+        guard connection != 0 else { throw ControlMessageError(.badField, at: 4, bytes: datagram) }
+        guard (sequence == 0) != type.isReliable else { throw ControlMessageError(.badField, at: 8, bytes: datagram) }
+        guard count >= 1, index < count, count <= ReliableChannel.maxFragments,
+              type == .data || count == 1 else {
+            throw ControlMessageError(.badField, at: 16, bytes: datagram)
+        }
+        let header = ControlHeader(type: type, connection: connection, sequence: sequence, ack: ack,
+                                   fragmentIndex: index, fragmentCount: count)
+        return ControlDatagram(header: header, payload: datagram[ControlHeader.size...])
+    }
+}
+
+/// Why bytes are not a valid control message, where, and the bytes themselves (first 64).
+public struct ControlMessageError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Reason: String, Hashable, Sendable {
+        case tooShort, tooLong, badMagic, unsupportedVersion, unknownType, badField, truncated, trailingBytes, badText, tooLarge
+    }
+    public let reason: Reason
+    public let offset: Int
+    public let bytes: [UInt8]
+    public let length: Int
+
+    public init(_ reason: Reason, at offset: Int, bytes: [UInt8]) {
+        self.reason = reason
+        self.offset = offset
+        self.length = bytes.count
+        self.bytes = Array(bytes.prefix(64))
+    }
+
+    public var description: String {
+        "control message refused: \(reason.rawValue) at byte \(offset) of \(length) (\(Hex.string(bytes))\(length > bytes.count ? "…" : ""))"
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import PropertyBased
+import RemoteWire
+import TestSupport
+import Testing
+
+/// vectors/control-messages.json: every message type as hex, shared with Protocol.md §7.
+struct ControlVectors: Decodable {
+    struct Vector: Decodable { let name, hex: String }
+    let messages: [Vector]
+    let rejected: [Vector]
+}
+
+@Suite struct ControlMessageTests {
+    static let examples: [(String, ControlDatagram)] = {
+        func d(_ type: ControlType, seq: UInt32, ack: UInt32 = 0, _ m: ControlMessage) -> ControlDatagram {
+            ControlDatagram(header: ControlHeader(type: type, connection: 0x1234_5678, sequence: seq, ack: ack), payload: m.encodePayload()[...])
+        }
+        var stop = ControlMessage.StopAll(action: .stop, unixMillis: 1_795_000_000_000, nonce: 0x0102_0304_0506_0708, session: "class-3b")
+        stop.sign(key: Array("teacher-secret".utf8))
+        return [
+            ("hello from Ann with pairing code 4711", d(.hello, seq: 1, .hello(.init(peerID: 0xAABB_CCDD_0011_2233, displayName: "Ann", pairingCode: "4711", session: "class-3b")))),
+            ("accept: receiver robot-1, failsafe 250 ms, 50 Hz", d(.accept, seq: 1, ack: 1, .accept(.init(peerID: 0x0102_0304_0506_0708, displayName: "robot-1", failsafeMilliseconds: 250, rateHertz: 50)))),
+            ("deny: wrong pairing code", d(.deny, seq: 1, ack: 1, .deny(.init(reason: .wrongPairingCode, text: "wrong pairing code")))),
+            ("bye", d(.bye, seq: 2, ack: 1, .bye)),
+            ("ping id 1", d(.ping, seq: 0, .ping(id: 1, sentNanos: 1_000_000))),
+            ("pong id 1", d(.pong, seq: 0, .pong(id: 1, sentNanos: 1_000_000))),
+            ("data on channel 1: 'A'", d(.data, seq: 3, ack: 1, .data(channel: 1, bytes: [0x41]))),
+            ("ack up to 3, 5 also received", d(.ack, seq: 0, ack: 3, .ack(selective: 1))),
+            ("stop-all for class-3b signed with key 'teacher-secret'", d(.stopAll, seq: 0, .stopAll(stop))),
+        ]
+    }()
+
+    @Test func vectorFileMatchesTheEncoder() throws {
+        let file = try JSONDecoder().decode(ControlVectors.self, from: Data(contentsOf: Paths.repositoryFile("vectors/control-messages.json")))
+        #expect(file.messages.map(\.name) == Self.examples.map(\.0))
+        for (vector, (_, datagram)) in zip(file.messages, Self.examples) {
+            #expect(vector.hex == Hex.string(datagram.encode()), "\(vector.name)")
+            let decoded = try ControlDatagram.decode(try #require(Hex.bytes(vector.hex)))
+            #expect(decoded == datagram)
+            #expect(try ControlMessage.decode(type: decoded.header.type, payload: decoded.payload).encodePayload() == Array(datagram.payload))
+        }
+        for vector in file.rejected {
+            #expect(throws: ControlMessageError.self, "\(vector.name)") {
+                let d = try ControlDatagram.decode(Hex.bytes(vector.hex) ?? [])
+                _ = try ControlMessage.decode(type: d.header.type, payload: d.payload)
+            }
+        }
+        let spec = try String(contentsOf: Paths.repositoryFile("Protocol.md"), encoding: .utf8)
+        for vector in file.messages + file.rejected where !vector.hex.isEmpty {
+            // Long vectors are shown abbreviated (first 20 bytes and an ellipsis).
+            let shown = vector.hex.count < 400 ? vector.hex : String(vector.hex.prefix(40)) + "…"
+            #expect(spec.contains(shown), "Protocol.md lacks the control vector \(vector.name)")
+        }
+    }
+
+    @Test func stopAllMACChecksKeyAndContent() {
+        var s = ControlMessage.StopAll(action: .stop, unixMillis: 1, nonce: 2, session: "s")
+        s.sign(key: Array("k".utf8))
+        #expect(s.verify(key: Array("k".utf8)))
+        #expect(!s.verify(key: Array("K".utf8)))
+        var tampered = s
+        tampered.action = .release
+        #expect(!tampered.verify(key: Array("k".utf8)))
+    }
+
+    @Test func stateSizedOrShortDatagramsAreNeverControl() {
+        #expect(!ControlHeader.looksLikeControl([0x41, 0x52, 1, 1, 0, 0, 0, 1]))
+        #expect(throws: ControlMessageError(.tooShort, at: 0, bytes: [0x41, 0x52])) { try ControlDatagram.decode([0x41, 0x52]) }
+    }
+
+    /// Any bytes: decoding a datagram and then its payload never traps.
+    @Test func randomBytesNeverTrap() async {
+        await propertyCheck(count: 3000, input: Gen<UInt8>.value().array(of: 0...80)) { tail in
+            for type in ControlType.allCases {
+                var bytes: [UInt8] = [0x41, 0x52, 1, type.rawValue]
+                bytes += tail
+                if let d = try? ControlDatagram.decode(bytes) {
+                    _ = try? ControlMessage.decode(type: d.header.type, payload: d.payload)
+                }
+                _ = try? ControlMessage.decode(type: type, payload: tail[...])
+            }
+        }
+    }
+}
+
+@Suite struct SHA256Tests {
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+    ])
+    func fipsVectors(input: String, digest: String) {
+        #expect(Hex.string(SHA256.hash(Array(input.utf8))) == digest)
+    }
+
+    @Test func rfc4231HMACCase2() {
+        let mac = HMACSHA256.authenticate(Array("what do ya want for nothing?".utf8), key: Array("Jefe".utf8))
+        #expect(Hex.string(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+
+    @Test func rfc4231HMACCase6LongKey() {
+        let mac = HMACSHA256.authenticate(Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8),
+                                          key: [UInt8](repeating: 0xAA, count: 131))
+        #expect(Hex.string(mac) == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+    }
+}
