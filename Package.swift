@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "SystemIO"),
         .target(name: "SerialTTY", dependencies: ["SystemIO"]),
         .target(name: "ALSAMIDI", dependencies: ["CALSA", "SystemIO"]),
-        .target(name: "Discovery", dependencies: ["CDNSSD", "SystemIO"]),
+        .target(name: "Discovery", dependencies: ["CDNSSD", "SystemIO", "Console"]),
         .target(name: "Gamepad", dependencies: ["CSDL2", "RemoteWire"]),
         .target(name: "Console", dependencies: ["SystemIO", logging]),
 
@@ -74,7 +74,7 @@ let package = Package(
                     dependencies: ["BoardLink", "BoardSimulator", "BoardProtocol", "SerialTTY", "TestSupport"]),
         .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "RemoteWire", "BoardLink", "TestSupport"]),
         .testTarget(name: "ControllerTests", dependencies: ["Controller", "RemoteWire", "TestSupport"]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "TestSupport"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "SystemIO", "Console", "TestSupport", propertyBased]),
         .testTarget(name: "GamepadTests", dependencies: ["Gamepad", "RemoteWire", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RemoteWire", "SystemIO", "TestSupport"]),
     ]
