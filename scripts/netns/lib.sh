@@ -7,6 +7,9 @@
 #   host_spawn A|B OUTFILE CMD...       start CMD inside a host in the background; its pid is
 #                                       in $SPAWNED and it is stopped by netns_cleanup
 #   host_stop PID                       stop one spawned process (SIGTERM, then SIGKILL)
+#   host_stop_all                       stop every spawned process
+#   host_restart_avahi A|B              kill a host's avahi-daemon and start it again (tests
+#                                       the "responder died mid-session" path)
 #   netns_cleanup                       stop everything we started, by pid; delete namespaces
 #
 # Every name carries a per-run prefix (ar$$…) so two runs never collide. Nothing here starts a
@@ -136,7 +139,8 @@ host_spawn() { # A|B OUTFILE CMD...
     local h=$1 out=$2; shift 2
     env -u DBUS_SYSTEM_BUS_ADDRESS AVAHI_COMPAT_NOWARN=1 nsenter -t "$(host_holder "$h")" -m -n -- "$@" >"$out" 2>&1 &
     SPAWNED=$!
-    NETNS_PIDS+=("$SPAWNED:$(basename "$1" | cut -c1-15)")
+    # comm is env, then nsenter, then the command itself (each execs the next).
+    NETNS_PIDS+=("$SPAWNED:$(basename "$1" | cut -c1-15)|env|nsenter")
 }
 
 host_stop() { # PID
@@ -145,6 +149,21 @@ host_stop() { # PID
         [ "${entry%%:*}" = "$1" ] && stop_pid "$1" "${entry#*:}"
     done
     wait "$1" 2>/dev/null || true
+}
+
+host_stop_all() {
+    local entry
+    for entry in "${NETNS_PIDS[@]}"; do stop_pid "${entry%%:*}" "${entry#*:}"; wait "${entry%%:*}" 2>/dev/null || true; done
+    NETNS_PIDS=()
+}
+
+host_restart_avahi() { # A|B
+    local state pid i; state=$(host_state "$1")
+    pid=$(cat "$state/avahi.pid")
+    stop_pid "$pid" avahi-daemon
+    for i in $(seq 1 50); do pid_is "$pid" avahi-daemon || break; sleep 0.05; done
+    host_run "$1" avahi-daemon -f "$state/avahi-daemon.conf" -D --no-chroot --no-drop-root --no-rlimits
+    cp "$state/run/avahi-daemon/pid" "$state/avahi.pid"
 }
 
 netns_cleanup() {

@@ -1,0 +1,18 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes one line to stdout (fd 1) at once, unbuffered: a script reading a pipe sees each
+/// line as it happens (`print` would hold it in the C buffer), and no C `stdout` global is used.
+func writeStdoutLine(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeBytes { raw -> Int in
+            guard let base = raw.baseAddress else { return 0 }
+            return Glibc.write(STDOUT_FILENO, base + offset, raw.count - offset)
+        }
+        if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
+        offset += n
+    }
+}
