@@ -19,7 +19,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${ANALOG_REMOTE:-$ROOT/.build/debug/analog-remote}
-CASES=(advertise_seen_by_avahi hand_published_found sessions_isolated responder_restart name_clash discovery_time)
+CASES=(advertise_seen_by_avahi hand_published_found sessions_isolated follow_new_port ambiguous_exit_6
+       responder_restart name_clash discovery_time)
 
 # shellcheck source=netns/lib.sh
 source "$ROOT/scripts/netns/lib.sh"
@@ -41,6 +42,16 @@ wait_for() {
         sleep 0.02
     done
     grep -qE -- "$regex" "$file" 2>/dev/null
+}
+
+# wait_count FILE REGEX N TIMEOUT_S — until at least N lines match.
+wait_count() {
+    local file=$1 regex=$2 n=$3 deadline=$(( $(now_ms) + ${4} * 1000 ))
+    while [ "$(now_ms)" -lt "$deadline" ]; do
+        [ "$(grep -cE -- "$regex" "$file" 2>/dev/null)" -ge "$n" ] && return 0
+        sleep 0.02
+    done
+    return 1
 }
 
 # FNV-1a 64 of the UTF-8 bytes of $1, as the subtype `_s` + 16 hex digits (Protocol.md §6). An
@@ -128,23 +139,66 @@ case_sessions_isolated() {
     echo "    team-red on B: $(wc -l < "$LOGS/red-once") receiver(s); team-blue on A: $(wc -l < "$LOGS/blue-once"); impostor ignored"
 }
 
-# (d) The responder dies mid-session and comes back: browse reports it and finds the receiver again.
+# Following (what `control` will do, shown by `browse --follow`): the receiver restarts on another
+# port, once stopped cleanly and once killed; the follower moves to the new port without a restart.
+case_follow_new_port() {
+    host_spawn B "$LOGS/follow" "$BIN" browse --quiet --session follow-test --follow
+    local follower=$SPAWNED port
+    advertise A "$LOGS/adv1" follow-test robot-f 45061 || return 1
+    wait_for "$LOGS/follow" "follow \"robot-f\" $ADDR_A:45061 every 20 ms" 10 || { cat "$LOGS/follow" >&2; fail "not followed"; return 1; }
+    local first=$SPAWNED signal=TERM round=0
+    for port in 45062 45063; do
+        round=$((round + 1))
+        if [ "$signal" = TERM ]; then host_stop "$first"; else kill -KILL "$first"; wait "$first" 2>/dev/null || true; fi
+        wait_count "$LOGS/follow" 'stop "robot-f": gone' "$round" 10 || { cat "$LOGS/follow" >&2; fail "loss (SIG$signal) not seen"; return 1; }
+        grep -q 'state "robot-f" disconnected' "$LOGS/follow" || { fail "no disconnected state"; return 1; }
+        local t0; t0=$(now_ms)
+        advertise A "$LOGS/adv-$port" follow-test robot-f "$port" || return 1
+        first=$SPAWNED
+        wait_for "$LOGS/follow" "follow \"robot-f\" $ADDR_A:$port " 10 || { cat "$LOGS/follow" >&2; fail "did not follow to port $port"; return 1; }
+        echo "    after SIG$signal: followed to port $port, $(( $(now_ms) - t0 )) ms after the restart"
+        signal=KILL
+    done
+    host_stop "$follower"
+    sed 's/^/      | /' "$LOGS/follow"
+}
+
+# Several receivers and no --receiver: list them and exit 6; with --receiver, exit 0.
+case_ambiguous_exit_6() {
+    advertise A "$LOGS/a1" amb-test amb-1 45071 || return 1
+    advertise A "$LOGS/a2" amb-test amb-2 45072 || return 1
+    local status=0
+    host_run B "$BIN" browse --quiet --session amb-test --follow --once --timeout 5 > "$LOGS/out" 2> "$LOGS/err" || status=$?
+    [ "$status" -eq 6 ] || { cat "$LOGS/out" "$LOGS/err" >&2; fail "exit status $status, expected 6"; return 1; }
+    grep -q '^"amb-1" ' "$LOGS/out" && grep -q '^"amb-2" ' "$LOGS/out" || { cat "$LOGS/out" >&2; fail "the list lacks a receiver"; return 1; }
+    grep -qx 'analog-remote: 2 receivers in session "amb-test" and none chosen: pick one with --receiver NAME' "$LOGS/err" \
+        || { cat "$LOGS/err" >&2; fail "wrong message"; return 1; }
+    host_run B "$BIN" browse --quiet --session amb-test --receiver amb-2 --once --timeout 2 > "$LOGS/named" 2>&1 \
+        || { cat "$LOGS/named" >&2; fail "--receiver amb-2 failed"; return 1; }
+    [ "$(wc -l < "$LOGS/named")" -eq 1 ] && grep -q '^"amb-2" ' "$LOGS/named" || { cat "$LOGS/named" >&2; fail "--receiver amb-2 did not pick amb-2"; return 1; }
+    echo "    no name: exit 6 with both listed; --receiver amb-2: $(cat "$LOGS/named")"
+}
+
+# (d) The responder dies mid-session and comes back: browse reports it, browses again, and keeps
+# the receiver that is still there (it must not be dropped when the 3 s refresh grace ends).
 case_responder_restart() {
     advertise A "$LOGS/adv" restart-test robot-r 45021 || return 1
+    local kept=$SPAWNED
     host_spawn B "$LOGS/live" "$BIN" browse --quiet --session restart-test
     local live=$SPAWNED
     wait_for "$LOGS/live" 'available "robot-r"' 10 || { cat "$LOGS/live" >&2; fail "not found before the restart"; return 1; }
     host_restart_avahi B
     wait_for "$LOGS/live" 'responder-lost' 10 || { cat "$LOGS/live" >&2; fail "responder loss not reported"; return 1; }
     wait_for "$LOGS/live" 'responder-back' 40 || { cat "$LOGS/live" >&2; fail "browse did not reconnect"; return 1; }
-    # Found again: an available/updated line after responder-back.
-    local deadline=$(( $(now_ms) + 10000 ))
-    until sed -n '/responder-back/,$p' "$LOGS/live" | grep -qE '(available|updated) "robot-r"'; do
-        [ "$(now_ms)" -lt "$deadline" ] || { cat "$LOGS/live" >&2; fail "robot-r not reported again after the restart"; return 1; }
-        sleep 0.05
-    done
+    local back; back=$(now_ms)
+    advertise A "$LOGS/adv2" restart-test robot-r2 45022 || return 1
+    wait_for "$LOGS/live" 'available "robot-r2"' 10 || { cat "$LOGS/live" >&2; fail "a new receiver was not seen after the restart"; return 1; }
+    while [ "$(now_ms)" -lt $((back + 3500)) ]; do sleep 0.1; done     # past the refresh grace
+    grep -q 'unavailable "robot-r"$' "$LOGS/live" && { cat "$LOGS/live" >&2; fail "robot-r was dropped although it is still there"; return 1; }
+    host_stop "$kept"
+    wait_for "$LOGS/live" 'unavailable "robot-r"$' 10 || { cat "$LOGS/live" >&2; fail "robot-r was not tracked after the restart"; return 1; }
     host_stop "$live"
-    echo "    $(grep -E 'responder-(lost|back)' "$LOGS/live" | tr '\n' ';' )"
+    echo "    $(grep -E 'responder-(lost|back)' "$LOGS/live" | tr '\n' ';')"
 }
 
 # (e) Same name on both hosts: one of them is renamed, and says so.

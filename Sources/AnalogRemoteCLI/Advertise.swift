@@ -1,7 +1,5 @@
 import ArgumentParser
-import Console
 import Discovery
-import SystemIO
 
 struct Advertise: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -40,46 +38,10 @@ struct Advertise: ParsableCommand {
 
     func run() throws {
         try runReporting {
-            let sessionID = try SessionID(session)
             let status = global.bootstrap()
-            do {
-                let signals = try SignalWatcher()
-                let mailbox = try EventMailbox<AdvertiserEvent>()
-                let advertiser: SessionAdvertiser
-                do throws(DiscoveryError) {
-                    advertiser = try SessionAdvertiser(session: sessionID, name: name ?? HostName.current(), port: port,
-                                                       timing: TimingContract(failsafeMilliseconds: failsafe, rateHz: rate),
-                                                       onEvent: mailbox.post)
-                } catch {
-                    throw error.userFacing()
-                }
-                defer { advertiser.stop() }
-                status.update("announcing session \"\(sessionID)\" (\(sessionID.subtype)) on port \(port)…", force: true)
-                while true {
-                    let ready = try Poller.wait([(mailbox.descriptor, .readable), (signals.readableDescriptor, .readable)],
-                                                until: nil)
-                    if !ready[1].isEmpty { break }
-                    for event in mailbox.drain() {
-                        switch event {
-                        case .registered(let inUse):
-                            status.clear()
-                            let renamed = inUse != advertiser.requestedName && !advertiser.requestedName.isEmpty
-                                ? " (renamed from \(BrowseListing.quote(advertiser.requestedName)): the name was taken)" : ""
-                            writeStdoutLine("registered \(BrowseListing.quote(inUse)) \(SessionID.serviceType) subtype \(sessionID.subtype) port \(port) peer \(advertiser.announcement.peer)\(renamed)")
-                            status.update("announced as \"\(inUse)\" in session \"\(sessionID)\"", force: true)
-                        case .responderLost(let retry):
-                            status.clear()
-                            writeStdoutLine("responder-lost: the mDNS responder went away; retrying in \(retry)")
-                        case .failed(let error):
-                            throw error.userFacing()
-                        }
-                    }
-                }
-                status.clear()
-                return .success
-            } catch let error as SystemError {
-                throw UserFacingError("advertise: \(error)", status: .failure)
-            }
+            return try AdvertiseLoop(session: try SessionID(session), name: name, port: port,
+                                     timing: TimingContract(failsafeMilliseconds: failsafe, rateHz: rate),
+                                     status: status).run()
         }
     }
 }

@@ -150,7 +150,10 @@ public struct FollowReceiver: Sendable {
         for change in changes {
             switch change {
             case .available(let r):
-                actions += setState(r.name, r.name == followed ? .connecting : .available)
+                // The receiver asked for by name, or the one that just left, is followed at once
+                // by select(): go straight to connecting rather than flash "available".
+                let followsAtOnce = r.name == followed || r.name == configuration.receiverName || r.name == previous?.name
+                if !followsAtOnce { actions += setState(r.name, .available) }
             case .updated(let r):
                 guard r.name == followed, let d = r.destination, d != destination else { continue }
                 destination = d

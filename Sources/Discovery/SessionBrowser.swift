@@ -54,6 +54,7 @@ final class BrowseEngine: LoopClient {
         var records: [UInt16: [[UInt8]]] = [:]   // rrtype → rdata, in arrival order
         var reported: [SocketAddress]?
         var retryTimer: UInt64?
+        var settleTimer: UInt64?
     }
 
     private let type: String
@@ -67,6 +68,10 @@ final class BrowseEngine: LoopClient {
     /// How long to wait before resolving again after a resolve or lookup failed on its own (a
     /// timeout maps to the same -65537 as a dead daemon in Avahi's compat layer).
     static let operationRetry: Duration = .seconds(1)
+    /// The first address set of an instance waits until both A and AAAA have answered, or this
+    /// long after the first answer: otherwise a link-local AAAA arriving 1 ms before the A
+    /// record would be reported (and followed) first, then replaced.
+    static let addressSettle: Duration = .milliseconds(100)
 
     init(type: String, emit: @escaping @Sendable (BrowserEvent) -> Void) {
         self.type = type
@@ -144,8 +149,8 @@ final class BrowseEngine: LoopClient {
                 instance.records = [:]
                 instance.reported = nil
                 lookUp(key, host: host, core)
-            } else {
-                reportAddresses(key)
+            } else if instance.reported != nil {
+                reportAddresses(key)         // same host, maybe a new port
             }
         case .failed:
             instance.resolveOp = nil
@@ -185,6 +190,18 @@ final class BrowseEngine: LoopClient {
                 list.removeAll { $0 == data }
             }
             instance.records[type] = list
+            if instance.reported == nil && instance.records.count < 2 {
+                if instance.settleTimer == nil {
+                    instance.settleTimer = core.schedule(after: Self.addressSettle) { [weak self] _ in
+                        guard let self, let instance = self.instances[key] else { return }
+                        instance.settleTimer = nil
+                        self.reportAddresses(key)
+                    }
+                }
+                return
+            }
+            core.cancelTimer(instance.settleTimer)
+            instance.settleTimer = nil
             reportAddresses(key)
         case .failed:
             retryLater(key, core)
@@ -224,6 +241,7 @@ final class BrowseEngine: LoopClient {
         core.cancel(instance.resolveOp)
         for q in instance.queries { core.cancel(q) }
         core.cancelTimer(instance.retryTimer)
+        core.cancelTimer(instance.settleTimer)
     }
 
     /// The responder went away: drop everything, say so, try again later.
