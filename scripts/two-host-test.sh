@@ -77,7 +77,9 @@ avahi_escaped() {
 advertise() {
     local h=$1 out=$2 session=$3 name=$4 port=$5
     host_spawn "$h" "$out" "$BIN" advertise --quiet --session "$session" --name "$name" --port "$port"
-    wait_for "$out" '^registered ' 10 || { cat "$out" >&2; fail "advertise \"$name\" did not register on host $h"; }
+    wait_for "$out" '^registered ' 10 || { cat "$out" >&2; fail "advertise \"$name\" did not register on host $h"; return 1; }
+    # The binary silences Avahi's compat warning itself (lib.sh removes AVAHI_COMPAT_NOWARN).
+    ! grep -q 'WARNING' "$out" || { cat "$out" >&2; fail "the Bonjour compat warning was printed"; }
 }
 
 LOGS=""   # per-case scratch directory

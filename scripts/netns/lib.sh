@@ -132,12 +132,12 @@ host_holder() { cat "$(host_state "$1")/holder.pid"; }
 
 host_run() { # A|B CMD...
     local h=$1; shift
-    env -u DBUS_SYSTEM_BUS_ADDRESS AVAHI_COMPAT_NOWARN=1 nsenter -t "$(host_holder "$h")" -m -n -- "$@"
+    env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN nsenter -t "$(host_holder "$h")" -m -n -- "$@"
 }
 
 host_spawn() { # A|B OUTFILE CMD...
     local h=$1 out=$2; shift 2
-    env -u DBUS_SYSTEM_BUS_ADDRESS AVAHI_COMPAT_NOWARN=1 nsenter -t "$(host_holder "$h")" -m -n -- "$@" >"$out" 2>&1 &
+    env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN nsenter -t "$(host_holder "$h")" -m -n -- "$@" >"$out" 2>&1 &
     SPAWNED=$!
     # comm is env, then nsenter, then the command itself (each execs the next).
     NETNS_PIDS+=("$SPAWNED:$(basename "$1" | cut -c1-15)|env|nsenter")
