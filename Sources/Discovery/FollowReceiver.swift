@@ -16,6 +16,20 @@ public import SystemIO
 /// new destination is emitted (``Action/sendTo(_:receiver:)``) without a restart. A different
 /// receiver is followed only when no name was given, it is the only one, and the previous one has
 /// been gone for ``Configuration/switchGrace``.
+///
+/// Wiring, in a poll loop (what `control` does; `BrowseLoop` does the same without sending):
+/// ```swift
+/// let mailbox = try EventMailbox<BrowserEvent>()
+/// let browser = try SessionBrowser(session: id, onEvent: mailbox.post)   // DiscoveryError → .userFacing()
+/// var follow = FollowReceiver(.init(session: id, receiverName: receiverOption), now: .now)
+/// // poll mailbox.descriptor (+ your sockets) until min(next send, follow.nextDeadline); then:
+/// for event in mailbox.drain() { act(follow.handle(event, now: .now)) }
+/// act(follow.tick(now: .now))
+/// // act: .sendTo(address, r) → send there every SendCadence.plan(requestedRateHz:, receiver: r.announcement.timing).period
+/// //      .stopSending → stop; .ambiguous(list) → print BrowseListing.describe(each), exit 6
+/// //      .state(name, s) → log; status line: follow.summary
+/// // after each datagram to follow.destination: act(follow.packetSent(now: .now))
+/// ```
 public struct FollowReceiver: Sendable {
     /// GameKit's GKPeerConnectionState, as this controller sees each receiver.
     public enum PeerState: String, Equatable, Sendable {
