@@ -180,6 +180,9 @@ netns_cleanup() {
         done
     fi
     for ns in "${NETNS_MADE[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+    # A veth end still in the machine's namespace (set-up failed before moving it) goes too.
+    ip link show "$VETH_A" >/dev/null 2>&1 && ip link del "$VETH_A" 2>/dev/null
+    ip link show "$VETH_B" >/dev/null 2>&1 && ip link del "$VETH_B" 2>/dev/null
     [ -n "$STATE_ROOT" ] && rm -rf "$STATE_ROOT"
     exit "$status"
 }
