@@ -264,3 +264,51 @@ func session(_ s: String = "KLabRemoteSample") -> SessionID {
         #expect(changes.count == 2)
     }
 }
+
+import PropertyBased
+
+@Suite struct FollowReceiverProperties {
+    /// Random sequences of discovery events (receivers appearing on random ports and interfaces,
+    /// leaving, a responder restart, time passing, packets sent): the machine never traps, and
+    /// what it follows is always consistent with what it knows.
+    @Test(arguments: [nil, "r1"] as [String?])
+    func followingStaysConsistent(receiverName: String?) async {
+        await propertyCheck(count: 400, input: Gen<UInt8>.value().array(of: 0...90)) { script in
+            let clock = Clock()
+            var f = FollowReceiver(.init(session: session(), receiverName: receiverName), now: clock.at(0))
+            var ms = 0
+            var i = 0
+            while i + 2 < script.count {
+                let (op, who, arg) = (script[i] % 8, Int(script[i + 1] % 3), script[i + 2])
+                i += 3
+                ms += Int(arg) * 10
+                let r = FakeReceiver(name: "r\(who)", peer: "p\(who)", interface: UInt32(1 + arg % 2),
+                                     ip: [198, 18, 0, 1 + UInt8(who)], port: 45000 + UInt16(arg % 4))
+                let now = clock.at(ms)
+                switch op {
+                case 0, 1: _ = f.feed(r.appears, at: now)
+                case 2: _ = f.handle(r.leaves, now: now)
+                case 3: _ = f.handle(.resolved(r.key, host: "h.local.", port: r.port, txt: r.txt), now: now)
+                case 4: _ = f.packetSent(now: now)
+                case 5: _ = f.handle(arg % 2 == 0 ? .responderLost(retryIn: .seconds(1)) : .responderBack, now: now)
+                case 6: _ = f.handle(.addresses(r.key, []), now: now)
+                default: _ = f.tick(now: now)
+                }
+                #expect((f.followed == nil) == (f.destination == nil))
+                if let followed = f.followed {
+                    let known = f.directory.receiver(named: followed)
+                    #expect(known != nil)
+                    #expect(known?.destination == f.destination)
+                    #expect(f.states[followed] == .connecting || f.states[followed] == .connected)
+                    if let receiverName { #expect(followed == receiverName) }
+                }
+                if let deadline = f.nextDeadline, deadline <= now {
+                    // A deadline in the past means tick() has work: after it, it must be gone
+                    // (a caller polling until nextDeadline would otherwise spin).
+                    _ = f.tick(now: now)
+                    #expect(f.nextDeadline.map { $0 > now } ?? true)
+                }
+            }
+        }
+    }
+}
