@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "SystemIO"),
         .target(name: "SerialTTY", dependencies: ["SystemIO"]),
         .target(name: "ALSAMIDI", dependencies: ["CALSA", "SystemIO"]),
-        .target(name: "Discovery", dependencies: ["CDNSSD", "SystemIO"]),
+        .target(name: "Discovery", dependencies: ["CDNSSD", "SystemIO", "Console"]),
         .target(name: "Gamepad", dependencies: ["CSDL2", "RemoteWire", "SystemIO", "Console", tomlKit]),
         .target(name: "Console", dependencies: ["SystemIO", logging]),
 
@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "ReceiverTests",
                     dependencies: ["Receiver", "RemoteWire", "BoardLink", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "ControllerTests", dependencies: ["Controller", "RemoteWire", "TestSupport"]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "TestSupport"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "SystemIO", "Console", "TestSupport", propertyBased]),
         .testTarget(name: "GamepadTests", dependencies: ["Gamepad", "RemoteWire", "SystemIO", "Console", "TestSupport", propertyBased]),
         .testTarget(name: "ClassroomTests", dependencies: ["Classroom", "RemoteWire", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RemoteWire", "SystemIO", "TestSupport"]),

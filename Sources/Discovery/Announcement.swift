@@ -1,0 +1,172 @@
+// Pure: standard library only. What a receiver says about itself in its TXT record
+// (Protocol.md §6): v, session, peer, name, failsafe, rate.
+
+/// The receiver's timing contract: how long silence may last before it stops the motors, and how
+/// often it expects a packet. A controller derives its resend period from it (``SendCadence``).
+public struct TimingContract: Equatable, Hashable, Sendable, CustomStringConvertible {
+    public var failsafeMilliseconds: Int
+    public var rateHz: Int
+
+    public init(failsafeMilliseconds: Int, rateHz: Int) {
+        self.failsafeMilliseconds = failsafeMilliseconds
+        self.rateHz = rateHz
+    }
+
+    /// What a receiver announces by default, and what a controller assumes when the keys are absent.
+    public static let standard = TimingContract(failsafeMilliseconds: 250, rateHz: 50)
+    /// Values outside these ranges are treated as absent (``standard`` applies, with a note).
+    public static let failsafeRange = 1...600_000
+    public static let rateRange = 1...10_000
+
+    public var failsafe: Duration { .milliseconds(failsafeMilliseconds) }
+    public var description: String { "failsafe \(failsafeMilliseconds) ms, rate \(rateHz) Hz" }
+}
+
+public struct ReceiverAnnouncement: Equatable, Hashable, Sendable {
+    /// The protocol version this build speaks (TXT `v`).
+    public static let protocolVersion = 1
+
+    public var version: Int
+    /// The full session ID, compared byte for byte by controllers.
+    public var session: String
+    /// Unique per receiver process (may be empty for a receiver announced by hand).
+    public var peer: String
+    /// The name a person gave the receiver (TXT `name`); the instance name may differ after a
+    /// rename on a clash ("robot #2").
+    public var displayName: String
+    public var timing: TimingContract
+
+    public init(session: SessionID, peer: String, displayName: String, timing: TimingContract = .standard) {
+        self.version = Self.protocolVersion
+        self.session = session.text
+        self.peer = peer
+        self.displayName = displayName
+        self.timing = timing
+    }
+
+    init(version: Int, session: String, peer: String, displayName: String, timing: TimingContract) {
+        self.version = version
+        self.session = session
+        self.peer = peer
+        self.displayName = displayName
+        self.timing = timing
+    }
+
+    /// The TXT record, keys in the documented order. A display name too long for one TXT string
+    /// is shortened (on a character boundary) rather than refused.
+    public var txtRecord: TXTRecord {
+        var txt = TXTRecord()
+        // Keys are valid constants and every value is bounded, so these cannot throw; `try?`
+        // keeps that an invariant rather than a crash.
+        try? txt.set("v", String(version))
+        try? txt.set("session", session)
+        try? txt.set("peer", Self.fit(peer, in: 255 - "peer=".utf8.count))
+        try? txt.set("name", Self.fit(displayName, in: 255 - "name=".utf8.count))
+        try? txt.set("failsafe", String(timing.failsafeMilliseconds))
+        try? txt.set("rate", String(timing.rateHz))
+        return txt
+    }
+
+    /// Reads an announcement out of a TXT record. Missing or broken `failsafe`/`rate` fall back
+    /// to ``TimingContract/standard`` with a note; a missing or foreign `v`, or no `session`,
+    /// make the record unusable.
+    public static func read(_ txt: TXTRecord) -> AnnouncementReading {
+        guard let vText = txt.text("v") else { return .unusable("no protocol version (TXT v=)") }
+        guard let version = Int(vText) else { return .unusable("protocol version \"\(vText)\" is not a number") }
+        guard version == protocolVersion else {
+            return .unusable("speaks protocol version \(version); this build speaks \(protocolVersion)")
+        }
+        guard let session = txt.text("session") else { return .unusable("no session (TXT session=)") }
+        var notes: [String] = []
+        var timing = TimingContract.standard
+        func number(_ key: String, in range: ClosedRange<Int>, default value: Int) -> Int {
+            guard let text = txt.text(key) else {
+                notes.append("no \(key)=, assuming \(value)")
+                return value
+            }
+            guard let n = Int(text), range.contains(n) else {
+                notes.append("\(key)=\(text) is not a number in \(range.lowerBound)...\(range.upperBound), assuming \(value)")
+                return value
+            }
+            return n
+        }
+        timing.failsafeMilliseconds = number("failsafe", in: TimingContract.failsafeRange,
+                                             default: TimingContract.standard.failsafeMilliseconds)
+        timing.rateHz = number("rate", in: TimingContract.rateRange, default: TimingContract.standard.rateHz)
+        let announcement = ReceiverAnnouncement(version: version, session: session, peer: txt.text("peer") ?? "",
+                                                displayName: txt.text("name") ?? "", timing: timing)
+        return .usable(announcement, notes: notes)
+    }
+
+    static func fit(_ s: String, in bytes: Int) -> String {
+        if s.utf8.count <= bytes { return s }
+        var out = ""
+        for ch in s {
+            if out.utf8.count + String(ch).utf8.count > bytes { break }
+            out.append(ch)
+        }
+        return out
+    }
+}
+
+public enum AnnouncementReading: Equatable, Sendable {
+    /// Usable; `notes` say what was assumed (e.g. a missing `rate`).
+    case usable(ReceiverAnnouncement, notes: [String])
+    /// Not a receiver this build can drive; the reason is one short phrase.
+    case unusable(String)
+}
+
+/// How often a controller sends, given what it was asked for and the receiver's contract.
+///
+/// Rules (Protocol.md §6, "Timing contract"), all as periods, the shortest wins:
+/// 1. the user's `--rate` (never send slower than asked),
+/// 2. the receiver's expected rate (`rate=`),
+/// 3. a fifth of the receiver's failsafe (`failsafe=`): five packets per failsafe window, so
+///    four in a row may be lost before the receiver stops the motors,
+/// 4. 50 Hz when neither the user nor a receiver said anything.
+/// The result is never shorter than ``minimumPeriod``; when that floor breaks rule 3 the plan
+/// says so (``honoursFailsafe`` false) and the caller warns.
+public struct SendCadence: Equatable, Sendable {
+    public enum Bound: String, Equatable, Sendable {
+        case requestedRate = "your --rate"
+        case receiverRate = "the receiver's rate"
+        case failsafe = "the receiver's failsafe"
+        case standard = "the standard rate"
+        case floor = "the fastest rate this controller sends"
+    }
+
+    public static let packetsPerFailsafe = 5
+    public static let minimumPeriod: Duration = .milliseconds(2)
+    public static let standardRateHz = 50
+
+    public let period: Duration
+    /// Which rule set the period.
+    public let boundBy: Bound
+    /// True when at least ``packetsPerFailsafe`` packets fit in the receiver's failsafe window
+    /// (always true without a receiver contract).
+    public let honoursFailsafe: Bool
+
+    public static func plan(requestedRateHz: Int?, receiver: TimingContract?) -> SendCadence {
+        var candidates: [(Duration, Bound)] = []
+        if let r = requestedRateHz, r > 0 { candidates.append((.seconds(1) / r, .requestedRate)) }
+        if let c = receiver {
+            if c.rateHz > 0 { candidates.append((.seconds(1) / c.rateHz, .receiverRate)) }
+            if c.failsafeMilliseconds > 0 {
+                candidates.append((.milliseconds(c.failsafeMilliseconds) / packetsPerFailsafe, .failsafe))
+            }
+        }
+        if candidates.isEmpty { candidates.append((.seconds(1) / standardRateHz, .standard)) }
+        // The first of equal periods wins, so ties name the user's request first.
+        var best = candidates[0]
+        for c in candidates.dropFirst() where c.0 < best.0 { best = c }
+        if best.0 < minimumPeriod { best = (minimumPeriod, .floor) }
+        let honours = receiver.map { best.0 * packetsPerFailsafe <= $0.failsafe } ?? true
+        return SendCadence(period: best.0, boundBy: best.1, honoursFailsafe: honours)
+    }
+
+    /// The period as a whole rate for display (rounded), e.g. 50.
+    public var rateHz: Int {
+        let ns = period.components.seconds * 1_000_000_000 + period.components.attoseconds / 1_000_000_000
+        return ns > 0 ? Int((1_000_000_000 + ns / 2) / ns) : 0
+    }
+}

@@ -1,0 +1,290 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CDNSSD
+import SystemIO
+
+/// What a dns_sd callback said, copied out of C memory before the callback returns.
+enum Reply {
+    case registered(name: String)
+    case browsed(added: Bool, interface: UInt32, name: String, type: String, domain: String)
+    case resolved(interface: UInt32, host: String, port: UInt16, txt: [UInt8])
+    case record(added: Bool, interface: UInt32, type: UInt16, data: [UInt8])
+    /// The operation failed (the callback's errorCode, or DNSServiceProcessResult's); it has
+    /// already been deallocated when the handler sees this.
+    case failed(code: Int32)
+}
+
+typealias OperationID = UInt64
+
+/// The retained context handed to C: the handler of one operation. Released exactly once, after
+/// its ref is deallocated (no callback can come after that).
+final class CallbackContext {
+    let id: OperationID
+    /// Set to nil on cancel, so a callback already queued in the same ProcessResult is dropped.
+    var handler: ((Reply) -> Void)?
+
+    init(id: OperationID, handler: @escaping (Reply) -> Void) {
+        self.id = id
+        self.handler = handler
+    }
+
+    func deliver(_ reply: Reply) { handler?(reply) }
+}
+
+/// Something that lives on the loop thread and can be told to stop (a browser or advertiser engine).
+protocol LoopClient: AnyObject {
+    func stop(_ core: LoopCore)
+}
+
+/// Everything that touches dns_sd. Lives on the loop thread only and never leaves it.
+final class LoopCore {
+    private struct Operation {
+        let ref: DNSServiceRef
+        let fd: Int32
+        let context: Unmanaged<CallbackContext>
+        let call: String
+    }
+
+    private struct Timer {
+        let id: UInt64
+        let deadline: ContinuousClock.Instant
+        let action: (LoopCore) -> Void
+    }
+
+    let inbox: LoopInbox
+    private var operations: [OperationID: Operation] = [:]
+    private var timers: [Timer] = []
+    private var clients: [UInt64: any LoopClient] = [:]
+    private var nextID: UInt64 = 1
+    /// True inside DNSServiceProcessResult: deallocation waits until it returns.
+    private var dispatching = false
+    private var retired: [Operation] = []
+
+    init(inbox: LoopInbox) { self.inbox = inbox }
+
+    private func makeID() -> UInt64 {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    // MARK: The loop
+
+    func run() {
+        var closed = false
+        while !closed {
+            let (jobs, isClosed) = inbox.take()
+            for job in jobs { job(self) }
+            closed = isClosed
+            if closed { break }
+            runDueTimers()
+            let ids = Array(operations.keys)
+            var watched: [(fd: Int32, events: Poller.Events)] = [(inbox.wake.descriptor.rawValue, .readable)]
+            for id in ids { if let op = operations[id] { watched.append((op.fd, .readable)) } }
+            let deadline = timers.map(\.deadline).min()
+            let ready: [Poller.Events]
+            do {
+                ready = try Poller.wait(watched, until: deadline)
+            } catch {
+                // poll itself failed (not EINTR): every reply socket is suspect. Fail them all
+                // rather than spin.
+                for id in ids { fail(id, code: DiscoveryError.unknownCode) }
+                continue
+            }
+            if !ready[0].isEmpty { inbox.wake.clear() }
+            for (i, id) in ids.enumerated() where !ready[i + 1].isEmpty {
+                guard let op = operations[id] else { continue }   // cancelled by an earlier callback
+                if ready[i + 1].contains(.readable) {
+                    dispatching = true
+                    let status = DNSServiceProcessResult(op.ref)
+                    dispatching = false
+                    if status != 0 { fail(id, code: status) }
+                } else {
+                    // Hang-up without data: the library's end is gone. ProcessResult would
+                    // report "read() failed: EOF" on stderr, so do not call it.
+                    fail(id, code: DiscoveryError.unknownCode)
+                }
+                deallocateRetired()
+            }
+        }
+        // Shut down: withdraw everything still registered, browse or resolving.
+        for client in clients.values { client.stop(self) }
+        clients.removeAll()
+        for id in Array(operations.keys) { cancel(id) }
+        timers.removeAll()
+    }
+
+    // MARK: Clients and timers
+
+    func adopt(_ client: any LoopClient) -> UInt64 {
+        let id = makeID()
+        clients[id] = client
+        return id
+    }
+
+    func stopClient(_ id: UInt64) {
+        guard let client = clients.removeValue(forKey: id) else { return }
+        client.stop(self)
+    }
+
+    @discardableResult
+    func schedule(after delay: Duration, _ action: @escaping (LoopCore) -> Void) -> UInt64 {
+        let id = makeID()
+        timers.append(Timer(id: id, deadline: .now + delay, action: action))
+        return id
+    }
+
+    func cancelTimer(_ id: UInt64?) {
+        guard let id else { return }
+        timers.removeAll { $0.id == id }
+    }
+
+    private func runDueTimers() {
+        let now = ContinuousClock.now
+        let due = timers.filter { $0.deadline <= now }
+        timers.removeAll { $0.deadline <= now }
+        for t in due { t.action(self) }
+    }
+
+    // MARK: Operations
+
+    /// Stops an operation: its handler gets nothing more; the ref is deallocated now, or right
+    /// after the current DNSServiceProcessResult returns. Safe to call twice.
+    func cancel(_ id: OperationID?) {
+        guard let id, let op = operations.removeValue(forKey: id) else { return }
+        op.context.takeUnretainedValue().handler = nil
+        retired.append(op)
+        if !dispatching { deallocateRetired() }
+    }
+
+    private func fail(_ id: OperationID, code: Int32) {
+        guard let op = operations[id] else { return }
+        let context = op.context.takeUnretainedValue()
+        let handler = context.handler
+        cancel(id)
+        handler?(.failed(code: code))
+    }
+
+    private func deallocateRetired() {
+        let done = retired
+        retired.removeAll()
+        for op in done {
+            DNSServiceRefDeallocate(op.ref)      // joins the library's thread: no callback after this
+            op.context.release()
+        }
+    }
+
+    /// Creates one operation: `start` calls the dns_sd function with the context pointer.
+    private func start(_ call: String, handler: @escaping (Reply) -> Void,
+                       _ body: (UnsafeMutablePointer<DNSServiceRef?>, UnsafeMutableRawPointer) -> DNSServiceErrorType)
+        throws(DiscoveryError) -> OperationID {
+        let id = makeID()
+        let context = Unmanaged.passRetained(CallbackContext(id: id, handler: { [weak self] reply in
+            // A callback's error ends the operation: deallocate it before the handler reacts.
+            if case .failed = reply { self?.cancel(id) }
+            handler(reply)
+        }))
+        var ref: DNSServiceRef?
+        let status = body(&ref, context.toOpaque())
+        guard status == 0, let ref else {
+            context.release()
+            if status == DiscoveryError.unknownCode { throw .noResponder(call: call) }
+            throw .failed(call: call, code: status)
+        }
+        let fd = DNSServiceRefSockFD(ref)
+        guard fd >= 0 else {
+            DNSServiceRefDeallocate(ref)
+            context.release()
+            throw .failed(call: "DNSServiceRefSockFD", code: DiscoveryError.unknownCode)
+        }
+        operations[id] = Operation(ref: ref, fd: fd, context: context, call: call)
+        return id
+    }
+
+    /// DNSServiceRegister on every interface; `name` nil lets the daemon use the host name.
+    /// `type` may carry one subtype as `_type._udp,_sub` (the form Avahi's compat takes).
+    func register(name: String?, type: String, port: UInt16, txt: [UInt8],
+                  handler: @escaping (Reply) -> Void) throws(DiscoveryError) -> OperationID {
+        try start("DNSServiceRegister", handler: handler) { ref, context in
+            txt.withUnsafeBytes { bytes in
+                // Flags must be 0: Avahi refuses every other value (kDNSServiceErr_Unsupported).
+                DNSServiceRegister(ref, 0, 0, name, type, nil, nil, port.bigEndian, UInt16(clamping: bytes.count),
+                                   bytes.baseAddress, registerReply, context)
+            }
+        }
+    }
+
+    func browse(type: String, handler: @escaping (Reply) -> Void) throws(DiscoveryError) -> OperationID {
+        try start("DNSServiceBrowse", handler: handler) { ref, context in
+            DNSServiceBrowse(ref, 0, 0, type, nil, browseReply, context)
+        }
+    }
+
+    func resolve(name: String, type: String, domain: String, interface: UInt32,
+                 handler: @escaping (Reply) -> Void) throws(DiscoveryError) -> OperationID {
+        try start("DNSServiceResolve", handler: handler) { ref, context in
+            DNSServiceResolve(ref, 0, interface, name, type, domain, resolveReply, context)
+        }
+    }
+
+    /// A (1) or AAAA (28) records of `host` on one interface; stays open and reports additions
+    /// and removals. Avahi's compat has no DNSServiceGetAddrInfo: this is the way to addresses.
+    func queryRecord(host: String, type: UInt16, interface: UInt32,
+                     handler: @escaping (Reply) -> Void) throws(DiscoveryError) -> OperationID {
+        try start("DNSServiceQueryRecord", handler: handler) { ref, context in
+            DNSServiceQueryRecord(ref, 0, interface, host, type, UInt16(kDNSServiceClass_IN), recordReply, context)
+        }
+    }
+}
+
+// MARK: - C callbacks (file scope, no captures: they reach Swift through the context)
+
+private func context(_ raw: UnsafeMutableRawPointer?) -> CallbackContext? {
+    guard let raw else { return nil }
+    return Unmanaged<CallbackContext>.fromOpaque(raw).takeUnretainedValue()
+}
+
+private func text(_ p: UnsafePointer<CChar>?) -> String {
+    guard let p else { return "" }
+    return String(cString: p)
+}
+
+private func registerReply(_ ref: DNSServiceRef?, _ flags: DNSServiceFlags, _ error: DNSServiceErrorType,
+                           _ name: UnsafePointer<CChar>?, _ type: UnsafePointer<CChar>?,
+                           _ domain: UnsafePointer<CChar>?, _ raw: UnsafeMutableRawPointer?) {
+    guard let ctx = context(raw) else { return }
+    ctx.deliver(error == 0 ? .registered(name: text(name)) : .failed(code: error))
+}
+
+private func browseReply(_ ref: DNSServiceRef?, _ flags: DNSServiceFlags, _ interface: UInt32,
+                         _ error: DNSServiceErrorType, _ name: UnsafePointer<CChar>?,
+                         _ type: UnsafePointer<CChar>?, _ domain: UnsafePointer<CChar>?,
+                         _ raw: UnsafeMutableRawPointer?) {
+    guard let ctx = context(raw) else { return }
+    guard error == 0 else { ctx.deliver(.failed(code: error)); return }
+    ctx.deliver(.browsed(added: flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0, interface: interface,
+                         name: text(name), type: text(type), domain: text(domain)))
+}
+
+private func resolveReply(_ ref: DNSServiceRef?, _ flags: DNSServiceFlags, _ interface: UInt32,
+                          _ error: DNSServiceErrorType, _ fullName: UnsafePointer<CChar>?,
+                          _ host: UnsafePointer<CChar>?, _ port: UInt16, _ txtLength: UInt16,
+                          _ txt: UnsafePointer<UInt8>?, _ raw: UnsafeMutableRawPointer?) {
+    guard let ctx = context(raw) else { return }
+    guard error == 0 else { ctx.deliver(.failed(code: error)); return }
+    let bytes = txt.map { Array(UnsafeBufferPointer(start: $0, count: Int(txtLength))) } ?? []
+    ctx.deliver(.resolved(interface: interface, host: text(host), port: UInt16(bigEndian: port), txt: bytes))
+}
+
+private func recordReply(_ ref: DNSServiceRef?, _ flags: DNSServiceFlags, _ interface: UInt32,
+                         _ error: DNSServiceErrorType, _ fullName: UnsafePointer<CChar>?,
+                         _ type: UInt16, _ rrclass: UInt16, _ length: UInt16, _ data: UnsafeRawPointer?,
+                         _ ttl: UInt32, _ raw: UnsafeMutableRawPointer?) {
+    guard let ctx = context(raw) else { return }
+    guard error == 0 else { ctx.deliver(.failed(code: error)); return }
+    let bytes = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
+    ctx.deliver(.record(added: flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0, interface: interface,
+                        type: type, data: bytes))
+}

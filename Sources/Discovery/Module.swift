@@ -1,1 +1,0 @@
-// Discovery: filled in by its issue.

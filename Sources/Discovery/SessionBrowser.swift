@@ -1,0 +1,271 @@
+import SystemIO
+
+/// Browses one session's receivers and reports them as ``BrowserEvent``s: each instance is
+/// resolved (SRV + TXT) and its host's A and AAAA records are looked up on the interface it was
+/// found on, all kept open while it is there, so a new port or address is reported as it
+/// happens.
+///
+/// The handler runs on the loop thread (see ``DNSServiceLoop``); an ``EventMailbox`` hands the
+/// events to a poll loop. When the responder dies mid-session the browser reports
+/// ``BrowserEvent/responderLost(retryIn:)``, deallocates everything and retries with back-off
+/// (1, 2, 4 … 30 s) until ``BrowserEvent/responderBack``.
+public final class SessionBrowser: Sendable {
+    public let session: SessionID
+    private let loop: DNSServiceLoop
+    private let clientID: UInt64
+
+    /// Starts browsing. Throws ``DiscoveryError/noResponder(call:)`` at once when no mDNS
+    /// responder is reachable.
+    public init(session: SessionID, loop: DNSServiceLoop? = nil,
+                onEvent: @escaping @Sendable (BrowserEvent) -> Void) throws(DiscoveryError) {
+        let loop = try DNSServiceLoop.given(loop)
+        self.session = session
+        self.loop = loop
+        let type = session.browseType
+        clientID = try loop.perform("DNSServiceBrowse") { (core) throws(DiscoveryError) -> UInt64 in
+            let engine = BrowseEngine(type: type, emit: onEvent)
+            try engine.start(core)
+            return core.adopt(engine)
+        }
+    }
+
+    deinit { stop() }
+
+    /// Stops browsing and deallocates every operation. Idempotent; may be called from a handler.
+    public func stop() {
+        let id = clientID
+        if loop.isLoopThread {
+            loop.post { $0.stopClient(id) }
+        } else {
+            _ = try? loop.perform("stop") { core in core.stopClient(id) }
+        }
+    }
+}
+
+/// The browser's state, on the loop thread only.
+final class BrowseEngine: LoopClient {
+    private final class Instance {
+        var found = 0                  // browse adds minus removes (one per IPv4/IPv6 protocol)
+        var type = SessionID.serviceType + "."
+        var domain = "local."
+        var resolveOp: OperationID?
+        var resolved: (host: String, port: UInt16, txt: [UInt8])?
+        var queries: [OperationID] = []
+        var records: [UInt16: [[UInt8]]] = [:]   // rrtype → rdata, in arrival order
+        var reported: [SocketAddress]?
+        var retryTimer: UInt64?
+        var settleTimer: UInt64?
+    }
+
+    private let type: String
+    private let emit: @Sendable (BrowserEvent) -> Void
+    private var browseOp: OperationID?
+    private var instances: [ServiceKey: Instance] = [:]
+    private var backoff = Backoff()
+    private var retryTimer: UInt64?
+    private var stopped = false
+
+    /// How long to wait before resolving again after a resolve or lookup failed on its own (a
+    /// timeout maps to the same -65537 as a dead daemon in Avahi's compat layer).
+    static let operationRetry: Duration = .seconds(1)
+    /// The first address set of an instance waits until both A and AAAA have answered, or this
+    /// long after the first answer: otherwise a link-local AAAA arriving 1 ms before the A
+    /// record would be reported (and followed) first, then replaced.
+    static let addressSettle: Duration = .milliseconds(100)
+
+    init(type: String, emit: @escaping @Sendable (BrowserEvent) -> Void) {
+        self.type = type
+        self.emit = emit
+    }
+
+    func start(_ core: LoopCore) throws(DiscoveryError) {
+        browseOp = try core.browse(type: type) { [weak self, unowned core] reply in
+            self?.browsed(reply, core)
+        }
+    }
+
+    func stop(_ core: LoopCore) {
+        stopped = true
+        core.cancelTimer(retryTimer)
+        core.cancel(browseOp)
+        browseOp = nil
+        for key in Array(instances.keys) { forget(key, core) }
+    }
+
+    private func browsed(_ reply: Reply, _ core: LoopCore) {
+        switch reply {
+        case .browsed(let added, let interface, let name, let type, let domain):
+            let key = ServiceKey(name: name, interface: interface)
+            if added {
+                let instance = instances[key] ?? Instance()
+                instance.found += 1
+                instance.type = type
+                instance.domain = domain
+                instances[key] = instance
+                if instance.found == 1 {
+                    emit(.found(key))
+                    resolve(key, core)
+                }
+            } else if let instance = instances[key] {
+                instance.found -= 1
+                if instance.found <= 0 {
+                    forget(key, core)
+                    emit(.lost(key))
+                }
+            }
+        case .failed:
+            responderLost(core)
+        default:
+            break
+        }
+    }
+
+    private func resolve(_ key: ServiceKey, _ core: LoopCore) {
+        guard let instance = instances[key] else { return }
+        do {
+            instance.resolveOp = try core.resolve(name: key.name, type: instance.type, domain: instance.domain,
+                                                  interface: key.interface) { [weak self, unowned core] reply in
+                self?.resolved(key, reply, core)
+            }
+        } catch .noResponder {
+            responderLost(core)
+        } catch {
+            retryLater(key, core)
+        }
+    }
+
+    private func resolved(_ key: ServiceKey, _ reply: Reply, _ core: LoopCore) {
+        guard let instance = instances[key] else { return }
+        switch reply {
+        case .resolved(_, let host, let port, let txt):
+            let previous = instance.resolved
+            instance.resolved = (host, port, txt)
+            if previous?.host != host || previous?.port != port || previous?.txt != txt {
+                emit(.resolved(key, host: host, port: port, txt: txt))
+            }
+            if previous?.host != host {
+                for q in instance.queries { core.cancel(q) }
+                instance.queries = []
+                instance.records = [:]
+                instance.reported = nil
+                lookUp(key, host: host, core)
+            } else if instance.reported != nil {
+                reportAddresses(key)         // same host, maybe a new port
+            }
+        case .failed:
+            instance.resolveOp = nil
+            retryLater(key, core)
+        default:
+            break
+        }
+    }
+
+    private func lookUp(_ key: ServiceKey, host: String, _ core: LoopCore) {
+        guard let instance = instances[key] else { return }
+        for rrtype: UInt16 in [1, 28] {       // A, AAAA
+            do {
+                let op = try core.queryRecord(host: host, type: rrtype, interface: key.interface) { [weak self, unowned core] reply in
+                    self?.recorded(key, rrtype, reply, core)
+                }
+                instance.queries.append(op)
+            } catch .noResponder {
+                responderLost(core)
+                return
+            } catch {
+                retryLater(key, core)
+                return
+            }
+        }
+    }
+
+    private func recorded(_ key: ServiceKey, _ rrtype: UInt16, _ reply: Reply, _ core: LoopCore) {
+        guard let instance = instances[key] else { return }
+        switch reply {
+        case .record(let added, _, let type, let data):
+            guard type == rrtype, data.count == (type == 1 ? 4 : 16) else { return }
+            var list = instance.records[type] ?? []
+            if added {
+                if !list.contains(data) { list.append(data) }
+            } else {
+                list.removeAll { $0 == data }
+            }
+            instance.records[type] = list
+            if instance.reported == nil && instance.records.count < 2 {
+                if instance.settleTimer == nil {
+                    instance.settleTimer = core.schedule(after: Self.addressSettle) { [weak self] _ in
+                        guard let self, let instance = self.instances[key] else { return }
+                        instance.settleTimer = nil
+                        self.reportAddresses(key)
+                    }
+                }
+                return
+            }
+            core.cancelTimer(instance.settleTimer)
+            instance.settleTimer = nil
+            reportAddresses(key)
+        case .failed:
+            retryLater(key, core)
+        default:
+            break
+        }
+    }
+
+    private func reportAddresses(_ key: ServiceKey) {
+        guard let instance = instances[key], let port = instance.resolved?.port else { return }
+        let raw = (instance.records[1] ?? []) + (instance.records[28] ?? [])
+        let addresses = raw.compactMap { SocketAddress(addressBytes: $0, port: port, scopeID: key.interface) }
+        guard addresses != instance.reported else { return }
+        instance.reported = addresses
+        emit(.addresses(key, addresses))
+    }
+
+    /// A resolve or lookup failed on its own: start the instance's operations again shortly.
+    private func retryLater(_ key: ServiceKey, _ core: LoopCore) {
+        guard let instance = instances[key], instance.retryTimer == nil else { return }
+        core.cancel(instance.resolveOp)
+        instance.resolveOp = nil
+        for q in instance.queries { core.cancel(q) }
+        instance.queries = []
+        instance.retryTimer = core.schedule(after: Self.operationRetry) { [weak self] core in
+            guard let self, let instance = self.instances[key] else { return }
+            instance.retryTimer = nil
+            instance.resolved = nil          // so the next resolve restarts the lookups
+            instance.records = [:]
+            instance.reported = nil
+            self.resolve(key, core)
+        }
+    }
+
+    private func forget(_ key: ServiceKey, _ core: LoopCore) {
+        guard let instance = instances.removeValue(forKey: key) else { return }
+        core.cancel(instance.resolveOp)
+        for q in instance.queries { core.cancel(q) }
+        core.cancelTimer(instance.retryTimer)
+        core.cancelTimer(instance.settleTimer)
+    }
+
+    /// The responder went away: drop everything, say so, try again later.
+    private func responderLost(_ core: LoopCore) {
+        guard !stopped, retryTimer == nil else { return }
+        core.cancel(browseOp)
+        browseOp = nil
+        for key in Array(instances.keys) { forget(key, core) }
+        let delay = backoff.nextDelay()
+        emit(.responderLost(retryIn: delay))
+        scheduleRetry(after: delay, core)
+    }
+
+    private func scheduleRetry(after delay: Duration, _ core: LoopCore) {
+        retryTimer = core.schedule(after: delay) { [weak self] core in
+            guard let self, !self.stopped else { return }
+            self.retryTimer = nil
+            do {
+                try self.start(core)
+                self.backoff.reset()
+                self.emit(.responderBack)
+            } catch {
+                self.scheduleRetry(after: self.backoff.nextDelay(), core)
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+// Pure: standard library only. How a session ID becomes DNS-SD names (Protocol.md §6).
+
+/// A session ID: any UTF-8 text both ends agree on ("KLabRemoteSample", "3年B組 チーム2"), as
+/// GameKit's sessionID. Receivers of a session advertise under a subtype derived from it;
+/// controllers browse that subtype and then compare the full ID carried in TXT `session=`, so a
+/// hash collision can never join two sessions.
+///
+/// Contract: the ID is used byte for byte (its UTF-8 encoding, no Unicode normalization):
+/// "café" typed as NFC and as NFD are two different sessions.
+public struct SessionID: Hashable, Sendable, CustomStringConvertible {
+    /// The service type every receiver registers (RFC 6763 §7: `_` + at most 15 characters).
+    public static let serviceType = "_analogremote._udp"
+    /// The longest ID in UTF-8 bytes: `session=` plus the ID must fit one 255-byte TXT string.
+    public static let maximumByteCount = 255 - "session=".utf8.count
+
+    public let text: String
+
+    public init(_ text: String) throws(SessionIDError) {
+        let count = text.utf8.count
+        if count == 0 { throw .empty }
+        if count > Self.maximumByteCount { throw .tooLong(byteCount: count) }
+        self.text = text
+    }
+
+    /// FNV-1a (64-bit) of the ID's UTF-8 bytes.
+    public var hash: UInt64 { FNV1a64.hash(text.utf8) }
+
+    /// `_s` + 16 lowercase hex digits of ``hash``, e.g. `_s4e8ba4ad1f4ecd4c`. A leading underscore
+    /// because `avahi-publish --sub` refuses subtypes without one.
+    public var subtype: String { "_s" + FNV1a64.hex(hash) }
+
+    /// The type string for `DNSServiceRegister`: Avahi's compat layer takes one subtype as
+    /// `type,subtype` (it rejects `subtype._sub.type` in register: -65549, measured on 0.8).
+    public var registrationType: String { Self.serviceType + "," + subtype }
+
+    /// The DNS-SD subtype browse name (RFC 6763 §7.1), the form `avahi-browse` also takes.
+    public var browseType: String { subtype + "._sub." + Self.serviceType }
+
+    public var description: String { text }
+
+    // Byte-exact, like the subtype: Swift's String == would call NFC and NFD spellings equal.
+    public static func == (a: SessionID, b: SessionID) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+    public func hash(into hasher: inout Hasher) { for b in text.utf8 { hasher.combine(b) } }
+}
+
+public enum SessionIDError: Error, Equatable, Sendable, CustomStringConvertible {
+    case empty
+    case tooLong(byteCount: Int)
+
+    public var description: String {
+        switch self {
+        case .empty: "the session ID is empty (give any text, e.g. --session KLabRemoteSample)"
+        case .tooLong(let n): "the session ID is \(n) bytes of UTF-8; at most \(SessionID.maximumByteCount) fit in a TXT record"
+        }
+    }
+}
+
+/// FNV-1a, 64-bit (Fowler–Noll–Vo): tiny, deterministic on every platform, good enough to spread
+/// session IDs over subtypes. Not a security hash: TXT `session=` is the real check.
+public enum FNV1a64 {
+    public static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+    public static let prime: UInt64 = 0x0000_0100_0000_01b3
+
+    public static func hash<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
+        var h = offsetBasis
+        for byte in bytes {
+            h ^= UInt64(byte)
+            h = h &* prime
+        }
+        return h
+    }
+
+    /// Exactly 16 lowercase hex digits, zero-padded.
+    public static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}
+
+/// A peer ID, unique per process (GameKit's peerID): 16 lowercase hex digits from the system
+/// random source. A restarted receiver gets a new one, so a controller can tell a restart.
+public enum PeerID {
+    public static func random() -> String {
+        var rng = SystemRandomNumberGenerator()
+        return FNV1a64.hex(rng.next())
+    }
+}
+
+/// Instance names (RFC 6763 §4.1.1: at most 63 bytes of UTF-8).
+public enum InstanceName {
+    public static let maximumByteCount = 63
+
+    /// `name` cut to at most 63 bytes without splitting a character.
+    public static func fitted(_ name: String) -> String {
+        if name.utf8.count <= maximumByteCount { return name }
+        var out = ""
+        for ch in name {
+            if out.utf8.count + String(ch).utf8.count > maximumByteCount { break }
+            out.append(ch)
+        }
+        return out
+    }
+
+    /// The next name to try after a clash, in Avahi's own style: "robot" → "robot #2",
+    /// "robot #2" → "robot #3". Still at most 63 bytes.
+    public static func alternative(to name: String) -> String {
+        var base = Substring(name)
+        var next = 2
+        if let hash = name.lastIndex(of: "#"), hash > name.startIndex,
+           name[name.index(before: hash)] == " ",
+           let n = Int(name[name.index(after: hash)...]), n >= 2, String(n) == name[name.index(after: hash)...] {
+            base = name[..<name.index(before: hash)]
+            next = n + 1
+        }
+        let suffix = " #\(next)"
+        return String(base).trimmedToFit(suffix) + suffix
+    }
+}
+
+extension String {
+    /// Drops trailing characters until `self + suffix` fits in an instance name.
+    fileprivate func trimmedToFit(_ suffix: String) -> String {
+        var s = self
+        while !s.isEmpty && s.utf8.count + suffix.utf8.count > InstanceName.maximumByteCount { s.removeLast() }
+        return s
+    }
+}

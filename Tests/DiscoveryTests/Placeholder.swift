@@ -1,2 +1,0 @@
-// DiscoveryTests: tests arrive with the issue that builds Discovery.
-import Testing
