@@ -13,8 +13,14 @@ public final class ChildProcess: Sendable {
 
     private final class Collected: Sendable {
         let bytes = Mutex<[UInt8]>([])
-        func append(_ data: Data) { bytes.withLock { $0.append(contentsOf: data) } }
+        /// Set when the pipe reached end of file: everything the child wrote is in `bytes`.
+        let ended = Atomic<Bool>(false)
+        func append(_ data: Data) {
+            if data.isEmpty { ended.store(true, ordering: .releasing) }
+            bytes.withLock { $0.append(contentsOf: data) }
+        }
         var text: String { bytes.withLock { String(decoding: $0, as: UTF8.self) } }
+        var isComplete: Bool { ended.load(ordering: .acquiring) }
     }
     private let inPipe: Pipe?
     public var pid: Int32 { process.processIdentifier }
@@ -43,10 +49,12 @@ public final class ChildProcess: Sendable {
         o.fileHandleForReading.readabilityHandler = { [out] h in
             let d = h.availableData
             out.append(d)
+            if d.isEmpty { h.readabilityHandler = nil }
         }
         e.fileHandleForReading.readabilityHandler = { [err] h in
             let d = h.availableData
             err.append(d)
+            if d.isEmpty { h.readabilityHandler = nil }
         }
         try process.run()
     }
@@ -76,8 +84,10 @@ public final class ChildProcess: Sendable {
         if process.isRunning { kill(process.processIdentifier, sig) }
     }
 
-    /// Waits for the process to exit; returns its status, or nil if it is still running at
-    /// `timeout` (the caller decides whether that is a failure).
+    /// Waits for the process to exit and for its output to be read to the end; returns its
+    /// status, or nil if it is still running at `timeout` (the caller decides whether that is a
+    /// failure). Trap: a child's grandchildren can hold the pipes open; after a short grace the
+    /// output read so far is what ``stdout``/``stderr`` show.
     @discardableResult
     public func wait(timeout: Duration = .seconds(10)) -> Int32? {
         let deadline = ContinuousClock.now + timeout
@@ -85,6 +95,8 @@ public final class ChildProcess: Sendable {
             if ContinuousClock.now >= deadline { return nil }
             usleep(2_000)
         }
+        let grace = ContinuousClock.now + .seconds(2)
+        while !(out.isComplete && err.isComplete) && ContinuousClock.now < grace { usleep(1_000) }
         return process.terminationStatus
     }
 
