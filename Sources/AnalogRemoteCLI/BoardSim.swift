@@ -18,13 +18,14 @@ struct BoardSim: ParsableCommand {
         LEDs at 0x0f/0x10, buzzer at 0x09/0x0a. Connect with --board serial:PATH (or \
         midi-serial:PATH with --midi). It runs until SIGINT/SIGTERM, then removes its --link.
 
-        stdout, one line at a time, each flushed at once:
-          PATH          the first line: the path to connect to (the --link path if given, else /dev/pts/N)
-          cmd LINE      with --trace: each complete command line the board took, without its terminator
-                        (bytes other than printable ASCII written as \\r \\n \\t \\0 \\\\ or \\xNN)
-          map HEX       with --trace, after each command that changed the memory map: the whole map,
-                        two lowercase hex digits per byte from address 0 (72 digits for 36 bytes)
-          overlap       with --trace: a host sent a command before the previous prompt was out
+        stdout, each line flushed at once:
+          line 1: the path to connect to (the --link path, else /dev/pts/N)
+          "cmd LINE" (--trace): each complete command line the board took,
+            without its terminator; other than printable ASCII: \\r \\n \\t \\0 \\\\ \\xNN
+          "map HEX" (--trace): after each command that changed the memory map,
+            the whole map, two lowercase hex digits per byte from address 0
+            (72 digits for 36 bytes)
+          "overlap" (--trace): a host sent a command before the last prompt
         Parsers should ignore lines they do not know.
 
         On a terminal, stderr shows the board live (motor bars, LEDs, buzzer) unless --quiet.

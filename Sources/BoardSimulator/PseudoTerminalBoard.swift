@@ -155,10 +155,16 @@ public final class PseudoTerminalBoard {
             if ready[1].contains(.readable) { return }
             if ready[0].contains(.readable) {
                 guard let bytes = try? master.read(max: 4096), !bytes.isEmpty else { continue }
-                let busy = written < lastPromptEnd || input[inputHead...].contains(where: terminators.contains)
-                if busy {
-                    overlaps += 1
-                    onEvent(.overlap, board)
+                // Busy = a complete line is in, and its prompt is not out yet. Any byte arriving
+                // while busy (including later lines of this same chunk) is an overlap.
+                var busy = written < lastPromptEnd || input[inputHead...].contains(where: terminators.contains)
+                for b in bytes {
+                    if busy {
+                        overlaps += 1
+                        onEvent(.overlap, board)
+                        break
+                    }
+                    if terminators.contains(b) { busy = true }
                 }
                 let now = ContinuousClock.now
                 if inputHead == input.count && inputClock < now { inputClock = now }

@@ -36,9 +36,10 @@ public enum SerialPort {
         t.c_cflag |= tcflag_t(CLOCAL) | tcflag_t(CREAD) | tcflag_t(CS8)
         t.c_cflag &= ~(tcflag_t(CSTOPB) | tcflag_t(PARENB) | tcflag_t(CRTSCTS))
         t.c_iflag &= ~(tcflag_t(IXON) | tcflag_t(IXOFF) | tcflag_t(IXANY))
-        // VMIN = VTIME = 0: a read returns what is there (the descriptor is non-blocking anyway).
+        // VMIN = 1, VTIME = 0. Trap: with VMIN = 0 a non-blocking read of an empty tty returns 0,
+        // not EAGAIN, and 0 is how a hung-up tty (an unplugged board) says end of file.
         withUnsafeMutableBytes(of: &t.c_cc) { cc in
-            cc[Int(VMIN)] = 0
+            cc[Int(VMIN)] = 1
             cc[Int(VTIME)] = 0
         }
         if let speed {
