@@ -17,12 +17,19 @@ import Testing
     }
     func simArguments(_ framing: Framing) -> [String] { framing == .serial ? [] : ["--midi"] }
 
+    /// The default 100 ms assumes an idle machine; these tests are not about timeouts.
+    var patient: BoardOptions {
+        var o = BoardOptions()
+        o.replyTimeout = .seconds(1)
+        return o
+    }
+
     @Test(arguments: Framing.allCases)
     func valuesReadBackWithREqualValuesWritten(framing: Framing) throws {
         let dir = try TemporaryDirectory()
         let sim = try BoardSimProcess(simArguments(framing) + ["--link", dir.path + "/board"])
         #expect(sim.path == dir.path + "/board")
-        let client = try BoardClient(spec: spec(framing, sim.path))
+        let client = try BoardClient(spec: spec(framing, sim.path), options: patient)
         defer { client.close() }
         #expect(try client.perform(.write(address: 0x22, bytes: [0x81, 0x7F])) == .done)
         #expect(try client.perform(.write(address: 0x0F, bytes: [0x64, 0xC8])) == .done)
@@ -42,7 +49,7 @@ import Testing
     func theConnectionWritesTheSafeStateFirstThenTheDesiredValues(framing: Framing) throws {
         let dir = try TemporaryDirectory()
         let sim = try BoardSimProcess(simArguments(framing) + ["--link", dir.path + "/board"])
-        let board = try BoardConnection(spec: spec(framing, sim.path), profile: .kit)
+        let board = try BoardConnection(spec: spec(framing, sim.path), profile: .kit, options: patient)
         board.setDesired(MemoryMapProfile.kit.motors(left: -100, right: 100).merging([0x0F: 255]) { $1 })
         #expect(sim.waitForMap { $0[0x22] == 0x9C && $0[0x23] == 100 && $0[0x0F] == 255 })
         #expect(Array(sim.commands.prefix(3)) == ["W 09 0000", "W 0f 0000", "W 22 0000"])
@@ -51,7 +58,7 @@ import Testing
         let sent = board.snapshot.commandsSent
         #expect(sent == sim.commands.count, "every command reached the board, none twice")
         board.close()
-        let client = try BoardClient(spec: spec(framing, sim.path))
+        let client = try BoardClient(spec: spec(framing, sim.path), options: patient)
         #expect(try client.read(address: 0x22, count: 2) == [0, 0])
         #expect(sim.overlaps == 0)
     }
@@ -62,7 +69,9 @@ import Testing
     @Test func aSlowBoardGetsTheLatestValueAndNeverTwoCommandsAtOnce() throws {
         let dir = try TemporaryDirectory()
         let sim = try BoardSimProcess(["--baud", "9600", "--link", dir.path + "/board"])
-        let board = try BoardConnection(spec: .serial(path: sim.path, baud: 9600), profile: .kit)
+        // A generous reply timeout: this test is about one command outstanding, and a timeout on
+        // a loaded machine would (rightly) let the next command go before the late prompt.
+        let board = try BoardConnection(spec: .serial(path: sim.path, baud: 9600), profile: .kit, options: patient)
         defer { board.close() }
         let updates = 400
         for i in 0..<updates {
@@ -88,7 +97,7 @@ import Testing
         let link = dir.path + "/board"
         let first = try BoardSimProcess(["--link", link])
         let events = EventLog<BoardEvent>()
-        var options = BoardOptions()
+        var options = patient
         options.reconnectInterval = .milliseconds(100)
         let board = try BoardConnection(spec: .serial(path: link, baud: 115200), profile: .kit, options: options) { events.append($0) }
         defer { board.close() }
@@ -132,6 +141,7 @@ import Testing
         let p = try ChildProcess(analogRemote: ["boards", "--probe", "midi:hw:0,0,0"])
         #expect(p.wait(timeout: .seconds(10)) == 3)
         #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(p.eventuallyOutput { _, err in err.hasSuffix("\n") })
         let lines = p.stderr.split(separator: "\n")
         #expect(lines.count == 1)
         #expect(lines.first?.hasPrefix("analog-remote: midi:hw:0,0,0: no ALSA sound devices on this machine") == true, "\(p.stderr)")
@@ -141,18 +151,21 @@ import Testing
     @Test func probingAMissingSerialBoardNamesTheDevice() throws {
         let p = try ChildProcess(analogRemote: ["boards", "--probe", "serial:/dev/ttyACM-none"])
         #expect(p.wait(timeout: .seconds(10)) == 3)
+        #expect(p.eventuallyOutput { _, err in err.hasSuffix("\n") })
         #expect(p.stderr == "analog-remote: serial:/dev/ttyACM-none: no such device (is the board plugged in? `analog-remote boards` lists candidates)\n")
     }
 
     @Test func aBadSpecIsAUsageError() throws {
         let p = try ChildProcess(analogRemote: ["boards", "--probe", "usb0"])
         #expect(p.wait(timeout: .seconds(10)) == 64)
+        #expect(p.eventuallyOutput { _, err in err.hasSuffix("\n") })
         #expect(p.stderr.hasPrefix("analog-remote: bad board spec \"usb0\": expected sim, serial:"))
     }
 
     @Test func probingTheSimulatedBoardReadsItsMap() throws {
         let p = try ChildProcess(analogRemote: ["boards", "--probe", "sim"])
         #expect(p.wait(timeout: .seconds(10)) == 0)
+        #expect(p.eventuallyOutput { out, _ in out.hasSuffix("\n") })
         #expect(p.stdout == "sim: answered; memory map 0101000024" + String(repeating: "0", count: 62) + "\n")
     }
 
@@ -162,6 +175,7 @@ import Testing
         let hasSound = dev.contains("snd")
         let p = try ChildProcess(analogRemote: ["boards"])
         #expect(p.wait(timeout: .seconds(10)) == 0)
+        #expect(p.eventuallyOutput { out, _ in out.hasSuffix("\n") })
         if !hasSerial && !hasSound {
             #expect(p.stdout == "no boards found\n")
         } else if hasSerial {
@@ -172,6 +186,7 @@ import Testing
     @Test func theHelpDocumentsTheTraceFormat() throws {
         let p = try ChildProcess(analogRemote: ["help", "board-sim"])
         #expect(p.wait(timeout: .seconds(10)) == 0)
+        #expect(p.eventuallyOutput { out, _ in out.contains("-h, --help") })
         for s in ["\"cmd LINE\"", "\"map HEX\"", "(72 digits for 36 bytes)", "line 1: the path to connect to"] {
             #expect(p.stdout.contains(s), "help lacks \(s)")
         }

@@ -60,3 +60,12 @@ final class EventLog<Event: Sendable>: Sendable {
     func append(_ e: Event) { events.withLock { $0.append(e) } }
     var all: [Event] { events.withLock { $0 } }
 }
+
+extension ChildProcess {
+    /// Waits until the collected output satisfies `predicate`, even after the process exited
+    /// (its last bytes may still be on their way through the pipe; ``waitForOutput`` stops
+    /// looking at exit).
+    func eventuallyOutput(timeout: Duration = .seconds(10), _ predicate: (String, String) -> Bool) -> Bool {
+        eventually(timeout: timeout) { predicate(stdout, stderr) }
+    }
+}
