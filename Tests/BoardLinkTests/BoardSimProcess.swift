@@ -69,3 +69,13 @@ extension ChildProcess {
         eventually(timeout: timeout) { predicate(stdout, stderr) }
     }
 }
+
+/// The kit's safe state as board-sim traces it: three runs, ascending.
+let safeStateLines = ["W 09 0000", "W 0f 0000", "W 22 0000"]
+
+/// True when the commands begin with the whole safe state and nothing else (a run repeated
+/// after a timeout on a loaded machine is allowed; any other command before it is not).
+func beginsWithSafeState(_ commands: [String]) -> Bool {
+    let head = commands.prefix { safeStateLines.contains($0) }
+    return Set(head) == Set(safeStateLines)
+}
