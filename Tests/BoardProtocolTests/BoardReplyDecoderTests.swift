@@ -1,4 +1,5 @@
 import BoardProtocol
+import Foundation
 import PropertyBased
 import TestSupport
 import Testing
@@ -191,5 +192,25 @@ func decodeAll(_ chunks: [[UInt8]], expecting replies: [BoardTranscripts.Reply])
             let r = BoardResponse.values(values)
             #expect(BoardResponse(body: r.body) == r)
         }
+    }
+}
+
+/// Protocol.md §4–5 shows the golden transcripts; a transcript changed in one place must change
+/// in both.
+@Suite struct ProtocolDocumentShowsTheTranscripts {
+    @Test func everyTextCommandAndEveryPacketAppears() throws {
+        let spec = try String(contentsOf: Paths.repositoryFile("Protocol.md"), encoding: .utf8)
+        let transcripts = try BoardTranscripts.load()
+        for step in transcripts.text where !step.send.isEmpty && step.send.count < 40 {
+            let lines = step.send.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            for line in lines.isEmpty ? [Substring(step.send)] : lines {
+                let shown = "`" + ByteText.escaped((line + (step.send.hasSuffix("\n") ? "\n" : "")).bytes) + "`"
+                #expect(spec.contains(shown), "Protocol.md lacks \(shown)")
+            }
+        }
+        for c in transcripts.midi.sysex {
+            #expect(spec.contains(c.packets.map { "`\($0)`" }.joined(separator: " ")), "Protocol.md lacks the packets of \(c.body.debugDescription)")
+        }
+        for r in transcripts.midi.replies { #expect(spec.contains(r.rawmidi)) }
     }
 }
