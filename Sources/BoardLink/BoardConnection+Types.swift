@@ -11,7 +11,9 @@ public struct BoardOptions: Sendable, Hashable {
     public init() {}
 }
 
-/// What happened to the link, reported on the connection's own thread (return quickly).
+/// What happened to the link, reported on the connection's own thread: return quickly. From
+/// there, ``BoardConnection/close()`` does not wait for the thread, and
+/// ``BoardConnection/writeSafeState(timeout:)`` only requests the safe state (and returns false).
 public enum BoardEvent: Sendable, Hashable {
     /// The board was opened at start.
     case connected(device: String)

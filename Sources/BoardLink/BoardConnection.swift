@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import BoardProtocol
 import Foundation
 import Synchronization
@@ -83,6 +86,8 @@ final class ConnectionCore: Sendable {
         var started = false
         var stopped = false
         var waiters: [ObjectIdentifier: EventFlag] = [:]
+        /// The loop's thread, so that calls made from inside `onEvent` do not wait for themselves.
+        var loopThread: pthread_t?
     }
     private let shared: Mutex<Shared>
 
@@ -100,6 +105,7 @@ final class ConnectionCore: Sendable {
     func start(with transport: any BoardTransport) {
         shared.withLock { $0.started = true }
         let thread = Thread { [self] in
+            shared.withLock { $0.loopThread = pthread_self() }
             var loop = ConnectionLoop(core: self, transport: transport)
             loop.run()
             shared.withLock { $0.stopped = true }
@@ -120,7 +126,16 @@ final class ConnectionCore: Sendable {
         wake.raise()
     }
 
+    var onLoopThread: Bool {
+        shared.withLock { s in s.loopThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
     func writeSafeState(timeout: Duration) -> Bool {
+        // From inside onEvent the loop cannot make progress while we wait: do not deadlock.
+        if onLoopThread {
+            setDesired(profile.safeState)
+            return false
+        }
         let deadline = ContinuousClock.now + timeout
         guard let flag = try? EventFlag() else { return false }
         let id = ObjectIdentifier(flag)
@@ -151,6 +166,7 @@ final class ConnectionCore: Sendable {
         }
         guard wasRunning else { return }
         wake.raise()
+        if onLoopThread { return }   // close() from inside onEvent: the loop ends after this step
         // Joins the thread: it finishes the current step (at most one poll wake-up) and exits.
         while !shared.withLock({ $0.stopped }) {
             _ = try? Poller.wait([(finished.descriptor.rawValue, .readable)], timeout: .seconds(1))

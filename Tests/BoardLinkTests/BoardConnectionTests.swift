@@ -1,6 +1,7 @@
 import BoardLink
 import BoardProtocol
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -33,6 +34,29 @@ import Testing
         board.close()
         board.close()
         #expect(!board.writeSafeState(timeout: .milliseconds(200)))
+    }
+
+    /// close() and writeSafeState() called from inside onEvent (on the connection's own thread)
+    /// must not wait for that thread.
+    @Test func callsFromInsideOnEventDoNotDeadlock() throws {
+        final class Box: Sendable {
+            let connection = Mutex<BoardConnection?>(nil)
+            let results = Mutex<[Bool]>([])
+        }
+        let box = Box()
+        let board = try BoardConnection(spec: .simulated, profile: .kit) { event in
+            guard case .connected = event else { return }
+            _ = eventually(timeout: .seconds(5)) { box.connection.withLock { $0 != nil } }
+            let c = box.connection.withLock { $0 }
+            box.results.withLock { $0.append(c?.writeSafeState(timeout: .seconds(5)) ?? true) }
+            c?.close()
+            box.results.withLock { $0.append(true) }
+        }
+        box.connection.withLock { $0 = board }
+        #expect(eventually(timeout: .seconds(5)) { box.results.withLock { $0 } == [false, true] })
+        #expect(eventually { !board.snapshot.isConnected })
+        board.close()
+        box.connection.withLock { $0 = nil }
     }
 
     @Test func aBadProfileIsRefusedBeforeOpening() {
