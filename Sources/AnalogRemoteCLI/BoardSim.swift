@@ -90,7 +90,9 @@ struct BoardSim: ParsableCommand {
             StandardOutput.write(host.path + "\n")
             status.update(Self.statusText(host.board, path: host.path, overlaps: 0), force: true)
             do {
-                try host.run(stopDescriptor: signals.readableDescriptor) { event, board in
+                try host.run(stopDescriptor: signals.readableDescriptor, onRefresh: { board in
+                    status.update(Self.statusText(board, path: host.path, overlaps: host.overlaps), force: true)
+                }) { event, board in
                     switch event {
                     case .line(let line):
                         if trace {
@@ -101,7 +103,6 @@ struct BoardSim: ParsableCommand {
                     case .overlap:
                         if trace { StandardOutput.write("overlap\n") }
                     }
-                    status.update(Self.statusText(board, path: host.path, overlaps: host.overlaps))
                 }
             } catch {
                 throw UserFacingError("board-sim: \(error)", status: .failure)

@@ -70,8 +70,13 @@ public final class PseudoTerminalBoard {
     }
 
     /// Runs until `stopDescriptor` becomes readable (a ``SignalWatcher``). `onEvent` gets each
-    /// line and overlap, with the board as it is after it.
-    public func run(stopDescriptor: Int32, onEvent: (Event, SimulatedBoard) -> Void) throws(SystemError) {
+    /// line and overlap, with the board as it is after it. `onRefresh` (for a live view) gets the
+    /// board at most once per `refreshInterval`, and only after something happened.
+    public func run(stopDescriptor: Int32, refreshInterval: Duration = .milliseconds(100),
+                    onRefresh: (SimulatedBoard) -> Void = { _ in },
+                    onEvent: (Event, SimulatedBoard) -> Void) throws(SystemError) {
+        var dirty = false
+        var lastRefresh = ContinuousClock.now - refreshInterval
         let master = pty.master
         let fd = master.rawValue
         let timing = options.timing
@@ -95,6 +100,7 @@ public final class PseudoTerminalBoard {
             for line in lines {
                 if !line.discarded { lastPromptEnd = queued }
                 onEvent(.line(line), board)
+                dirty = true
             }
         }
 
@@ -138,10 +144,16 @@ public final class PseudoTerminalBoard {
                 if outputHead == output.count { output.removeAll(keepingCapacity: true); outputHead = 0 }
             }
 
-            // Sleep until the next byte is due, the host writes, or a signal.
-            var deadline: ContinuousClock.Instant?
+            if dirty && ContinuousClock.now - lastRefresh >= refreshInterval {
+                onRefresh(board)
+                dirty = false
+                lastRefresh = .now
+            }
+
+            // Sleep until the next byte is due, the host writes, a refresh is due, or a signal.
+            var deadline: ContinuousClock.Instant? = dirty ? lastRefresh + refreshInterval : nil
             var wantWritable = false
-            if inputHead < input.count, timing != nil { deadline = inputClock }
+            if inputHead < input.count, timing != nil { deadline = min(deadline ?? inputClock, inputClock) }
             if outputHead < output.count {
                 if timing != nil {
                     deadline = min(deadline ?? outputClock, outputClock)
@@ -154,7 +166,7 @@ public final class PseudoTerminalBoard {
             let ready = try Poller.wait([(fd, events), (stopDescriptor, .readable)], until: deadline)
             if ready[1].contains(.readable) { return }
             if ready[0].contains(.readable) {
-                guard let bytes = try? master.read(max: 4096), !bytes.isEmpty else { continue }
+                guard let bytes = try master.read(max: 4096), !bytes.isEmpty else { continue }
                 // Busy = a complete line is in, and its prompt is not out yet. Any byte arriving
                 // while busy (including later lines of this same chunk) is an overlap.
                 var busy = written < lastPromptEnd || input[inputHead...].contains(where: terminators.contains)
