@@ -12,6 +12,12 @@ public struct SerialDevice: Hashable, Sendable {
     public let usbID: String?
     /// `Arduino LLC Arduino Leonardo` when known.
     public let product: String?
+
+    public init(path: String, usbID: String?, product: String?) {
+        self.path = path
+        self.usbID = usbID
+        self.product = product
+    }
 }
 
 public enum SerialDevices {
