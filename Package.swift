@@ -51,7 +51,7 @@ let package = Package(
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
         .target(name: "Classroom", dependencies: ["RemoteWire"]),
         .target(name: "BoardLink",
-                dependencies: ["BoardProtocol", "MIDIFraming", "SystemIO", "SerialTTY", "ALSAMIDI"]),
+                dependencies: ["BoardProtocol", "MIDIFraming", "SystemIO", "SerialTTY", "ALSAMIDI", "BoardSimulator"]),
         .target(name: "BoardSimulator",
                 dependencies: ["BoardProtocol", "MIDIFraming", "SystemIO", "SerialTTY"]),
         .target(name: "Receiver",
@@ -62,7 +62,7 @@ let package = Package(
 
         // MARK: The one command-line tool — parse, validate, hand off.
         .executableTarget(name: "AnalogRemoteCLI",
-                          dependencies: ["RemoteWire", "SystemIO", "Console", "BoardLink", "BoardSimulator",
+                          dependencies: ["RemoteWire", "SystemIO", "Console", "BoardProtocol", "SerialTTY", "BoardLink", "BoardSimulator",
                                          "Receiver", "Controller", "Discovery", "Gamepad", argumentParser, logging]),
 
         // MARK: Tests (Swift Testing)
@@ -72,7 +72,8 @@ let package = Package(
         .testTarget(name: "MIDIFramingTests", dependencies: ["MIDIFraming", "TestSupport", propertyBased]),
         .testTarget(name: "SystemIOTests", dependencies: ["SystemIO", "TestSupport"]),
         .testTarget(name: "BoardLinkTests",
-                    dependencies: ["BoardLink", "BoardSimulator", "BoardProtocol", "SerialTTY", "TestSupport"]),
+                    dependencies: ["BoardLink", "BoardSimulator", "BoardProtocol", "MIDIFraming", "SerialTTY", "SystemIO",
+                                   "TestSupport"]),
         .testTarget(name: "ReceiverTests",
                     dependencies: ["Receiver", "RemoteWire", "BoardLink", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "ControllerTests", dependencies: ["Controller", "RemoteWire", "TestSupport"]),

@@ -1,1 +1,0 @@
-// ALSAMIDI: filled in by its issue.

@@ -1,0 +1,28 @@
+import ALSAMIDI
+import SerialTTY
+
+/// A device that may be a board, with the spec that opens it.
+public struct BoardCandidate: Hashable, Sendable {
+    public let spec: BoardSpec
+    /// `2341:8036 Arduino LLC Arduino Leonardo`, `Arduino Leonardo: MIDI 1 (in+out)`.
+    public let details: String
+}
+
+public enum BoardCandidates {
+    /// Serial ttyACM/ttyUSB devices (with USB ids from sysfs), then ALSA rawmidi devices.
+    public static func list() -> [BoardCandidate] {
+        var out: [BoardCandidate] = []
+        for device in SerialDevices.list() {
+            let details = [device.usbID, device.product].compactMap { $0 }.joined(separator: " ")
+            out.append(BoardCandidate(spec: .serial(path: device.path, baud: BaudRate.default),
+                                      details: details.isEmpty ? "serial device" : details))
+        }
+        for device in RawMIDIDevices.list() {
+            let directions = [device.hasInput ? "in" : nil, device.hasOutput ? "out" : nil].compactMap { $0 }.joined(separator: "+")
+            let name = [device.cardName, device.subdeviceName.isEmpty ? device.deviceName : device.subdeviceName]
+                .filter { !$0.isEmpty }.joined(separator: ": ")
+            out.append(BoardCandidate(spec: .midi(device: device.name), details: "\(name) (\(directions))"))
+        }
+        return out
+    }
+}

@@ -1,0 +1,78 @@
+import SerialTTY
+
+/// Which board to talk to, as given to `--board`:
+///
+/// | spec | board |
+/// |---|---|
+/// | `sim` | the simulated board, in this process |
+/// | `serial:/dev/ttyACM0[@115200]` | the kit over USB serial (text protocol) |
+/// | `midi:hw:1,0,0` | the kit's iOS build over ALSA rawmidi (SysEx out, note pairs in) |
+/// | `midi-serial:PATH[@115200]` | the same MIDI byte stream over a tty (ttymidi-style bridges, `board-sim --midi`) |
+public enum BoardSpec: Hashable, Sendable, CustomStringConvertible {
+    case simulated
+    case serial(path: String, baud: Int)
+    case midi(device: String)
+    case midiSerial(path: String, baud: Int)
+
+    /// What is allowed, for messages.
+    public static let forms = "sim, serial:/dev/ttyACM0[@115200], midi:hw:1,0,0 or midi-serial:PATH[@115200]"
+
+    public init(_ text: String) throws(BoardLinkError) {
+        func bad(_ why: String) -> BoardLinkError {
+            BoardLinkError(.badSpec, device: text, "bad board spec \"\(text)\": \(why)")
+        }
+        func pathAndBaud(_ rest: Substring) throws(BoardLinkError) -> (String, Int) {
+            var path = rest
+            var baud = BaudRate.default
+            if let at = rest.lastIndex(of: "@") {
+                let digits = rest[rest.index(after: at)...]
+                if !digits.isEmpty && digits.allSatisfy(\.isASCII) && digits.allSatisfy(\.isNumber) {
+                    guard let b = Int(digits), BaudRate.speed(b) != nil else {
+                        throw bad("baud \(digits) is not one of \(BaudRate.allowedList)")
+                    }
+                    baud = b
+                    path = rest[..<at]
+                }
+            }
+            guard !path.isEmpty else { throw bad("the device path is missing (e.g. serial:/dev/ttyACM0)") }
+            return (String(path), baud)
+        }
+        if text == "sim" {
+            self = .simulated
+        } else if text.hasPrefix("serial:") {
+            let (path, baud) = try pathAndBaud(text.dropFirst("serial:".count))
+            self = .serial(path: path, baud: baud)
+        } else if text.hasPrefix("midi-serial:") {
+            let (path, baud) = try pathAndBaud(text.dropFirst("midi-serial:".count))
+            self = .midiSerial(path: path, baud: baud)
+        } else if text.hasPrefix("midi:") {
+            let device = text.dropFirst("midi:".count)
+            guard !device.isEmpty, !device.contains(where: \.isWhitespace) else {
+                throw bad("the ALSA device is missing (e.g. midi:hw:1,0,0; `analog-remote boards` lists them)")
+            }
+            self = .midi(device: String(device))
+        } else {
+            throw bad("expected \(Self.forms)")
+        }
+    }
+
+    /// The spec as written (a default baud left out): `serial:/dev/ttyACM0`.
+    public var description: String {
+        switch self {
+        case .simulated: "sim"
+        case let .serial(path, baud): "serial:\(path)" + (baud == BaudRate.default ? "" : "@\(baud)")
+        case let .midi(device): "midi:\(device)"
+        case let .midiSerial(path, baud): "midi-serial:\(path)" + (baud == BaudRate.default ? "" : "@\(baud)")
+        }
+    }
+
+    /// The device for messages, without the baud: `serial:/dev/ttyACM0`.
+    public var device: String {
+        switch self {
+        case .simulated: "sim"
+        case let .serial(path, _): "serial:\(path)"
+        case let .midi(device): "midi:\(device)"
+        case let .midiSerial(path, _): "midi-serial:\(path)"
+        }
+    }
+}

@@ -1,0 +1,194 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import ALSAMIDI
+import BoardProtocol
+import BoardSimulator
+import SerialTTY
+import Synchronization
+import SystemIO
+
+/// One open board device: writes command lines, reads reply text (MIDI framing already undone).
+/// Used by one thread at a time; Sendable so an open device can be handed to the loop's thread.
+protocol BoardTransport: AnyObject, Sendable {
+    /// `serial:/dev/ttyACM0` and the like.
+    var device: String { get }
+    /// Descriptors that become readable when ``receive()`` has something (or hang up when the device is gone).
+    var readDescriptors: [Int32] { get }
+    /// Writes one command line, waiting at most `timeout` for room.
+    func send(_ line: [UInt8], timeout: Duration) throws(BoardLinkError)
+    /// Reply text received so far; nil when nothing is waiting. Throws ``BoardLinkError/Kind/lost``
+    /// at end of file or on an I/O error.
+    func receive() throws(BoardLinkError) -> [UInt8]?
+    func close()
+}
+
+enum BoardTransports {
+    /// Opens the device `spec` names. Failures are one line naming the device, cause and fix.
+    static func open(_ spec: BoardSpec, profile: MemoryMapProfile) throws(BoardLinkError) -> any BoardTransport {
+        switch spec {
+        case .simulated:
+            return try SimulatedTransport(profile: profile)
+        case let .serial(path, baud):
+            return try DescriptorTransport(spec: spec, path: path, baud: baud, framing: .text)
+        case let .midiSerial(path, baud):
+            return try DescriptorTransport(spec: spec, path: path, baud: baud, framing: .midi)
+        case let .midi(device):
+            return try RawMIDITransport(spec: spec, name: device)
+        }
+    }
+}
+
+/// A tty: `serial:` (text) or `midi-serial:` (MIDI bytes over the tty).
+final class DescriptorTransport: BoardTransport {
+    let device: String
+    private let descriptor: Descriptor
+    private let framing: Mutex<LinkFraming>
+
+    init(spec: BoardSpec, path: String, baud: Int, framing: LinkFraming.Kind) throws(BoardLinkError) {
+        device = spec.device
+        do {
+            descriptor = try SerialPort.open(path: path, baud: baud)
+        } catch {
+            throw BoardLinkError(.deviceUnavailable, device: spec.device,
+                                 "\(spec.device): \(OpenFailure.serialAdvice(error, baud: baud))")
+        }
+        self.framing = Mutex(LinkFraming(framing))
+    }
+
+    var readDescriptors: [Int32] { [descriptor.rawValue] }
+
+    func send(_ line: [UInt8], timeout: Duration) throws(BoardLinkError) {
+        let bytes = try framing.withLock { f throws(BoardLinkError) in try f.encode(line, device: device) }
+        let deadline = ContinuousClock.now + timeout
+        var offset = 0
+        let fd = descriptor.rawValue
+        while offset < bytes.count {
+            let n: Int?
+            do {
+                n = try Syscall.nonBlocking("write", subject: device) {
+                    bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                }
+            } catch {
+                throw BoardLinkError(.lost, device: device, "\(device): write: \(error.reason)")
+            }
+            if let n { offset += n; continue }
+            guard ContinuousClock.now < deadline else {
+                throw BoardLinkError(.noReply, device: device, "\(device): the board takes no input (output full for \(timeout))")
+            }
+            _ = try? Poller.wait([(fd, .writable)], until: deadline)
+        }
+    }
+
+    func receive() throws(BoardLinkError) -> [UInt8]? {
+        let bytes: [UInt8]?
+        do {
+            bytes = try descriptor.read(max: 4096)
+        } catch {
+            throw BoardLinkError(.lost, device: device, "\(device): read: \(error.reason)")
+        }
+        guard let bytes else { return nil }
+        if bytes.isEmpty { throw BoardLinkError(.lost, device: device, "\(device): end of file (the board went away)") }
+        return framing.withLock { $0.decode(bytes) }
+    }
+
+    func close() { descriptor.close() }
+}
+
+/// `midi:hw:…`: ALSA rawmidi.
+final class RawMIDITransport: BoardTransport {
+    let device: String
+    private let port: RawMIDIPort
+    private let framing = Mutex(LinkFraming(.midi))
+
+    init(spec: BoardSpec, name: String) throws(BoardLinkError) {
+        device = spec.device
+        do {
+            port = try RawMIDIPort(name)
+        } catch {
+            throw BoardLinkError(.deviceUnavailable, device: spec.device, "\(spec.device): \(Self.advice(error))")
+        }
+    }
+
+    static func advice(_ error: ALSAError) -> String {
+        switch error.kind {
+        case .noSoundDevices:
+            return "no ALSA sound devices on this machine (/dev/snd is missing: plug the board in and load snd-usb-audio, or use serial:, midi-serial: or sim)"
+        case .failed:
+            switch error.errno {
+            case ENOENT, ENODEV, ENXIO: return "no such MIDI device (`analog-remote boards` lists the rawmidi devices)"
+            case EACCES, EPERM: return "permission denied (add your user to the audio group, then log in again)"
+            case EBUSY: return "device busy (another program has the MIDI port open)"
+            default: return error.description
+            }
+        }
+    }
+
+    var readDescriptors: [Int32] { port.inputDescriptors }
+
+    func send(_ line: [UInt8], timeout: Duration) throws(BoardLinkError) {
+        let bytes = try framing.withLock { f throws(BoardLinkError) in try f.encode(line, device: device) }
+        do {
+            try port.write(bytes, timeout: timeout)
+        } catch {
+            throw BoardLinkError(.lost, device: device, "\(device): \(Self.advice(error))")
+        }
+    }
+
+    func receive() throws(BoardLinkError) -> [UInt8]? {
+        let bytes: [UInt8]?
+        do {
+            bytes = try port.read()
+        } catch {
+            throw BoardLinkError(.lost, device: device, "\(device): \(Self.advice(error))")
+        }
+        guard let bytes else { return nil }
+        return framing.withLock { $0.decode(bytes) }
+    }
+
+    func close() { port.close() }
+}
+
+/// `sim`: the simulated board in this process. Its replies wake the loop through an EventFlag.
+final class SimulatedTransport: BoardTransport {
+    let device = "sim"
+    private let board: Mutex<(board: SimulatedBoard, pending: [UInt8])>
+    private let ready: EventFlag
+
+    init(profile: MemoryMapProfile) throws(BoardLinkError) {
+        do {
+            ready = try EventFlag()
+        } catch {
+            throw BoardLinkError(.deviceUnavailable, device: "sim", "sim: \(error)")
+        }
+        var b = SimulatedBoard(profile: profile, framing: .text)
+        _ = b.takeOutput()   // the boot prompt: a host that opens a CDC port later never sees it
+        board = Mutex((b, []))
+    }
+
+    var readDescriptors: [Int32] { [ready.descriptor.rawValue] }
+
+    func send(_ line: [UInt8], timeout: Duration) throws(BoardLinkError) {
+        board.withLock { s in
+            s.board.receive(line)
+            s.pending += s.board.takeOutput()
+        }
+        ready.raise()
+    }
+
+    func receive() throws(BoardLinkError) -> [UInt8]? {
+        ready.clear()
+        let bytes = board.withLock { s in
+            defer { s.pending.removeAll() }
+            return s.pending
+        }
+        return bytes.isEmpty ? nil : bytes
+    }
+
+    /// The simulated memory map (for a status view of `--board sim`).
+    var memoryMap: [UInt8] { board.withLock { $0.board.memoryMap } }
+
+    func close() {}
+}

@@ -1,1 +1,0 @@
-// BoardLink: filled in by its issue.

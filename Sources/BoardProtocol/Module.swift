@@ -1,1 +1,0 @@
-// BoardProtocol: filled in by its issue.

@@ -1,1 +1,0 @@
-// BoardSimulator: filled in by its issue.

@@ -1,0 +1,225 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import BoardProtocol
+import SerialTTY
+import SystemIO
+
+/// A ``SimulatedBoard`` on a pseudo-terminal, so that any client opens it like a serial port.
+///
+/// With a ``WireTiming`` the board answers at that speed: bytes from the host reach the board one
+/// byte-time apart, and its output leaves one byte-time apart (full duplex), like a UART board.
+/// Without, it answers at once.
+///
+/// It notices a host that has more than one command outstanding: bytes arriving after a complete
+/// line but before that line's prompt has been sent are reported as ``Event/overlap``.
+public final class PseudoTerminalBoard {
+    public struct Options: Sendable {
+        public var profile: MemoryMapProfile = .kit
+        public var framing: SimulatedBoard.Framing = .text
+        public var timing: WireTiming?
+        /// A stable path to create as a symlink to the pty (replacing a stale symlink there).
+        public var linkPath: String?
+        public init() {}
+    }
+
+    public enum Event: Sendable {
+        /// The board took a line.
+        case line(SimulatedBoard.Line)
+        /// The host sent more before the previous command's prompt was out.
+        case overlap
+    }
+
+    public let options: Options
+    public let pty: PseudoTerminal
+    /// What a client opens: the link if given, else the pty.
+    public var path: String { options.linkPath ?? pty.slavePath }
+    public private(set) var board: SimulatedBoard
+    public private(set) var overlaps = 0
+
+    /// Output the host has not read cannot pile up without bound (a real board blocks and drops).
+    static let outputLimit = 64 * 1024
+
+    public init(options: Options) throws(BoardSimulatorError) {
+        self.options = options
+        if let problem = options.profile.problem { throw .badOption("memory-map profile: \(problem)") }
+        do {
+            pty = try PseudoTerminal()
+        } catch {
+            throw .system(error)
+        }
+        board = SimulatedBoard(profile: options.profile, framing: options.framing)
+        if let link = options.linkPath {
+            do {
+                try Self.installLink(link, to: pty.slavePath)
+            } catch {
+                pty.close()
+                throw error
+            }
+        }
+    }
+
+    deinit { close() }
+
+    /// Removes the link (if it still points at this pty) and closes the pty.
+    public func close() {
+        if let link = options.linkPath, Self.readLink(link) == pty.slavePath { unlink(link) }
+        pty.close()
+    }
+
+    /// Runs until `stopDescriptor` becomes readable (a ``SignalWatcher``). `onEvent` gets each
+    /// line and overlap, with the board as it is after it. `onRefresh` (for a live view) gets the
+    /// board at most once per `refreshInterval`, and only after something happened.
+    public func run(stopDescriptor: Int32, refreshInterval: Duration = .milliseconds(100),
+                    onRefresh: (SimulatedBoard) -> Void = { _ in },
+                    onEvent: (Event, SimulatedBoard) -> Void) throws(SystemError) {
+        var dirty = false
+        var lastRefresh = ContinuousClock.now - refreshInterval
+        let master = pty.master
+        let fd = master.rawValue
+        let timing = options.timing
+        let terminators: Set<UInt8> = options.framing == .text ? [0x0A, 0x0D, 0x00] : [0xF7]
+
+        var input: [UInt8] = []
+        var inputHead = 0
+        var output: [UInt8] = board.takeOutput()   // the boot prompt
+        var outputHead = 0
+        var written = 0          // bytes of output written (or dropped) since start
+        var queued = output.count
+        var lastPromptEnd = 0    // `queued` when the last line's prompt was queued
+        var inputClock = ContinuousClock.now
+        var outputClock = ContinuousClock.now
+
+        func process(_ bytes: ArraySlice<UInt8>) {
+            let lines = board.receive(bytes)
+            let out = board.takeOutput()
+            output += out
+            queued += out.count
+            for line in lines {
+                if !line.discarded { lastPromptEnd = queued }
+                onEvent(.line(line), board)
+                dirty = true
+            }
+        }
+
+        while true {
+            let now = ContinuousClock.now
+            // The board takes the bytes that have "arrived".
+            if inputHead < input.count {
+                if let timing {
+                    let due = min(input.count - inputHead, timing.bytes(from: inputClock, to: now) + (inputClock <= now ? 1 : 0))
+                    if due > 0 {
+                        process(input[inputHead..<inputHead + due])
+                        inputHead += due
+                        inputClock += timing.byteTime * due
+                    }
+                } else {
+                    process(input[inputHead...])
+                    inputHead = input.count
+                }
+                if inputHead == input.count { input.removeAll(keepingCapacity: true); inputHead = 0 }
+            }
+            // Its output leaves at wire speed.
+            if outputHead < output.count {
+                var allowed = output.count - outputHead
+                if let timing {
+                    allowed = min(allowed, timing.bytes(from: outputClock, to: now) + (outputClock <= now ? 1 : 0))
+                }
+                if allowed > 0 {
+                    let start = outputHead
+                    let n = try Syscall.nonBlocking("write", subject: pty.slavePath) {
+                        output.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + start, allowed) }
+                    } ?? 0
+                    outputHead += n
+                    written += n
+                    if let timing { outputClock += timing.byteTime * n }
+                }
+                if output.count - outputHead > Self.outputLimit {
+                    let drop = output.count - outputHead - Self.outputLimit
+                    outputHead += drop
+                    written += drop
+                }
+                if outputHead == output.count { output.removeAll(keepingCapacity: true); outputHead = 0 }
+            }
+
+            if dirty && ContinuousClock.now - lastRefresh >= refreshInterval {
+                onRefresh(board)
+                dirty = false
+                lastRefresh = .now
+            }
+
+            // Sleep until the next byte is due, the host writes, a refresh is due, or a signal.
+            var deadline: ContinuousClock.Instant? = dirty ? lastRefresh + refreshInterval : nil
+            var wantWritable = false
+            if inputHead < input.count, timing != nil { deadline = min(deadline ?? inputClock, inputClock) }
+            if outputHead < output.count {
+                if timing != nil {
+                    deadline = min(deadline ?? outputClock, outputClock)
+                    if outputClock <= ContinuousClock.now { wantWritable = true }
+                } else {
+                    wantWritable = true
+                }
+            }
+            let events: Poller.Events = wantWritable ? [.readable, .writable] : .readable
+            let ready = try Poller.wait([(fd, events), (stopDescriptor, .readable)], until: deadline)
+            if ready[1].contains(.readable) { return }
+            if ready[0].contains(.readable) {
+                guard let bytes = try master.read(max: 4096), !bytes.isEmpty else { continue }
+                // Busy = a complete line is in, and its prompt is not out yet. Any byte arriving
+                // while busy (including later lines of this same chunk) is an overlap.
+                var busy = written < lastPromptEnd || input[inputHead...].contains(where: terminators.contains)
+                for b in bytes {
+                    if busy {
+                        overlaps += 1
+                        onEvent(.overlap, board)
+                        break
+                    }
+                    if terminators.contains(b) { busy = true }
+                }
+                let now = ContinuousClock.now
+                if inputHead == input.count && inputClock < now { inputClock = now }
+                input += bytes
+            }
+            if outputHead == output.count, outputClock < ContinuousClock.now { outputClock = .now }
+        }
+    }
+
+    // MARK: the --link symlink
+
+    static func installLink(_ link: String, to target: String) throws(BoardSimulatorError) {
+        var st = stat()
+        if lstat(link, &st) == 0 && (st.st_mode & S_IFMT) != S_IFLNK {
+            throw .badOption("--link \(link): refusing to replace it, it is not a symlink (choose another path)")
+        }
+        let temporary = link + ".tmp-\(getpid())"
+        unlink(temporary)
+        do {
+            try Syscall.call("symlink", subject: temporary) { symlink(target, temporary) }
+            try Syscall.call("rename", subject: link) { rename(temporary, link) }
+        } catch {
+            unlink(temporary)
+            throw .badOption("--link \(link): \(error.call): \(error.reason) (choose a writable path)")
+        }
+    }
+
+    static func readLink(_ link: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink(link, &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+public enum BoardSimulatorError: Error, CustomStringConvertible, Sendable {
+    case badOption(String)
+    case system(SystemError)
+
+    public var description: String {
+        switch self {
+        case .badOption(let s): s
+        case .system(let e): "cannot create a pseudo-terminal: \(e)"
+        }
+    }
+}

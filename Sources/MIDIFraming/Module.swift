@@ -1,1 +1,0 @@
-// MIDIFraming: filled in by its issue.

@@ -1,1 +1,0 @@
-// SerialTTY: filled in by its issue.

@@ -1,0 +1,93 @@
+import BoardLink
+import BoardProtocol
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@Suite struct BoardConnectionInProcessTests {
+    @Test func theSimulatedBoardTakesTheSafeStateThenTheDesiredValues() throws {
+        let events = EventLog<BoardEvent>()
+        let board = try BoardConnection(spec: .simulated, profile: .kit) { events.append($0) }
+        defer { board.close() }
+        board.setDesired([0x22: 0xC0, 0x23: 0x40, 0x0F: 100])
+        #expect(eventually { board.snapshot.confirmed[0x22] == 0xC0 && board.snapshot.confirmed[0x0F] == 100 })
+        let s = board.snapshot
+        #expect(s.isConnected && s.device == "sim" && s.lastError == nil)
+        #expect(s.commandsSent == 5, "3 safe-state runs, then 0x0f and 0x22-0x23: \(s)")
+        #expect(events.all == [.connected(device: "sim")])
+        #expect(board.writeSafeState(timeout: .seconds(2)))
+        for (a, v) in MemoryMapProfile.kit.safeState { #expect(board.snapshot.confirmed[a] == v) }
+    }
+
+    @Test func writeSafeStateWaitsForAWriteAlreadyOnTheWire() throws {
+        let board = try BoardConnection(spec: .simulated, profile: .kit)
+        defer { board.close() }
+        #expect(board.writeSafeState(timeout: .seconds(2)))
+        for v in 1...50 as ClosedRange<UInt8> { board.setDesired([0x22: v]) }
+        #expect(board.writeSafeState(timeout: .seconds(2)))
+        #expect(board.snapshot.confirmed[0x22] == 0)
+    }
+
+    @Test func closeIsIdempotentAndStopsWriting() throws {
+        let board = try BoardConnection(spec: .simulated, profile: .kit)
+        board.close()
+        board.close()
+        #expect(!board.writeSafeState(timeout: .milliseconds(200)))
+    }
+
+    /// close() and writeSafeState() called from inside onEvent (on the connection's own thread)
+    /// must not wait for that thread.
+    @Test func callsFromInsideOnEventDoNotDeadlock() throws {
+        final class Box: Sendable {
+            let connection = Mutex<BoardConnection?>(nil)
+            let results = Mutex<[Bool]>([])
+        }
+        let box = Box()
+        let board = try BoardConnection(spec: .simulated, profile: .kit) { event in
+            guard case .connected = event else { return }
+            _ = eventually(timeout: .seconds(5)) { box.connection.withLock { $0 != nil } }
+            let c = box.connection.withLock { $0 }
+            box.results.withLock { $0.append(c?.writeSafeState(timeout: .seconds(5)) ?? true) }
+            c?.close()
+            box.results.withLock { $0.append(true) }
+        }
+        box.connection.withLock { $0 = board }
+        #expect(eventually(timeout: .seconds(5)) { box.results.withLock { $0 } == [false, true] })
+        #expect(eventually { !board.snapshot.isConnected })
+        board.close()
+        box.connection.withLock { $0 = nil }
+    }
+
+    @Test func aBadProfileIsRefusedBeforeOpening() {
+        #expect(throws: BoardLinkError(.badProfile, device: "sim", "sim: bad memory-map profile: led1 and led2 share address 0x0f")) {
+            try BoardConnection(spec: .simulated, profile: MemoryMapProfile(led2: 0x0F))
+        }
+    }
+
+    @Test func aMissingSerialDeviceFailsAtOnceNamingDeviceCauseAndFix() {
+        let start = ContinuousClock.now
+        do {
+            _ = try BoardConnection(spec: .serial(path: "/dev/ttyACM-does-not-exist", baud: 115200), profile: .kit)
+            Issue.record("opened a device that does not exist")
+        } catch {
+            #expect(error.isDeviceUnavailable)
+            #expect(error.message == "serial:/dev/ttyACM-does-not-exist: no such device (is the board plugged in? `analog-remote boards` lists candidates)")
+        }
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/dev/snd"), "this machine has sound devices"))
+    func midiWithoutSoundDevicesFailsAtOnceWithOneClearLine() {
+        let start = ContinuousClock.now
+        do {
+            _ = try BoardConnection(spec: try BoardSpec("midi:hw:0,0,0"), profile: .kit)
+            Issue.record("opened ALSA without /dev/snd")
+        } catch {
+            #expect(error.kind == .deviceUnavailable)
+            #expect(error.message.hasPrefix("midi:hw:0,0,0: no ALSA sound devices on this machine (/dev/snd is missing"))
+            #expect(!error.message.contains("\n"))
+        }
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+}

@@ -1,2 +1,0 @@
-// BoardLinkTests: tests arrive with the issue that builds BoardLink.
-import Testing

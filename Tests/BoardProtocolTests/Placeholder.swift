@@ -1,2 +1,0 @@
-// BoardProtocolTests: tests arrive with the issue that builds BoardProtocol.
-import Testing

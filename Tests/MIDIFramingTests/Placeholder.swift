@@ -1,2 +1,0 @@
-// MIDIFramingTests: tests arrive with the issue that builds MIDIFraming.
-import Testing
