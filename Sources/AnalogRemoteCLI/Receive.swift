@@ -33,7 +33,7 @@ struct Receive: ParsableCommand {
                                valueName: "file"))
     var map: String?
 
-    @Option(help: ArgumentHelp("The board: `sim` (in-memory board; serial:PATH[@baud], midi:hw:X,Y,Z and midi-serial:PATH come with the board link).",
+    @Option(help: ArgumentHelp("The board: `sim` (the built-in simulated board), `serial:/dev/ttyACM0[@115200]`, `midi:hw:1,0,0` (ALSA rawmidi) or `midi-serial:PATH[@baud]`. `analog-remote boards` lists what is attached.",
                                valueName: "spec"))
     var board: String = "sim"
 

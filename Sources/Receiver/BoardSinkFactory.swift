@@ -1,37 +1,75 @@
+import BoardLink
+import BoardProtocol
 import Console
 
-/// Opens the board named by `--board SPEC`.
-///
-/// === ADAPTER POINT: BoardConnection (BoardLink, issue 3) plugs in here after the merge ===
-/// 1. Add `extension BoardConnection: BoardSink {}`. Its `setDesired(_:)`,
-///    `writeSafeState(timeout:)` and `close()` already have exactly these signatures.
-/// 2. In ``open(spec:mapping:events:traceBoard:)``, replace the `guard spec == "sim"` body with:
-///    ```
-///    let parsed = try BoardSpec(…spec…)              // its parse API; error → UserFacingError(.badConfiguration)
-///    return try BoardConnection(spec: parsed, profile: .kit, onEvent: { event in
-///        switch event {
-///        case .connected(let d): events.post(.connected(device: d))
-///        case .disconnected(let d, let r): events.post(.disconnected(device: d, reason: r))
-///        case .reconnected(let d): events.post(.reconnected(device: d))
-///        }
-///    })                                              // BoardLinkError → UserFacingError(.deviceUnavailable)
-///    ```
-///    Keep ``MemoryBoardSink`` for `sim --trace-board` only if tests should stay in-process.
-/// 3. Drop the `events.post(.connected…)` below: BoardConnection reports its own events.
-/// ==========================================================================================
-///
-/// Until then only `sim` exists, backed by ``MemoryBoardSink``. Its safe state is the
-/// mapping's rest values: motors 0 and every bound output released.
+/// Opens the board named by `--board` for the receive loop: the board link's `BoardConnection`
+/// (serial, USB-MIDI, MIDI over a tty, or the in-process simulated board), with its events
+/// forwarded to the loop's inbox. With `traceBoard` every change the receiver asks for is also
+/// printed as `map <hex>` (the same line `board-sim --trace` prints).
 public enum BoardSinks {
+    /// The board link's profile for a mapping: the kit profile with the mapping's motor addresses,
+    /// so the link's own safe state (written first after every open) stops the right motors.
+    public static func profile(for mapping: Mapping) -> MemoryMapProfile {
+        var profile = MemoryMapProfile.kit
+        profile.motorLeft = mapping.drive.left.address
+        profile.motorRight = mapping.drive.right.address
+        return profile
+    }
+
     public static func open(spec: String, mapping: Mapping, events: BoardEventInbox,
                             traceBoard: Bool) throws(UserFacingError) -> any BoardSink {
-        guard spec == "sim" else {
-            throw UserFacingError(
-                "board \(spec): this build only has the in-memory board `sim` (the serial/MIDI board link is not merged yet); use --board sim",
-                status: .deviceUnavailable)
+        let parsed: BoardSpec
+        do {
+            parsed = try BoardSpec(spec)
+        } catch {
+            throw UserFacingError(error.description, status: .usage)
         }
-        events.post(.connected(device: "sim"))
-        let trace: (@Sendable (String) -> Void)? = traceBoard ? { @Sendable line in StandardOutput.write(line + "\n") } : nil
-        return MemoryBoardSink(safeState: mapping.restValues, trace: trace)
+        let profile = profile(for: mapping)
+        if let problem = profile.problem {
+            throw UserFacingError("the mapping does not fit the board: \(problem)", status: .badConfiguration)
+        }
+        let connection: BoardConnection
+        do {
+            connection = try BoardConnection(spec: parsed, profile: profile) { event in
+                switch event {
+                case .connected(let device): events.post(.connected(device: device))
+                case .disconnected(let device, let reason): events.post(.disconnected(device: device, reason: reason))
+                case .reconnected(let device): events.post(.reconnected(device: device))
+                }
+            }
+        } catch {
+            throw UserFacingError(error.description, status: error.isDeviceUnavailable ? .deviceUnavailable : .failure)
+        }
+        guard traceBoard else { return connection }
+        return TracingBoardSink(inner: connection, size: profile.size, safeState: profile.safeState) { line in
+            StandardOutput.write(line + "\n")
+        }
     }
+}
+
+extension BoardConnection: BoardSink {}
+
+/// Passes everything to `inner` and prints the map the receiver asked for after every change
+/// (through a ``MemoryBoardSink`` shadow), for `--trace-board`.
+final class TracingBoardSink: BoardSink {
+    let inner: any BoardSink
+    let shadow: MemoryBoardSink
+
+    init(inner: any BoardSink, size: Int, safeState: [UInt8: UInt8], trace: @escaping @Sendable (String) -> Void) {
+        self.inner = inner
+        shadow = MemoryBoardSink(size: size, safeState: safeState, trace: trace)
+    }
+
+    func setDesired(_ values: [UInt8: UInt8]) {
+        inner.setDesired(values)
+        shadow.setDesired(values)
+    }
+
+    func writeSafeState(timeout: Duration) -> Bool {
+        let confirmed = inner.writeSafeState(timeout: timeout)
+        _ = shadow.writeSafeState(timeout: timeout)
+        return confirmed
+    }
+
+    func close() { inner.close() }
 }

@@ -8,15 +8,14 @@ import Testing
 ///
 /// Both sources print the same line after each change, `map <72 hex digits>` (36 bytes), so a
 /// test does not care which one it watches.
-/// - ``inMemory``: the receiver's own in-memory board, `--board sim --trace-board`; the lines
-///   come on the receiver's stdout after its first line.
-///
-/// MERGE NOTE (board link, issue 3): add `case boardSim` — start `analog-remote board-sim
-/// --trace`, read the pty path from its first stdout line, give the receiver
-/// `--board serial:PATH`, and read `map` (and `cmd W …`) lines from board-sim's stdout. The
-/// tests below take the board as a parameter so they can run against both.
+/// - ``inMemory``: `--board sim --trace-board`: the in-process simulated board, and on the
+///   receiver's stdout the map the receiver asked for after every change.
+/// - ``boardSim``: a separate `analog-remote board-sim --trace` on a pseudo-terminal, driven
+///   over `--board serial:PATH` — the real text protocol, byte for byte; the lines are what the
+///   simulated firmware actually holds, and its `cmd` lines are the exact commands received.
 enum BoardUnderTest: Sendable, CaseIterable {
     case inMemory
+    case boardSim
 }
 
 /// A built `analog-remote receive` under test, with the board it drives.
@@ -24,6 +23,8 @@ final class RunningReceiver {
     let process: ChildProcess
     let port: UInt16
     let board: BoardUnderTest
+    /// The board-sim process for ``BoardUnderTest/boardSim``.
+    let boardSim: ChildProcess?
 
     static let mapSize = 36
 
@@ -32,7 +33,17 @@ final class RunningReceiver {
         self.board = board
         var args = ["receive", "--quiet"] + arguments
         switch board {
-        case .inMemory: args += ["--board", "sim", "--trace-board"]
+        case .inMemory:
+            args += (arguments.contains("--board") ? [] : ["--board", "sim"]) + ["--trace-board"]
+            boardSim = nil
+        case .boardSim:
+            let sim = try ChildProcess(analogRemote: ["board-sim", "--trace", "--quiet"])
+            guard sim.waitForOutput(timeout: .seconds(20), { out, _ in out.contains("\n") }),
+                  let path = sim.stdout.split(separator: "\n").first, path.hasPrefix("/") else {
+                throw ReceiverTestError("board-sim did not start: \(sim.stdout.debugDescription) \(sim.stderr.debugDescription)")
+            }
+            args += ["--board", "serial:\(path)"]
+            boardSim = sim
         }
         process = try ChildProcess(analogRemote: args)
         let started = process.waitForOutput(timeout: .seconds(20)) { out, _ in out.contains("\n") }
@@ -47,16 +58,29 @@ final class RunningReceiver {
     var boardTrace: String {
         switch board {
         case .inMemory: process.stdout
+        case .boardSim: boardSim?.stdout ?? ""
         }
+    }
+
+    /// The commands board-sim received (`cmd …` lines), for ``BoardUnderTest/boardSim``.
+    var boardCommands: [String] {
+        boardTrace.split(separator: "\n").filter { $0.hasPrefix("cmd ") }.map { String($0.dropFirst(4)) }
     }
 
     /// Every memory map the board reported, oldest first.
     var maps: [[UInt8]] { Self.maps(in: boardTrace) }
 
+    /// The addresses the receiver controls with the kit mapping: buzzer, LEDs, motors. Maps are
+    /// compared on these only — the simulated firmware also holds its product id, version and
+    /// program counter, which the receiver never writes.
+    static let controlled: [Int] = [0x09, 0x0A, 0x0F, 0x10, 0x22, 0x23]
+
     static func maps(in text: String) -> [[UInt8]] {
         text.split(separator: "\n").compactMap { line in
             guard line.hasPrefix("map "), let bytes = Hex.bytes(line.dropFirst(4)), bytes.count == mapSize else { return nil }
-            return bytes
+            var projected = [UInt8](repeating: 0, count: mapSize)
+            for a in controlled { projected[a] = bytes[a] }
+            return projected
         }
     }
 
