@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "BoardLinkTests",
                     dependencies: ["BoardLink", "BoardSimulator", "BoardProtocol", "SerialTTY", "TestSupport"]),
         .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "RemoteWire", "BoardLink", "TestSupport"]),
-        .testTarget(name: "ControllerTests", dependencies: ["Controller", "RemoteWire", "TestSupport"]),
+        .testTarget(name: "ControllerTests", dependencies: ["Controller", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "TestSupport"]),
         .testTarget(name: "GamepadTests", dependencies: ["Gamepad", "RemoteWire", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RemoteWire", "SystemIO", "TestSupport"]),
