@@ -19,11 +19,11 @@ public final class ScriptSource: InputSource {
 
     public func start(now: ContinuousClock.Instant) -> [InputEvent] {
         origin = now
-        return read(now: now)
+        return deadlinePassed(now: now)
     }
 
     /// Every step that is due (a late wake-up applies them in order; the schedule sends the last).
-    public func read(now: ContinuousClock.Instant) -> [InputEvent] {
+    public func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
         guard let origin, index < script.steps.count else { return [] }
         var events: [InputEvent] = []
         while index < script.steps.count, origin + script.steps[index].at <= now {

@@ -145,9 +145,9 @@ import Testing
         #expect(source.nextDeadline == nil)
         #expect(source.start(now: t0) == [.state(.init(angle: 0, buttons: .forward))])
         #expect(source.nextDeadline == t0 + .milliseconds(100))
-        #expect(source.read(now: t0 + .milliseconds(99)) == [])
-        #expect(source.read(now: t0 + .milliseconds(260)) == [.state(.init(angle: 0.2, buttons: .forward)), .state(.neutral), .end(.scriptFinished)])
+        #expect(source.deadlinePassed(now: t0 + .milliseconds(99)) == [])
+        #expect(source.deadlinePassed(now: t0 + .milliseconds(260)) == [.state(.init(angle: 0.2, buttons: .forward)), .state(.neutral), .end(.scriptFinished)])
         #expect(source.nextDeadline == nil)
-        #expect(source.read(now: t0 + .milliseconds(300)) == [])
+        #expect(source.deadlinePassed(now: t0 + .milliseconds(300)) == [])
     }
 }
