@@ -36,6 +36,14 @@ enum FatalSignalGuard {
             action.sa_flags = Int32(SA_ONSTACK)
             _ = sigaction(sig, &action, previousActions + Int(sig))
         }
+        // Trap: a blocked signal mask is inherited across exec. A parent spawning us from a
+        // Dispatch or Swift-concurrency thread (e.g. Foundation's Process) passes SIGABRT and
+        // SIGQUIT blocked, and `kill -ABRT` would then sit pending forever. Unblock them here;
+        // threads started later inherit this thread's mask.
+        var set = sigset_t()
+        sigemptyset(&set)
+        for sig in signals { sigaddset(&set, sig) }
+        _ = pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     /// From now on a fatal signal restores `fd` to `settings` and resets the terminal with

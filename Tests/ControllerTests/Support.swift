@@ -44,9 +44,16 @@ final class PacketCapture {
         return try waitFor(timeout: timeout) { $0 == want }
     }
 
-    /// Everything already queued (the sender has exited, so nothing more comes).
+    /// Everything already queued: call it once the sender has exited. Bounded, so a sender that
+    /// is still running fails the test instead of hanging it.
     func drain() throws {
-        while try next(timeout: .milliseconds(50)) != nil {}
+        let limit = ContinuousClock.now + .seconds(2)
+        while try next(timeout: .milliseconds(50)) != nil {
+            if ContinuousClock.now > limit {
+                Issue.record("still receiving packets: the sender has not stopped")
+                return
+            }
+        }
     }
 
     var states: [ControllerState] { packets.compactMap { try? StatePacket.decode($0.bytes) } }
@@ -118,12 +125,23 @@ final class PtyChild {
         try process.run()
     }
 
+    private var masterOpen = true
+
     deinit {
         stop()
+        closeMaster()
+        close(slave)
+    }
+
+    /// What closing a terminal window does: the child's terminal hangs up.
+    func hangUp() { closeMaster() }
+
+    private func closeMaster() {
+        guard masterOpen else { return }
+        masterOpen = false
         collected.stop.store(true, ordering: .releasing)
         usleep(50_000)   // let the reader leave poll before its descriptor goes
         close(master)
-        close(slave)
     }
 
     var output: String { collected.bytes.withLock { String(decoding: $0, as: UTF8.self) } }
