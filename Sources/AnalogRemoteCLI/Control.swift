@@ -11,9 +11,9 @@ struct Control: ParsableCommand {
             (--rate). On every way out (end of input, q, SIGINT, SIGTERM, SIGHUP, a lost device) it \
             sends the neutral state (angle 0, no buttons) three times before exiting.
 
-            stdin lines:  ANGLE BUTTONS     e.g. `0.3 forward+a`, `-0.1 0x2`, `0 none`
-            script lines: T_MS ANGLE BUTTONS  (milliseconds since the start, never decreasing)
-            keyboard:     ←/→ tilt, space or 0 centre, W/↑ forward, S/↓ backward, A, B, q quit
+            stdin:    ANGLE BUTTONS per line, e.g. `0.3 forward+a`, `-0.1 0x2`, `0 none`
+            script:   T_MS ANGLE BUTTONS per line, T_MS = ms since the start
+            keyboard: ←/→ tilt, space centres, W/↑ S/↓ drive, A, B, q quits
             """)
 
     @OptionGroup var global: GlobalOptions
