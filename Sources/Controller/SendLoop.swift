@@ -103,8 +103,7 @@ public struct SendLoop {
                 switch action {
                 case .send(let s):
                     guard let peer = destination.current else { continue }
-                    sender.send(s, to: peer.address)
-                    meter.record(.now)
+                    if sender.send(s, to: peer.address) { meter.record(.now) }
                 case .finish(let reason):
                     finished = reason
                 }

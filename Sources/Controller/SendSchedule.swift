@@ -15,7 +15,8 @@ import RemoteWire
 ///   rate holds; after a stall of more than two periods the missed resends are skipped, not sent
 ///   in a burst. Any send restarts the period, so while running the wire is never silent for
 ///   more than one period (plus the loop's wake-up latency).
-/// - ``stop(_:now:)`` sends the neutral state ``Configuration/neutralRepeats`` times,
+/// - ``stop(_:now:)`` sends a last state still waiting for the gap (if any), then the neutral
+///   state ``Configuration/neutralRepeats`` times,
 ///   ``Configuration/neutralSpacing`` apart (a burst loss on Wi-Fi should not eat all of them), then
 ///   returns ``Action/finish(_:)``. The first stop reason wins; later states and stops are ignored.
 public struct SendSchedule: Sendable {
@@ -126,10 +127,14 @@ public struct SendSchedule: Sendable {
     /// Begins the way out: neutral ×N, then ``Action/finish(_:)``.
     public mutating func stop(_ reason: EndReason, now: ContinuousClock.Instant) -> [Action] {
         guard !isStopping else { return [] }
+        // A last state that has not been on the wire yet (waiting for the gap, or given before
+        // start) goes out first, so a replay shows every final state; the neutral ones follow.
+        let unsent = changePending || (phase == .idle && !Self.sameOnTheWire(current, .neutral))
+        let last: [Action] = unsent ? [.send(current)] : []
         current = .neutral
         changePending = false
         phase = .stopping(reason, left: configuration.neutralRepeats, next: now)
-        return advance(now: now)
+        return last + advance(now: now)
     }
 
     /// Does whatever is due at `now` (call it whenever the loop wakes).

@@ -19,7 +19,9 @@ final class StateSender {
         _ = try socket(for: peer)
     }
 
-    func send(_ state: ControllerState, to peer: SocketAddress) {
+    /// Returns whether the datagram went out.
+    @discardableResult
+    func send(_ state: ControllerState, to peer: SocketAddress) -> Bool {
         do {
             let socket = try socket(for: peer)
             if armedPeer != peer {
@@ -30,12 +32,14 @@ final class StateSender {
             if try socket.send(packet, to: peer) {
                 sent += 1
                 lastError = nil
-            } else {
-                failed += 1   // socket buffer full: dropped, the next one replaces it
+                return true
             }
+            failed += 1   // socket buffer full: dropped, the next one replaces it
+            return false
         } catch {
             failed += 1
             lastError = error
+            return false
         }
     }
 

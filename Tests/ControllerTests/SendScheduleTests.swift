@@ -108,6 +108,22 @@ import Testing
         #expect(s.advance(now: at(100)) == [])
     }
 
+    @Test func aStateStillWaitingForTheGapGoesOutBeforeTheNeutralOnes() {
+        var s = SendSchedule(.init(period: .milliseconds(20), minimumGap: .milliseconds(2), neutralSpacing: .zero))
+        _ = s.start(now: at(0))
+        _ = s.update(forward, now: at(10))
+        #expect(s.update(left, now: at(11)) == [])
+        #expect(s.stop(.scriptFinished, now: at(11)) == [.send(left), .send(.neutral), .send(.neutral), .send(.neutral), .finish(.scriptFinished)])
+    }
+
+    @Test func aStateGivenBeforeStartGoesOutBeforeTheNeutralOnes() {
+        var s = SendSchedule(.init(period: .milliseconds(20), neutralSpacing: .zero))
+        _ = s.update(forward, now: at(0))
+        #expect(s.stop(.scriptFinished, now: at(0)) == [.send(forward), .send(.neutral), .send(.neutral), .send(.neutral), .finish(.scriptFinished)])
+        var n = SendSchedule(.init(period: .milliseconds(20), neutralSpacing: .zero))
+        #expect(n.stop(.endOfInput, now: at(0)).count == 4, "nothing extra for a neutral start")
+    }
+
     @Test func stopWithoutSpacingSendsAllAtOnce() {
         var s = SendSchedule(.init(period: .milliseconds(20), neutralSpacing: .zero))
         _ = s.start(now: at(0))
