@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Console
 import RemoteWire
 import SystemIO
@@ -63,7 +68,7 @@ public struct SendLoop {
                 state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)
             }
             if reading, !ready[1].isEmpty {
-                state.take([.end(.signal(signals.signal ?? 15))], now: now, status: status)
+                state.take([.end(.signal(signals.signal ?? SIGTERM))], now: now, status: status)
             }
             if input != nil, !state.schedule.isStopping, !ready[2].isEmpty {
                 state.take(source.read(now: now), now: now, status: status)
