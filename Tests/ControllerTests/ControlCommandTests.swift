@@ -143,6 +143,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: file) }
         let child = try ChildProcess(analogRemote: ["control", "--peer", capture.peer, "--input", "script:\(file.path)"])
         #expect(child.wait() == 2)
+        #expect(eventually { child.stderr.hasSuffix("\n") })
         #expect(child.stderr == "analog-remote: script \(file.path):2: bad buttons `fast` (use a number, 0x hex, none, or names joined by + such as forward+a; names: forward backward a b x y l r start select home l3 r3 left right)\n")
         #expect(try capture.next(timeout: .milliseconds(100)) == nil, "nothing may be sent")
     }
@@ -183,12 +184,12 @@ import Glibc
     func badArgumentsAreUsageErrors(arguments: [String], message: String) throws {
         let child = try ChildProcess(analogRemote: arguments)
         #expect(child.wait() == 64)
-        #expect(child.stderr.contains(message), "\(child.stderr)")
+        #expect(eventually { child.stderr.contains(message) }, "\(child.stderr)")
     }
 
     @Test func anUnresolvableNameIsANetworkError() throws {
         let child = try ChildProcess(analogRemote: ["control", "--peer", "no-such-host.invalid:5000"])
         #expect(child.wait() == 4)
-        #expect(child.stderr.hasPrefix("analog-remote: --peer no-such-host.invalid:5000: cannot resolve"))
+        #expect(eventually { child.stderr.hasPrefix("analog-remote: --peer no-such-host.invalid:5000: cannot resolve") })
     }
 }

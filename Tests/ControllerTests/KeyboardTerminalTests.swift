@@ -43,8 +43,8 @@ import Glibc
     @Test func keysBecomePacketsAndQuitRestoresTheTerminal() throws {
         let capture = try PacketCapture()
         let child = try start(capture)
-        #expect(child.output.contains("\u{1B}[>11u"), "kitty flags pushed")
-        #expect(child.output.contains("keyboard: ←/→ tilt 0.1 rad per press"), "help line")
+        #expect(child.waitUntil { child.output.contains("\u{1B}[>11u") }, "kitty flags pushed")
+        #expect(child.waitUntil { child.output.contains("keyboard: ←/→ tilt 0.1 rad per press") }, "help line")
 
         child.send("\u{1B}[C\u{1B}[C")
         #expect(try capture.waitFor(ControllerState(angle: 0.2, buttons: [])))
@@ -160,6 +160,6 @@ import Glibc
     @Test func keyboardWithoutATerminalIsRefused() throws {
         let child = try ChildProcess(analogRemote: ["control", "--peer", "127.0.0.1:9", "--input", "keyboard"])
         #expect(child.wait() == 3)
-        #expect(child.stderr.hasPrefix("analog-remote: keyboard: stdin is not a terminal"))
+        #expect(eventually { child.stderr.hasPrefix("analog-remote: keyboard: stdin is not a terminal") })
     }
 }

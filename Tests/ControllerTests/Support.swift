@@ -59,6 +59,17 @@ final class PacketCapture {
     var states: [ControllerState] { packets.compactMap { try? StatePacket.decode($0.bytes) } }
 }
 
+/// Polls `condition` until it holds or `timeout` passes: for output that a reader thread
+/// collects a little after the child wrote it (or exited).
+func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        usleep(2_000)
+    }
+    return condition()
+}
+
 extension ControllerState {
     var hex: String { Hex.string(StatePacket.encode(self)) }
 }
