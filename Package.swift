@@ -76,7 +76,7 @@ let package = Package(
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
                     dependencies: ["Receiver", "RemoteWire", "BoardLink", "SystemIO", "TestSupport", propertyBased]),
-        .testTarget(name: "ControllerTests", dependencies: ["Controller", "RemoteWire", "TestSupport"]),
+        .testTarget(name: "ControllerTests", dependencies: ["Controller", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "SystemIO", "Console", "TestSupport", propertyBased]),
         .testTarget(name: "GamepadTests", dependencies: ["Gamepad", "RemoteWire", "SystemIO", "Console", "TestSupport", propertyBased]),
         .testTarget(name: "ClassroomTests", dependencies: ["Classroom", "RemoteWire", "TestSupport"]),

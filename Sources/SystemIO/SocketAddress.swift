@@ -55,7 +55,9 @@ public struct SocketAddress: Hashable, Sendable {
         }
     }
 
-    func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+    /// The raw sockaddr for a C call (e.g. `sendto` from a signal handler, which cannot use Swift
+    /// wrappers); the pointer is valid only inside `body`.
+    public func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
         storage.withUnsafeBytes { raw in
             body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
         }

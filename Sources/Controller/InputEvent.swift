@@ -1,0 +1,36 @@
+import Console
+import RemoteWire
+
+/// What an input source reports to the send loop.
+public enum InputEvent: Equatable, Sendable {
+    /// The whole controller state as it is now (the loop sends it only if it differs from the last).
+    case state(ControllerState)
+    /// The source is finished: the loop sends the neutral state three times and exits.
+    case end(EndReason)
+    /// A line for the person at the terminal (a bad stdin line, "kitty keyboard protocol on"),
+    /// printed on stderr above the status line. Not an error: the source keeps going.
+    case notice(String)
+}
+
+/// Why the controller stops. Every reason ends the same way on the wire (neutral ×3); they differ
+/// in the exit status and in the line printed.
+public enum EndReason: Equatable, Sendable {
+    /// stdin reached end of file.
+    case endOfInput
+    /// The script's last line was reached.
+    case scriptFinished
+    /// The person asked to quit (`q`, Ctrl-C or Ctrl-D in the keyboard UI).
+    case quit
+    /// SIGINT, SIGTERM or SIGHUP arrived.
+    case signal(Int32)
+    /// The input device went away (terminal hung up, read error, gamepad unplugged). The text
+    /// says which device and what happened, e.g. `keyboard: the terminal hung up`.
+    case deviceLost(String)
+
+    /// The exit status this reason ends the program with (README "Exit codes"): stopping on
+    /// request is success; a lost device is ``ExitStatus/deviceUnavailable``.
+    public var exitStatus: ExitStatus {
+        if case .deviceLost = self { return .deviceUnavailable }
+        return .success
+    }
+}

@@ -1,0 +1,37 @@
+/// The `--input` choices. To add a source: a case here, its parsing in ``init(argument:)``, and
+/// its construction in ``ControlCommand/makeSource(_:)``.
+public enum InputSpec: Equatable, Sendable {
+    /// The raw-mode keyboard UI on the terminal (default when stdin is a terminal).
+    case keyboard
+    /// `ANGLE BUTTONS` lines on stdin (default when stdin is not a terminal).
+    case stdin
+    /// A timed script file: `script:FILE`.
+    case script(path: String)
+    /// A gamepad: `gamepad` or `gamepad:WHICH` (index or name). Built by the gamepad work; until
+    /// then choosing it is refused with a clear message.
+    case gamepad(String?)
+
+    /// The forms accepted, for help texts.
+    public static let forms = "keyboard, stdin, script:FILE, gamepad[:WHICH]"
+
+    public init?(argument: String) {
+        switch argument {
+        case "keyboard": self = .keyboard
+        case "stdin", "-": self = .stdin
+        case "gamepad": self = .gamepad(nil)
+        default:
+            if argument.hasPrefix("script:"), argument.count > 7 {
+                self = .script(path: String(argument.dropFirst(7)))
+            } else if argument.hasPrefix("gamepad:"), argument.count > 8 {
+                self = .gamepad(String(argument.dropFirst(8)))
+            } else {
+                return nil
+            }
+        }
+    }
+
+    /// Keyboard on a terminal, lines otherwise.
+    public static func `default`(stdinIsTerminal: Bool) -> InputSpec {
+        stdinIsTerminal ? .keyboard : .stdin
+    }
+}

@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Console
+import SystemIO
+
+/// The keyboard UI: raw terminal input decoded by ``TerminalInputDecoder`` and turned into
+/// states by ``KeyboardModel`` (the keys and the hold rules are documented there and in README
+/// "Controller").
+///
+/// The terminal is stdin; escape sequences go to stdout when it is the terminal too, else to
+/// stdin's descriptor. A terminal that hangs up (read returns 0 or EIO) is a lost device.
+public final class KeyboardSource: InputSource {
+    public let name = "keyboard"
+    private let fd: Int32
+    private var terminal: TerminalMode?
+    private var decoder = TerminalInputDecoder()
+    private var model: KeyboardModel
+    private var ended = false
+
+    public init(fd: Int32 = STDIN_FILENO, timing: KeyboardModel.Timing = .init()) {
+        self.fd = fd
+        self.model = KeyboardModel(timing: timing)
+    }
+
+    public var descriptor: Int32? { ended ? nil : fd }
+    public var nextDeadline: ContinuousClock.Instant? { ended ? nil : model.nextDeadline }
+
+    /// The keys, in one line, printed when the UI starts.
+    public var help: String {
+        let step = model.timing.tiltStep
+        return "keyboard: ←/→ tilt \(step) rad per press · space or 0 centre · W/↑ forward · S/↓ backward · A · B (held while the key repeats) · q quit"
+    }
+
+    public func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
+        guard isatty(fd) == 1 else {
+            throw UserFacingError("keyboard: stdin is not a terminal (run in a terminal, or use --input stdin to read `ANGLE BUTTONS` lines)",
+                                  status: .deviceUnavailable)
+        }
+        let output = isatty(STDOUT_FILENO) == 1 ? STDOUT_FILENO : fd
+        do {
+            terminal = try TerminalMode(fd: fd, output: output)
+        } catch {
+            throw UserFacingError("keyboard: cannot switch the terminal to raw mode: \(error)", status: .deviceUnavailable)
+        }
+        return [.notice(help), .state(model.state)]
+    }
+
+    public func read(now: ContinuousClock.Instant) -> [InputEvent] {
+        guard !ended else { return [] }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let fd = fd
+        let n: Int?
+        do {
+            n = try Syscall.nonBlocking("read", subject: name) {
+                buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            }
+        } catch {
+            return lost(error.errno == EIO ? "keyboard: the terminal hung up" : "keyboard: \(error.reason)")
+        }
+        guard let n else { return [] }
+        if n == 0 { return lost("keyboard: the terminal hung up") }
+        decoder.feed(buffer[..<n])
+        var events: [InputEvent] = []
+        var last = model.state
+        while let event = decoder.next() {
+            switch model.handle(event, now: now) {
+            case .quit:
+                ended = true
+                events.append(.end(.quit))
+                return events
+            case .releaseEventsDetected:
+                events.append(.notice("keyboard: the terminal reports key releases (kitty keyboard protocol): keys are held until released"))
+            case .none:
+                break
+            }
+            // One state per change, so a press and its release in the same read both go out.
+            if model.state != last {
+                last = model.state
+                events.append(.state(last))
+            }
+        }
+        return events + deadlinePassed(now: now)
+    }
+
+    public func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
+        guard !ended else { return [] }
+        let before = model.state
+        model.expire(now: now)
+        return model.state != before ? [.state(model.state)] : []
+    }
+
+    public func close() {
+        terminal?.restore()
+        terminal = nil
+    }
+
+    private func lost(_ why: String) -> [InputEvent] {
+        ended = true
+        return [.end(.deviceLost(why))]
+    }
+}

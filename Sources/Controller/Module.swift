@@ -1,1 +1,0 @@
-// Controller: filled in by its issue.

@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Console
+import RemoteWire
+import SystemIO
+
+/// The controller's one thread: poll the input, the signal descriptor, the destination's change
+/// flag and the next deadline (resend, neutral spacing, the input's own timeout); feed what
+/// happened to ``SendSchedule``; do the sends it asks for. No busy polling: the thread sleeps in
+/// poll(2) until something is readable or a deadline comes.
+public struct SendLoop {
+    public let source: any InputSource
+    public let destination: Destination
+    public let schedule: SendSchedule.Configuration
+    public let signals: SignalWatcher
+    public let status: StatusLine
+
+    public init(source: any InputSource, destination: Destination, schedule: SendSchedule.Configuration,
+                signals: SignalWatcher, status: StatusLine) {
+        self.source = source
+        self.destination = destination
+        self.schedule = schedule
+        self.signals = signals
+        self.status = status
+    }
+
+    /// Runs until the input ends, a signal arrives or the device is lost; returns why, after the
+    /// neutral packets went out. The input source is closed on every way out (also when this
+    /// throws: a failing `poll`, or the source refusing to start).
+    public func run() throws -> EndReason {
+        let sender = StateSender()
+        var state = Running(schedule: SendSchedule(schedule))
+        defer {
+            source.close()
+            sender.close()
+            status.clear()
+        }
+        if let peer = destination.current {
+            do {
+                try sender.prepare(for: peer.address)
+            } catch {
+                throw UserFacingError("cannot open a UDP socket for \(peer.description): \(error)", status: .networkUnavailable)
+            }
+        }
+        var now = ContinuousClock.now
+        state.take(try source.start(now: now), now: now, status: status)
+        state.perform(state.schedule.start(now: now), sender: sender, destination: destination)
+
+        while state.finished == nil {
+            let reading = !state.schedule.isStopping
+            var watched: [(fd: Int32, events: Poller.Events)] = [(destination.changed.descriptor.rawValue, .readable)]
+            // Once stopping, the signal flag (it stays raised) and the input (it may sit at EOF)
+            // would make poll return at once: leave them out.
+            if reading { watched.append((signals.readableDescriptor, .readable)) }
+            let input = reading ? source.descriptor : nil
+            if let input { watched.append((input, .readable)) }
+            var deadline = state.schedule.deadline
+            if reading, let d = source.nextDeadline { deadline = deadline.map { min($0, d) } ?? d }
+
+            let ready = try Poller.wait(watched, until: deadline)
+            now = .now
+
+            if !ready[0].isEmpty {
+                destination.changed.clear()
+                state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)
+            }
+            if reading, !ready[1].isEmpty {
+                state.take([.end(.signal(signals.signal ?? SIGTERM))], now: now, status: status)
+            }
+            if input != nil, !state.schedule.isStopping, !ready[2].isEmpty {
+                state.take(source.read(now: now), now: now, status: status)
+            }
+            if !state.schedule.isStopping, let d = source.nextDeadline, d <= now {
+                state.take(source.deadlinePassed(now: now), now: now, status: status)
+            }
+            state.perform(state.schedule.advance(now: now), sender: sender, destination: destination)
+            state.report(now: now, status: status, sender: sender, destination: destination, input: source.name)
+        }
+        return state.finished ?? .endOfInput
+    }
+
+    /// The loop's mutable part.
+    struct Running {
+        var schedule: SendSchedule
+        var finished: EndReason?
+        var pending: [SendSchedule.Action] = []
+        var meter = RateMeter()
+        var lastReport: ContinuousClock.Instant?
+
+        /// Feeds input events to the schedule; the resulting actions wait in ``pending``.
+        mutating func take(_ events: [InputEvent], now: ContinuousClock.Instant, status: StatusLine) {
+            for event in events {
+                switch event {
+                case .state(let s): pending += schedule.update(s, now: now)
+                case .end(let reason): pending += schedule.stop(reason, now: now)
+                case .notice(let text): status.printAbove(text)
+                }
+            }
+        }
+
+        mutating func perform(_ actions: [SendSchedule.Action], sender: StateSender, destination: Destination) {
+            let all = pending + actions
+            pending.removeAll()
+            for action in all {
+                switch action {
+                case .send(let s):
+                    guard let peer = destination.current else { continue }
+                    if sender.send(s, to: peer.address) { meter.record(.now) }
+                case .finish(let reason):
+                    finished = reason
+                }
+            }
+        }
+
+        /// Redraws the status line at most ten times a second (the loop wakes up to 1000 times).
+        mutating func report(now: ContinuousClock.Instant, status: StatusLine, sender: StateSender,
+                             destination: Destination, input: String) {
+            guard status.enabled else { return }
+            if let lastReport, now - lastReport < .milliseconds(100), finished == nil { return }
+            lastReport = now
+            status.update(StatusReport.line(peer: destination.current, state: schedule.current,
+                                            rate: meter.rate(now: now), input: input,
+                                            stopping: schedule.isStopping, sendError: sender.lastError?.reason))
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import RemoteWire
+
+/// When the controller puts a state packet on the wire: the send cadence as a value-type state
+/// machine. It takes events and the time, and returns what to send; the loop around it does the I/O
+/// and sleeps until ``deadline``.
+///
+/// Contract:
+/// - ``start(now:)`` sends the current state at once (the receiver sees the controller at once).
+/// - A state that differs from the last one is sent at once — unless the previous send was less
+///   than ``Configuration/minimumGap`` ago; then it goes out when the gap has passed, and only the
+///   latest of several such states is sent (latest wins, like `coalesce_interval_ms` in ROS joy).
+///   "Differs" means different bytes on the wire: -0.0 and 0.0 are different states.
+/// - While nothing changes, the full current state is sent again every ``Configuration/period``.
+///   Resends keep an absolute grid, so a late wake-up does not shift the next one and the average
+///   rate holds; after a stall of more than two periods the missed resends are skipped, not sent
+///   in a burst. Any send restarts the period, so while running the wire is never silent for
+///   more than one period (plus the loop's wake-up latency).
+/// - ``stop(_:now:)`` sends a last state still waiting for the gap (if any), then the neutral
+///   state ``Configuration/neutralRepeats`` times,
+///   ``Configuration/neutralSpacing`` apart (a burst loss on Wi-Fi should not eat all of them), then
+///   returns ``Action/finish(_:)``. The first stop reason wins; later states and stops are ignored.
+public struct SendSchedule: Sendable {
+    public struct Configuration: Sendable, Hashable {
+        /// Time between resends of an unchanged state (1 / `--rate`).
+        public var period: Duration
+        /// The shortest time between two sends caused by state changes.
+        public var minimumGap: Duration
+        /// How many neutral packets go out on the way out.
+        public var neutralRepeats: Int
+        /// Time between those neutral packets (zero = all at once).
+        public var neutralSpacing: Duration
+
+        public init(period: Duration, minimumGap: Duration = .milliseconds(1),
+                    neutralRepeats: Int = 3, neutralSpacing: Duration = .milliseconds(5)) {
+            precondition(period > .zero, "SendSchedule needs a positive period")
+            self.period = period
+            self.minimumGap = min(minimumGap, period)
+            self.neutralRepeats = max(1, neutralRepeats)
+            self.neutralSpacing = max(.zero, neutralSpacing)
+        }
+
+        /// The configuration for `rate` packets per second (1…1000).
+        public init(rate: Double) {
+            self.init(period: .nanoseconds(Int64((1e9 / rate).rounded())))
+        }
+    }
+
+    public enum Action: Equatable, Sendable {
+        /// Send this state now.
+        case send(ControllerState)
+        /// Every neutral packet is out: exit for this reason.
+        case finish(EndReason)
+    }
+
+    private enum Phase: Equatable, Sendable {
+        case idle
+        case running
+        /// Neutral packets still to send, and when the next one is due.
+        case stopping(EndReason, left: Int, next: ContinuousClock.Instant)
+        case finished(EndReason)
+    }
+
+    public let configuration: Configuration
+    /// The state being sent (neutral once stopping).
+    public private(set) var current: ControllerState
+    private var phase: Phase = .idle
+    private var lastSend: ContinuousClock.Instant?
+    private var nextResend: ContinuousClock.Instant?
+    /// A changed state waits for the minimum gap.
+    private var changePending = false
+
+    public init(_ configuration: Configuration, initial: ControllerState = .neutral) {
+        self.configuration = configuration
+        self.current = initial
+    }
+
+    /// True once ``stop(_:now:)`` was called (the loop stops reading its input then).
+    public var isStopping: Bool {
+        switch phase {
+        case .stopping, .finished: true
+        case .idle, .running: false
+        }
+    }
+
+    public var isFinished: Bool {
+        if case .finished = phase { return true }
+        return false
+    }
+
+    /// When ``advance(now:)`` has something to do; nil = nothing until the next event.
+    public var deadline: ContinuousClock.Instant? {
+        switch phase {
+        case .idle, .finished:
+            return nil
+        case .stopping(_, _, let next):
+            return next
+        case .running:
+            if changePending, let lastSend { return lastSend + configuration.minimumGap }
+            return nextResend
+        }
+    }
+
+    public mutating func start(now: ContinuousClock.Instant) -> [Action] {
+        guard phase == .idle else { return [] }
+        phase = .running
+        return [send(now: now)]
+    }
+
+    /// A new state from the input. Sends it at once if it changed (see the type's contract).
+    public mutating func update(_ state: ControllerState, now: ContinuousClock.Instant) -> [Action] {
+        guard !isStopping, !Self.sameOnTheWire(state, current) else { return [] }
+        current = state
+        guard phase == .running else { return [] }   // not started: start() sends it
+        if let lastSend, now - lastSend < configuration.minimumGap {
+            changePending = true
+            return []
+        }
+        return [send(now: now)]
+    }
+
+    /// Sends the current state at once, e.g. because the destination changed.
+    public mutating func sendNow(now: ContinuousClock.Instant) -> [Action] {
+        guard phase == .running else { return [] }
+        return [send(now: now)]
+    }
+
+    /// Begins the way out: neutral ×N, then ``Action/finish(_:)``.
+    public mutating func stop(_ reason: EndReason, now: ContinuousClock.Instant) -> [Action] {
+        guard !isStopping else { return [] }
+        // A last state that has not been on the wire yet (waiting for the gap, or given before
+        // start) goes out first, so a replay shows every final state; the neutral ones follow.
+        let unsent = changePending || (phase == .idle && !Self.sameOnTheWire(current, .neutral))
+        let last: [Action] = unsent ? [.send(current)] : []
+        current = .neutral
+        changePending = false
+        phase = .stopping(reason, left: configuration.neutralRepeats, next: now)
+        return last + advance(now: now)
+    }
+
+    /// Does whatever is due at `now` (call it whenever the loop wakes).
+    public mutating func advance(now: ContinuousClock.Instant) -> [Action] {
+        switch phase {
+        case .idle, .finished:
+            return []
+        case .stopping(let reason, var left, var next):
+            var actions: [Action] = []
+            while left > 0, next <= now {
+                actions.append(.send(.neutral))
+                left -= 1
+                next = next + configuration.neutralSpacing
+            }
+            if left == 0 {
+                phase = .finished(reason)
+                actions.append(.finish(reason))
+            } else {
+                phase = .stopping(reason, left: left, next: next)
+            }
+            return actions
+        case .running:
+            if changePending, let lastSend, now - lastSend >= configuration.minimumGap {
+                return [send(now: now)]
+            }
+            guard let due = nextResend, now >= due else { return [] }
+            lastSend = now
+            changePending = false
+            let next = due + configuration.period
+            // Keep the grid (one missed resend may follow at once); after a longer stall, skip ahead.
+            nextResend = next > now - configuration.period ? next : now + configuration.period
+            return [.send(current)]
+        }
+    }
+
+    private mutating func send(now: ContinuousClock.Instant) -> Action {
+        lastSend = now
+        nextResend = now + configuration.period
+        changePending = false
+        return .send(current)
+    }
+
+    /// Equal when the 8 bytes on the wire would be equal (so -0.0 ≠ 0.0, unlike `==` on Float).
+    static func sameOnTheWire(_ a: ControllerState, _ b: ControllerState) -> Bool {
+        a.angle.bitPattern == b.angle.bitPattern && a.buttons == b.buttons
+    }
+}

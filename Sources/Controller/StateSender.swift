@@ -1,0 +1,59 @@
+import RemoteWire
+import SystemIO
+
+/// Puts state packets on the wire: one UDP socket per address family, opened on first use, so
+/// the destination can move between IPv4 and IPv6. A failed send is counted and remembered, never
+/// thrown: the network may come back (Wi-Fi roaming), and the next packet replaces a lost one.
+final class StateSender {
+    private var sockets: [SocketAddress.Family: UDPSocket] = [:]
+    private var packet = [UInt8](repeating: 0, count: StatePacket.size)
+    /// The peer the fatal-signal guard sends its neutral packets to.
+    private var armedPeer: SocketAddress?
+    private(set) var sent = 0
+    private(set) var failed = 0
+    /// Why the latest send failed; nil once a send succeeds again.
+    private(set) var lastError: SystemError?
+
+    /// Opens the socket for `peer`'s family now (so a failure shows before anything is sent).
+    func prepare(for peer: SocketAddress) throws(SystemError) {
+        _ = try socket(for: peer)
+    }
+
+    /// Returns whether the datagram went out.
+    @discardableResult
+    func send(_ state: ControllerState, to peer: SocketAddress) -> Bool {
+        do {
+            let socket = try socket(for: peer)
+            if armedPeer != peer {
+                FatalSignalGuard.armNeutral(socket: socket.descriptor.rawValue, peer: peer)
+                armedPeer = peer
+            }
+            StatePacket.encode(state, into: &packet)
+            if try socket.send(packet, to: peer) {
+                sent += 1
+                lastError = nil
+                return true
+            }
+            failed += 1   // socket buffer full: dropped, the next one replaces it
+            return false
+        } catch {
+            failed += 1
+            lastError = error
+            return false
+        }
+    }
+
+    func close() {
+        FatalSignalGuard.disarmNeutral()
+        armedPeer = nil
+        for socket in sockets.values { socket.close() }
+        sockets.removeAll()
+    }
+
+    private func socket(for peer: SocketAddress) throws(SystemError) -> UDPSocket {
+        if let s = sockets[peer.family] { return s }
+        let s = try UDPSocket.sender(for: peer)
+        sockets[peer.family] = s
+        return s
+    }
+}

@@ -1,0 +1,37 @@
+import Console
+import RemoteWire
+
+/// Packets per second over the last second, from the send times.
+struct RateMeter {
+    private var times: [ContinuousClock.Instant] = []
+    private var head = 0
+
+    mutating func record(_ t: ContinuousClock.Instant) { times.append(t) }
+
+    mutating func rate(now: ContinuousClock.Instant) -> Int {
+        let from = now - .seconds(1)
+        while head < times.count, times[head] <= from { head += 1 }
+        if head > 256, head * 2 > times.count {
+            times.removeFirst(head)
+            head = 0
+        }
+        return times.count - head
+    }
+}
+
+/// The controller's status line: `→ TARGET  [    |##  ] +0.30 rad  forward+a  50 pkt/s  INPUT`.
+enum StatusReport {
+    static func line(peer: Destination.Peer?, state: ControllerState, rate: Int, input: String,
+                     stopping: Bool, sendError: String?) -> String {
+        let target = peer.map { "→ \($0.description)" } ?? "→ (no receiver yet: nothing sent)"
+        let fraction = Double(state.angle) / Double(ControllerState.maxAngle)
+        let sign = state.angle < 0 ? "-" : "+"
+        let magnitude = Double(state.angle.magnitude)
+        let hundredths = Int((magnitude * 100).rounded())
+        let angle = "\(sign)\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) rad"
+        var parts = [target, "\(StatusLine.bar(fraction)) \(angle)", state.buttons.description, "\(rate) pkt/s", input]
+        if stopping { parts.append("stopping") }
+        if let sendError { parts.append("send failed: \(sendError)") }
+        return parts.joined(separator: "  ")
+    }
+}

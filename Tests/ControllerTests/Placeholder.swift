@@ -1,2 +1,0 @@
-// ControllerTests: tests arrive with the issue that builds Controller.
-import Testing
