@@ -78,7 +78,8 @@ let package = Package(
                     dependencies: ["Receiver", "RemoteWire", "BoardLink", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "ControllerTests", dependencies: ["Controller", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "SystemIO", "Console", "TestSupport", propertyBased]),
-        .testTarget(name: "GamepadTests", dependencies: ["Gamepad", "RemoteWire", "SystemIO", "Console", "TestSupport", propertyBased]),
+        .testTarget(name: "GamepadTests",
+                    dependencies: ["Gamepad", "Controller", "RemoteWire", "SystemIO", "Console", "TestSupport", propertyBased]),
         .testTarget(name: "ClassroomTests", dependencies: ["Classroom", "RemoteWire", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RemoteWire", "SystemIO", "TestSupport"]),
     ]

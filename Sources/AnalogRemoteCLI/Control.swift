@@ -14,6 +14,8 @@ struct Control: ParsableCommand {
             stdin:    ANGLE BUTTONS per line, e.g. `0.3 forward+a`, `-0.1 0x2`, `0 none`
             script:   T_MS ANGLE BUTTONS per line, T_MS = ms since the start
             keyboard: ←/→ tilt, space centres, W/↑ S/↓ drive, A, B, q quits
+            gamepad:  left stick tilts, d-pad up/right trigger forward, d-pad down/left trigger backward, \
+            south/east buttons A/B; waits for a pad and survives unplugging (README "Gamepads")
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -27,6 +29,10 @@ struct Control: ParsableCommand {
 
     @Option(help: "Packets per second while the state does not change (1…1000); changes are sent at once.")
     var rate: Double = 50
+
+    @Option(help: ArgumentHelp("Controller config file (TOML): the gamepad mapping, in its [gamepad] table (README \"Gamepads\").",
+                               valueName: "file"))
+    var config: String?
 
     func validate() throws {
         guard let peer else {
@@ -43,7 +49,8 @@ struct Control: ParsableCommand {
     func run() throws {
         try runReporting {
             let status = global.bootstrap()
-            return try ControlCommand.run(ControlOptions(peer: peer ?? "", input: input, rate: rate), status: status)
+            return try ControlCommand.run(ControlOptions(peer: peer ?? "", input: input, rate: rate, configPath: config),
+                                          status: status)
         }
     }
 }

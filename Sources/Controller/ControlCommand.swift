@@ -15,11 +15,14 @@ public struct ControlOptions: Sendable {
     public var input: InputSpec?
     /// Packets per second while nothing changes (1…1000).
     public var rate: Double
+    /// `--config FILE`: the controller config (the gamepad mapping lives in its `[gamepad]` table).
+    public var configPath: String?
 
-    public init(peer: String, input: InputSpec?, rate: Double) {
+    public init(peer: String, input: InputSpec?, rate: Double, configPath: String? = nil) {
         self.peer = peer
         self.input = input
         self.rate = rate
+        self.configPath = configPath
     }
 }
 
@@ -37,7 +40,7 @@ public enum ControlCommand {
         }
         let destination = try Destination(Destination.Peer(address: address, label: options.peer))
         let spec = options.input ?? .default(stdinIsTerminal: isatty(STDIN_FILENO) == 1)
-        let source = try makeSource(spec)
+        let source = try makeSource(spec, configPath: options.configPath)
 
         // A closed stderr pipe must not kill us before the neutral packets are out.
         _ = signal(SIGPIPE, SIG_IGN)
@@ -57,7 +60,7 @@ public enum ControlCommand {
 
     /// Builds the source for an `--input` choice. Failures that happen before anything is sent
     /// (a bad script, an unavailable device) are thrown as ``UserFacingError``.
-    public static func makeSource(_ spec: InputSpec) throws -> any InputSource {
+    public static func makeSource(_ spec: InputSpec, configPath: String? = nil) throws -> any InputSource {
         switch spec {
         case .stdin:
             return StdinSource()
@@ -69,10 +72,8 @@ public enum ControlCommand {
             } catch {
                 throw UserFacingError("script \(error)", status: .badConfiguration)
             }
-        case .gamepad:
-            // Hook for the gamepad work: return its InputSource here.
-            throw UserFacingError("--input gamepad is not available in this build yet; use keyboard, stdin or script:FILE",
-                                  status: .deviceUnavailable)
+        case .gamepad(let which):
+            return try GamepadInput(selector: which, configPath: configPath)
         }
     }
 }
