@@ -53,7 +53,7 @@ public final class SessionFollower: Sendable {
     private let logger: Logger
     private let status: StatusLine
     private let mailbox: EventMailbox<BrowserEvent>
-    private let browser: SessionBrowser
+    private let browser: SessionBrowser?
     private let follow: Mutex<FollowReceiver>
     private let startedAt: ContinuousClock.Instant
     private let settle: Duration
@@ -63,24 +63,41 @@ public final class SessionFollower: Sendable {
     private let finished: EventFlag
     private let running = Atomic<Bool>(false)
 
-    public init(target: SessionTarget, destination: Destination, logger: Logger, status: StatusLine,
-                settle: Duration = .milliseconds(500)) throws(UserFacingError) {
+    /// Starts browsing the session. No mDNS responder: exit status 5, with `--peer` as the way round.
+    public convenience init(target: SessionTarget, destination: Destination, logger: Logger, status: StatusLine,
+                            settle: Duration = .milliseconds(500)) throws(UserFacingError) {
+        let mailbox: EventMailbox<BrowserEvent>
+        do {
+            mailbox = try EventMailbox<BrowserEvent>()
+        } catch {
+            throw UserFacingError("control: \(error)", status: .failure)
+        }
+        let browser: SessionBrowser
+        do throws(DiscoveryError) {
+            browser = try SessionBrowser(session: target.session, onEvent: mailbox.post)
+        } catch {
+            throw error.userFacing()
+        }
+        try self.init(target: target, destination: destination, logger: logger, status: status, settle: settle,
+                      mailbox: mailbox, browser: browser)
+    }
+
+    /// `browser` nil: the events are posted to `mailbox` by someone else (tests post what a
+    /// browser would report).
+    init(target: SessionTarget, destination: Destination, logger: Logger, status: StatusLine, settle: Duration,
+         mailbox: EventMailbox<BrowserEvent>, browser: SessionBrowser?) throws(UserFacingError) {
         self.target = target
         self.destination = destination
         self.logger = logger
         self.status = status
         self.settle = settle
+        self.mailbox = mailbox
+        self.browser = browser
         do {
-            mailbox = try EventMailbox<BrowserEvent>()
             stopRequest = try EventFlag()
             finished = try EventFlag()
         } catch {
             throw UserFacingError("control: \(error)", status: .failure)
-        }
-        do throws(DiscoveryError) {
-            browser = try SessionBrowser(session: target.session, onEvent: mailbox.post)
-        } catch {
-            throw error.userFacing()
         }
         startedAt = .now
         follow = Mutex(FollowReceiver(.init(session: target.session, receiverName: target.receiver, settle: settle),
@@ -140,7 +157,7 @@ public final class SessionFollower: Sendable {
             stopRequest.raise()
             while (try? Poller.wait(for: finished.descriptor.rawValue, events: .readable, timeout: .seconds(1)))?.isEmpty ?? false {}
         }
-        browser.stop()
+        browser?.stop()
     }
 
     /// The send loop's input: `source` itself, except that the run ends (`.end(.quit)`) once
