@@ -5,7 +5,8 @@
 #                                       own private /run, D-Bus system bus and avahi-daemon
 #   host_run A|B CMD...                 run CMD inside host A or B (foreground)
 #   host_spawn A|B OUTFILE CMD...       start CMD inside a host in the background; its pid is
-#                                       in $SPAWNED and it is stopped by netns_cleanup
+#                                       in $SPAWNED and it is stopped by netns_cleanup; its
+#                                       stdin is $SPAWN_STDIN (a FIFO to feed it), else /dev/null
 #   host_stop PID                       stop one spawned process (SIGTERM, then SIGKILL)
 #   host_stop_all                       stop every spawned process
 #   host_restart_avahi A|B              kill a host's avahi-daemon and start it again (tests
@@ -135,9 +136,12 @@ host_run() { # A|B CMD...
     env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN nsenter -t "$(host_holder "$h")" -m -n -- "$@"
 }
 
-host_spawn() { # A|B OUTFILE CMD...
+host_spawn() { # A|B OUTFILE CMD...   (stdin: $SPAWN_STDIN, default /dev/null)
     local h=$1 out=$2; shift 2
-    env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN nsenter -t "$(host_holder "$h")" -m -n -- "$@" >"$out" 2>&1 &
+    # The script's own feed descriptors (7, 8: FIFOs that controllers read) stay out of the
+    # child, or a process started later would hold a FIFO open and its reader never see EOF.
+    env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN nsenter -t "$(host_holder "$h")" -m -n -- "$@" \
+        <"${SPAWN_STDIN:-/dev/null}" >"$out" 2>&1 7>&- 8>&- &
     SPAWNED=$!
     # comm is env, then nsenter, then the command itself (each execs the next).
     NETNS_PIDS+=("$SPAWNED:$(basename "$1" | cut -c1-15)|env|nsenter")
