@@ -332,10 +332,19 @@ case_ambiguous_exit_6() {
     grep -q '^"amb-1" ' "$LOGS/c-out" && grep -q '^"amb-2" ' "$LOGS/c-out" || { cat "$LOGS/c-out" >&2; fail "control: the list lacks a receiver"; return 1; }
     grep -qx 'analog-remote: 2 receivers in session "amb-test" and none chosen: pick one with --receiver NAME' "$LOGS/c-err" \
         || { cat "$LOGS/c-err" >&2; fail "control: wrong message"; return 1; }
+    # On a terminal (script(1) gives it one) control asks instead; the answer "2" picks amb-2.
+    printf '0 0 b\n200 0 none\n' > "$LOGS/drive.script"
+    status=0
+    printf '2\n' | host_run B script -qec "$BIN control --session amb-test --input script:$LOGS/drive.script" /dev/null \
+        > "$LOGS/tty" 2>&1 || status=$?
+    [ "$status" -eq 0 ] || { cat "$LOGS/tty" >&2; fail "control on a terminal: exit status $status, expected 0"; return 1; }
+    grep -q 'drive which one? \[1-2, or a name\]' "$LOGS/tty" && grep -q 'sending to "amb-2" at ' "$LOGS/tty" \
+        || { cat -v "$LOGS/tty" >&2; fail "control on a terminal did not ask, or did not drive amb-2"; return 1; }
     host_run B "$BIN" browse --quiet --session amb-test --receiver amb-2 --once --timeout 2 > "$LOGS/named" 2>&1 \
         || { cat "$LOGS/named" >&2; fail "--receiver amb-2 failed"; return 1; }
     [ "$(wc -l < "$LOGS/named")" -eq 1 ] && grep -q '^"amb-2" ' "$LOGS/named" || { cat "$LOGS/named" >&2; fail "--receiver amb-2 did not pick amb-2"; return 1; }
-    echo "    browse and control, no name: exit 6 with both listed; --receiver amb-2: $(cat "$LOGS/named")"
+    echo "    browse and control, no name: exit 6 with both listed; on a terminal control asked and drove amb-2"
+    echo "    browse --receiver amb-2: $(cat "$LOGS/named")"
 }
 
 # (d) The responder dies mid-session and comes back: browse reports it, browses again, and keeps
