@@ -132,10 +132,8 @@ public final class SessionFollower: Sendable {
                     throw UserFacingError("control: \(error)", status: .failure)
                 }
             }
-            let list = step(now: .now, sent: false, atStart: true)
-            if let list {
-                try ask(list)
-            }
+            if let list = step(now: .now, sent: false) { try ask(list) }
+            status.update("→ \(follow.withLock { $0.summary })")
             if ContinuousClock.now >= settled || follow.withLock({ $0.followed != nil }) { return }
         }
     }
@@ -181,7 +179,7 @@ public final class SessionFollower: Sendable {
             }
             if !ready[0].isEmpty { return }
             let sent = !ready[2].isEmpty && destination.firstSent.clear()
-            if let list = step(now: .now, sent: sent, atStart: false) {
+            if let list = step(now: .now, sent: sent) {
                 ambiguousWhileRunning(list)
             }
         }
@@ -189,7 +187,7 @@ public final class SessionFollower: Sendable {
 
     /// Feeds what happened to FollowReceiver and acts on it. Returns the receivers to choose
     /// from when it reported an ambiguity.
-    private func step(now: ContinuousClock.Instant, sent: Bool, atStart: Bool) -> [Receiver]? {
+    private func step(now: ContinuousClock.Instant, sent: Bool) -> [Receiver]? {
         let events = mailbox.drain()
         let (actions, summary) = follow.withLock { f -> ([FollowReceiver.Action], String) in
             // A packet that went out belongs to the destination set before these events.
