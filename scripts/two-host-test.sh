@@ -22,7 +22,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${ANALOG_REMOTE:-$ROOT/.build/debug/analog-remote}
 # The real commands first: receive + control across the link, then discovery on its own.
-CASES=(board_follows control_sessions_isolated control_follows_restart
+CASES=(board_follows control_sessions_isolated control_follows_restart responders_die_robot_drives
        advertise_seen_by_avahi hand_published_found sessions_isolated follow_new_port ambiguous_exit_6
        responder_restart name_clash discovery_time)
 
@@ -222,6 +222,35 @@ case_control_follows_restart() {
     end_feed 7
     reap "$ctl"; [ "$REAPED" -eq 0 ] || { cat "$LOGS/ctl" >&2; fail "control exited $REAPED"; return 1; }
     sed 's/^/      | /' "$LOGS/ctl"
+}
+
+# Both responders die mid-session: the robot keeps driving (the controller keeps sending, the
+# receiver keeps its controller), both say so, and the receiver is announced again. The
+# receiver's responder crashes (SIGKILL): a clean stop would send goodbyes for its services, and
+# a controller stops sending to a receiver that said goodbye (Protocol.md §6.4).
+case_responders_die_robot_drives() {
+    receiver A "$LOGS/recv" rr-test robot-r 46031 || return 1
+    controller B "$LOGS/ctl" 7 --session rr-test
+    local ctl=$SPAWNED
+    feed 7 "0 a"
+    wait_map "$LOGS/recv" "$MAP_LED1" 10 || { cat "$LOGS/ctl" >&2; fail "not driven before the restart"; return 1; }
+    host_restart_avahi A KILL
+    host_restart_avahi B
+    wait_for "$LOGS/recv" 'the mDNS responder went away' 10 || { cat "$LOGS/recv" >&2; fail "the receiver did not report the lost responder"; return 1; }
+    wait_for "$LOGS/ctl" 'the mDNS responder went away \(still sending to "robot-r"' 10 \
+        || { cat "$LOGS/ctl" >&2; fail "the controller did not report the lost responder, or stopped sending"; return 1; }
+    feed 7 "0 b"
+    wait_map "$LOGS/recv" "$MAP_LED2" 5 || { cat "$LOGS/recv" >&2; fail "the robot stopped following while mDNS was down"; return 1; }
+    wait_count "$LOGS/recv" 'notice: announced as "robot-r"' 2 20 || { cat "$LOGS/recv" >&2; fail "the receiver was not announced again"; return 1; }
+    wait_for "$LOGS/ctl" 'the mDNS responder is back' 20 || { cat "$LOGS/ctl" >&2; fail "the controller did not browse again"; return 1; }
+    # Past the 3 s refresh grace: the receiver, announced again, is still the one driven.
+    sleep 3.5
+    grep -q 'receiver "robot-r" disconnected' "$LOGS/ctl" && { cat "$LOGS/ctl" >&2; fail "the controller dropped the receiver after the restart"; return 1; }
+    feed 7 "0 a"
+    wait_map "$LOGS/recv" "$MAP_LED1" 5 || { cat "$LOGS/recv" >&2; fail "not driven after the restart"; return 1; }
+    end_feed 7
+    reap "$ctl"; [ "$REAPED" -eq 0 ] || { cat "$LOGS/ctl" >&2; fail "control exited $REAPED"; return 1; }
+    grep -E 'mDNS responder|announced as' "$LOGS/recv" "$LOGS/ctl" | sed "s|$LOGS/||; s/^/      | /"
 }
 
 # (a) Our registration, seen by a tool we did not write: type, subtype and TXT keys.

@@ -9,8 +9,8 @@
 #                                       stdin is $SPAWN_STDIN (a FIFO to feed it), else /dev/null
 #   host_stop PID                       stop one spawned process (SIGTERM, then SIGKILL)
 #   host_stop_all                       stop every spawned process
-#   host_restart_avahi A|B              kill a host's avahi-daemon and start it again (tests
-#                                       the "responder died mid-session" path)
+#   host_restart_avahi A|B [KILL]       stop (or, with KILL, crash) a host's avahi-daemon and
+#                                       start it again (the "responder died mid-session" path)
 #   netns_cleanup                       stop everything we started, by pid; delete namespaces
 #
 # Every name carries a per-run prefix (ar$$…) so two runs never collide. Nothing here starts a
@@ -161,10 +161,16 @@ host_stop_all() {
     NETNS_PIDS=()
 }
 
-host_restart_avahi() { # A|B
+host_restart_avahi() { # A|B [KILL] — KILL: a crash (no goodbye packets), else a clean stop
     local state pid i; state=$(host_state "$1")
     pid=$(cat "$state/avahi.pid")
-    stop_pid "$pid" avahi-daemon
+    if [ "${2:-}" = KILL ]; then
+        pid_is "$pid" avahi-daemon && kill -KILL "$pid"
+        for i in $(seq 1 50); do pid_is "$pid" avahi-daemon || break; sleep 0.05; done
+        rm -f "$state/run/avahi-daemon/pid"      # left behind by the crash
+    else
+        stop_pid "$pid" avahi-daemon
+    fi
     for i in $(seq 1 50); do pid_is "$pid" avahi-daemon || break; sleep 0.05; done
     host_run "$1" avahi-daemon -f "$state/avahi-daemon.conf" -D --no-chroot --no-drop-root --no-rlimits
     cp "$state/run/avahi-daemon/pid" "$state/avahi.pid"
