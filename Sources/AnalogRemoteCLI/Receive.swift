@@ -46,7 +46,7 @@ struct Receive: ParsableCommand {
     @Flag(help: "Print the board's whole memory map on stdout after every change (`map <hex>`), for tests and debugging.")
     var traceBoard = false
 
-    @Option(help: ArgumentHelp("The session ID controllers find this receiver by (any text; default \(AdvertisingOptions.defaultSession)).",
+    @Option(help: ArgumentHelp("The session ID controllers find this receiver by (any text).",
                                valueName: "id"))
     var session: String = AdvertisingOptions.defaultSession
 
