@@ -65,12 +65,11 @@ struct AnnouncedReceiver {
             let (readEnd, writeEnd) = (fds[0], fds[1])
             let outcome = Outcome()
             let signals = try SignalWatcher(signals: [])
-            let source = follower.wrap(StdinSource(fd: readEnd, name: "pipe"))
-            let destination = destination
+            let (destination, follower) = (destination, follower)
             follower.start()
-            nonisolated(unsafe) let handOver = source   // used by the loop thread only from here on
             Thread {
-                let loop = SendLoop(source: handOver, destination: destination, schedule: .init(rate: rate),
+                let loop = SendLoop(source: follower.wrap(StdinSource(fd: readEnd, name: "pipe")), destination: destination,
+                                    schedule: .init(rate: rate),
                                     signals: signals, status: StatusLine(quiet: true))
                 let result = Result { try loop.run() }
                 close(readEnd)
@@ -127,24 +126,27 @@ struct AnnouncedReceiver {
 
     @Test func aReceiverBackOnAnotherPortIsFollowedWithoutARestart() throws {
         let first = try PacketCapture(), second = try PacketCapture()
-        let rig = try Rig(receiver: "robot")
-        rig.post(try AnnouncedReceiver("robot", at: first).appears())
+        // 1 Hz asked for and accepted by the receiver's contract: resends are a second apart.
+        let slow = TimingContract(failsafeMilliseconds: 5000, rateHz: 1)
+        let rig = try Rig(receiver: "robot", rate: 1)
+        rig.post(try AnnouncedReceiver("robot", at: first, timing: slow).appears())
         try rig.follower.chooseAtStart(interactive: false)
-        let (input, outcome) = try rig.startLoop(rate: 2)
+        let (input, outcome) = try rig.startLoop(rate: 1)
         let state = ControllerState(angle: -0.4, buttons: .forward)
         write(input, "-0.4 forward\n")
         #expect(try first.waitFor(state))
 
-        rig.post([.lost(try AnnouncedReceiver("robot", at: first).key)])
+        rig.post([.lost(try AnnouncedReceiver("robot", at: first, timing: slow).key)])
         #expect(eventually { rig.destination.current == nil })
         #expect(rig.destination.note == "receiver \"robot\" gone — looking in session \"class-3b\"")
         try first.drain()   // whatever was in flight; nothing more may come
 
         let back = ContinuousClock.now
-        rig.post(try AnnouncedReceiver("robot", at: second).appears())
-        // At the 2 Hz asked for, a resend is up to 500 ms away: the new port is served at once.
+        rig.post(try AnnouncedReceiver("robot", at: second, timing: slow).appears())
+        // The next resend may be up to a second away: the new port is served at once instead.
         #expect(try second.waitFor(state, timeout: .seconds(3)))
-        #expect(ContinuousClock.now - back < .milliseconds(450))
+        #expect(ContinuousClock.now - back < .milliseconds(800))
+        #expect(rig.destination.current?.period == .seconds(1))
         #expect(eventually { rig.destination.note?.hasSuffix("(connected)") ?? false })
         #expect(try first.next(timeout: .milliseconds(100)) == nil, "the old port gets nothing after the move")
 
