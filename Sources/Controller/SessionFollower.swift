@@ -45,8 +45,8 @@ public struct SessionTarget: Sendable {
 ///    browser's mailbox, the destination's "first packet sent" flag and FollowReceiver's next
 ///    deadline, so the send loop needs no change to follow a session.
 /// 4. ``wrap(_:)`` gives the send loop an input source that ends the run when following fails
-///    for good (several receivers appeared later and no one can be asked); ``failure`` then
-///    holds the error to exit with. ``stop()`` ends the thread and the browsing.
+///    for good (the followed receiver left, several others remain, and nobody can be asked);
+///    ``failure`` then holds the error to exit with. ``stop()`` ends the thread and the browsing.
 public final class SessionFollower: Sendable {
     public let target: SessionTarget
     private let destination: Destination
