@@ -17,6 +17,8 @@ public struct ControlOptions: Sendable {
     public var rate: Double
     /// `--config FILE`: the controller config (the gamepad mapping lives in its `[gamepad]` table).
     public var configPath: String?
+    /// `--session`: find the receiver by DNS-SD instead of `peer` (which is then ignored).
+    public var session: SessionTarget?
 
     public init(peer: String, input: InputSpec?, rate: Double, configPath: String? = nil) {
         self.peer = peer
@@ -31,27 +33,43 @@ public struct ControlOptions: Sendable {
 public enum ControlCommand {
     public static func run(_ options: ControlOptions, status: StatusLine) throws -> ExitStatus {
         let logger = Logger(label: "control")
-        let address: SocketAddress
-        do {
-            address = try SocketAddress.resolve(options.peer)
-        } catch {
-            throw UserFacingError("--peer \(options.peer): cannot resolve \(error.host): \(error.reason) (check the name, or give an IP address)",
-                                  status: .networkUnavailable)
+        let destination: Destination
+        let follower: SessionFollower?
+        if let target = options.session {
+            // Browsing starts first: no mDNS responder is exit status 5 before anything else.
+            destination = try Destination(nil)
+            follower = try SessionFollower(target: target, destination: destination, logger: logger, status: status)
+        } else {
+            let address: SocketAddress
+            do {
+                address = try SocketAddress.resolve(options.peer)
+            } catch {
+                throw UserFacingError("--peer \(options.peer): cannot resolve \(error.host): \(error.reason) (check the name, or give an IP address)",
+                                      status: .networkUnavailable)
+            }
+            destination = try Destination(Destination.Peer(address: address, label: options.peer))
+            follower = nil
         }
-        let destination = try Destination(Destination.Peer(address: address, label: options.peer))
+        defer { follower?.stop() }
         let spec = options.input ?? .default(stdinIsTerminal: isatty(STDIN_FILENO) == 1)
-        let source = try makeSource(spec, configPath: options.configPath)
+        var source = try makeSource(spec, configPath: options.configPath)
+        if let follower {
+            try follower.chooseAtStart(interactive: isatty(STDIN_FILENO) == 1)
+            source = follower.wrap(source)
+            follower.start()
+        }
 
         // A closed stderr pipe must not kill us before the neutral packets are out.
         _ = signal(SIGPIPE, SIG_IGN)
         FatalSignalGuard.install()
         let signals = try SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP])
-        logger.debug("sending", metadata: ["peer": "\(address)", "rate": "\(options.rate)", "input": "\(source.name)"])
+        logger.debug("sending", metadata: ["peer": "\(destination.current?.description ?? "(session)")", "rate": "\(options.rate)", "input": "\(source.name)"])
 
         let loop = SendLoop(source: source, destination: destination, schedule: .init(rate: options.rate),
                             signals: signals, status: status)
         let reason = try loop.run()
         logger.debug("stopped", metadata: ["reason": "\(reason)"])
+        if let failure = follower?.failure { throw failure }
         if case .deviceLost(let why) = reason {
             throw UserFacingError("\(why); sent the neutral state and stopped", status: reason.exitStatus)
         }

@@ -15,7 +15,7 @@ public struct ReceiverConfiguration: Sendable {
     public var policy: Ownership<SocketAddress>.Policy = .first
     public var failsafeTimeout: Duration = .milliseconds(250)
     public var mapping: Mapping = .kit
-    /// Accepted for the discovery issue; advertising is a no-op until it lands.
+    /// False with `--no-advertise` (the service is then given no ``ReceiverAdvertising``).
     public var advertise = true
     /// How long exit waits for the board to confirm the safe state.
     public var safeStateTimeout: Duration = .seconds(1)
@@ -44,6 +44,7 @@ public final class ReceiverService {
     private let board: any BoardSink
     private let status: StatusLine
     private let logger: Logger
+    private let advertising: ReceiverAdvertising?
     private var engine: ReceiverEngine<SocketAddress>
     private var notices = NoticeLimiter()
     /// Status refresh period while a status line is shown; no periodic wake-ups otherwise.
@@ -51,12 +52,15 @@ public final class ReceiverService {
 
     /// Sets everything up in the order that keeps the board safe: signals first (so a SIGTERM
     /// during start-up still ends cleanly), then the port (a busy port must not touch the
-    /// board), then the board.
+    /// board), then the DNS-SD announcement of that port (no mDNS responder must not touch it
+    /// either), then the board.
     public init(configuration: ReceiverConfiguration, status: StatusLine, logger: Logger,
+                advertising: ReceiverAdvertising? = nil,
                 openBoard: (BoardEventInbox) throws(UserFacingError) -> any BoardSink) throws(UserFacingError) {
         self.configuration = configuration
         self.status = status
         self.logger = logger
+        self.advertising = advertising
         do {
             signals = try SignalWatcher()
             inbox = try BoardEventInbox()
@@ -70,7 +74,21 @@ public final class ReceiverService {
                 : error.errno == EACCES ? " (ports below 1024 need root; choose --port 1024 or above)" : ""
             throw UserFacingError("\(error)\(hint)", status: .networkUnavailable)
         }
-        board = try openBoard(inbox)
+        if let advertising {
+            do {
+                try advertising.start(port: socket.localAddress().port)
+            } catch let error as UserFacingError {
+                throw error
+            } catch {
+                throw UserFacingError("\(error)", status: .networkUnavailable)
+            }
+        }
+        do {
+            board = try openBoard(inbox)
+        } catch {
+            advertising?.stop()
+            throw error
+        }
         engine = ReceiverEngine(mapping: configuration.mapping, policy: configuration.policy,
                                 timeout: configuration.failsafeTimeout, capacity: configuration.controllerCapacity)
     }
@@ -87,7 +105,7 @@ public final class ReceiverService {
         logger.info("receiving", metadata: [
             "port": "\(port)", "accept": "\(configuration.policy.rawValue)",
             "failsafe_ms": "\(configuration.failsafeTimeout.milliseconds)",
-            "advertise": "\(configuration.advertise ? "not yet available (no-op)" : "off")",
+            "advertise": "\(advertising.map { "session \($0.options.session)" } ?? "off")",
         ])
         apply(engine.start())
         do {
@@ -145,6 +163,7 @@ public final class ReceiverService {
         board.setDesired(engine.shutdown())
         let confirmed = board.writeSafeState(timeout: configuration.safeStateTimeout)
         board.close()
+        advertising?.stop()
         socket.close()
         status.clear()
         StandardOutput.write(engine.counters.summary(sources: engine.controllers.count,
@@ -207,7 +226,7 @@ public final class ReceiverService {
     }
 
     func statusText(at now: ContinuousClock.Instant) -> String {
-        StatusText.line(engine: engine, now: now)
+        StatusText.line(engine: engine, now: now) + (advertising.map { " · " + $0.summary } ?? "")
     }
 }
 
