@@ -140,16 +140,3 @@ struct BoardSim: ParsableCommand {
     }
 }
 
-/// Unbuffered writes to stdout (fd 1): a script reading board-sim's output through a pipe sees
-/// each line as soon as it is written (print() would hold it in a buffer).
-enum StandardOutput {
-    static func write(_ text: String) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
-            if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
-            offset += n
-        }
-    }
-}

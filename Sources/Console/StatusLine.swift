@@ -62,14 +62,25 @@ public final class StatusLine: Sendable {
 
 /// Unbuffered writes to stderr (fd 2), safe from any thread.
 public enum StandardError {
-    public static func write(_ text: String) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset) }
-            if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
-            offset += n
-        }
+    public static func write(_ text: String) { writeAll(text, to: STDERR_FILENO) }
+}
+
+/// Unbuffered writes to stdout (fd 1): a script reading our output through a pipe sees each
+/// line (`receiving on udp port N`, board-sim's path and trace) as soon as it is written —
+/// `print` would hold it in a buffer while stdout is a pipe.
+public enum StandardOutput {
+    public static func write(_ text: String) { writeAll(text, to: STDOUT_FILENO) }
+}
+
+/// Writes all of `text`, retrying on EINTR; gives up silently on a closed pipe (SIGPIPE is
+/// ignored by our commands, so the write just fails).
+func writeAll(_ text: String, to fd: Int32) {
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+        if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
+        offset += n
     }
 }
 

@@ -43,11 +43,11 @@ public struct AdvertiseLoop {
                         let renamed = inUse != requested && !requested.isEmpty
                             ? " (renamed from \(BrowseListing.quote(requested)): the name was taken)" : ""
                         status.clear()
-                        StandardOutput.writeLine("registered \(BrowseListing.quote(inUse)) \(SessionID.serviceType) subtype \(session.subtype) port \(port) peer \(advertiser.announcement.peer)\(renamed)")
+                        StandardOutput.write("registered \(BrowseListing.quote(inUse)) \(SessionID.serviceType) subtype \(session.subtype) port \(port) peer \(advertiser.announcement.peer)\(renamed)" + "\n")
                         status.update("announced as \"\(inUse)\" in session \"\(session)\"", force: true)
                     case .responderLost(let retry):
                         status.clear()
-                        StandardOutput.writeLine(BrowseListing.line(for: .discoveryPaused(retryIn: retry)))
+                        StandardOutput.write(BrowseListing.line(for: .discoveryPaused(retryIn: retry)) + "\n")
                     case .failed(let error):
                         throw error.userFacing()
                     }

@@ -71,7 +71,7 @@ public enum BrowseListing {
 
     /// Writes one listing line to stdout at once (unbuffered), e.g. the receivers a command lists
     /// before it exits with `ExitStatus.ambiguousReceiver`.
-    public static func writeLine(_ line: String) { StandardOutput.writeLine(line) }
+    public static func writeLine(_ line: String) { StandardOutput.write(line + "\n") }
 
     /// JSON-style quoting, so names with spaces or quotes stay one field.
     public static func quote(_ s: String) -> String { ConsoleLogHandler.quote(s) }

@@ -63,7 +63,7 @@ public struct BrowseLoop {
                 }
                 if follow, let list = actions.lazy.compactMap(\.ambiguousList).first {
                     status.clear()
-                    for r in list { StandardOutput.writeLine(BrowseListing.describe(r)) }
+                    for r in list { StandardOutput.write(BrowseListing.describe(r) + "\n") }
                     throw UserFacingError("\(list.count) receivers in session \"\(session)\" and none chosen: pick one with --receiver NAME",
                                           status: .ambiguousReceiver)
                 }
@@ -74,7 +74,7 @@ public struct BrowseLoop {
             status.clear()
             if once != nil {
                 for r in directory.receivers where !follow || r.name == follower.followed {
-                    StandardOutput.writeLine(BrowseListing.describe(r))
+                    StandardOutput.write(BrowseListing.describe(r) + "\n")
                 }
                 if directory.receivers.isEmpty {
                     StandardError.write("analog-remote: no receivers in session \"\(session)\" (\(session.subtype))\n")
@@ -99,7 +99,7 @@ public struct BrowseLoop {
 
     private func say(_ line: String) {
         status.clear()
-        StandardOutput.writeLine(line)
+        StandardOutput.write(line + "\n")
     }
 }
 

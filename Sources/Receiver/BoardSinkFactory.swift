@@ -1,6 +1,7 @@
 import BoardLink
 import BoardProtocol
 import Console
+import SystemIO
 
 /// Opens the board named by `--board` for the receive loop: the board link's `BoardConnection`
 /// (serial, USB-MIDI, MIDI over a tty, or the in-process simulated board), with its events

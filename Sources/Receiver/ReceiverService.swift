@@ -237,16 +237,3 @@ extension Duration {
     }
 }
 
-/// Unbuffered writes to stdout (fd 1) — `print` would sit in a buffer when stdout is a pipe,
-/// and scripts wait for the port line.
-enum StandardOutput {
-    static func write(_ text: String) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
-            if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
-            offset += n
-        }
-    }
-}

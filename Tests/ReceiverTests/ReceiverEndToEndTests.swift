@@ -123,7 +123,7 @@ import Testing
     @Test(arguments: BoardUnderTest.allCases)
     func badInputAndFloodsNeverReachTheBoard(board: BoardUnderTest) throws {
         let seed = UInt64.random(in: 0...UInt64.max)
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix(seed: seed)
         let r = try RunningReceiver(["--failsafe-ms", "5000"], board: board)
         let owner = try TestController(port: r.port)
         try startDriving(r, owner)

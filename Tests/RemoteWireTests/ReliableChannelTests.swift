@@ -1,4 +1,5 @@
 import RemoteWire
+import TestSupport
 import Testing
 
 /// A deterministic lossy network between two channels: drops a fraction of datagrams, delays
@@ -24,16 +25,6 @@ struct LossyLink {
     }
 }
 
-struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct ReliableChannelTests {
     /// Runs two channels over `link` until both directions are delivered or `limit` passes.
@@ -67,14 +58,14 @@ struct SplitMix {
 
     @Test(arguments: [UInt64(1), 2, 3, 42, 1234])
     func everyMessageArrivesOnceInOrderUnder30PercentLossAndReordering(seed: UInt64) throws {
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix(seed: seed)
         var messages: [ControlMessage] = []
         for i in 0..<150 {
             let size = Int(rng.next() % 3000)
             messages.append(.data(channel: UInt8(i % 4), bytes: (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }))
         }
         let replies = (0..<40).map { ControlMessage.data(channel: 9, bytes: Array("reply \($0)".utf8)) }
-        var link = LossyLink(rng: SplitMix(state: seed &* 77), loss: 0.30, maxDelay: .milliseconds(60))
+        var link = LossyLink(rng: SplitMix(seed: seed &* 77), loss: 0.30, maxDelay: .milliseconds(60))
         let r = try Self.exchange(messages, replies, link: &link)
         #expect(r.atB == messages)
         #expect(r.atA == replies)
@@ -85,7 +76,7 @@ struct SplitMix {
 
     @Test func a64KiBMessageSurvivesLossAndIsReassembled() throws {
         let big = (0..<(64 * 1024 - 1)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
-        var link = LossyLink(rng: SplitMix(state: 99), loss: 0.30, maxDelay: .milliseconds(40))
+        var link = LossyLink(rng: SplitMix(seed: 99), loss: 0.30, maxDelay: .milliseconds(40))
         let r = try Self.exchange([.data(channel: 1, bytes: big), .bye], [], link: &link)
         #expect(r.atB == [.data(channel: 1, bytes: big), .bye])
         #expect(r.a.stats.sent >= 66, "64 KiB must go as about 66 datagrams of at most 1 KB")
