@@ -22,9 +22,17 @@ struct Receive: ParsableCommand {
     @Option(help: "UDP port to listen on (0 = any free port; the port is printed at start-up).")
     var port: UInt16 = 0
 
-    @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments).",
-                               valueName: "first|any"))
+    @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments); `paired` = like first, but only controllers started with --pair CODE (the code is shown at start).",
+                               valueName: "first|any|paired"))
     var accept: AcceptPolicy = .first
+
+    @Option(help: ArgumentHelp("With --accept paired: the pairing code controllers must give (default: 4 random digits, shown at start).",
+                               valueName: "code"))
+    var pairingCode: String?
+
+    @Option(help: ArgumentHelp("Obey a teacher's stop-all only when it is signed with this key (`analog-remote stop-all --teacher-key`).",
+                               valueName: "key"))
+    var teacherKey: String?
 
     @Option(help: "Stop the motors when the driving controller is silent this long (50…5000 ms).")
     var failsafeMs: Int = 250
@@ -60,6 +68,7 @@ struct Receive: ParsableCommand {
             }
             configuration.port = port
             configuration.policy = accept.policy
+            configuration.classroom = try classroom()
             configuration.failsafeTimeout = .milliseconds(failsafeMs)
             configuration.advertise = !noAdvertise
             let status = global.bootstrap()
@@ -75,11 +84,11 @@ struct Receive: ParsableCommand {
 }
 
 enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
-    case first, any
+    case first, any, paired
 
     var policy: Ownership<SocketAddress>.Policy {
         switch self {
-        case .first: .first
+        case .first, .paired: .first
         case .any: .any
         }
     }
