@@ -28,6 +28,12 @@ struct Control: ParsableCommand {
     @Option(help: "Packets per second while the state does not change (1…1000); changes are sent at once.")
     var rate: Double = 50
 
+    @Option(help: ArgumentHelp("Display name shown to the receiver and in the session (default: host name).", valueName: "name"))
+    var name: String?
+
+    @Option(help: ArgumentHelp("Pairing code of a receiver started with --accept paired (shown on its screen).", valueName: "code"))
+    var pair: String?
+
     func validate() throws {
         guard let peer else {
             throw ValidationError("--peer HOST:PORT is required: say which receiver to drive (finding it by --session comes with discovery).")
@@ -38,12 +44,16 @@ struct Control: ParsableCommand {
         guard rate.isFinite, (1...1000).contains(rate) else {
             throw ValidationError("--rate \(rate): must be between 1 and 1000 packets per second.")
         }
+        try validateClassroom()
     }
 
     func run() throws {
         try runReporting {
             let status = global.bootstrap()
-            return try ControlCommand.run(ControlOptions(peer: peer ?? "", input: input, rate: rate), status: status)
+            var options = ControlOptions(peer: peer ?? "", input: input, rate: rate)
+            options.displayName = name
+            options.pairingCode = pair
+            return try ControlCommand.run(options, status: status)
         }
     }
 }

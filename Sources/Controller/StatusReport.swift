@@ -22,14 +22,14 @@ struct RateMeter {
 /// The controller's status line: `→ TARGET  [    |##  ] +0.30 rad  forward+a  50 pkt/s  INPUT`.
 enum StatusReport {
     static func line(peer: Destination.Peer?, state: ControllerState, rate: Int, input: String,
-                     stopping: Bool, sendError: String?) -> String {
+                     stopping: Bool, sendError: String?, extra: [String] = []) -> String {
         let target = peer.map { "→ \($0.description)" } ?? "→ (no receiver yet: nothing sent)"
         let fraction = Double(state.angle) / Double(ControllerState.maxAngle)
         let sign = state.angle < 0 ? "-" : "+"
         let magnitude = Double(state.angle.magnitude)
         let hundredths = Int((magnitude * 100).rounded())
         let angle = "\(sign)\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) rad"
-        var parts = [target, "\(StatusLine.bar(fraction)) \(angle)", state.buttons.description, "\(rate) pkt/s", input]
+        var parts = [target, "\(StatusLine.bar(fraction)) \(angle)", state.buttons.description, "\(rate) pkt/s", input] + extra
         if stopping { parts.append("stopping") }
         if let sendError { parts.append("send failed: \(sendError)") }
         return parts.joined(separator: "  ")

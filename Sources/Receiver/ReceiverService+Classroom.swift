@@ -67,10 +67,12 @@ extension ReceiverService {
             switch effect {
             case .accepted(let source, let name):
                 logger.notice("controller said hello: accepted", metadata: ["controller": "\(name)", "address": "\(source)"])
-            case .denied(let source, let name, let deny):
-                var metadata: Logger.Metadata = ["address": "\(source)", "reason": "\(deny.reason.rawValue)"]
-                if let name { metadata["controller"] = "\(name)" }
-                limited(metadata) { logger.notice("controller denied: \(deny.text)", metadata: $0) }
+            case .denied(_, nil, _):
+                break   // a plain sender's states: logged once per source by the engine (notAdmitted)
+            case .denied(let source, let name?, let deny):
+                limited(["controller": "\(name)", "address": "\(source)", "reason": "\(deny.reason.rawValue)"]) {
+                    logger.notice("controller denied: \(deny.text)", metadata: $0)
+                }
             case .left(let source, let name):
                 var metadata: Logger.Metadata = ["address": "\(source)"]
                 if let name { metadata["controller"] = "\(name)" }
