@@ -24,6 +24,9 @@ extension ReceiverService {
         return ControlPlane(settings: settings, connection: connection, oneShotConnection: oneShot)
     }
 
+    /// `first`, `any` or `paired`, for the start-up log line.
+    var acceptLabel: String { plane.settings.accept == .paired ? "paired" : engine.ownership.policy.rawValue }
+
     /// Start-up lines: the pairing code (also in the status line), the teacher key's presence.
     func announceClassroom() {
         let settings = plane.settings

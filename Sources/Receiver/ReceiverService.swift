@@ -90,7 +90,7 @@ public final class ReceiverService {
         }
         StandardOutput.write("receiving on udp port \(port)\n")
         logger.info("receiving", metadata: [
-            "port": "\(port)", "accept": "\(configuration.classroom.accept == .paired ? "paired" : configuration.policy.rawValue)",
+            "port": "\(port)", "accept": "\(acceptLabel)",
             "failsafe_ms": "\(configuration.failsafeTimeout.milliseconds)",
             "advertise": "\(configuration.advertise ? "not yet available (no-op)" : "off")",
         ])
