@@ -61,7 +61,12 @@ final class ClassroomReceiver {
     }
 
     /// Datagrams queued on the receiver's socket and dropped by the kernel (dual-stack: udp6).
-    func socketStats() -> (queued: Int, drops: Int)? {
+    func socketStats() -> (queued: Int, drops: Int)? { Self.socketStats(port: port) }
+
+    @discardableResult
+    func waitUntilDrained(timeout: Duration = .seconds(10)) -> Bool { Self.waitUntilDrained(port: port, timeout: timeout) }
+
+    static func socketStats(port: UInt16) -> (queued: Int, drops: Int)? {
         guard let table = try? String(contentsOfFile: "/proc/net/udp6", encoding: .utf8) else { return nil }
         let wanted = ":" + String(format: "%04X", port)
         for line in table.split(separator: "\n").dropFirst() {
@@ -74,11 +79,12 @@ final class ClassroomReceiver {
         return nil
     }
 
+    /// Waits until the process listening on `port` has read everything queued on its socket.
     @discardableResult
-    func waitUntilDrained(timeout: Duration = .seconds(10)) -> Bool {
+    static func waitUntilDrained(port: UInt16, timeout: Duration = .seconds(10)) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let stats = socketStats(), stats.queued == 0 { return true }
+            if let stats = socketStats(port: port), stats.queued == 0 { return true }
             usleep(500)
         }
         return false
