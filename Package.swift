@@ -76,9 +76,11 @@ let package = Package(
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
                     dependencies: ["Receiver", "RemoteWire", "BoardLink", "SystemIO", "Classroom", "TestSupport", propertyBased]),
-        .testTarget(name: "ControllerTests", dependencies: ["Controller", "RemoteWire", "SystemIO", "Classroom", "TestSupport", propertyBased]),
+        .testTarget(name: "ControllerTests",
+                    dependencies: ["Controller", "RemoteWire", "SystemIO", "Discovery", "Classroom", "TestSupport", logging, propertyBased]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "SystemIO", "Console", "TestSupport", propertyBased]),
-        .testTarget(name: "GamepadTests", dependencies: ["Gamepad", "RemoteWire", "SystemIO", "Console", "TestSupport", propertyBased]),
+        .testTarget(name: "GamepadTests",
+                    dependencies: ["Gamepad", "Controller", "RemoteWire", "SystemIO", "Console", "TestSupport", propertyBased]),
         .testTarget(name: "ClassroomTests", dependencies: ["Classroom", "RemoteWire", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RemoteWire", "SystemIO", "TestSupport"]),
     ]

@@ -12,14 +12,18 @@
 # Where it cannot run (not root, no `ip netns`, no namespaces allowed) it prints one line starting
 # with "SKIPPED:" and exits 0 — CI must run it as root so that it never silently passes.
 #
+# The last line is the summary CI reads, `two-host: N passed, M failed`; the exit status is
+# non-zero when a case failed.
+#
 # Adding a case: write `case_NAME() { … }` using host_spawn/host_run/wait_for, return non-zero on
-# failure (print why with `fail`), and append NAME to CASES below. Phase 2 adds `board_follows`:
-# receiver with the simulated board on A, controller on B, the board's memory map follows.
+# failure (print why with `fail`), and append NAME to CASES below.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${ANALOG_REMOTE:-$ROOT/.build/debug/analog-remote}
-CASES=(advertise_seen_by_avahi hand_published_found sessions_isolated follow_new_port ambiguous_exit_6
+# The real commands first: receive + control across the link, then discovery on its own.
+CASES=(board_follows control_sessions_isolated control_follows_restart responders_die_robot_drives
+       advertise_seen_by_avahi hand_published_found sessions_isolated follow_new_port ambiguous_exit_6
        responder_restart name_clash discovery_time)
 
 # shellcheck source=netns/lib.sh
@@ -82,10 +86,172 @@ advertise() {
     ! grep -q 'WARNING' "$out" || { cat "$out" >&2; fail "the Bonjour compat warning was printed"; }
 }
 
+# receiver HOST OUT SESSION NAME PORT — `receive` with the simulated board, which prints its
+# whole memory map (`map <72 hex digits>`) on stdout after every change; waits until announced.
+receiver() {
+    local h=$1 out=$2 session=$3 name=$4 port=$5
+    host_spawn "$h" "$out" "$BIN" receive --session "$session" --name "$name" --port "$port" --board sim --trace-board
+    wait_for "$out" '^notice: announced as ' 10 || { cat "$out" >&2; fail "receiver \"$name\" was not announced on host $h"; return 1; }
+}
+
+# controller HOST OUT FD ARGS… — `control --input stdin ARGS…` reading a FIFO that this script
+# writes through descriptor FD (7 or 8): `feed FD STATE`, and `end_feed FD` for end of input.
+controller() {
+    local h=$1 out=$2 fd=$3; shift 3
+    mkfifo "$out.in"
+    SPAWN_STDIN="$out.in" host_spawn "$h" "$out" "$BIN" control --input stdin "$@"
+    eval "exec $fd>\"\$out.in\""      # meets the controller's open of the FIFO
+}
+feed() { local fd=$1; shift; echo "$*" >&"$fd"; }
+end_feed() { eval "exec $1>&-"; }
+
+# The memory map addresses the kit mapping drives: LED 1 = 0x0F (button a), LED 2 = 0x10
+# (button b), motors = 0x22 0x23. As regexes on the last `map` line: hex digit 2×address.
+MAP_LED1='^map .{30}ff'; MAP_LED2='^map .{32}ff'; MAP_LED1_OFF='^map .{30}00'; MAP_REST='^map 0{72}$'
+
+# wait_map FILE REGEX TIMEOUT_S — until the board's latest memory map matches.
+wait_map() {
+    local file=$1 regex=$2 deadline=$(( $(now_ms) + ${3} * 1000 ))
+    while [ "$(now_ms)" -lt "$deadline" ]; do
+        grep '^map ' "$file" 2>/dev/null | tail -1 | grep -qE -- "$regex" && return 0
+        sleep 0.01
+    done
+    return 1
+}
+
+# reap PID — waits for a spawned process; its exit status lands in $REAPED. (Not through $(…):
+# a subshell cannot wait for its parent's children.)
+reap() { REAPED=0; wait "$1" 2>/dev/null || REAPED=$?; }
+
 LOGS=""   # per-case scratch directory
 
 # ---------------------------------------------------------------------------------------------
 # Cases
+
+# The whole path: `receive --board sim` on A, `control --session` on B fed states on stdin; the
+# board's memory map follows. Discovery time = controller start → first state applied on the
+# board (LED 1 lit by "0 a"), three controller starts without --receiver (they wait out the
+# 0.5 s settle window, Protocol.md §6.4) and two with it.
+case_board_follows() {
+    local session=class-3b i t0 t1 times=() named=() out ctl
+    receiver A "$LOGS/recv" "$session" robot-a 46001 || return 1
+    grep -q 'notice: announced as "robot-a" in session "class-3b"' "$LOGS/recv" || { cat "$LOGS/recv" >&2; fail "no announcement line"; return 1; }
+    for i in 1 2 3 4 5; do
+        out="$LOGS/ctl$i"
+        local extra=(); [ "$i" -gt 3 ] && extra=(--receiver robot-a)
+        t0=$(now_ms)
+        controller B "$out" 7 --session "$session" "${extra[@]}"
+        ctl=$SPAWNED
+        feed 7 "0 a"
+        wait_map "$LOGS/recv" "$MAP_LED1" 10 || { cat "$out" "$LOGS/recv" >&2; fail "run $i: LED 1 did not light (state \"0 a\")"; return 1; }
+        t1=$(now_ms)
+        if [ "$i" -gt 3 ]; then named+=($((t1 - t0))); else times+=($((t1 - t0))); fi
+        if [ "$i" -eq 1 ]; then
+            feed 7 "0.3 forward"
+            wait_map "$LOGS/recv" '^map .{68}aa2a$' 5 || { cat "$LOGS/recv" >&2; fail "motors did not follow \"0.3 forward\" (want 22=aa 23=2a)"; return 1; }
+            feed 7 "0 none"
+            wait_map "$LOGS/recv" "$MAP_REST" 5 || { cat "$LOGS/recv" >&2; fail "the board did not come to rest on \"0 none\""; return 1; }
+            feed 7 "0 a"
+        fi
+        end_feed 7
+        reap "$ctl"
+        [ "$REAPED" -eq 0 ] || { cat "$out" >&2; fail "run $i: control exited $REAPED at end of input"; return 1; }
+        wait_map "$LOGS/recv" "$MAP_LED1_OFF" 5 || { cat "$LOGS/recv" >&2; fail "run $i: the neutral state on the way out did not reach the board"; return 1; }
+        grep -q 'notice: receiver "robot-a" connected' "$out" || { cat "$out" >&2; fail "run $i: no \"connected\" peer state in the controller's log"; return 1; }
+        # The next controller is another source: it may drive once this one is silent for the
+        # receiver's failsafe (--accept first).
+        wait_count "$LOGS/recv" 'owner silent' "$i" 5 || { cat "$LOGS/recv" >&2; fail "run $i: the receiver did not free the robot"; return 1; }
+    done
+    grep -q "sending to \"robot-a\" at $ADDR_A:46001 every 20 ms (the receiver's rate)" "$LOGS/ctl1" \
+        || { cat "$LOGS/ctl1" >&2; fail "the controller did not follow the receiver's timing contract"; return 1; }
+    sed 's/^/      | /' "$LOGS/ctl1"
+    echo "    controller start → first state on the board (ms): ${times[*]}; with --receiver: ${named[*]}"
+    DISCOVERY_SUMMARY+="discovery: control start → state on the board in ${times[*]} ms (--receiver: ${named[*]} ms)"$'\n'
+    local worst=0 t
+    for t in "${times[@]}" "${named[@]}"; do [ "$t" -gt "$worst" ] && worst=$t; done
+    [ "$worst" -lt 3000 ] || { fail "discovery took $worst ms (more than 3 s)"; return 1; }
+}
+
+# Isolation with the real commands: two receivers in two sessions on A, one controller per
+# session on B at the same time; each board shows only its own controller's state.
+case_control_sessions_isolated() {
+    receiver A "$LOGS/red" team-red robot-red 46011 || return 1
+    receiver A "$LOGS/blue" team-blue robot-blue 46012 || return 1
+    controller B "$LOGS/ctl-red" 7 --session team-red
+    local red=$SPAWNED
+    controller B "$LOGS/ctl-blue" 8 --session team-blue
+    local blue=$SPAWNED
+    feed 7 "0 a"; feed 8 "0 b"
+    wait_map "$LOGS/red" "$MAP_LED1" 10 || { cat "$LOGS/ctl-red" "$LOGS/red" >&2; fail "robot-red did not show its controller's state"; return 1; }
+    wait_map "$LOGS/blue" "$MAP_LED2" 10 || { cat "$LOGS/ctl-blue" "$LOGS/blue" >&2; fail "robot-blue did not show its controller's state"; return 1; }
+    end_feed 7; end_feed 8
+    reap "$red"; [ "$REAPED" -eq 0 ] || { cat "$LOGS/ctl-red" >&2; fail "team-red's controller exited $REAPED"; return 1; }
+    reap "$blue"; [ "$REAPED" -eq 0 ] || { cat "$LOGS/ctl-blue" >&2; fail "team-blue's controller exited $REAPED"; return 1; }
+    host_stop_all
+    grep -qE "$MAP_LED2" "$LOGS/red" && { cat "$LOGS/red" >&2; fail "robot-red showed team-blue's state"; return 1; }
+    grep -qE "$MAP_LED1" "$LOGS/blue" && { cat "$LOGS/blue" >&2; fail "robot-blue showed team-red's state"; return 1; }
+    grep -q 'robot-blue' "$LOGS/ctl-red" && { cat "$LOGS/ctl-red" >&2; fail "team-red's controller saw robot-blue"; return 1; }
+    grep -q 'robot-red' "$LOGS/ctl-blue" && { cat "$LOGS/ctl-blue" >&2; fail "team-blue's controller saw robot-red"; return 1; }
+    grep -q '^summary .* sources=1 ' "$LOGS/red" && grep -q '^summary .* sources=1 ' "$LOGS/blue" \
+        || { cat "$LOGS/red" "$LOGS/blue" >&2; fail "a receiver heard more than one controller"; return 1; }
+    echo "    robot-red: $(grep '^summary' "$LOGS/red" | cut -d' ' -f2); robot-blue: $(grep '^summary' "$LOGS/blue" | cut -d' ' -f2); one source each"
+}
+
+# Follow with the real commands: the receiver restarts on another port (once stopped, once
+# killed) while one controller keeps running; its packets reach each new receiver.
+case_control_follows_restart() {
+    receiver A "$LOGS/r46021" follow-c robot-f 46021 || return 1
+    local current=$SPAWNED port signal=TERM round=0 t0
+    controller B "$LOGS/ctl" 7 --session follow-c
+    local ctl=$SPAWNED
+    feed 7 "0 a"
+    wait_map "$LOGS/r46021" "$MAP_LED1" 10 || { cat "$LOGS/ctl" >&2; fail "the first receiver was not driven"; return 1; }
+    for port in 46022 46023; do
+        round=$((round + 1))
+        if [ "$signal" = TERM ]; then host_stop "$current"; else kill -KILL "$current"; wait "$current" 2>/dev/null || true; fi
+        wait_count "$LOGS/ctl" 'receiver "robot-f" disconnected' "$round" 10 || { cat "$LOGS/ctl" >&2; fail "the controller did not see the receiver go (SIG$signal)"; return 1; }
+        t0=$(now_ms)
+        receiver A "$LOGS/r$port" follow-c robot-f "$port" || return 1
+        current=$SPAWNED
+        wait_map "$LOGS/r$port" "$MAP_LED1" 10 || { cat "$LOGS/ctl" "$LOGS/r$port" >&2; fail "the controller's state did not reach the receiver on port $port"; return 1; }
+        echo "    after SIG$signal: the receiver on port $port shows the controller's state $(( $(now_ms) - t0 )) ms after it started"
+        grep -q "sending to \"robot-f\" at $ADDR_A:$port " "$LOGS/ctl" || { cat "$LOGS/ctl" >&2; fail "no 'sending to' port $port"; return 1; }
+        signal=KILL
+    done
+    pid_is "$ctl" analog-remote || { cat "$LOGS/ctl" >&2; fail "the controller did not keep running"; return 1; }
+    end_feed 7
+    reap "$ctl"; [ "$REAPED" -eq 0 ] || { cat "$LOGS/ctl" >&2; fail "control exited $REAPED"; return 1; }
+    sed 's/^/      | /' "$LOGS/ctl"
+}
+
+# Both responders die mid-session: the robot keeps driving (the controller keeps sending, the
+# receiver keeps its controller), both say so, and the receiver is announced again. The
+# receiver's responder crashes (SIGKILL): a clean stop would send goodbyes for its services, and
+# a controller stops sending to a receiver that said goodbye (Protocol.md §6.4).
+case_responders_die_robot_drives() {
+    receiver A "$LOGS/recv" rr-test robot-r 46031 || return 1
+    controller B "$LOGS/ctl" 7 --session rr-test
+    local ctl=$SPAWNED
+    feed 7 "0 a"
+    wait_map "$LOGS/recv" "$MAP_LED1" 10 || { cat "$LOGS/ctl" >&2; fail "not driven before the restart"; return 1; }
+    host_restart_avahi A KILL
+    host_restart_avahi B
+    wait_for "$LOGS/recv" 'the mDNS responder went away' 10 || { cat "$LOGS/recv" >&2; fail "the receiver did not report the lost responder"; return 1; }
+    wait_for "$LOGS/ctl" 'the mDNS responder went away \(still sending to "robot-r"' 10 \
+        || { cat "$LOGS/ctl" >&2; fail "the controller did not report the lost responder, or stopped sending"; return 1; }
+    feed 7 "0 b"
+    wait_map "$LOGS/recv" "$MAP_LED2" 5 || { cat "$LOGS/recv" >&2; fail "the robot stopped following while mDNS was down"; return 1; }
+    wait_count "$LOGS/recv" 'notice: announced as "robot-r"' 2 20 || { cat "$LOGS/recv" >&2; fail "the receiver was not announced again"; return 1; }
+    wait_for "$LOGS/ctl" 'the mDNS responder is back' 20 || { cat "$LOGS/ctl" >&2; fail "the controller did not browse again"; return 1; }
+    # Past the 3 s refresh grace: the receiver, announced again, is still the one driven.
+    sleep 3.5
+    grep -q 'receiver "robot-r" disconnected' "$LOGS/ctl" && { cat "$LOGS/ctl" >&2; fail "the controller dropped the receiver after the restart"; return 1; }
+    feed 7 "0 a"
+    wait_map "$LOGS/recv" "$MAP_LED1" 5 || { cat "$LOGS/recv" >&2; fail "not driven after the restart"; return 1; }
+    end_feed 7
+    reap "$ctl"; [ "$REAPED" -eq 0 ] || { cat "$LOGS/ctl" >&2; fail "control exited $REAPED"; return 1; }
+    grep -E 'mDNS responder|announced as' "$LOGS/recv" "$LOGS/ctl" | sed "s|$LOGS/||; s/^/      | /"
+}
 
 # (a) Our registration, seen by a tool we did not write: type, subtype and TXT keys.
 case_advertise_seen_by_avahi() {
@@ -117,6 +283,17 @@ case_hand_published_found() {
     grep -qF "\"hand robot\" $ADDR_A:45002 v=1 peer=handmade failsafe=300 rate=40 if=$VETH_B" "$LOGS/found" \
         || { cat "$LOGS/found" >&2; fail "browse --once on B did not list the hand-published receiver"; return 1; }
     echo "    browse on B: $(head -1 "$LOGS/found")"
+    # And driven by our controller: a receiver that does not announce itself sits behind the
+    # hand-made announcement; the controller honours its rate=40 (every 25 ms).
+    host_spawn A "$LOGS/recv" "$BIN" receive --no-advertise --port 45002 --board sim --trace-board
+    wait_for "$LOGS/recv" '^receiving on udp port 45002' 10 || { cat "$LOGS/recv" >&2; fail "receive --no-advertise did not start"; return 1; }
+    controller B "$LOGS/ctl" 7 --session "$session"
+    feed 7 "0 b"
+    wait_map "$LOGS/recv" "$MAP_LED2" 10 || { cat "$LOGS/ctl" >&2; fail "the controller did not drive the hand-announced receiver"; return 1; }
+    end_feed 7
+    grep -q "sending to \"hand robot\" at $ADDR_A:45002 every 25 ms (the receiver's rate)" "$LOGS/ctl" \
+        || { cat "$LOGS/ctl" >&2; fail "the controller did not honour rate=40"; return 1; }
+    echo "    control on B: $(grep -o 'sending to.*' "$LOGS/ctl" | head -1)"
 }
 
 # (c) Isolation: two sessions on two hosts; each browse sees only its own. A foreign service
@@ -129,8 +306,10 @@ case_sessions_isolated() {
     wait_for "$LOGS/impostor" 'Established' 10 || { fail "avahi-publish (impostor) did not establish"; return 1; }
     host_spawn B "$LOGS/red-live" "$BIN" browse --quiet --session team-red
     local red_live=$SPAWNED
-    host_run A "$BIN" browse --quiet --session team-blue --once --timeout 3 > "$LOGS/blue-once" 2>&1
-    host_run B "$BIN" browse --quiet --session team-red --once --timeout 3 > "$LOGS/red-once" 2>&1
+    host_spawn A "$LOGS/blue-once" "$BIN" browse --quiet --session team-blue --once --timeout 3
+    local blue_once=$SPAWNED
+    host_spawn B "$LOGS/red-once" "$BIN" browse --quiet --session team-red --once --timeout 3
+    wait "$SPAWNED" 2>/dev/null || true; wait "$blue_once" 2>/dev/null || true
     host_stop "$red_live"
     grep -q '^"robot-red" ' "$LOGS/red-once" || { cat "$LOGS/red-once" >&2; fail "team-red browse on B missed robot-red"; return 1; }
     grep -q 'robot-blue\|impostor' "$LOGS/red-once" && { cat "$LOGS/red-once" >&2; fail "team-red browse listed a stranger"; return 1; }
@@ -175,10 +354,26 @@ case_ambiguous_exit_6() {
     grep -q '^"amb-1" ' "$LOGS/out" && grep -q '^"amb-2" ' "$LOGS/out" || { cat "$LOGS/out" >&2; fail "the list lacks a receiver"; return 1; }
     grep -qx 'analog-remote: 2 receivers in session "amb-test" and none chosen: pick one with --receiver NAME' "$LOGS/err" \
         || { cat "$LOGS/err" >&2; fail "wrong message"; return 1; }
+    # control, not on a terminal: the same list and exit status, before reading any input.
+    status=0
+    host_run B "$BIN" control --session amb-test --input stdin < /dev/null > "$LOGS/c-out" 2> "$LOGS/c-err" || status=$?
+    [ "$status" -eq 6 ] || { cat "$LOGS/c-out" "$LOGS/c-err" >&2; fail "control: exit status $status, expected 6"; return 1; }
+    grep -q '^"amb-1" ' "$LOGS/c-out" && grep -q '^"amb-2" ' "$LOGS/c-out" || { cat "$LOGS/c-out" >&2; fail "control: the list lacks a receiver"; return 1; }
+    grep -qx 'analog-remote: 2 receivers in session "amb-test" and none chosen: pick one with --receiver NAME' "$LOGS/c-err" \
+        || { cat "$LOGS/c-err" >&2; fail "control: wrong message"; return 1; }
+    # On a terminal (script(1) gives it one) control asks instead; the answer "2" picks amb-2.
+    printf '0 0 b\n200 0 none\n' > "$LOGS/drive.script"
+    status=0
+    printf '2\n' | host_run B script -qec "$BIN control --session amb-test --input script:$LOGS/drive.script" /dev/null \
+        > "$LOGS/tty" 2>&1 || status=$?
+    [ "$status" -eq 0 ] || { cat "$LOGS/tty" >&2; fail "control on a terminal: exit status $status, expected 0"; return 1; }
+    grep -q 'drive which one? \[1-2, or a name\]' "$LOGS/tty" && grep -q 'sending to "amb-2" at ' "$LOGS/tty" \
+        || { cat -v "$LOGS/tty" >&2; fail "control on a terminal did not ask, or did not drive amb-2"; return 1; }
     host_run B "$BIN" browse --quiet --session amb-test --receiver amb-2 --once --timeout 2 > "$LOGS/named" 2>&1 \
         || { cat "$LOGS/named" >&2; fail "--receiver amb-2 failed"; return 1; }
     [ "$(wc -l < "$LOGS/named")" -eq 1 ] && grep -q '^"amb-2" ' "$LOGS/named" || { cat "$LOGS/named" >&2; fail "--receiver amb-2 did not pick amb-2"; return 1; }
-    echo "    no name: exit 6 with both listed; --receiver amb-2: $(cat "$LOGS/named")"
+    echo "    browse and control, no name: exit 6 with both listed; on a terminal control asked and drove amb-2"
+    echo "    browse --receiver amb-2: $(cat "$LOGS/named")"
 }
 
 # (d) The responder dies mid-session and comes back: browse reports it, browses again, and keeps
@@ -248,7 +443,7 @@ case_discovery_time() {
     echo "    advertise start → available on B (ms, 3 runs): ${announce[*]}"
     local worst=0 t
     for t in "${times[@]}"; do [ "$t" -gt "$worst" ] && worst=$t; done
-    DISCOVERY_SUMMARY="discovery: browse start → receiver available in ${times[*]} ms; new receiver visible after ${announce[*]} ms"
+    DISCOVERY_SUMMARY+="discovery: browse start → receiver available in ${times[*]} ms; new receiver visible after ${announce[*]} ms"$'\n'
     [ "$worst" -lt 3000 ] || { fail "discovery took $worst ms (more than 3 s)"; return 1; }
 }
 
@@ -265,13 +460,12 @@ case_stop_all_two_hosts() {
     # (failsafe 1 s), so they take over, and then drive.
     printf '0 0 none\n1500 0 forward\n600000 0 forward\n' > "$LOGS/again.script"
     for h in A B; do
-        host_spawn "$h" "$LOGS/recv-$h" "$BIN" receive --quiet --no-advertise --board sim --trace-board \
-            --teacher-key "$key" --failsafe-ms 1000
+        port=$((45090 + ${#ports[@]} + 1))
+        host_spawn "$h" "$LOGS/recv-$h" "$BIN" receive --session "$session" --name "robot-$h" --port "$port" \
+            --board sim --trace-board --teacher-key "$key" --failsafe-ms 1000
         recv+=("$LOGS/recv-$h")
-        wait_for "$LOGS/recv-$h" '^receiving on udp port [0-9]+$' 10 || { cat "$LOGS/recv-$h" >&2; fail "receiver on $h did not start"; return 1; }
-        port=$(sed -n 's/^receiving on udp port \([0-9]*\)$/\1/p' "$LOGS/recv-$h" | head -1)
         ports+=("$port")
-        advertise "$h" "$LOGS/adv-$h" "$session" "robot-$h" "$port" || return 1
+        wait_for "$LOGS/recv-$h" '^notice: announced as ' 10 || { cat "$LOGS/recv-$h" >&2; fail "receiver on $h was not announced"; return 1; }
     done
     # Controllers cross over: B drives A's robot, A drives B's.
     host_spawn B "$LOGS/ctl-A" "$BIN" control --quiet --peer "$ADDR_A:${ports[0]}" --input "script:$LOGS/drive.script"
@@ -350,6 +544,8 @@ CASES+=(stop_all_two_hosts)
 # ---------------------------------------------------------------------------------------------
 
 netns_setup
+# A controller that exited early must fail its case, not kill the script when fed.
+trap '' PIPE
 echo "two-host-test: hosts A=$ADDR_A ($NS_A) and B=$ADDR_B ($NS_B) up; binary $BIN"
 selected=("$@"); [ ${#selected[@]} -gt 0 ] || selected=("${CASES[@]}")
 passed=0; failed=0; failures=()
@@ -367,8 +563,10 @@ for c in "${selected[@]}"; do
         echo "FAIL $c"; failed=$((failed + 1)); failures+=("$c")
     fi
     host_stop_all
+    exec 7>&- 8>&-
 done
-[ -n "$DISCOVERY_SUMMARY" ] && echo "$DISCOVERY_SUMMARY"
+[ -n "$DISCOVERY_SUMMARY" ] && printf '%s' "$DISCOVERY_SUMMARY"
 [ -n "${STOP_ALL_SUMMARY:-}" ] && echo "$STOP_ALL_SUMMARY"
-echo "two-host-test: $passed passed, $failed failed${failures:+ (${failures[*]})}"
+[ "$failed" -eq 0 ] || echo "two-host-test: failed: ${failures[*]}"
+echo "two-host: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -27,7 +27,10 @@ extension Receive {
             }
             settings.teacherKey = teacherKey
         }
-        settings.displayName = HostName.current() ?? "receiver"
+        // The receiver's session and name, advertised or not: a hello naming another session is
+        // denied, and a stop-all must name this one (Protocol.md §7.4, §7.6).
+        settings.session = session
+        settings.displayName = name ?? HostName.current() ?? "receiver"
         return settings
     }
 }

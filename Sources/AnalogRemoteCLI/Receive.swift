@@ -1,5 +1,6 @@
 import ArgumentParser
 import Console
+import Discovery
 import Logging
 import Receiver
 import SystemIO
@@ -14,7 +15,12 @@ struct Receive: ParsableCommand {
             --failsafe-ms the motors stop, and they run again only after a resting state (no \
             forward/backward, tilt inside the deadzone). On SIGINT/SIGTERM the board is left at \
             rest (motors 0) and a last stdout line gives the counters: \
-            `summary packets=… state=… bad=… ignored=… control=… held=… applied=… writes=… failsafes=… sources=… evicted=…`.
+            `summary packets=… state=… bad=… ignored=… control=… held=… applied=… writes=… failsafes=… sources=… evicted=… limited=…`.
+
+            The receiver announces itself with DNS-SD (session --session, name --name, its \
+            failsafe and expected rate in the TXT record), so `control --session ID` finds it. \
+            That needs avahi-daemon: without one it exits 5 before touching the board, unless \
+            --no-advertise. If the daemon dies later it keeps driving and announces again.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -48,8 +54,25 @@ struct Receive: ParsableCommand {
     @Flag(help: "Print the board's whole memory map on stdout after every change (`map <hex>`), for tests and debugging.")
     var traceBoard = false
 
-    @Flag(help: "Do not advertise this receiver on the LAN (DNS-SD). Accepted now; advertising is a no-op until discovery lands.")
+    @Option(help: ArgumentHelp("The session ID controllers find this receiver by (any text).",
+                               valueName: "id"))
+    var session: String = AdvertisingOptions.defaultSession
+
+    @Option(help: ArgumentHelp("The name announced on the LAN (default: this machine's host name). A name taken by another receiver becomes \"NAME #2\"; the log and status line show the name in use.",
+                               valueName: "name"))
+    var name: String?
+
+    @Option(help: "Packets per second this receiver asks controllers to send (announced with --failsafe-ms; 1…1000).")
+    var expectedRate: Int = TimingContract.standard.rateHz
+
+    @Flag(help: "Do not announce this receiver on the LAN (DNS-SD); controllers need --peer HOST:PORT then. Works without avahi-daemon.")
     var noAdvertise = false
+
+    func validate() throws {
+        do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
+        if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
+        guard (1...1000).contains(expectedRate) else { throw ValidationError("--expected-rate must be 1…1000 packets per second") }
+    }
 
     func run() throws {
         try runReporting {
@@ -73,9 +96,14 @@ struct Receive: ParsableCommand {
             configuration.advertise = !noAdvertise
             let status = global.bootstrap()
             let logger = Logger(label: "receive")
+            let advertising = noAdvertise ? nil : ReceiverAdvertising(
+                options: AdvertisingOptions(session: try SessionID(session), name: name ?? HostName.current(),
+                                            timing: TimingContract(failsafeMilliseconds: failsafeMs, rateHz: expectedRate)),
+                logger: logger)
             let mapping = configuration.mapping
             let spec = board, trace = traceBoard
-            let service = try ReceiverService(configuration: configuration, status: status, logger: logger) { events throws(UserFacingError) in
+            let service = try ReceiverService(configuration: configuration, status: status, logger: logger,
+                                              advertising: advertising) { events throws(UserFacingError) in
                 try BoardSinks.open(spec: spec, mapping: mapping, events: events, traceBoard: trace)
             }
             return try service.run()

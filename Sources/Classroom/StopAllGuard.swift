@@ -4,8 +4,9 @@ import RemoteWire
 /// 30 s of ours, not older than the last one obeyed (replay), and with a teacher key set, a
 /// valid MAC.
 ///
-/// A receiver that is in no session (`session` empty) takes the stop-all of any session: it is
-/// announced in none, so only a teacher who addresses it directly (`stop-all --peer`) reaches it.
+/// A guard with no session (`session` empty) takes the stop-all of any session. `receive` always
+/// gives its `--session` (default `AnalogRemote`); the empty case is for embedders with no
+/// session, which only a teacher who addresses them directly can reach.
 public struct StopAllGuard: Sendable {
     public let session: String
     public let teacherKey: [UInt8]?

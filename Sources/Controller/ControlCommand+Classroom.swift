@@ -6,6 +6,7 @@ extension ControlCommand {
     static func controlSession(_ options: ControlOptions, logger: Logger) -> ControlSession? {
         guard options.displayName != nil || options.pairingCode != nil else { return nil }
         let name = options.displayName ?? HostName.current() ?? "controller"
-        return ControlSession(.init(displayName: name, pairingCode: options.pairingCode), logger: logger)
+        return ControlSession(.init(displayName: name, pairingCode: options.pairingCode,
+                                    session: options.session?.session.text ?? ""), logger: logger)
     }
 }

@@ -15,16 +15,21 @@ public struct ControlOptions: Sendable {
     public var input: InputSpec?
     /// Packets per second while nothing changes (1…1000).
     public var rate: Double
+    /// `--config FILE`: the controller config (the gamepad mapping lives in its `[gamepad]` table).
+    public var configPath: String?
+    /// `--session`: find the receiver by DNS-SD instead of `peer` (which is then ignored).
+    public var session: SessionTarget?
 
     /// Classroom (Protocol.md §7.4): with a display name or a pairing code the controller says
     /// hello; with neither it is a plain 8-byte sender.
     public var displayName: String?
     public var pairingCode: String?
 
-    public init(peer: String, input: InputSpec?, rate: Double) {
+    public init(peer: String, input: InputSpec?, rate: Double, configPath: String? = nil) {
         self.peer = peer
         self.input = input
         self.rate = rate
+        self.configPath = configPath
     }
 }
 
@@ -33,28 +38,44 @@ public struct ControlOptions: Sendable {
 public enum ControlCommand {
     public static func run(_ options: ControlOptions, status: StatusLine) throws -> ExitStatus {
         let logger = Logger(label: "control")
-        let address: SocketAddress
-        do {
-            address = try SocketAddress.resolve(options.peer)
-        } catch {
-            throw UserFacingError("--peer \(options.peer): cannot resolve \(error.host): \(error.reason) (check the name, or give an IP address)",
-                                  status: .networkUnavailable)
+        let destination: Destination
+        let follower: SessionFollower?
+        if let target = options.session {
+            // Browsing starts first: no mDNS responder is exit status 5 before anything else.
+            destination = try Destination(nil)
+            follower = try SessionFollower(target: target, destination: destination, logger: logger, status: status)
+        } else {
+            let address: SocketAddress
+            do {
+                address = try SocketAddress.resolve(options.peer)
+            } catch {
+                throw UserFacingError("--peer \(options.peer): cannot resolve \(error.host): \(error.reason) (check the name, or give an IP address)",
+                                      status: .networkUnavailable)
+            }
+            destination = try Destination(Destination.Peer(address: address, label: options.peer))
+            follower = nil
         }
-        let destination = try Destination(Destination.Peer(address: address, label: options.peer))
+        defer { follower?.stop() }
         let spec = options.input ?? .default(stdinIsTerminal: isatty(STDIN_FILENO) == 1)
-        let source = try makeSource(spec)
+        var source = try makeSource(spec, configPath: options.configPath)
+        if let follower {
+            try follower.chooseAtStart(interactive: isatty(STDIN_FILENO) == 1)
+            source = follower.wrap(source)
+            follower.start()
+        }
 
         // A closed stderr pipe must not kill us before the neutral packets are out.
         _ = signal(SIGPIPE, SIG_IGN)
         FatalSignalGuard.install()
         let signals = try SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP])
-        logger.debug("sending", metadata: ["peer": "\(address)", "rate": "\(options.rate)", "input": "\(source.name)"])
+        logger.debug("sending", metadata: ["peer": "\(destination.current?.description ?? "(session)")", "rate": "\(options.rate)", "input": "\(source.name)"])
 
         var loop = SendLoop(source: source, destination: destination, schedule: .init(rate: options.rate),
                             signals: signals, status: status)
         loop.companion = controlSession(options, logger: logger)
         let reason = try loop.run()
         logger.debug("stopped", metadata: ["reason": "\(reason)"])
+        if let failure = follower?.failure { throw failure }
         if case .refused(let why) = reason { throw UserFacingError(why, status: reason.exitStatus) }
         if case .deviceLost(let why) = reason {
             throw UserFacingError("\(why); sent the neutral state and stopped", status: reason.exitStatus)
@@ -64,7 +85,7 @@ public enum ControlCommand {
 
     /// Builds the source for an `--input` choice. Failures that happen before anything is sent
     /// (a bad script, an unavailable device) are thrown as ``UserFacingError``.
-    public static func makeSource(_ spec: InputSpec) throws -> any InputSource {
+    public static func makeSource(_ spec: InputSpec, configPath: String? = nil) throws -> any InputSource {
         switch spec {
         case .stdin:
             return StdinSource()
@@ -76,10 +97,8 @@ public enum ControlCommand {
             } catch {
                 throw UserFacingError("script \(error)", status: .badConfiguration)
             }
-        case .gamepad:
-            // Hook for the gamepad work: return its InputSource here.
-            throw UserFacingError("--input gamepad is not available in this build yet; use keyboard, stdin or script:FILE",
-                                  status: .deviceUnavailable)
+        case .gamepad(let which):
+            return try GamepadInput(selector: which, configPath: configPath)
         }
     }
 }

@@ -13,10 +13,14 @@ public final class Destination: Sendable {
         public let address: SocketAddress
         /// How the person named it (`robot.local:5000`, a service name), for the status line.
         public let label: String
+        /// The resend period this peer asks for (a discovered receiver's timing contract, see
+        /// `SendCadence`); nil = the `--rate` the controller was started with.
+        public let period: Duration?
 
-        public init(address: SocketAddress, label: String) {
+        public init(address: SocketAddress, label: String, period: Duration? = nil) {
             self.address = address
             self.label = label
+            self.period = period
         }
 
         /// `robot.local:5000 (192.168.1.7:5000)`, or just the address when that is the label.
@@ -25,22 +29,51 @@ public final class Destination: Sendable {
         }
     }
 
-    private let peer: Mutex<Peer?>
-    /// Raised by ``set(_:)``; the loop polls its descriptor.
-    let changed: EventFlag
-
-    public init(_ initial: Peer?) throws(SystemError) {
-        peer = Mutex(initial)
-        changed = try EventFlag()
+    private struct Shared {
+        var peer: Peer?
+        /// True from ``set(_:)`` until the first packet to that peer went out.
+        var awaitingFirstSend = true
+        var note: String?
     }
 
-    public var current: Peer? { peer.withLock { $0 } }
+    private let shared: Mutex<Shared>
+    /// Raised by ``set(_:)``; the loop polls its descriptor.
+    let changed: EventFlag
+    /// Raised when the first packet to a newly set peer went out (see ``sent(to:)``); whoever
+    /// sets peers (a session follower) polls it to call the peer connected.
+    public let firstSent: EventFlag
+
+    public init(_ initial: Peer?) throws(SystemError) {
+        shared = Mutex(Shared(peer: initial))
+        changed = try EventFlag()
+        firstSent = try EventFlag()
+    }
+
+    public var current: Peer? { shared.withLock { $0.peer } }
 
     public func set(_ new: Peer?) {
-        let differs = peer.withLock { p -> Bool in
-            defer { p = new }
-            return p != new
+        let differs = shared.withLock { s -> Bool in
+            defer { s.peer = new }
+            if s.peer != new { s.awaitingFirstSend = true }
+            return s.peer != new
         }
         if differs { changed.raise() }
+    }
+
+    /// The send loop calls this after each datagram that went out to `peer`.
+    func sent(to peer: Peer) {
+        let first = shared.withLock { s -> Bool in
+            guard s.awaitingFirstSend, s.peer == peer else { return false }
+            s.awaitingFirstSend = false
+            return true
+        }
+        if first { firstSent.raise() }
+    }
+
+    /// What the status line says about the target instead of the bare peer (e.g. a session
+    /// follower's `following "robot" at 198.18.0.1:45678 (connected)`); nil = the default.
+    public var note: String? {
+        get { shared.withLock { $0.note } }
+        set { shared.withLock { $0.note = newValue } }
     }
 }

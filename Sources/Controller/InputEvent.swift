@@ -23,7 +23,7 @@ public enum EndReason: Equatable, Sendable {
     case quit
     /// SIGINT, SIGTERM or SIGHUP arrived.
     case signal(Int32)
-    /// The input device went away (terminal hung up, read error, gamepad unplugged). The text
+    /// The input device went away (terminal hung up, read error). The text
     /// says which device and what happened, e.g. `keyboard: the terminal hung up`.
     case deviceLost(String)
     /// The receiver refused this controller (a `deny`, Protocol.md §7.4) or never answered a

@@ -1,4 +1,4 @@
-/// Where controller states come from: stdin lines, a script, the keyboard, (later) a gamepad.
+/// Where controller states come from: stdin lines, a script, the keyboard, a gamepad.
 ///
 /// The send loop runs on one thread and polls every source's ``descriptor`` together with the
 /// signal descriptor and the resend deadline, so a source never blocks and needs no thread of
@@ -16,8 +16,9 @@
 ///    (terminal modes). It must be idempotent.
 ///
 /// Report `.end` exactly once; after it the loop stops polling and calling the source. A lost
-/// device is `.end(.deviceLost("gamepad 0: unplugged"))`, not a thrown error, so that the
-/// neutral packets still go out.
+/// device that cannot come back (a terminal that hung up) is `.end(.deviceLost(…))`, not a
+/// thrown error, so that the neutral packets still go out. A gamepad is different: unplugging
+/// is a neutral `.state` and the source waits for the pad to return (``GamepadInput``).
 ///
 /// Sources are used from the loop's thread only, so they need not be `Sendable`.
 public protocol InputSource: AnyObject {

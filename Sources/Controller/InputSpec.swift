@@ -7,8 +7,8 @@ public enum InputSpec: Equatable, Sendable {
     case stdin
     /// A timed script file: `script:FILE`.
     case script(path: String)
-    /// A gamepad: `gamepad` or `gamepad:WHICH` (index or name). Built by the gamepad work; until
-    /// then choosing it is refused with a clear message.
+    /// A gamepad: `gamepad` (the first pad with a mapping) or `gamepad:WHICH` (index, name
+    /// substring or GUID) — ``GamepadInput``.
     case gamepad(String?)
 
     /// The forms accepted, for help texts.

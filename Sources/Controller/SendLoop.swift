@@ -73,6 +73,7 @@ public struct SendLoop {
 
             if !ready[0].isEmpty {
                 destination.changed.clear()
+                state.schedule.setPeriod(destination.current?.period ?? schedule.period)
                 state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)
             }
             if reading, !ready[1].isEmpty {
@@ -133,7 +134,10 @@ public struct SendLoop {
                 switch action {
                 case .send(let s):
                     guard !holdStates, let peer = destination.current else { continue }
-                    if sender.send(s, to: peer.address) { meter.record(.now) }
+                    if sender.send(s, to: peer.address) {
+                        meter.record(.now)
+                        destination.sent(to: peer)
+                    }
                 case .finish(let reason):
                     finished = reason
                 }
@@ -146,7 +150,7 @@ public struct SendLoop {
             guard status.enabled else { return }
             if let lastReport, now - lastReport < .milliseconds(100), finished == nil { return }
             lastReport = now
-            status.update(StatusReport.line(peer: destination.current, state: schedule.current,
+            status.update(StatusReport.line(peer: destination.current, note: destination.note, state: schedule.current,
                                             rate: meter.rate(now: now), input: input,
                                             stopping: schedule.isStopping, sendError: sender.lastError?.reason,
                                             extra: extra))

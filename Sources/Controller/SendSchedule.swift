@@ -60,7 +60,7 @@ public struct SendSchedule: Sendable {
         case finished(EndReason)
     }
 
-    public let configuration: Configuration
+    public private(set) var configuration: Configuration
     /// The state being sent (neutral once stopping).
     public private(set) var current: ControllerState
     private var phase: Phase = .idle
@@ -122,6 +122,16 @@ public struct SendSchedule: Sendable {
     public mutating func sendNow(now: ContinuousClock.Instant) -> [Action] {
         guard phase == .running else { return [] }
         return [send(now: now)]
+    }
+
+    /// Changes the resend period from now on (the destination moved to a receiver whose timing
+    /// contract asks for another one). The next resend is due at most one new period after the
+    /// last send.
+    public mutating func setPeriod(_ period: Duration) {
+        guard period > .zero, period != configuration.period else { return }
+        configuration.period = period
+        configuration.minimumGap = min(configuration.minimumGap, period)
+        if let lastSend, let due = nextResend, due > lastSend + period { nextResend = lastSend + period }
     }
 
     /// Begins the way out: neutral ×N, then ``Action/finish(_:)``.

@@ -21,9 +21,11 @@ struct RateMeter {
 
 /// The controller's status line: `→ TARGET  [    |##  ] +0.30 rad  forward+a  50 pkt/s  INPUT`.
 enum StatusReport {
-    static func line(peer: Destination.Peer?, state: ControllerState, rate: Int, input: String,
+    /// `note` (a session follower's account of the receiver) replaces the peer's description;
+    /// `extra` (the classroom control session's parts) goes at the end.
+    static func line(peer: Destination.Peer?, note: String? = nil, state: ControllerState, rate: Int, input: String,
                      stopping: Bool, sendError: String?, extra: [String] = []) -> String {
-        let target = peer.map { "→ \($0.description)" } ?? "→ (no receiver yet: nothing sent)"
+        let target = note.map { "→ \($0)" } ?? peer.map { "→ \($0.description)" } ?? "→ (no receiver yet: nothing sent)"
         let fraction = Double(state.angle) / Double(ControllerState.maxAngle)
         let sign = state.angle < 0 ? "-" : "+"
         let magnitude = Double(state.angle.magnitude)

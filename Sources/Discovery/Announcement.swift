@@ -147,8 +147,14 @@ public struct SendCadence: Equatable, Sendable {
     public let honoursFailsafe: Bool
 
     public static func plan(requestedRateHz: Int?, receiver: TimingContract?) -> SendCadence {
+        plan(requestedPeriod: requestedRateHz.flatMap { $0 > 0 ? .seconds(1) / $0 : nil }, receiver: receiver)
+    }
+
+    /// The same rules with the user's request as a period (`control --rate` takes fractional
+    /// rates such as 2.5 Hz); nil when the user asked for nothing.
+    public static func plan(requestedPeriod: Duration?, receiver: TimingContract?) -> SendCadence {
         var candidates: [(Duration, Bound)] = []
-        if let r = requestedRateHz, r > 0 { candidates.append((.seconds(1) / r, .requestedRate)) }
+        if let p = requestedPeriod, p > .zero { candidates.append((p, .requestedRate)) }
         if let c = receiver {
             if c.rateHz > 0 { candidates.append((.seconds(1) / c.rateHz, .receiverRate)) }
             if c.failsafeMilliseconds > 0 {

@@ -69,6 +69,10 @@ public enum BrowseListing {
         return "\(ms / 1000)." + (frac < 10 ? "00" : frac < 100 ? "0" : "") + "\(frac)"
     }
 
+    /// Writes one listing line to stdout at once (unbuffered), e.g. the receivers a command lists
+    /// before it exits with `ExitStatus.ambiguousReceiver`.
+    public static func writeLine(_ line: String) { StandardOutput.writeLine(line) }
+
     /// JSON-style quoting, so names with spaces or quotes stay one field.
     public static func quote(_ s: String) -> String { ConsoleLogHandler.quote(s) }
 }

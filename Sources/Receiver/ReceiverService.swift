@@ -17,7 +17,7 @@ public struct ReceiverConfiguration: Sendable {
     public var classroom = ClassroomSettings()
     public var failsafeTimeout: Duration = .milliseconds(250)
     public var mapping: Mapping = .kit
-    /// Accepted for the discovery issue; advertising is a no-op until it lands.
+    /// False with `--no-advertise` (the service is then given no ``ReceiverAdvertising``).
     public var advertise = true
     /// How long exit waits for the board to confirm the safe state.
     public var safeStateTimeout: Duration = .seconds(1)
@@ -46,6 +46,7 @@ public final class ReceiverService {
     private let board: any BoardSink
     let status: StatusLine
     let logger: Logger
+    private let advertising: ReceiverAdvertising?
     var engine: ReceiverEngine<SocketAddress>
     /// Control messages, pairing, rate limit, stop-all (ReceiverService+Classroom.swift).
     var plane: ControlPlane<SocketAddress>
@@ -55,12 +56,15 @@ public final class ReceiverService {
 
     /// Sets everything up in the order that keeps the board safe: signals first (so a SIGTERM
     /// during start-up still ends cleanly), then the port (a busy port must not touch the
-    /// board), then the board.
+    /// board), then the DNS-SD announcement of that port (no mDNS responder must not touch it
+    /// either), then the board.
     public init(configuration: ReceiverConfiguration, status: StatusLine, logger: Logger,
+                advertising: ReceiverAdvertising? = nil,
                 openBoard: (BoardEventInbox) throws(UserFacingError) -> any BoardSink) throws(UserFacingError) {
         self.configuration = configuration
         self.status = status
         self.logger = logger
+        self.advertising = advertising
         do {
             signals = try SignalWatcher()
             inbox = try BoardEventInbox()
@@ -74,7 +78,21 @@ public final class ReceiverService {
                 : error.errno == EACCES ? " (ports below 1024 need root; choose --port 1024 or above)" : ""
             throw UserFacingError("\(error)\(hint)", status: .networkUnavailable)
         }
-        board = try openBoard(inbox)
+        if let advertising {
+            do {
+                try advertising.start(port: socket.localAddress().port)
+            } catch let error as UserFacingError {
+                throw error
+            } catch {
+                throw UserFacingError("\(error)", status: .networkUnavailable)
+            }
+        }
+        do {
+            board = try openBoard(inbox)
+        } catch {
+            advertising?.stop()
+            throw error
+        }
         engine = ReceiverEngine(mapping: configuration.mapping, policy: configuration.policy,
                                 timeout: configuration.failsafeTimeout, capacity: configuration.controllerCapacity)
         plane = Self.makeControlPlane(configuration)
@@ -92,7 +110,7 @@ public final class ReceiverService {
         logger.info("receiving", metadata: [
             "port": "\(port)", "accept": "\(acceptLabel)",
             "failsafe_ms": "\(configuration.failsafeTimeout.milliseconds)",
-            "advertise": "\(configuration.advertise ? "not yet available (no-op)" : "off")",
+            "advertise": "\(advertising.map { "session \($0.options.session)" } ?? "off")",
         ])
         announceClassroom()
         apply(engine.start())
@@ -156,6 +174,7 @@ public final class ReceiverService {
         board.setDesired(engine.shutdown())
         let confirmed = board.writeSafeState(timeout: configuration.safeStateTimeout)
         board.close()
+        advertising?.stop()
         socket.close()
         status.clear()
         logControlTotals()
@@ -222,6 +241,7 @@ public final class ReceiverService {
 
     func statusText(at now: ContinuousClock.Instant) -> String {
         StatusText.line(engine: engine, now: now, name: { plane.displayName(of: $0) }, classroom: plane.statusParts)
+            + (advertising.map { " · " + $0.summary } ?? "")
     }
 }
 

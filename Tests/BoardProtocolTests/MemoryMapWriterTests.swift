@@ -117,6 +117,21 @@ import Testing
         #expect(sentMotor)
     }
 
+    /// Found by the demo: after `W 22 00` (left only) the round-robin cursor stood at 0x23, and
+    /// the next change of both motors went out as `W 23 de` then `W 22 5e` — one wheel running
+    /// alone for a command's time. A contiguous changed block is always written whole.
+    @Test func bothMotorsChangeInOneCommandWhateverTheCursor() {
+        var w = MemoryMapWriter(profile: kit)
+        w.connected()
+        _ = drain(&w)
+        w.setDesired([0x22: 0x81])
+        #expect(drain(&w) == [.write(address: 0x22, bytes: [0x81])])
+        w.setDesired([0x22: 0x00])
+        #expect(drain(&w) == [.write(address: 0x22, bytes: [0x00])])
+        w.setDesired([0x22: 0x5E, 0x23: 0xDE])
+        #expect(drain(&w) == [.write(address: 0x22, bytes: [0x5E, 0xDE])])
+    }
+
     @Test func reconnectingForgetsTheBoardAndWritesTheSafeStateFirstAgain() {
         var w = MemoryMapWriter(profile: kit)
         w.connected()

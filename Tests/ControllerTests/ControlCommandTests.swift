@@ -175,7 +175,11 @@ import Glibc
     }
 
     @Test(arguments: [
-        (["control"], "--peer HOST:PORT is required"),
+        (["control"], "say which receiver to drive: --peer HOST:PORT, or --session ID"),
+        (["control", "--peer", "127.0.0.1:9", "--session", "s"], "--peer and --session exclude each other"),
+        (["control", "--peer", "127.0.0.1:9", "--receiver", "robot"], "--receiver needs --session"),
+        (["control", "--session", ""], "--session: the session ID is empty"),
+        (["control", "--session", "s", "--rate", "0"], "between 1 and 1000"),
         (["control", "--peer", "localhost"], "expected HOST:PORT"),
         (["control", "--peer", "127.0.0.1:9", "--rate", "0"], "between 1 and 1000"),
         (["control", "--peer", "127.0.0.1:9", "--rate", "1001"], "between 1 and 1000"),

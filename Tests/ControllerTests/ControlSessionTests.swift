@@ -11,7 +11,7 @@ import Glibc
 /// receiver's name, the round-trip time and the loss rate (Protocol.md §7.5).
 @Suite(.serialized) struct ControlSessionTests {
     @Test func theStatusLineShowsTheReceiverRoundTripAndLoss() throws {
-        let receiver = try ChildProcess(analogRemote: ["receive", "--quiet", "--board", "sim"])
+        let receiver = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--board", "sim"])
         #expect(receiver.waitForOutput(timeout: .seconds(20)) { out, _ in out.contains("\n") })
         let first = receiver.stdout.split(separator: "\n").first ?? ""
         let port = try #require(UInt16(first.dropFirst("receiving on udp port ".count)), "\(receiver.stdout)")

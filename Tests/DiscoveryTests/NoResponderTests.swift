@@ -28,6 +28,8 @@ enum NoResponder {
         ["browse", "--session", "X", "--once", "--timeout", "1"],
         ["browse", "--session", "3年B組 チーム2"],
         ["advertise", "--session", "X", "--port", "45678", "--name", "robot"],
+        ["control", "--session", "X", "--input", "stdin", "--quiet"],
+        ["control", "--session", "3年B組 チーム2", "--receiver", "robot", "--input", "script:/nonexistent/drive.script"],
     ])
     func commandsSayOneLineAndExitFive(arguments: [String]) throws {
         // Through env -u: the binary must silence Avahi's three-line compat warning itself (other
@@ -39,6 +41,32 @@ enum NoResponder {
         #expect(status == ExitStatus.noMDNSDaemon.rawValue)
         #expect(child.stderr == Self.message)
         #expect(child.stdout.isEmpty)
+    }
+
+    /// `receive` announces itself unless told not to: without a responder it says so in one line
+    /// and exits 5 — before it opens the board (a board that does not exist would be exit 3).
+    @Test(arguments: [
+        ["receive", "--quiet"],
+        ["receive", "--session", "class-3b", "--name", "robot", "--board", "serial:/dev/analog-remote-test-none"],
+    ])
+    func receiveWithoutNoAdvertiseSaysOneLineAndExitsFiveBeforeTheBoard(arguments: [String]) throws {
+        let child = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"),
+                                     ["-u", "AVAHI_COMPAT_NOWARN", Paths.analogRemote.path] + arguments,
+                                     environment: ["DBUS_SYSTEM_BUS_ADDRESS": NoResponder.address])
+        let status = child.wait(timeout: .seconds(10))
+        #expect(status == ExitStatus.noMDNSDaemon.rawValue)
+        #expect(child.stderr == "analog-remote: no mDNS responder is running — start avahi-daemon, or use --no-advertise\n")
+        #expect(!child.stdout.contains("summary"), "the board was opened: \(child.stdout)")
+    }
+
+    /// The same receiver with --no-advertise runs without a responder (and stops on SIGTERM).
+    @Test func receiveWithNoAdvertiseNeedsNoResponder() throws {
+        let child = try ChildProcess(Paths.analogRemote, ["receive", "--quiet", "--no-advertise"],
+                                     environment: ["DBUS_SYSTEM_BUS_ADDRESS": NoResponder.address])
+        #expect(child.waitForOutput(timeout: .seconds(10)) { out, _ in out.hasPrefix("receiving on udp port ") })
+        child.signal(SIGTERM)
+        #expect(child.wait(timeout: .seconds(10)) == 0)
+        #expect(child.stdout.contains("\nsummary packets=0 "))
     }
 
     @Test func browserThrowsNoResponderAtOnce() throws {

@@ -19,7 +19,9 @@ import Testing
     }
 
     @Test func twoReceiversStopStayStoppedAndReleaseOnlyWithTheTeacherKey() throws {
-        let receivers = try (0..<2).map { _ in try ClassroomReceiver(["--teacher-key", "k3y", "--failsafe-ms", "5000"]) }
+        let receivers = try (0..<2).map { _ in
+            try ClassroomReceiver(["--session", "class-3b", "--teacher-key", "k3y", "--failsafe-ms", "5000"])
+        }
         let controllers = try receivers.map { try ClassroomPeer(port: $0.port) }
         for c in controllers { try c.send(.neutral); try c.send(Self.forward) }
         for r in receivers { #expect(r.waitForMap { $0 == ClassroomReceiver.forwardMap }) }
@@ -89,6 +91,23 @@ import Testing
             #expect(s["held"]! >= heldSent + 3, "\(s)")
             #expect(s["limited"] == 0)
         }
+    }
+
+    /// A receiver obeys only a stop-all for its own session (`receive --session`, default
+    /// AnalogRemote), announced or not.
+    @Test func anotherSessionsStopAllIsRefused() throws {
+        let r = try ClassroomReceiver(["--session", "class-3a"])
+        let c = try ClassroomPeer(port: r.port)
+        try c.send(.neutral)
+        try c.send(Self.forward)
+        #expect(r.waitForMap { $0 == ClassroomReceiver.forwardMap })
+        let p = try stopAll([r], key: nil)
+        #expect(p.wait() == 1)
+        #expect(p.stdout.hasPrefix("refused by \"\(try #require(p.stdout.split(separator: "\"").dropFirst().first))\" 127.0.0.1:\(r.port): stop-all for session \"class-3b\", ours is \"class-3a\"\n"),
+                "\(p.stdout)")
+        try c.send(ControllerState(angle: 0, buttons: [.forward, .a]))
+        #expect(r.waitForMap { $0 == ClassroomReceiver.kitMap(left: 0xC0, right: 0x40, led1: 255) })
+        _ = try r.stop()
     }
 
     @Test func withoutADaemonOrPeersItSaysSoAndExits5() throws {

@@ -5,11 +5,12 @@
 #                                       own private /run, D-Bus system bus and avahi-daemon
 #   host_run A|B CMD...                 run CMD inside host A or B (foreground)
 #   host_spawn A|B OUTFILE CMD...       start CMD inside a host in the background; its pid is
-#                                       in $SPAWNED and it is stopped by netns_cleanup
+#                                       in $SPAWNED and it is stopped by netns_cleanup; its
+#                                       stdin is $SPAWN_STDIN (a FIFO to feed it), else /dev/null
 #   host_stop PID                       stop one spawned process (SIGTERM, then SIGKILL)
 #   host_stop_all                       stop every spawned process
-#   host_restart_avahi A|B              kill a host's avahi-daemon and start it again (tests
-#                                       the "responder died mid-session" path)
+#   host_restart_avahi A|B [KILL]       stop (or, with KILL, crash) a host's avahi-daemon and
+#                                       start it again (the "responder died mid-session" path)
 #   netns_cleanup                       stop everything we started, by pid; delete namespaces
 #
 # Every name carries a per-run prefix (ar$$…) so two runs never collide. Nothing here starts a
@@ -135,9 +136,12 @@ host_run() { # A|B CMD...
     env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN nsenter -t "$(host_holder "$h")" -m -n -- "$@"
 }
 
-host_spawn() { # A|B OUTFILE CMD...
+host_spawn() { # A|B OUTFILE CMD...   (stdin: $SPAWN_STDIN, default /dev/null)
     local h=$1 out=$2; shift 2
-    env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN nsenter -t "$(host_holder "$h")" -m -n -- "$@" >"$out" 2>&1 &
+    # The script's own feed descriptors (7, 8: FIFOs that controllers read) stay out of the
+    # child, or a process started later would hold a FIFO open and its reader never see EOF.
+    env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN nsenter -t "$(host_holder "$h")" -m -n -- "$@" \
+        <"${SPAWN_STDIN:-/dev/null}" >"$out" 2>&1 7>&- 8>&- &
     SPAWNED=$!
     # comm is env, then nsenter, then the command itself (each execs the next).
     NETNS_PIDS+=("$SPAWNED:$(basename "$1" | cut -c1-15)|env|nsenter")
@@ -157,10 +161,16 @@ host_stop_all() {
     NETNS_PIDS=()
 }
 
-host_restart_avahi() { # A|B
+host_restart_avahi() { # A|B [KILL] — KILL: a crash (no goodbye packets), else a clean stop
     local state pid i; state=$(host_state "$1")
     pid=$(cat "$state/avahi.pid")
-    stop_pid "$pid" avahi-daemon
+    if [ "${2:-}" = KILL ]; then
+        pid_is "$pid" avahi-daemon && kill -KILL "$pid"
+        for i in $(seq 1 50); do pid_is "$pid" avahi-daemon || break; sleep 0.05; done
+        rm -f "$state/run/avahi-daemon/pid"      # left behind by the crash
+    else
+        stop_pid "$pid" avahi-daemon
+    fi
     for i in $(seq 1 50); do pid_is "$pid" avahi-daemon || break; sleep 0.05; done
     host_run "$1" avahi-daemon -f "$state/avahi-daemon.conf" -D --no-chroot --no-drop-root --no-rlimits
     cp "$state/run/avahi-daemon/pid" "$state/avahi.pid"

@@ -1,0 +1,253 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Console
+import Foundation
+import RemoteWire
+import Synchronization
+import SystemIO
+
+/// The demo's three processes and what it shows of them. Children are this same binary
+/// (/proc/self/exe), so the demo exercises exactly what a user runs by hand.
+struct DemoRun {
+    let speed: Double
+
+    /// The square the controller plays (the same as examples/drive-square.script, which a test
+    /// keeps equal to this).
+    static let script = """
+        # drive-square.script: drive a square with the A button as a "horn" at each corner.
+        # Used by `analog-remote demo`; play it yourself with
+        #   analog-remote control --peer HOST:PORT --input script:examples/drive-square.script
+        #
+        # Format: T_MS ANGLE BUTTONS, one per line.
+        #   T_MS     milliseconds since the start, never decreasing
+        #   ANGLE    tilt in radians, -1.5707964 … 1.5707964 (positive = turn right)
+        #   BUTTONS  forward, backward, a, b, … joined by +, or none, or a number
+        # The script ends at its last line: that state is sent, then neutral three times.
+
+        0     0        none
+        500   0        forward            # side 1
+        2000  0.7854   forward            # corner: full lock right (pi/4)
+        2800  0.7854   forward+a          # ... with the horn
+        3000  0        forward            # side 2
+        4500  0.7854   forward
+        5500  0        forward            # side 3
+        7000  0.7854   forward+a
+        8000  0        forward            # side 4
+        9500  0.7854   forward
+        10500 0        none               # stop, level
+        11000 -0.4     backward           # back up a little, turning left
+        12000 0        b                  # B: "done"
+        12500 0        none
+
+        """
+
+    /// The script with every time divided by `speed`.
+    static func scaled(_ text: String, speed: Double) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            let trimmed = line.drop { $0 == " " }
+            guard let first = trimmed.split(separator: " ").first, let ms = Double(first) else { return String(line) }
+            return String(Int((ms / speed).rounded())) + trimmed.dropFirst(first.count)
+        }.joined(separator: "\n")
+    }
+
+    func run() throws -> ExitStatus {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var template = Array("/tmp/analog-remote-demo.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw UserFacingError("demo: cannot create a folder in /tmp: \(SystemError(call: "mkdtemp", errno: errno).reason)", status: .failure)
+        }
+        let dir = URL(fileURLWithPath: String(cString: made))
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let scriptFile = dir.appendingPathComponent("drive-square.script")
+        try Self.scaled(Self.script, speed: speed).write(to: scriptFile, atomically: true, encoding: .utf8)
+        let link = dir.appendingPathComponent("board").path
+        // The demo itself outlives Ctrl-C long enough to stop its children in order.
+        let signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
+
+        let board = try Child(executable, ["board-sim", "--trace", "--quiet", "--link", link], name: "board-sim")
+        defer { board.stop() }
+        guard board.waitForLine(where: { $0.hasPrefix("/") }) != nil else {
+            throw UserFacingError("demo: board-sim did not start: \(board.errors)", status: .failure)
+        }
+        let receiver = try Child(executable, ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "serial:\(link)"],
+                                 name: "receive")
+        defer { receiver.stop() }
+        guard let portLine = receiver.waitForLine(where: { $0.hasPrefix("receiving on udp port ") }),
+              let port = UInt16(portLine.dropFirst("receiving on udp port ".count)) else {
+            throw UserFacingError("demo: the receiver did not start: \(receiver.errors)", status: .failure)
+        }
+        print("demo: simulated board on \(link)")
+        print("demo: receiver on udp port \(port), driving it over serial:\(link)")
+        print("demo: controller playing a square (\(String(format: "%.1f", 12.5 / speed)) s): forward, full lock right with the horn (A) at the corners, back up, B")
+        print("")
+        print("   time  " + "board received".padded(18) + "  left  right  LED1 LED2  robot")
+        let controller = try Child(executable, ["control", "--quiet", "--peer", "127.0.0.1:\(port)",
+                                                "--input", "script:\(scriptFile.path)"], name: "control")
+        defer { controller.stop() }
+        let start = ContinuousClock.now
+        var shown = 0
+        var lastCommand = ""
+        var lastMap: [UInt8]?
+        var interrupted = false
+        // Until the controller has exited and its neutral state has reached the board.
+        while true {
+            for line in board.lines(from: shown) {
+                shown += 1
+                if line.hasPrefix("cmd ") { lastCommand = String(line.dropFirst(4)) }
+                if line.hasPrefix("map "), let map = Hex.bytes(line.dropFirst(4)), map.count >= 0x24 {
+                    lastMap = map
+                    print(Self.describe(map, command: lastCommand, at: ContinuousClock.now - start))
+                }
+            }
+            if signals.signal != nil && !interrupted {
+                interrupted = true
+                print("demo: interrupted — stopping the controller (it sends neutral), then the receiver")
+                controller.stop()
+            }
+            if !controller.isRunning, let map = lastMap, map[0x22] == 0, map[0x23] == 0 { break }
+            if !controller.isRunning, ContinuousClock.now - start > .seconds(20 / speed + 5) { break }
+            board.waitForOutput(after: shown, timeout: .milliseconds(200))
+        }
+        let controllerStatus = controller.wait()
+        receiver.stop()
+        let summary = receiver.output.split(separator: "\n").last { $0.hasPrefix("summary ") }
+        print("")
+        if let summary { print("demo: receiver \(summary)") }
+        guard let map = lastMap, map[0x22] == 0, map[0x23] == 0 else {
+            throw UserFacingError("demo: the board's motors did not stop (last map \(lastMap.map { Hex.string($0) } ?? "none"))", status: .failure)
+        }
+        if interrupted { return .success }
+        guard controllerStatus == 0 else {
+            throw UserFacingError("demo: the controller failed (exit \(controllerStatus)): \(controller.errors)", status: .failure)
+        }
+        print("demo: done — the controller sent neutral on its way out and the board's motors are at 0.")
+        return .success
+    }
+
+    /// One line per board change: the command, the wheels in forward terms (the kit mirrors
+    /// the left motor: 0xC0 on the left is forward), the LEDs, and what the robot does.
+    static func describe(_ map: [UInt8], command: String, at elapsed: Duration) -> String {
+        let left = -Int(Int8(bitPattern: map[0x22]))
+        let right = Int(Int8(bitPattern: map[0x23]))
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let motion: String
+        switch (left, right) {
+        case (0, 0): motion = "stopped"
+        case let (l, r) where l == r: motion = l > 0 ? "forward" : "backward"
+        case let (l, r) where l == -r: motion = l > 0 ? "spinning right" : "spinning left"
+        case let (l, r) where l + r > 0: motion = l > r ? "forward, turning right" : "forward, turning left"
+        case let (l, r): motion = l < r ? "backward, turning right" : "backward, turning left"
+        }
+        let led = { (v: UInt8) in v == 0 ? " ○  " : " ●  " }
+        return String(format: "%6.2fs  ", seconds) + command.padded(18) + String(format: " %5d  %5d  ", left, right)
+            + led(map[0x0F]) + " " + led(map[0x10]) + " " + motion
+    }
+}
+
+/// A child process of the demo: stdout kept as lines, stderr kept for messages, stopped by pid.
+final class Child: Sendable {
+    private let process: Process
+    private let name: String
+    private let collected = Collected()
+
+    private final class Collected: Sendable {
+        let lines = Mutex<[String]>([])
+        let partial = Mutex<[UInt8]>([])
+        let errors = Mutex<[UInt8]>([])
+        let arrived = EventFlagBox()
+    }
+
+    final class EventFlagBox: Sendable {
+        let flag = try? EventFlag()
+    }
+
+    init(_ executable: URL, _ arguments: [String], name: String) throws {
+        self.name = name
+        process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let collected = collected
+        out.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
+            collected.partial.withLock { partial in
+                partial.append(contentsOf: data)
+                while let nl = partial.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: partial[..<nl], as: UTF8.self)
+                    partial.removeSubrange(...nl)
+                    collected.lines.withLock { $0.append(line) }
+                }
+            }
+            collected.arrived.flag?.raise()
+        }
+        err.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
+            collected.errors.withLock { $0.append(contentsOf: data) }
+        }
+        do {
+            try process.run()
+        } catch {
+            throw UserFacingError("demo: cannot start \(name): \(error)", status: .failure)
+        }
+    }
+
+    var isRunning: Bool { process.isRunning }
+    var output: String { collected.lines.withLock { $0.joined(separator: "\n") } }
+    var errors: String {
+        let text = collected.errors.withLock { String(decoding: $0, as: UTF8.self) }
+        return text.isEmpty ? "(no message)" : text.split(separator: "\n").last.map(String.init) ?? text
+    }
+
+    func lines(from index: Int) -> [String] {
+        collected.lines.withLock { Array($0.dropFirst(index)) }
+    }
+
+    /// Waits (up to `timeout`) for more than `count` stdout lines.
+    func waitForOutput(after count: Int, timeout: Duration) {
+        guard let flag = collected.arrived.flag else { return }
+        let deadline = ContinuousClock.now + timeout
+        while collected.lines.withLock({ $0.count }) <= count, ContinuousClock.now < deadline {
+            _ = try? Poller.wait(for: flag.descriptor.rawValue, events: .readable, timeout: deadline - .now)
+            flag.clear()
+        }
+    }
+
+    /// The first stdout line matching `predicate`, waiting up to 20 s (nil if the child died).
+    func waitForLine(where predicate: (String) -> Bool) -> String? {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if let line = collected.lines.withLock({ $0.first(where: predicate) }) { return line }
+            if !process.isRunning { return collected.lines.withLock { $0.first(where: predicate) } }
+            waitForOutput(after: collected.lines.withLock { $0.count }, timeout: .milliseconds(100))
+        }
+        return nil
+    }
+
+    /// Exit status once it has exited (waits).
+    func wait() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// SIGTERM (each of our commands stops cleanly on it: neutral out, safe state written), then
+    /// SIGKILL after 3 s. Safe to call twice.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(3)
+        while process.isRunning, ContinuousClock.now < deadline { usleep(5_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
+
+extension String {
+    /// Pads with spaces to at least `width` characters.
+    func padded(_ width: Int) -> String { count < width ? self + String(repeating: " ", count: width - count) : self }
+}
