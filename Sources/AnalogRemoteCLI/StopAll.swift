@@ -9,11 +9,12 @@ struct StopAll: ParsableCommand {
         abstract: "Teacher's stop: every receiver of a session stops its robot and holds it until released.",
         discussion: """
             Finds the session's receivers (DNS-SD, for --timeout seconds) or takes them from --peer, and \
-            sends each the signed stop-all 10 times over half a second. A receiver that takes it sets the \
+            sends each the signed stop-all up to 10 times over half a second, until it answers. Receivers \
+            obey only a stop-all for their own session (`receive --session`). A receiver that takes it sets the \
             motors to 0 and holds them there, whatever its controllers send, until `stop-all --release`; \
             after the release it waits for a resting state. Receivers started with --teacher-key obey only a \
             command signed with the same key. Prints one line per receiver as it answers (`stopped "NAME" \
-            ADDRESS`, `released …`, `refused by … : WHY`), then `no answer from …` and `reached N of M \
+            ADDRESS`, `released …`, `refused by …: WHY`), then `no answer from …` and `reached N of M \
             receivers`. Exit 0 when every receiver took it, 1 otherwise; 5 without an mDNS responder (use --peer).
             """)
 
