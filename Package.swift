@@ -56,14 +56,14 @@ let package = Package(
                 dependencies: ["BoardProtocol", "MIDIFraming", "SystemIO", "SerialTTY"]),
         .target(name: "Receiver",
                 dependencies: ["RemoteWire", "BoardProtocol", "BoardLink", "BoardSimulator", "SystemIO",
-                               "Console", "Discovery", logging, tomlKit]),
+                               "Console", "Discovery", "Classroom", logging, tomlKit]),
         .target(name: "Controller",
-                dependencies: ["RemoteWire", "SystemIO", "SerialTTY", "Console", "Discovery", "Gamepad", logging]),
+                dependencies: ["RemoteWire", "SystemIO", "SerialTTY", "Console", "Discovery", "Gamepad", "Classroom", logging]),
 
         // MARK: The one command-line tool — parse, validate, hand off.
         .executableTarget(name: "AnalogRemoteCLI",
                           dependencies: ["RemoteWire", "SystemIO", "Console", "BoardProtocol", "SerialTTY", "BoardLink", "BoardSimulator",
-                                         "Receiver", "Controller", "Discovery", "Gamepad", argumentParser, logging]),
+                                         "Receiver", "Controller", "Discovery", "Gamepad", "Classroom", argumentParser, logging]),
 
         // MARK: Tests (Swift Testing)
         .target(name: "TestSupport", dependencies: ["SystemIO"], path: "Tests/TestSupport"),
@@ -75,9 +75,9 @@ let package = Package(
                     dependencies: ["BoardLink", "BoardSimulator", "BoardProtocol", "MIDIFraming", "SerialTTY", "SystemIO",
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
-                    dependencies: ["Receiver", "RemoteWire", "BoardLink", "SystemIO", "TestSupport", propertyBased]),
+                    dependencies: ["Receiver", "RemoteWire", "BoardLink", "SystemIO", "Classroom", "TestSupport", propertyBased]),
         .testTarget(name: "ControllerTests",
-                    dependencies: ["Controller", "RemoteWire", "SystemIO", "Discovery", "TestSupport", logging, propertyBased]),
+                    dependencies: ["Controller", "RemoteWire", "SystemIO", "Discovery", "Classroom", "TestSupport", logging, propertyBased]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "SystemIO", "Console", "TestSupport", propertyBased]),
         .testTarget(name: "GamepadTests",
                     dependencies: ["Gamepad", "Controller", "RemoteWire", "SystemIO", "Console", "TestSupport", propertyBased]),

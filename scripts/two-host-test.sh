@@ -447,6 +447,100 @@ case_discovery_time() {
     [ "$worst" -lt 3000 ] || { fail "discovery took $worst ms (more than 3 s)"; return 1; }
 }
 
+# Classroom (Protocol.md §7.6): a teacher's stop-all across the two hosts. One receiver per host
+# (simulated board, teacher key), announced in a session; each is driven from the other host. A
+# stop-all from A finds both by DNS-SD and stops them; they stay stopped while their controllers
+# keep sending forward; a wrong key is refused; --release lets them go (after a resting state).
+# Times: stop-all start → each board at motors 0 (incl. process start and the DNS-SD browse),
+# and the same by --peer (no DNS-SD).
+case_stop_all_two_hosts() {
+    local session=stop-all-test key=teach3r h port ports=() recv=() t0 t1 t2
+    printf '0 0 none\n100 0 forward\n600000 0 forward\n' > "$LOGS/drive.script"
+    # After the release the old controllers stop; the new ones rest until the old owner has lapsed
+    # (failsafe 1 s), so they take over, and then drive.
+    printf '0 0 none\n1500 0 forward\n600000 0 forward\n' > "$LOGS/again.script"
+    for h in A B; do
+        port=$((45090 + ${#ports[@]} + 1))
+        host_spawn "$h" "$LOGS/recv-$h" "$BIN" receive --session "$session" --name "robot-$h" --port "$port" \
+            --board sim --trace-board --teacher-key "$key" --failsafe-ms 1000
+        recv+=("$LOGS/recv-$h")
+        ports+=("$port")
+        wait_for "$LOGS/recv-$h" '^notice: announced as ' 10 || { cat "$LOGS/recv-$h" >&2; fail "receiver on $h was not announced"; return 1; }
+    done
+    # Controllers cross over: B drives A's robot, A drives B's.
+    host_spawn B "$LOGS/ctl-A" "$BIN" control --quiet --peer "$ADDR_A:${ports[0]}" --input "script:$LOGS/drive.script"
+    local ctl_a=$SPAWNED
+    host_spawn A "$LOGS/ctl-B" "$BIN" control --quiet --peer "$ADDR_B:${ports[1]}" --input "script:$LOGS/drive.script"
+    local ctl_b=$SPAWNED
+    local forward='^map .{68}c040$' stopped='^map .{68}0000$'
+    for h in 0 1; do
+        wait_for "${recv[$h]}" "$forward" 10 || { cat "${recv[$h]}" >&2; fail "robot $h never drove"; return 1; }
+    done
+
+    # A wrong key: refused by both, said so, robots still driving.
+    local status=0
+    host_run A "$BIN" stop-all --quiet --session "$session" --teacher-key wrong --timeout 3 > "$LOGS/wrong" 2>&1 || status=$?
+    [ "$status" -eq 1 ] && [ "$(grep -c '^refused by .*wrong teacher key' "$LOGS/wrong")" -eq 2 ] \
+        || { cat "$LOGS/wrong" >&2; fail "a wrong key was not refused by both (exit $status)"; return 1; }
+    for h in 0 1; do
+        tail -n 1 <(grep '^map ' "${recv[$h]}") | grep -qE "$forward" || { fail "robot $h stopped on a wrong key"; return 1; }
+    done
+
+    # The right key, found by DNS-SD. (Map lines are counted: the start-up map is at rest too.)
+    local s0 s1
+    s0=$(grep -cE "$stopped" "${recv[0]}"); s1=$(grep -cE "$stopped" "${recv[1]}")
+    t0=$(now_ms)
+    host_spawn A "$LOGS/stop" "$BIN" stop-all --quiet --session "$session" --teacher-key "$key" --timeout 3
+    local stopper=$SPAWNED
+    wait_count "${recv[0]}" "$stopped" $((s0 + 1)) 10 || { cat "${recv[0]}" >&2; fail "robot A did not stop"; return 1; }
+    t1=$(now_ms)
+    wait_count "${recv[1]}" "$stopped" $((s1 + 1)) 10 || { cat "${recv[1]}" >&2; fail "robot B did not stop"; return 1; }
+    t2=$(now_ms)
+    wait "$stopper" 2>/dev/null || true
+    grep -q '^stopped "robot-A" ' "$LOGS/stop" && grep -q '^stopped "robot-B" ' "$LOGS/stop" && grep -q '^reached 2 of 2 receivers$' "$LOGS/stop" \
+        || { cat "$LOGS/stop" >&2; fail "stop-all did not report both receivers"; return 1; }
+    # Held for a second while the controllers keep sending forward at 50 Hz.
+    local lines=() n
+    for h in 0 1; do lines+=("$(grep -c '^map ' "${recv[$h]}")"); done
+    sleep 1
+    for h in 0 1; do
+        n=$(grep -c '^map ' "${recv[$h]}")
+        [ "$n" -eq "${lines[$h]}" ] || { tail -n 3 "${recv[$h]}" >&2; fail "robot $h moved while stopped"; return 1; }
+        grep -q 'STOPPED BY TEACHER' "${recv[$h]}" || { fail "robot $h did not log the stop"; return 1; }
+    done
+
+    # Release by DNS-SD; the old controllers (still forward) do not restart the robots; new ones
+    # that start at rest do.
+    host_run A "$BIN" stop-all --quiet --session "$session" --teacher-key "$key" --release --timeout 3 > "$LOGS/release" 2>&1 \
+        || { cat "$LOGS/release" >&2; fail "release failed"; return 1; }
+    [ "$(grep -c '^released ' "$LOGS/release")" -eq 2 ] || { cat "$LOGS/release" >&2; fail "release did not reach both"; return 1; }
+    local f0 f1
+    f0=$(grep -cE "$forward" "${recv[0]}"); f1=$(grep -cE "$forward" "${recv[1]}")
+    sleep 0.5
+    [ "$(grep -cE "$forward" "${recv[0]}")" -eq "$f0" ] && [ "$(grep -cE "$forward" "${recv[1]}")" -eq "$f1" ] \
+        || { fail "a robot resumed on a moving state after the release"; return 1; }
+    host_stop "$ctl_a"; host_stop "$ctl_b"
+    host_spawn B "$LOGS/ctl2-A" "$BIN" control --quiet --peer "$ADDR_A:${ports[0]}" --input "script:$LOGS/again.script"
+    host_spawn A "$LOGS/ctl2-B" "$BIN" control --quiet --peer "$ADDR_B:${ports[1]}" --input "script:$LOGS/again.script"
+    wait_count "${recv[0]}" "$forward" $((f0 + 1)) 10 && wait_count "${recv[1]}" "$forward" $((f1 + 1)) 10 \
+        || { tail -n 5 "${recv[0]}" "${recv[1]}" >&2; fail "the robots did not drive again after the release"; return 1; }
+
+    # The same stop by --peer, without DNS-SD: only the time to reach the boards.
+    local t3 t4 t5 n0 n1
+    n0=$(grep -cE "$stopped" "${recv[0]}"); n1=$(grep -cE "$stopped" "${recv[1]}")
+    t3=$(now_ms)
+    host_spawn A "$LOGS/stop-peer" "$BIN" stop-all --quiet --session "$session" --teacher-key "$key" \
+        --peer "$ADDR_A:${ports[0]}" --peer "$ADDR_B:${ports[1]}"
+    wait_count "${recv[0]}" "$stopped" $((n0 + 1)) 10 || { tail -n 5 "${recv[0]}" "$LOGS/stop-peer" >&2; fail "robot A did not stop (--peer)"; return 1; }
+    t4=$(now_ms)
+    wait_count "${recv[1]}" "$stopped" $((n1 + 1)) 10 || { fail "robot B did not stop (--peer)"; return 1; }
+    t5=$(now_ms)
+    STOP_ALL_SUMMARY="stop-all: boards at motors 0 after $((t1 - t0)) and $((t2 - t0)) ms (DNS-SD, incl. process start); $((t4 - t3)) and $((t5 - t3)) ms by --peer"
+    echo "    $STOP_ALL_SUMMARY"
+    [ $((t5 - t3)) -lt 2000 ] || { fail "stop-all by --peer took $((t5 - t3)) ms"; return 1; }
+}
+CASES+=(stop_all_two_hosts)
+
 # ---------------------------------------------------------------------------------------------
 
 netns_setup
@@ -472,6 +566,7 @@ for c in "${selected[@]}"; do
     exec 7>&- 8>&-
 done
 [ -n "$DISCOVERY_SUMMARY" ] && printf '%s' "$DISCOVERY_SUMMARY"
+[ -n "${STOP_ALL_SUMMARY:-}" ] && echo "$STOP_ALL_SUMMARY"
 [ "$failed" -eq 0 ] || echo "two-host-test: failed: ${failures[*]}"
 echo "two-host: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

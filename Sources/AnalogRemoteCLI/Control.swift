@@ -47,6 +47,12 @@ struct Control: ParsableCommand {
                                valueName: "file"))
     var config: String?
 
+    @Option(help: ArgumentHelp("Display name shown to the receiver and in the session (default: host name).", valueName: "name"))
+    var name: String?
+
+    @Option(help: ArgumentHelp("Pairing code of a receiver started with --accept paired (shown on its screen).", valueName: "code"))
+    var pair: String?
+
     func validate() throws {
         switch (peer, session) {
         case (nil, nil):
@@ -67,6 +73,7 @@ struct Control: ParsableCommand {
                 throw ValidationError("--rate \(rate): must be between 1 and 1000 packets per second.")
             }
         }
+        try validateClassroom()
     }
 
     func run() throws {
@@ -76,6 +83,8 @@ struct Control: ParsableCommand {
             if let session {
                 options.session = SessionTarget(session: try SessionID(session), receiver: receiver, requestedRate: rate)
             }
+            options.displayName = name
+            options.pairingCode = pair
             return try ControlCommand.run(options, status: status)
         }
     }

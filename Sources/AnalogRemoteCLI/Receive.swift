@@ -15,7 +15,7 @@ struct Receive: ParsableCommand {
             --failsafe-ms the motors stop, and they run again only after a resting state (no \
             forward/backward, tilt inside the deadzone). On SIGINT/SIGTERM the board is left at \
             rest (motors 0) and a last stdout line gives the counters: \
-            `summary packets=… state=… bad=… ignored=… control=… held=… applied=… writes=… failsafes=… sources=… evicted=…`.
+            `summary packets=… state=… bad=… ignored=… control=… held=… applied=… writes=… failsafes=… sources=… evicted=… limited=…`.
 
             The receiver announces itself with DNS-SD (session --session, name --name, its \
             failsafe and expected rate in the TXT record), so `control --session ID` finds it. \
@@ -28,9 +28,17 @@ struct Receive: ParsableCommand {
     @Option(help: "UDP port to listen on (0 = any free port; the port is printed at start-up).")
     var port: UInt16 = 0
 
-    @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments).",
-                               valueName: "first|any"))
+    @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments); `paired` = like first, but only controllers started with --pair CODE (the code is shown at start).",
+                               valueName: "first|any|paired"))
     var accept: AcceptPolicy = .first
+
+    @Option(help: ArgumentHelp("With --accept paired: the pairing code controllers must give (default: 4 random digits, shown at start).",
+                               valueName: "code"))
+    var pairingCode: String?
+
+    @Option(help: ArgumentHelp("Obey a teacher's stop-all only when it is signed with this key (`analog-remote stop-all --teacher-key`).",
+                               valueName: "key"))
+    var teacherKey: String?
 
     @Option(help: "Stop the motors when the driving controller is silent this long (50…5000 ms).")
     var failsafeMs: Int = 250
@@ -83,6 +91,7 @@ struct Receive: ParsableCommand {
             }
             configuration.port = port
             configuration.policy = accept.policy
+            configuration.classroom = try classroom()
             configuration.failsafeTimeout = .milliseconds(failsafeMs)
             configuration.advertise = !noAdvertise
             let status = global.bootstrap()
@@ -103,11 +112,11 @@ struct Receive: ParsableCommand {
 }
 
 enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
-    case first, any
+    case first, any, paired
 
     var policy: Ownership<SocketAddress>.Policy {
         switch self {
-        case .first: .first
+        case .first, .paired: .first
         case .any: .any
         }
     }

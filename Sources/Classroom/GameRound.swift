@@ -1,16 +1,24 @@
 /// The button game (seed 004's closing example): every player who joins counts a point per
 /// press of A (a press, not a hold); the scoreboard ranks players by points, ties share a rank.
+///
+/// A game may have several rounds (``nextRound()``): points are kept per round, ``Player/points``
+/// is the total, and the standings rank the totals.
 public struct GameRound: Sendable {
     public struct Player: Hashable, Sendable {
         public let id: Int
         public var name: String
+        /// Total over every round.
         public var points: Int
         public var held: Bool
         public let joined: ContinuousClock.Instant
+        /// Points per round, index 0 = round 1 (rounds before the player joined hold 0).
+        public var roundPoints: [Int] = [0]
     }
 
     public static let maxPlayers = 64
     public private(set) var players: [Player] = []
+    /// The round being played, 1-based.
+    public private(set) var round = 1
 
     public init() {}
 
@@ -20,15 +28,33 @@ public struct GameRound: Sendable {
     public mutating func join(name: String, now: ContinuousClock.Instant) -> JoinResult {
         guard players.count < Self.maxPlayers else { return .full }
         let id = players.count
-        players.append(Player(id: id, name: uniqueName(name), points: 0, held: false, joined: now))
+        players.append(Player(id: id, name: uniqueName(name), points: 0, held: false, joined: now,
+                              roundPoints: [Int](repeating: 0, count: round)))
         return .joined(id)
     }
 
-    func uniqueName(_ name: String) -> String {
+    /// Renames a player (a plain sender named by its address that later said hello with a
+    /// display name); the new name is made unique like a joining one. Returns the name in use.
+    @discardableResult
+    public mutating func rename(player id: Int, to name: String) -> String? {
+        guard players.indices.contains(id) else { return nil }
+        if players[id].name == name { return name }
+        players[id].name = uniqueName(name, except: id)
+        return players[id].name
+    }
+
+    /// Starts the next round: points count for it from now on; buttons held across the change
+    /// do not count again.
+    public mutating func nextRound() {
+        round += 1
+        for i in players.indices { players[i].roundPoints.append(0) }
+    }
+
+    func uniqueName(_ name: String, except: Int? = nil) -> String {
         let base = name.isEmpty ? "player" : name
         var candidate = base
         var n = 2
-        while players.contains(where: { $0.name == candidate }) {
+        while players.contains(where: { $0.name == candidate && $0.id != except }) {
             candidate = "\(base) #\(n)"
             n += 1
         }
@@ -42,6 +68,7 @@ public struct GameRound: Sendable {
         defer { players[id].held = pressed }
         guard pressed, !players[id].held else { return false }
         players[id].points += 1
+        players[id].roundPoints[players[id].roundPoints.count - 1] += 1
         return true
     }
 
@@ -58,10 +85,16 @@ public struct GameRound: Sendable {
 
     public func rank(of id: Int) -> Int? { standings.first { $0.player.id == id }?.rank }
 
-    /// RFC 4180 CSV: `rank,name,points`, names quoted when they need it.
+    /// RFC 4180 CSV: `rank,name,points`, names quoted when they need it. After more than one
+    /// round, one more column per round: `round1,round2,…`.
     public func csv() -> String {
-        var text = "rank,name,points\r\n"
-        for (rank, p) in standings { text += "\(rank),\(Self.csvField(p.name)),\(p.points)\r\n" }
+        let perRound = round > 1
+        var text = "rank,name,points" + (perRound ? (1...round).map { ",round\($0)" }.joined() : "") + "\r\n"
+        for (rank, p) in standings {
+            text += "\(rank),\(Self.csvField(p.name)),\(p.points)"
+            if perRound { text += p.roundPoints.map { ",\($0)" }.joined() }
+            text += "\r\n"
+        }
         return text
     }
 
@@ -70,10 +103,17 @@ public struct GameRound: Sendable {
             ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
     }
 
-    /// `{"players":[{"rank":1,"name":"Ann","points":12},…]}`.
-    public func json() -> String {
-        let rows = standings.map { "{\"rank\":\($0.rank),\"name\":\(Self.jsonString($0.player.name)),\"points\":\($0.player.points)}" }
-        return "{\"players\":[" + rows.joined(separator: ",") + "]}\n"
+    /// `{"players":[{"rank":1,"name":"Ann","points":12},…]}`; after more than one round each
+    /// player also has `"rounds":[5,7]`. `header` fields (string values) come first, e.g.
+    /// `{"session":"class-3b","players":[…]}`.
+    public func json(header: KeyValuePairs<String, String> = [:]) -> String {
+        let perRound = round > 1
+        let rows = standings.map { row in
+            "{\"rank\":\(row.rank),\"name\":\(Self.jsonString(row.player.name)),\"points\":\(row.player.points)"
+                + (perRound ? ",\"rounds\":[" + row.player.roundPoints.map(String.init).joined(separator: ",") + "]" : "") + "}"
+        }
+        let fields = header.map { "\(Self.jsonString($0.key)):\(Self.jsonString($0.value))," }.joined()
+        return "{" + fields + "\"players\":[" + rows.joined(separator: ",") + "]}\n"
     }
 
     static func jsonString(_ s: String) -> String {

@@ -3,6 +3,10 @@ import RemoteWire
 /// Decides whether a receiver obeys a stop-all (Protocol.md §7.6): right session, time within
 /// 30 s of ours, not older than the last one obeyed (replay), and with a teacher key set, a
 /// valid MAC.
+///
+/// A guard with no session (`session` empty) takes the stop-all of any session. `receive` always
+/// gives its `--session` (default `AnalogRemote`); the empty case is for embedders with no
+/// session, which only a teacher who addresses them directly can reach.
 public struct StopAllGuard: Sendable {
     public let session: String
     public let teacherKey: [UInt8]?
@@ -24,7 +28,7 @@ public struct StopAllGuard: Sendable {
     }
 
     public mutating func consider(_ s: ControlMessage.StopAll, nowUnixMillis: UInt64) -> Verdict {
-        guard s.session == session else { return .refused("stop-all for session \"\(s.session)\", ours is \"\(session)\"") }
+        guard session.isEmpty || s.session.utf8.elementsEqual(session.utf8) else { return .refused("stop-all for session \"\(s.session)\", ours is \"\(session)\"") }
         if let key = teacherKey, !s.verify(key: key) {
             return .refused("stop-all with a wrong teacher key (MAC mismatch)")
         }

@@ -3,7 +3,8 @@
 public enum ExitStatus: Int32, Sendable {
     /// Finished, or stopped on request (EOF, SIGINT, SIGTERM, `q`).
     case success = 0
-    /// A runtime failure not covered below.
+    /// A runtime failure not covered below; also a receiver's `deny` of a controller and a
+    /// stop-all that not every receiver took.
     case failure = 1
     /// A configuration file or option value is wrong (mapping, controller config, script file).
     case badConfiguration = 2

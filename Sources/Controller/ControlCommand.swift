@@ -20,6 +20,11 @@ public struct ControlOptions: Sendable {
     /// `--session`: find the receiver by DNS-SD instead of `peer` (which is then ignored).
     public var session: SessionTarget?
 
+    /// Classroom (Protocol.md §7.4): with a display name or a pairing code the controller says
+    /// hello; with neither it is a plain 8-byte sender.
+    public var displayName: String?
+    public var pairingCode: String?
+
     public init(peer: String, input: InputSpec?, rate: Double, configPath: String? = nil) {
         self.peer = peer
         self.input = input
@@ -65,11 +70,13 @@ public enum ControlCommand {
         let signals = try SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP])
         logger.debug("sending", metadata: ["peer": "\(destination.current?.description ?? "(session)")", "rate": "\(options.rate)", "input": "\(source.name)"])
 
-        let loop = SendLoop(source: source, destination: destination, schedule: .init(rate: options.rate),
+        var loop = SendLoop(source: source, destination: destination, schedule: .init(rate: options.rate),
                             signals: signals, status: status)
+        loop.companion = controlSession(options, logger: logger)
         let reason = try loop.run()
         logger.debug("stopped", metadata: ["reason": "\(reason)"])
         if let failure = follower?.failure { throw failure }
+        if case .refused(let why) = reason { throw UserFacingError(why, status: reason.exitStatus) }
         if case .deviceLost(let why) = reason {
             throw UserFacingError("\(why); sent the neutral state and stopped", status: reason.exitStatus)
         }

@@ -26,11 +26,16 @@ public enum EndReason: Equatable, Sendable {
     /// The input device went away (terminal hung up, read error). The text
     /// says which device and what happened, e.g. `keyboard: the terminal hung up`.
     case deviceLost(String)
+    /// The receiver refused this controller (a `deny`, Protocol.md §7.4) or never answered a
+    /// paired hello; the text is the line to print.
+    case refused(String)
 
     /// The exit status this reason ends the program with (README "Exit codes"): stopping on
-    /// request is success; a lost device is ``ExitStatus/deviceUnavailable``.
+    /// request is success; a lost device is ``ExitStatus/deviceUnavailable``; a refusal is
+    /// ``ExitStatus/failure``.
     public var exitStatus: ExitStatus {
         if case .deviceLost = self { return .deviceUnavailable }
+        if case .refused = self { return .failure }
         return .success
     }
 }

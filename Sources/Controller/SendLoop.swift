@@ -17,6 +17,8 @@ public struct SendLoop {
     public let schedule: SendSchedule.Configuration
     public let signals: SignalWatcher
     public let status: StatusLine
+    /// The classroom control session, if the controller speaks control messages.
+    public var companion: (any SendLoopCompanion)?
 
     public init(source: any InputSource, destination: Destination, schedule: SendSchedule.Configuration,
                 signals: SignalWatcher, status: StatusLine) {
@@ -35,6 +37,8 @@ public struct SendLoop {
         var state = Running(schedule: SendSchedule(schedule))
         defer {
             source.close()
+            let peer = destination.current?.address
+            companion?.finish(socket: peer.flatMap { try? sender.socket(for: $0) }, peer: peer)
             sender.close()
             status.clear()
         }
@@ -46,6 +50,7 @@ public struct SendLoop {
             }
         }
         var now = ContinuousClock.now
+        serveCompanion(&state, sender: sender, now: now)   // a hello goes out before the first state
         state.take(try source.start(now: now), now: now, status: status)
         state.perform(state.schedule.start(now: now), sender: sender, destination: destination)
 
@@ -59,9 +64,12 @@ public struct SendLoop {
             if let input { watched.append((input, .readable)) }
             var deadline = state.schedule.deadline
             if reading, let d = source.nextDeadline { deadline = deadline.map { min($0, d) } ?? d }
+            if let d = companion?.nextDeadline { deadline = deadline.map { min($0, d) } ?? d }
+            if let fd = companion?.descriptor { watched.append((fd, .readable)) }
 
             let ready = try Poller.wait(watched, until: deadline)
             now = .now
+            serveCompanion(&state, sender: sender, now: now)
 
             if !ready[0].isEmpty {
                 destination.changed.clear()
@@ -78,9 +86,24 @@ public struct SendLoop {
                 state.take(source.deadlinePassed(now: now), now: now, status: status)
             }
             state.perform(state.schedule.advance(now: now), sender: sender, destination: destination)
-            state.report(now: now, status: status, sender: sender, destination: destination, input: source.name)
+            state.report(now: now, status: status, sender: sender, destination: destination, input: source.name,
+                         extra: companion?.statusParts ?? [])
         }
         return state.finished ?? .endOfInput
+    }
+
+    /// Lets the companion read and send on the state socket, then does what it asks.
+    private func serveCompanion(_ state: inout Running, sender: StateSender, now: ContinuousClock.Instant) {
+        guard let companion else { return }
+        let peer = destination.current?.address
+        let actions = companion.service(socket: peer.flatMap { try? sender.socket(for: $0) }, peer: peer, now: now)
+        state.holdStates = !companion.allowsStates
+        for action in actions {
+            switch action {
+            case .sendNow: state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)
+            case .end(let reason): state.take([.end(reason)], now: now, status: status)
+            }
+        }
     }
 
     /// The loop's mutable part.
@@ -90,6 +113,8 @@ public struct SendLoop {
         var pending: [SendSchedule.Action] = []
         var meter = RateMeter()
         var lastReport: ContinuousClock.Instant?
+        /// States are not sent while the companion holds them (a paired hello not yet accepted).
+        var holdStates = false
 
         /// Feeds input events to the schedule; the resulting actions wait in ``pending``.
         mutating func take(_ events: [InputEvent], now: ContinuousClock.Instant, status: StatusLine) {
@@ -108,7 +133,7 @@ public struct SendLoop {
             for action in all {
                 switch action {
                 case .send(let s):
-                    guard let peer = destination.current else { continue }
+                    guard !holdStates, let peer = destination.current else { continue }
                     if sender.send(s, to: peer.address) {
                         meter.record(.now)
                         destination.sent(to: peer)
@@ -121,13 +146,14 @@ public struct SendLoop {
 
         /// Redraws the status line at most ten times a second (the loop wakes up to 1000 times).
         mutating func report(now: ContinuousClock.Instant, status: StatusLine, sender: StateSender,
-                             destination: Destination, input: String) {
+                             destination: Destination, input: String, extra: [String] = []) {
             guard status.enabled else { return }
             if let lastReport, now - lastReport < .milliseconds(100), finished == nil { return }
             lastReport = now
             status.update(StatusReport.line(peer: destination.current, note: destination.note, state: schedule.current,
                                             rate: meter.rate(now: now), input: input,
-                                            stopping: schedule.isStopping, sendError: sender.lastError?.reason))
+                                            stopping: schedule.isStopping, sendError: sender.lastError?.reason,
+                                            extra: extra))
         }
     }
 }

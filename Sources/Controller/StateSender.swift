@@ -50,7 +50,9 @@ final class StateSender {
         sockets.removeAll()
     }
 
-    private func socket(for peer: SocketAddress) throws(SystemError) -> UDPSocket {
+    /// The socket states to `peer` go out on (opened on first use). The classroom control session
+    /// sends and reads on it too: a receiver knows a controller by its source address and port.
+    func socket(for peer: SocketAddress) throws(SystemError) -> UDPSocket {
         if let s = sockets[peer.family] { return s }
         let s = try UDPSocket.sender(for: peer)
         sockets[peer.family] = s

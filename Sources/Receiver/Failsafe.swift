@@ -21,6 +21,10 @@ public struct Failsafe: Sendable {
         case silence
         /// The board link dropped, or came back: its state is unknown, start from rest.
         case boardLink
+        /// The driving controller said bye (Protocol.md §7.4): the robot is free at once.
+        case released
+        /// A teacher's stop-all (Protocol.md §7.6); after the release, rest first.
+        case teacher
     }
 
     public enum State: Sendable, Equatable {

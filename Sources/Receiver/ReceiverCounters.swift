@@ -1,5 +1,5 @@
 /// Totals over the receiver's life. They add up:
-/// `datagrams = states + bad + control` and `states = applied + held + ignored`.
+/// `datagrams = states + bad + control + limited` and `states = applied + held + ignored`.
 public struct ReceiverCounters: Sendable, Equatable {
     /// Every datagram read from the socket.
     public var datagrams = 0
@@ -19,6 +19,8 @@ public struct ReceiverCounters: Sendable, Equatable {
     public var boardWrites = 0
     /// Times the failsafe tripped while driving.
     public var failsafeTrips = 0
+    /// Datagrams dropped undecoded by the per-source rate limit (Protocol.md §7.4).
+    public var limited = 0
 
     public init() {}
 
@@ -26,6 +28,6 @@ public struct ReceiverCounters: Sendable, Equatable {
     public func summary(sources: Int, evicted: Int) -> String {
         "summary packets=\(datagrams) state=\(states) bad=\(bad) ignored=\(ignored) control=\(control)"
             + " held=\(held) applied=\(applied) writes=\(boardWrites) failsafes=\(failsafeTrips)"
-            + " sources=\(sources) evicted=\(evicted)"
+            + " sources=\(sources) evicted=\(evicted) limited=\(limited)"
     }
 }

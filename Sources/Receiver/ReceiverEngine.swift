@@ -31,6 +31,9 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     public private(set) var wheels = WheelSpeeds(left: 0, right: 0)
     /// The state last applied; nil after a stop (so the next state is mapped afresh).
     public private(set) var applied: ControllerState?
+    /// A teacher's stop-all holds the robot at rest: every state is `held` until the release
+    /// (Protocol.md §7.6), and after it the failsafe waits for a resting state.
+    public private(set) var stoppedByTeacher = false
     private var announcedHold = false
 
     public struct WheelSpeeds: Sendable, Equatable {
@@ -60,6 +63,12 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         case holding(Source)
         /// A resting state lifted the failsafe.
         case resumed(Source)
+        /// First valid state from a source that may not drive (`--accept paired`, no pairing).
+        case notAdmitted(Source)
+        /// The owner said bye: motors 0, the robot is free.
+        case ownerLeft(Source)
+        /// A teacher's stop-all was taken (true) or released (false).
+        case teacher(stopped: Bool)
     }
 
     public struct Step: Sendable, Equatable {
@@ -109,9 +118,48 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         return step
     }
 
+    /// A datagram from `source` dropped undecoded by the rate limit: counted, nothing else (it
+    /// is not a sign of life).
+    public mutating func limited(from source: Source, at now: ContinuousClock.Instant) {
+        counters.datagrams += 1
+        counters.limited += 1
+    }
+
+    /// The controller `source` said bye. If it owns the robot: motors 0 at once, the robot is
+    /// free for the next controller, which must rest first (like after silence).
+    public mutating func released(_ source: Source, at now: ContinuousClock.Instant) -> Step {
+        var step = tick(at: now)
+        guard ownership.owner == source else { return step }
+        ownership.release()
+        step.notices.append(.ownerLeft(source))
+        failsafe.trip(.released)
+        stop(into: &step)
+        return step
+    }
+
+    /// A teacher's stop-all (`stop` true) or its release. Stop: the rest values (motors 0, every
+    /// bound output off) go to the board at once and every state is held until the release.
+    /// Release: the failsafe waits for a resting state, as after silence.
+    public mutating func teacher(stop: Bool, at now: ContinuousClock.Instant) -> Step {
+        var step = tick(at: now)
+        guard stop != stoppedByTeacher else { return step }
+        stoppedByTeacher = stop
+        step.notices.append(.teacher(stopped: stop))
+        if stop {
+            failsafe.trip(.teacher)
+            announcedHold = false
+            applied = nil
+            wheels = WheelSpeeds(left: 0, right: 0)
+            if let write = hand(mapping.restValues) { step.write = write }
+        }
+        return step
+    }
+
     /// One datagram of `length` bytes (`bytes` may be a truncated prefix of it) from `source`.
+    /// `admitted` false: a valid state from it is `ignored` whoever owns the robot (an unpaired
+    /// source under `--accept paired`).
     public mutating func datagram(_ bytes: some Collection<UInt8>, length: Int, from source: Source,
-                                  at now: ContinuousClock.Instant) -> Step {
+                                  at now: ContinuousClock.Instant, admitted: Bool = true) -> Step {
         var step = tick(at: now)
         counters.datagrams += 1
         guard length == StatePacket.size, bytes.count == length else {
@@ -142,6 +190,20 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
             return step
         }
         counters.states += 1
+        guard admitted else {
+            counters.ignored += 1
+            controllers.touch(source, at: now, protecting: ownership.owner) { record in
+                record.count(at: now)
+                record.states += 1
+                record.lastState = state
+                record.ignored += 1
+                if !record.loggedIgnored {
+                    record.loggedIgnored = true
+                    step.notices.append(.notAdmitted(source))
+                }
+            }
+            return step
+        }
         let verdict = ownership.offer(from: source, at: now)
         controllers.touch(source, at: now, protecting: ownership.owner) { record in
             record.count(at: now)
@@ -163,6 +225,10 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
             step.notices.append(.tookOwnership(source, previous: previous))
         case .accepted:
             break
+        }
+        if stoppedByTeacher {
+            counters.held += 1
+            return step
         }
         switch failsafe.state(resting: mapping.isResting(state), at: now) {
         case .hold:

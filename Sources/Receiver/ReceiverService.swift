@@ -13,6 +13,8 @@ public struct ReceiverConfiguration: Sendable {
     /// 0 = any free port (printed at start-up).
     public var port: UInt16 = 0
     public var policy: Ownership<SocketAddress>.Policy = .first
+    /// Pairing, teacher key, rate limit: the control plane (Protocol.md §7).
+    public var classroom = ClassroomSettings()
     public var failsafeTimeout: Duration = .milliseconds(250)
     public var mapping: Mapping = .kit
     /// False with `--no-advertise` (the service is then given no ``ReceiverAdvertising``).
@@ -38,14 +40,16 @@ public struct ReceiverConfiguration: Sendable {
 /// before the process exits.
 public final class ReceiverService {
     private let configuration: ReceiverConfiguration
-    private let socket: UDPSocket
+    let socket: UDPSocket
     private let signals: SignalWatcher
     private let inbox: BoardEventInbox
     private let board: any BoardSink
-    private let status: StatusLine
-    private let logger: Logger
+    let status: StatusLine
+    let logger: Logger
     private let advertising: ReceiverAdvertising?
-    private var engine: ReceiverEngine<SocketAddress>
+    var engine: ReceiverEngine<SocketAddress>
+    /// Control messages, pairing, rate limit, stop-all (ReceiverService+Classroom.swift).
+    var plane: ControlPlane<SocketAddress>
     private var notices = NoticeLimiter()
     /// Status refresh period while a status line is shown; no periodic wake-ups otherwise.
     private let statusPeriod: Duration = .milliseconds(200)
@@ -91,6 +95,7 @@ public final class ReceiverService {
         }
         engine = ReceiverEngine(mapping: configuration.mapping, policy: configuration.policy,
                                 timeout: configuration.failsafeTimeout, capacity: configuration.controllerCapacity)
+        plane = Self.makeControlPlane(configuration)
     }
 
     /// Runs until a signal; returns the exit status (success when stopped on request).
@@ -103,10 +108,11 @@ public final class ReceiverService {
         }
         StandardOutput.write("receiving on udp port \(port)\n")
         logger.info("receiving", metadata: [
-            "port": "\(port)", "accept": "\(configuration.policy.rawValue)",
+            "port": "\(port)", "accept": "\(acceptLabel)",
             "failsafe_ms": "\(configuration.failsafeTimeout.milliseconds)",
             "advertise": "\(advertising.map { "session \($0.options.session)" } ?? "off")",
         ])
+        announceClassroom()
         apply(engine.start())
         do {
             try loop()
@@ -127,7 +133,7 @@ public final class ReceiverService {
         ]
         var nextStatus = ContinuousClock.now
         while true {
-            var deadline = engine.deadline
+            var deadline = [engine.deadline, plane.deadline(now: .now)].compactMap { $0 }.min()
             if status.enabled { deadline = deadline.map { min($0, nextStatus) } ?? nextStatus }
             let ready = try Poller.wait(fds, until: deadline)
             if signals.signal != nil { return }
@@ -138,13 +144,18 @@ public final class ReceiverService {
                 }
             }
             if !ready[2].isEmpty {
+                var controls: [(bytes: [UInt8], from: SocketAddress)] = []
                 for _ in 0..<configuration.batch {
                     guard let (length, from) = try socket.receive(into: &buffer) else { break }
                     let bytes = buffer[..<min(length, buffer.count)]
-                    apply(engine.datagram(bytes, length: length, from: from, at: .now))
+                    if let control = take(bytes, length: length, from: from, at: .now) { controls.append(control) }
                 }
+                // State packets went to the engine as they came; control messages wait for the
+                // end of the batch, so a state is never queued behind them (Protocol.md §7.3).
+                for control in controls { handleControl(control.bytes, from: control.from, at: .now) }
             }
             let now = ContinuousClock.now
+            handle(plane.poll(now: now), at: now)
             apply(engine.tick(at: now))
             if status.enabled && now >= nextStatus {
                 status.update(statusText(at: now))
@@ -153,7 +164,7 @@ public final class ReceiverService {
         }
     }
 
-    private func apply(_ step: ReceiverEngine<SocketAddress>.Step) {
+    func apply(_ step: ReceiverEngine<SocketAddress>.Step) {
         if let values = step.write { board.setDesired(values) }
         for notice in step.notices { log(notice) }
     }
@@ -166,6 +177,7 @@ public final class ReceiverService {
         advertising?.stop()
         socket.close()
         status.clear()
+        logControlTotals()
         StandardOutput.write(engine.counters.summary(sources: engine.controllers.count,
                                                      evicted: engine.controllers.evicted) + "\n")
         if let error { throw error }
@@ -189,36 +201,38 @@ public final class ReceiverService {
     private func log(_ notice: ReceiverEngine<SocketAddress>.Notice) {
         switch notice {
         case .tookOwnership(let source, let previous):
-            var metadata: Logger.Metadata = ["controller": "\(source)"]
-            if let previous { metadata["previous"] = "\(previous)" }
+            var metadata = who(source)
+            if let previous { metadata["previous"] = "\(plane.displayName(of: previous) ?? previous.description)" }
             logger.notice("controller owns the robot", metadata: metadata)
         case .ownerSilent(let source):
-            logger.notice("owner silent, robot free for any controller", metadata: ["controller": "\(source)"])
+            logger.notice("owner silent, robot free for any controller", metadata: who(source))
         case .failsafe(let reason):
             let why = reason == .boardLink ? "board link changed" : "no state for \(configuration.failsafeTimeout.milliseconds) ms"
             status.update(statusText(at: .now), force: true)
             logger.warning("FAILSAFE: motors stopped (\(why)); waiting for a resting state (no forward/backward, level)")
         case .holding(let source):
             logger.notice("failsafe on: holding states that would move the robot until a resting one arrives",
-                          metadata: ["controller": "\(source)"])
+                          metadata: who(source))
         case .resumed(let source):
-            logger.notice("resting state received, driving again", metadata: ["controller": "\(source)"])
+            logger.notice("resting state received, driving again", metadata: who(source))
         case .ignored(let source, let owner):
-            limited(["controller": "\(source)", "owner": "\(owner)"]) {
+            limited(who(source).merging(["owner": "\(plane.displayName(of: owner) ?? owner.description)"]) { $1 }) {
                 logger.notice("ignoring controller: the robot is owned by another", metadata: $0)
             }
         case .bad(let source, let error):
             limited(["controller": "\(source)"]) { logger.warning("bad packet: \(error)", metadata: $0) }
         case .control(let source, let length):
             limited(["controller": "\(source)", "bytes": "\(length)"]) {
-                logger.debug("control message not understood yet, dropped", metadata: $0)
+                logger.debug("first control datagram from this source", metadata: $0)
             }
+        case .notAdmitted, .ownerLeft, .teacher:
+            logClassroom(notice)
         }
     }
 
     /// Per-source notices go through a token bucket, so a spoofed flood of source ports cannot
     /// turn stderr into the bottleneck. Dropped lines are counted in the next one (`suppressed`).
-    private func limited(_ metadata: Logger.Metadata, _ body: (Logger.Metadata) -> Void) {
+    func limited(_ metadata: Logger.Metadata, _ body: (Logger.Metadata) -> Void) {
         guard let suppressed = notices.allow(at: .now) else { return }
         var metadata = metadata
         if suppressed > 0 { metadata["suppressed"] = "\(suppressed)" }
@@ -226,7 +240,8 @@ public final class ReceiverService {
     }
 
     func statusText(at now: ContinuousClock.Instant) -> String {
-        StatusText.line(engine: engine, now: now) + (advertising.map { " · " + $0.summary } ?? "")
+        StatusText.line(engine: engine, now: now, name: { plane.displayName(of: $0) }, classroom: plane.statusParts)
+            + (advertising.map { " · " + $0.summary } ?? "")
     }
 }
 

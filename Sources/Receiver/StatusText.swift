@@ -3,11 +3,14 @@ import SystemIO
 
 /// The live status line of `analog-remote receive`, e.g.
 /// `owner 127.0.0.1:40512 50/s · angle +0.50 · forward+a · left +103 right +25 · bad 0 ignored 3 · DRIVING`
+/// The owner shows by display name once it said hello (`owner Ann 50/s`); `classroom` adds the
+/// pairing code and the rate-limit count (``ControlPlane/statusParts``).
 enum StatusText {
-    static func line(engine: ReceiverEngine<SocketAddress>, now: ContinuousClock.Instant) -> String {
+    static func line(engine: ReceiverEngine<SocketAddress>, now: ContinuousClock.Instant,
+                     name: (SocketAddress) -> String? = { _ in nil }, classroom: [String] = []) -> String {
         var parts: [String] = []
         if let owner = engine.ownership.owner, let record = engine.controllers[owner] {
-            parts.append("owner \(owner) \(record.packetsPerSecond(at: now))/s")
+            parts.append("owner \(name(owner) ?? owner.description) \(record.packetsPerSecond(at: now))/s")
             if let state = record.lastState {
                 parts.append("angle " + signed(state.angle))
                 parts.append("\(state.buttons)")
@@ -17,11 +20,18 @@ enum StatusText {
         }
         parts.append("left \(signed(engine.wheels.left)) right \(signed(engine.wheels.right))")
         parts.append("bad \(engine.counters.bad) ignored \(engine.counters.ignored)")
+        parts += classroom
+        if engine.stoppedByTeacher {
+            parts.append("STOPPED BY TEACHER")
+            return parts.joined(separator: " · ")
+        }
         switch engine.failsafe.state {
         case .driving: parts.append("DRIVING")
         case .waitingForNeutral(.startup): parts.append("READY: waiting for a resting state")
         case .waitingForNeutral(.silence): parts.append("FAILSAFE (silence): waiting for a resting state")
         case .waitingForNeutral(.boardLink): parts.append("FAILSAFE (board link): waiting for a resting state")
+        case .waitingForNeutral(.released): parts.append("READY (controller left): waiting for a resting state")
+        case .waitingForNeutral(.teacher): parts.append("RELEASED by teacher: waiting for a resting state")
         }
         return parts.joined(separator: " · ")
     }

@@ -68,11 +68,12 @@ public enum ControlType: UInt8, Hashable, Sendable, CaseIterable {
     case data = 0x07
     case ack = 0x08
     case stopAll = 0x09
+    case stopAllReply = 0x0A
 
     public var isReliable: Bool {
         switch self {
         case .hello, .accept, .deny, .bye, .data: true
-        case .ping, .pong, .ack, .stopAll: false
+        case .ping, .pong, .ack, .stopAll, .stopAllReply: false
         }
     }
 }

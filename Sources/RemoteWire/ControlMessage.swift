@@ -18,6 +18,8 @@ public enum ControlMessage: Hashable, Sendable {
     case ack(selective: UInt64)
     /// Teacher stop-all: hold every robot of the session in the safe state, or release them.
     case stopAll(StopAll)
+    /// Receiver → the stop-all sender: what it made of one stop-all datagram.
+    case stopAllReply(StopAllReply)
 
     public var type: ControlType {
         switch self {
@@ -30,6 +32,7 @@ public enum ControlMessage: Hashable, Sendable {
         case .data: .data
         case .ack: .ack
         case .stopAll: .stopAll
+        case .stopAllReply: .stopAllReply
         }
     }
 
@@ -100,6 +103,30 @@ public enum ControlMessage: Hashable, Sendable {
         }
     }
 
+    /// A receiver's answer to each stop-all datagram it reads, so the teacher sees who was
+    /// reached and who refused (and why) instead of sending into the dark.
+    public struct StopAllReply: Hashable, Sendable {
+        public enum Outcome: UInt8, Hashable, Sendable {
+            /// Holding the robot in the safe state (the command was a stop, new or repeated).
+            case stopped = 1
+            /// Not holding (the command was a release, new or repeated).
+            case released = 2
+            /// The command was not obeyed; ``text`` says why.
+            case refused = 3
+        }
+        /// The nonce of the stop-all answered.
+        public var nonce: UInt64
+        public var outcome: Outcome
+        /// The receiver's display name.
+        public var displayName: String
+        /// Why it was refused; empty otherwise.
+        public var text: String
+
+        public init(nonce: UInt64, outcome: Outcome, displayName: String, text: String = "") {
+            self.nonce = nonce; self.outcome = outcome; self.displayName = displayName; self.text = text
+        }
+    }
+
     /// The payload bytes (after the header).
     public func encodePayload() -> [UInt8] {
         var w = ByteWriter()
@@ -112,6 +139,7 @@ public enum ControlMessage: Hashable, Sendable {
         case .data(let channel, let bytes): w.u8(channel); w.raw(bytes)
         case .ack(let bits): w.u64(bits)
         case .stopAll(let s): w.raw(s.signedBytes); w.raw(s.mac.prefix(16)); if s.mac.count < 16 { w.raw(repeatElement(0, count: 16 - s.mac.count)) }
+        case .stopAllReply(let r): w.u64(r.nonce); w.u8(r.outcome.rawValue); w.str8(r.displayName); w.str8(r.text)
         }
         return w.bytes
     }
@@ -152,6 +180,13 @@ public enum ControlMessage: Hashable, Sendable {
             }
             message = .stopAll(StopAll(action: action, unixMillis: try r.u64(), nonce: try r.u64(),
                                        session: try r.str8(), mac: Array(try r.take(16))))
+        case .stopAllReply:
+            let nonce = try r.u64()
+            let at = r.offset - payload.startIndex
+            guard let outcome = StopAllReply.Outcome(rawValue: try r.u8()) else {
+                throw ControlMessageError(.badField, at: at, bytes: Array(payload))
+            }
+            message = .stopAllReply(StopAllReply(nonce: nonce, outcome: outcome, displayName: try r.str8(), text: try r.str8()))
         }
         try r.expectEnd()
         return message

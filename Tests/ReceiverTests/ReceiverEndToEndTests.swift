@@ -119,7 +119,8 @@ import Testing
     /// 10,000 random datagrams of 0–1500 bytes (every 8-byte one with a NaN/infinite angle),
     /// then a flood of valid moving states from 100 other source ports, while an owner drives:
     /// no crash, no board write caused by any of them, and counters that add up with what was
-    /// sent (minus what the kernel dropped, read from /proc/net/udp6).
+    /// sent (minus what the kernel dropped, read from /proc/net/udp6; plus `limited`, what the
+    /// per-source rate limit dropped).
     @Test(arguments: BoardUnderTest.allCases)
     func badInputAndFloodsNeverReachTheBoard(board: BoardUnderTest) throws {
         let seed = UInt64.random(in: 0...UInt64.max)
@@ -166,10 +167,14 @@ import Testing
 
         let sent = ownerSent + bad + control + flood
         #expect(s["packets"]! + drops == sent, "seed \(seed) drops \(drops)")
-        #expect(s["packets"] == s["state"]! + s["bad"]! + s["control"]!)
+        #expect(s["packets"] == s["state"]! + s["bad"]! + s["control"]! + s["limited"]!)
         #expect(s["state"] == s["applied"]! + s["held"]! + s["ignored"]!)
+        // The garbage comes from one source far faster than 400/s: the rate limit drops part of it
+        // undecoded (Protocol.md §7.4); the owner and the 100 flooders stay under it.
+        #expect(s["limited"]! > 0, "seed \(seed)")
         if drops == 0 {
-            #expect(s["bad"] == bad && s["control"] == control, "seed \(seed)")
+            #expect(s["bad"]! + s["control"]! + s["limited"]! == bad + control, "seed \(seed)")
+            #expect(s["bad"]! <= bad && s["control"]! <= control, "seed \(seed)")
             #expect(s["ignored"] == flood && s["applied"] == ownerSent, "seed \(seed)")
             #expect(s["sources"] == 102)
         }

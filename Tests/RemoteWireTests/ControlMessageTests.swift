@@ -7,8 +7,17 @@ import Testing
 /// vectors/control-messages.json: every message type as hex, shared with Protocol.md §7.
 struct ControlVectors: Decodable {
     struct Vector: Decodable { let name, hex: String }
+    struct Score: Decodable { let name, hex: String; let points, rank, players, round, rounds, phase: Int }
+    struct Scores: Decodable { let valid: [Score]; let rejected: [Vector] }
     let messages: [Vector]
     let rejected: [Vector]
+    let gameScores: Scores
+
+    enum CodingKeys: String, CodingKey { case messages, rejected, gameScores = "game_scores" }
+
+    static func load() throws -> ControlVectors {
+        try JSONDecoder().decode(ControlVectors.self, from: Data(contentsOf: Paths.repositoryFile("vectors/control-messages.json")))
+    }
 }
 
 @Suite struct ControlMessageTests {
@@ -28,11 +37,16 @@ struct ControlVectors: Decodable {
             ("data on channel 1: 'A'", d(.data, seq: 3, ack: 1, .data(channel: 1, bytes: [0x41]))),
             ("ack up to 3, 5 also received", d(.ack, seq: 0, ack: 3, .ack(selective: 1))),
             ("stop-all for class-3b signed with key 'teacher-secret'", d(.stopAll, seq: 0, .stopAll(stop))),
+            ("stop-all reply: robot-1 stopped", d(.stopAllReply, seq: 0, .stopAllReply(.init(nonce: 0x0102_0304_0506_0708, outcome: .stopped, displayName: "robot-1")))),
+            ("stop-all reply: robot-2 refused, wrong teacher key",
+             d(.stopAllReply, seq: 0, .stopAllReply(.init(nonce: 0x0102_0304_0506_0708, outcome: .refused, displayName: "robot-2", text: "wrong teacher key")))),
+            ("data on channel 1: game score 12 points, rank 3 of 32, round 1 of 1, playing",
+             d(.data, seq: 4, ack: 1, GameScore(points: 12, rank: 3, players: 32, round: 1, rounds: 1, phase: .playing).message)),
         ]
     }()
 
     @Test func vectorFileMatchesTheEncoder() throws {
-        let file = try JSONDecoder().decode(ControlVectors.self, from: Data(contentsOf: Paths.repositoryFile("vectors/control-messages.json")))
+        let file = try ControlVectors.load()
         #expect(file.messages.map(\.name) == Self.examples.map(\.0))
         for (vector, (_, datagram)) in zip(file.messages, Self.examples) {
             #expect(vector.hex == Hex.string(datagram.encode()), "\(vector.name)")
@@ -52,6 +66,24 @@ struct ControlVectors: Decodable {
             let shown = vector.hex.count < 400 ? vector.hex : String(vector.hex.prefix(40)) + "…"
             #expect(spec.contains(shown), "Protocol.md lacks the control vector \(vector.name)")
         }
+    }
+
+    /// The game's channel-1 payload (Protocol.md §7.8): every field at its documented offset.
+    @Test func gameScoreVectors() throws {
+        let file = try ControlVectors.load().gameScores
+        #expect(!file.valid.isEmpty && !file.rejected.isEmpty)
+        for v in file.valid {
+            let bytes = try #require(Hex.bytes(v.hex))
+            let score = try GameScore.decode(bytes)
+            #expect(Int(score.points) == v.points && Int(score.rank) == v.rank && Int(score.players) == v.players, "\(v.name)")
+            #expect(Int(score.round) == v.round && Int(score.rounds) == v.rounds && Int(score.phase.rawValue) == v.phase, "\(v.name)")
+            #expect(score.encode() == bytes, "\(v.name)")
+        }
+        for v in file.rejected {
+            #expect(throws: ControlMessageError.self, "\(v.name)") { try GameScore.decode(Hex.bytes(v.hex) ?? []) }
+        }
+        let spec = try String(contentsOf: Paths.repositoryFile("Protocol.md"), encoding: .utf8)
+        for v in file.valid { #expect(spec.contains(v.hex), "Protocol.md lacks the game score vector \(v.name)") }
     }
 
     @Test func stopAllMACChecksKeyAndContent() {

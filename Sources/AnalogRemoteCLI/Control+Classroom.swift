@@ -1,0 +1,13 @@
+import ArgumentParser
+
+extension Control {
+    /// `--name` and `--pair` (Protocol.md §7.4): both travel as str8, so at most 255 bytes.
+    func validateClassroom() throws {
+        if let name, name.isEmpty || name.utf8.count > 63 {
+            throw ValidationError("--name \"\(name)\": give a display name of 1…63 bytes (UTF-8).")
+        }
+        if let pair, pair.isEmpty || pair.utf8.count > 255 || pair.contains(where: \.isWhitespace) {
+            throw ValidationError("--pair \"\(pair)\": give the pairing code shown by the receiver, e.g. --pair 4711.")
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Classroom
+import Console
+import Discovery
+import Receiver
+
+extension Receive {
+    /// The classroom settings from `--accept`, `--pairing-code`, `--teacher-key`: checked here,
+    /// before the board is touched.
+    func classroom() throws(UserFacingError) -> ClassroomSettings {
+        var settings = ClassroomSettings()
+        settings.accept = AcceptMode(rawValue: accept.rawValue) ?? .first
+        if let pairingCode {
+            guard accept == .paired else {
+                throw UserFacingError("--pairing-code needs --accept paired (other modes take any controller)", status: .usage)
+            }
+            guard (1...16).contains(pairingCode.count), !pairingCode.contains(where: \.isWhitespace) else {
+                throw UserFacingError("--pairing-code \"\(pairingCode)\": give 1…16 characters without spaces, e.g. 4711",
+                                      status: .usage)
+            }
+            settings.pairingCode = pairingCode
+        } else if accept == .paired {
+            settings.pairingCode = ClassroomSettings.randomPairingCode()
+        }
+        if let teacherKey {
+            guard !teacherKey.isEmpty else {
+                throw UserFacingError("--teacher-key is empty: give the key the teacher uses with stop-all", status: .usage)
+            }
+            settings.teacherKey = teacherKey
+        }
+        // The receiver's session and name, advertised or not: a hello naming another session is
+        // denied, and a stop-all must name this one (Protocol.md §7.4, §7.6).
+        settings.session = session
+        settings.displayName = name ?? HostName.current() ?? "receiver"
+        return settings
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Controller
+import Discovery
+import SystemIO
+
+struct StopAll: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stop-all",
+        abstract: "Teacher's stop: every receiver of a session stops its robot and holds it until released.",
+        discussion: """
+            Finds the session's receivers (DNS-SD, for --timeout seconds) or takes them from --peer, and \
+            sends each the signed stop-all up to 10 times over half a second, until it answers. Receivers \
+            obey only a stop-all for their own session (`receive --session`). A receiver that takes it sets the \
+            motors to 0 and holds them there, whatever its controllers send, until `stop-all --release`; \
+            after the release it waits for a resting state. Receivers started with --teacher-key obey only a \
+            command signed with the same key. Prints one line per receiver as it answers (`stopped "NAME" \
+            ADDRESS`, `released …`, `refused by …: WHY`), then `no answer from …` and `reached N of M \
+            receivers`. Exit 0 when every receiver took it, 1 otherwise; 5 without an mDNS responder (use --peer).
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "The session ID of the class (as given to the receivers).")
+    var session: String
+
+    @Flag(help: "Release the robots instead of stopping them.")
+    var release = false
+
+    @Option(help: ArgumentHelp("Sign the command with this key (receivers started with --teacher-key KEY require it).",
+                               valueName: "key"))
+    var teacherKey: String?
+
+    @Option(help: ArgumentHelp("Address a receiver directly, without DNS-SD (repeatable).", valueName: "host:port"))
+    var peer: [String] = []
+
+    @Option(help: "Seconds to look for the session's receivers (DNS-SD).")
+    var timeout: Double = 2
+
+    func validate() throws {
+        do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
+        guard timeout > 0, timeout <= 60 else { throw ValidationError("--timeout must be in 0…60 seconds") }
+        for p in peer where SocketAddress.split(p) == nil {
+            throw ValidationError("--peer \(p): expected HOST:PORT, IPv4:PORT or [IPv6]:PORT with a port 1…65535.")
+        }
+        if let teacherKey, teacherKey.isEmpty { throw ValidationError("--teacher-key is empty") }
+    }
+
+    func run() throws {
+        try runReporting {
+            let status = global.bootstrap()
+            return try StopAllCommand.run(.init(session: session, release: release, teacherKey: teacherKey, peers: peer,
+                                                timeout: .milliseconds(Int(timeout * 1000))), status: status)
+        }
+    }
+}

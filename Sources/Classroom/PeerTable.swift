@@ -1,0 +1,219 @@
+import RemoteWire
+
+/// The control-message side of one UDP port that many peers talk to (a receiver, the game host),
+/// as a value type: the caller feeds it datagrams and the time and transmits what it returns.
+///
+/// - Every source has a token bucket (``admit(_:now:)``), checked before anything is decoded.
+/// - A source that sends a reliable message or an ack gets a ``ReliableChannel``; plain 8-byte
+///   senders and one-off stop-all senders never do.
+/// - A `ping` is answered with a `pong` at once (in the returned replies).
+/// - The table is bounded (``Options/capacity``): a new source in a full table evicts the
+///   stalest quarter, sources without a channel first. Peers silent for
+///   ``Options/idleTimeout`` with nothing left to send are dropped.
+///
+/// Trap: evicting a channel that is still in use breaks that peer's stream (its next sequence is
+/// far beyond a fresh channel's window) until it restarts with a new connection id. The capacity
+/// is far above a classroom, so only a flood of spoofed source ports can cause that.
+public struct PeerTable<Source: Hashable & Sendable>: Sendable {
+    public struct Options: Sendable {
+        public var capacity = 1024
+        /// Token bucket per source: datagrams per second and burst (Protocol.md §7.4).
+        public var rate: Double = 400
+        public var burst: Double = 100
+        public var idleTimeout: Duration = .seconds(120)
+        public var channel = ReliableChannel.Options()
+        public init() {}
+    }
+
+    /// What arrived from a peer, in order.
+    public enum Incoming: Hashable, Sendable {
+        /// A whole reliable message (in order, once), or an unreliable one (pong, stop-all, …).
+        case message(ControlMessage)
+        /// The peer's connection id changed: it restarted.
+        case restarted
+        /// The datagram or a reassembled message did not decode (counted in ``refused``).
+        case malformed(ControlMessageError)
+    }
+
+    struct Peer: Sendable {
+        var bucket: TokenBucket
+        var channel: ReliableChannel?
+        var lastSeen: ContinuousClock.Instant
+    }
+
+    public let connection: UInt32
+    public let options: Options
+    var peers: [Source: Peer] = [:]
+    /// Sources whose channel may have something for ``poll(now:)``.
+    var busy: Set<Source> = []
+    var nextCleanup: ContinuousClock.Instant?
+
+    /// Datagrams dropped by the rate limit.
+    public private(set) var limited = 0
+    /// Control datagrams or messages that did not decode.
+    public private(set) var refused = 0
+    /// Sources dropped to stay under the capacity.
+    public private(set) var evicted = 0
+
+    public init(connection: UInt32, options: Options = Options()) {
+        precondition(connection != 0, "connection id 0 is reserved")
+        precondition(options.capacity >= 4)
+        self.connection = connection
+        self.options = options
+    }
+
+    public var count: Int { peers.count }
+    public func hasChannel(_ source: Source) -> Bool { peers[source]?.channel != nil }
+    /// Smoothed round-trip time to `source`, once measured by its channel.
+    public func roundTrip(to source: Source) -> Duration? { peers[source]?.channel?.roundTrip }
+    /// Reliable datagrams to `source` not yet acknowledged or not yet sent.
+    public func backlog(to source: Source) -> Int { peers[source]?.channel?.backlog ?? 0 }
+    /// Reliable datagrams not yet acknowledged, over every peer.
+    public var backlog: Int { busy.reduce(0) { $0 + (peers[$1]?.channel?.backlog ?? 0) } }
+
+    /// The rate limit: one token from `source`'s bucket. False = drop the datagram undecoded.
+    public mutating func admit(_ source: Source, now: ContinuousClock.Instant) -> Bool {
+        if peers[source] == nil {
+            makeRoom()
+            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+        }
+        let ok = peers[source]!.bucket.take(now: now)
+        peers[source]!.lastSeen = now
+        if !ok { limited += 1 }
+        return ok
+    }
+
+    /// One admitted control datagram (any length other than a state packet's). Returns what
+    /// arrived and the replies to send back to `source` at once (a pong).
+    public mutating func receive(_ bytes: [UInt8], from source: Source,
+                                 now: ContinuousClock.Instant) -> (incoming: [Incoming], replies: [[UInt8]]) {
+        let datagram: ControlDatagram
+        do {
+            datagram = try ControlDatagram.decode(bytes)
+        } catch {
+            refused += 1
+            return ([.malformed(error)], [])
+        }
+        if peers[source] == nil {
+            makeRoom()
+            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+        }
+        peers[source]!.lastSeen = now
+        let type = datagram.header.type
+        var incoming: [Incoming] = []
+        var replies: [[UInt8]] = []
+        if !type.isReliable {
+            // Unreliable payloads are whole in one datagram: decode here.
+            do {
+                let message = try ControlMessage.decode(type: type, payload: datagram.payload)
+                switch message {
+                case .ping(let id, let t):
+                    replies.append(unreliable(.pong(id: id, sentNanos: t), to: source))
+                case .ack:
+                    break
+                default:
+                    incoming.append(.message(message))
+                }
+            } catch {
+                refused += 1
+                return ([.malformed(error)], [])
+            }
+            // Pings, pongs and acks from a peer with a channel carry its cumulative ack.
+            guard peers[source]!.channel != nil else { return (incoming, replies) }
+        }
+        if peers[source]!.channel == nil {
+            peers[source]!.channel = ReliableChannel(connection: connection, options: options.channel)
+        }
+        for event in peers[source]!.channel!.receive(datagram, now: now) {
+            switch event {
+            case .delivered(let m): incoming.append(.message(m))
+            case .malformed(let e): refused += 1; incoming.append(.malformed(e))
+            case .peerRestarted: incoming.insert(.restarted, at: 0)
+            case .peerUnreachable: break
+            }
+        }
+        busy.insert(source)
+        return (incoming, replies)
+    }
+
+    /// Queues a reliable message to `source` (a channel is made if it has none). Messages over
+    /// 64 KiB are refused by the channel and dropped here (nothing the peers send is that big).
+    public mutating func send(_ message: ControlMessage, to source: Source, now: ContinuousClock.Instant) {
+        if peers[source] == nil {
+            makeRoom()
+            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+        }
+        if peers[source]!.channel == nil {
+            peers[source]!.channel = ReliableChannel(connection: connection, options: options.channel)
+        }
+        do {
+            try peers[source]!.channel!.send(message)
+            busy.insert(source)
+        } catch {
+            refused += 1
+        }
+    }
+
+    /// An unreliable datagram to `source`, carrying its channel's cumulative ack if it has one.
+    public func unreliable(_ message: ControlMessage, to source: Source) -> [UInt8] {
+        if let channel = peers[source]?.channel { return channel.unreliable(message) }
+        let header = ControlHeader(type: message.type, connection: connection)
+        return ControlDatagram(header: header, payload: message.encodePayload()[...]).encode()
+    }
+
+    /// Retransmissions, new datagrams within each window, owed acks; and the peers that stopped
+    /// answering (their channel gave up; it stays, so their sequence numbers stay known).
+    public mutating func poll(now: ContinuousClock.Instant) -> (datagrams: [(Source, [UInt8])], unreachable: [Source]) {
+        var out: [(Source, [UInt8])] = []
+        var gone: [Source] = []
+        for source in busy {
+            guard var channel = peers[source]?.channel else { busy.remove(source); continue }
+            let (datagrams, events) = channel.poll(now: now)
+            for d in datagrams { out.append((source, d)) }
+            if events.contains(.peerUnreachable) { gone.append(source) }
+            if channel.nextDeadline(now: now) == nil { busy.remove(source) }
+            peers[source]!.channel = channel
+        }
+        cleanUp(now: now)
+        return (out, gone)
+    }
+
+    /// When ``poll(now:)`` has work: now, a retransmission time, or nil when idle.
+    public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        var earliest: ContinuousClock.Instant?
+        for source in busy {
+            guard let d = peers[source]?.channel?.nextDeadline(now: now) else { continue }
+            if d <= now { return now }
+            earliest = earliest.map { min($0, d) } ?? d
+        }
+        return earliest
+    }
+
+    /// Forgets `source` entirely (bucket and channel).
+    public mutating func forget(_ source: Source) {
+        peers[source] = nil
+        busy.remove(source)
+    }
+
+    /// Drops peers idle past the timeout with nothing to send; runs at most every 10 s.
+    mutating func cleanUp(now: ContinuousClock.Instant) {
+        guard let next = nextCleanup else { nextCleanup = now + .seconds(10); return }
+        guard now >= next else { return }
+        nextCleanup = now + .seconds(10)
+        let stale = peers.filter { now - $0.value.lastSeen > options.idleTimeout && ($0.value.channel?.backlog ?? 0) == 0 }
+        for source in stale.keys { forget(source) }
+    }
+
+    /// Before adding a source to a full table: evict the stalest quarter, channel-less first.
+    mutating func makeRoom() {
+        guard peers.count >= options.capacity else { return }
+        let victims = peers
+            .sorted { a, b in
+                let (ca, cb) = (a.value.channel != nil, b.value.channel != nil)
+                return ca != cb ? !ca : a.value.lastSeen < b.value.lastSeen
+            }
+            .prefix(max(1, options.capacity / 4))
+        for victim in victims { forget(victim.key) }
+        evicted += victims.count
+    }
+}

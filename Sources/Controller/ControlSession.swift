@@ -1,0 +1,207 @@
+import Classroom
+import Console
+import Logging
+import RemoteWire
+import SystemIO
+
+/// The controller's half of the classroom control messages (Protocol.md §7.4–7.5, §7.8), riding
+/// along with the send loop on the state socket:
+///
+/// - `hello` (display name, pairing code, session) over a ``ReliableChannel`` to every new
+///   destination; `accept` → pings once a second (round-trip time and loss, ``LinkQuality``);
+///   `deny` → the loop ends and the reason is printed;
+/// - with a pairing code, states are held until the receiver accepts (a paired receiver would
+///   only deny them), and a receiver that never answers ends the controller;
+/// - without one, states flow from the start, so an older receiver that drops control messages
+///   is driven as before (the hello just goes unanswered);
+/// - game scores (data channel 1) show in the status line; the final one is logged.
+public final class ControlSession: SendLoopCompanion {
+    public struct Options: Sendable {
+        public var displayName: String
+        public var pairingCode: String?
+        public var session: String
+
+        public init(displayName: String, pairingCode: String? = nil, session: String = "") {
+            self.displayName = displayName
+            self.pairingCode = pairingCode
+            self.session = session
+        }
+    }
+
+    enum Phase: Equatable {
+        /// No destination yet.
+        case idle
+        case waiting
+        case accepted(name: String)
+        /// The receiver never answered the hello (an older receiver).
+        case unanswered
+        case refused
+    }
+
+    let options: Options
+    let logger: Logger
+    let peerID = UInt64.random(in: 1...UInt64.max)
+    private let epoch = ContinuousClock.now
+    private(set) var phase = Phase.idle
+    private var channel: ReliableChannel
+    private var quality = LinkQuality()
+    private var socket: UDPSocket?
+    private var peer: SocketAddress?
+    private var nextPing: ContinuousClock.Instant?
+    private var score: GameScore?
+    private var buffer = [UInt8](repeating: 0, count: 2048)
+
+    public init(_ options: Options, logger: Logger) {
+        self.options = options
+        self.logger = logger
+        channel = ReliableChannel(connection: .random(in: 1...UInt32.max))
+    }
+
+    public var descriptor: Int32? { socket?.descriptor.rawValue }
+
+    public var nextDeadline: ContinuousClock.Instant? {
+        let now = ContinuousClock.now
+        return [channel.nextDeadline(now: now), nextPing].compactMap { $0 }.min()
+    }
+
+    public var allowsStates: Bool {
+        if case .accepted = phase { return true }
+        return options.pairingCode == nil
+    }
+
+    public var statusParts: [String] {
+        var parts: [String] = []
+        switch phase {
+        case .idle, .refused: break
+        case .waiting: parts.append("hello…")
+        case .unanswered: parts.append("no control messages (older receiver)")
+        case .accepted(let name):
+            var link = "\(name.isEmpty ? "accepted" : name)"
+            if let rtt = quality.lastRoundTrip { link += " rtt \(Self.milliseconds(rtt)) ms" }
+            if let loss = quality.lossRate { link += " loss \(Int((loss * 100).rounded()))%" }
+            parts.append(link)
+        }
+        if let score { parts.append(Self.describe(score)) }
+        return parts
+    }
+
+    public func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
+        guard let socket, let peer else { return [] }
+        var actions: [CompanionAction] = []
+        if peer != self.peer || socket !== self.socket {
+            start(socket: socket, peer: peer)
+        }
+        while let (length, from) = try? socket.receive(into: &buffer) {
+            guard from == peer, length <= buffer.count, ControlHeader.looksLikeControl(buffer[..<length]),
+                  let datagram = try? ControlDatagram.decode(Array(buffer[..<length])) else { continue }
+            if datagram.header.type == .pong,
+               case .pong(let id, _)? = try? ControlMessage.decode(type: .pong, payload: datagram.payload) {
+                quality.pongReceived(id: id, now: now)
+            }
+            for event in channel.receive(datagram, now: now) {
+                if case .delivered(let message) = event { actions += handle(message, now: now) }
+            }
+        }
+        if case .accepted = phase, let due = nextPing, now >= due {
+            let id = quality.pingSent(now: now)
+            send(channel.unreliable(.ping(id: id, sentNanos: nanoseconds(now))))
+            nextPing = now + .seconds(1)
+        }
+        let (datagrams, events) = channel.poll(now: now)
+        for d in datagrams { send(d) }
+        if events.contains(.peerUnreachable), phase == .waiting {
+            if options.pairingCode != nil {
+                phase = .refused
+                actions.append(.end(.refused("\(peer) never answered the hello (an older receiver without pairing?): start without --pair")))
+            } else {
+                phase = .unanswered
+                logger.notice("the receiver does not answer control messages (an older receiver?): driving without a name")
+            }
+        }
+        return actions
+    }
+
+    /// A new destination: a fresh channel and link measurement, and a hello.
+    private func start(socket: UDPSocket, peer: SocketAddress) {
+        self.socket = socket
+        self.peer = peer
+        channel = ReliableChannel(connection: .random(in: 1...UInt32.max))
+        quality = LinkQuality()
+        nextPing = nil
+        score = nil
+        phase = .waiting
+        try? channel.send(.hello(.init(peerID: peerID, displayName: options.displayName,
+                                       pairingCode: options.pairingCode ?? "", session: options.session)))
+    }
+
+    private func handle(_ message: ControlMessage, now: ContinuousClock.Instant) -> [CompanionAction] {
+        switch message {
+        case .accept(let a):
+            let first = phase != .accepted(name: a.displayName)
+            phase = .accepted(name: a.displayName)
+            if nextPing == nil { nextPing = now }
+            if first {
+                logger.notice("accepted by \(a.displayName.isEmpty ? "the receiver" : "\"\(a.displayName)\"") (failsafe \(a.failsafeMilliseconds) ms, \(a.rateHertz) Hz)")
+            }
+            return [.sendNow]
+        case .deny(let d):
+            phase = .refused
+            let who = peer.map { "\($0)" } ?? "the receiver"
+            return [.end(.refused("\(who) refused this controller: \(d.text)"))]
+        case .data(let channel, let bytes) where channel == GameScore.channel:
+            guard let s = try? GameScore.decode(bytes) else { return [] }
+            score = s
+            if s.phase == .final { logger.notice("game over: \(Self.describe(s))") }
+            return []
+        case .bye:
+            logger.notice("the receiver said bye")
+            return []
+        default:
+            return []
+        }
+    }
+
+    /// Says bye (so the receiver frees the robot at once) and waits up to 300 ms for its ack.
+    public func finish(socket: UDPSocket?, peer: SocketAddress?) {
+        guard case .accepted = phase, let socket = self.socket, peer == self.peer else { return }
+        try? channel.send(.bye)
+        let deadline = ContinuousClock.now + .milliseconds(300)
+        while ContinuousClock.now < deadline {
+            let now = ContinuousClock.now
+            for d in channel.poll(now: now).datagrams { send(d) }
+            if channel.backlog == 0 { return }
+            let wake = min(deadline, channel.nextDeadline(now: now) ?? deadline)
+            _ = try? Poller.wait(for: socket.descriptor.rawValue, events: .readable, timeout: max(.zero, wake - .now))
+            while let (length, from) = try? socket.receive(into: &buffer) {
+                guard from == self.peer, length <= buffer.count,
+                      let datagram = try? ControlDatagram.decode(Array(buffer[..<length])) else { continue }
+                _ = channel.receive(datagram, now: .now)
+            }
+        }
+    }
+
+    private func send(_ datagram: [UInt8]) {
+        guard let socket, let peer else { return }
+        _ = try? socket.send(datagram, to: peer)
+    }
+
+    /// `game 12 points · rank 3 of 32` (with the round when there are several).
+    static func describe(_ s: GameScore) -> String {
+        var text = "game \(s.points) point\(s.points == 1 ? "" : "s") · rank \(s.rank) of \(s.players)"
+        if s.rounds > 1 { text += " · round \(s.round) of \(s.rounds)" }
+        return text
+    }
+
+    static func milliseconds(_ d: Duration) -> String {
+        let (s, atto) = d.components
+        let tenths = s * 10_000 + atto / 100_000_000_000_000
+        return tenths >= 1000 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"
+    }
+
+    /// Ping timestamps: nanoseconds since this session began (only echoed back, never compared
+    /// across hosts).
+    func nanoseconds(_ t: ContinuousClock.Instant) -> UInt64 {
+        let (s, atto) = (t - epoch).components
+        return UInt64(max(0, s)) &* 1_000_000_000 &+ UInt64(max(0, atto / 1_000_000_000))
+    }
+}

@@ -1,0 +1,32 @@
+import Console
+import SystemIO
+
+/// Something that rides along with ``SendLoop`` on the state packets' socket: the classroom
+/// control session (``ControlSession``). The loop stays in charge of states; the companion only
+/// reads and writes control datagrams on the same socket (a receiver knows a controller by its
+/// source address and port) and may hold states back or end the loop.
+///
+/// Used from the loop's thread only. Nothing here may block, except ``finish(socket:peer:)``,
+/// which is called once on the way out (bounded).
+public protocol SendLoopCompanion: AnyObject {
+    /// The descriptor to poll for readability (the state socket once attached), or nil.
+    var descriptor: Int32? { get }
+    /// When ``service(socket:peer:now:)`` is next due even without input (retransmission, ping).
+    var nextDeadline: ContinuousClock.Instant? { get }
+    /// False while states must not go out (a paired hello still waiting for its accept).
+    var allowsStates: Bool { get }
+    /// Extra parts for the status line.
+    var statusParts: [String] { get }
+    /// Called after every wake-up with the socket states go to `peer` on (nil while there is no
+    /// destination). Reads what arrived, sends what is due.
+    func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction]
+    /// On the way out, after the neutral packets: say goodbye (bounded wait).
+    func finish(socket: UDPSocket?, peer: SocketAddress?)
+}
+
+public enum CompanionAction: Equatable, Sendable {
+    /// Send the current state now (states were just allowed).
+    case sendNow
+    /// Stop the controller for this reason (neutral packets first, as always).
+    case end(EndReason)
+}

@@ -1,0 +1,207 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Console
+import Discovery
+import RemoteWire
+import SystemIO
+
+/// What `analog-remote stop-all` was asked to do.
+public struct StopAllOptions: Sendable {
+    public var session: String
+    public var release: Bool
+    public var teacherKey: String?
+    /// `HOST:PORT` each; when given, no mDNS is used.
+    public var peers: [String]
+    /// How long to browse the session for receivers (without --peer).
+    public var timeout: Duration
+
+    public init(session: String, release: Bool, teacherKey: String?, peers: [String], timeout: Duration) {
+        self.session = session
+        self.release = release
+        self.teacherKey = teacherKey
+        self.peers = peers
+        self.timeout = timeout
+    }
+}
+
+/// `analog-remote stop-all`: the teacher's stop (or release) for every receiver of a session
+/// (Protocol.md §7.6). One signed command, sent to each receiver 10 times over 0.45 s (it is
+/// unreliable: repeats make loss irrelevant) as soon as the receiver is known, until it replies.
+/// Receivers come from the session's DNS-SD browse (for `timeout`) or from `--peer`.
+///
+/// Prints a line per receiver on stdout as it answers — `stopped "NAME" ADDRESS`,
+/// `released …`, `refused by "NAME" ADDRESS: WHY` — then `no answer from …` for the silent ones
+/// and `reached N of M receivers`. Exit 0 when every receiver took the command, 1 otherwise.
+public enum StopAllCommand {
+    public static let repeats = 10
+    public static let spacing: Duration = .milliseconds(50)
+    /// How long to wait for a reply after the last repeat.
+    public static let replyGrace: Duration = .milliseconds(300)
+
+    final class Target {
+        let label: String?
+        let address: SocketAddress
+        var sent = 0
+        var nextSend: ContinuousClock.Instant
+        var reply: ControlMessage.StopAllReply?
+        init(label: String?, address: SocketAddress, now: ContinuousClock.Instant) {
+            self.label = label
+            self.address = address
+            nextSend = now
+        }
+        var done: Bool { reply != nil || sent >= StopAllCommand.repeats }
+    }
+
+    public static func run(_ options: StopAllOptions, status: StatusLine) throws -> ExitStatus {
+        var command = ControlMessage.StopAll(action: options.release ? .release : .stop, unixMillis: unixMillis(),
+                                             nonce: UInt64.random(in: 0...UInt64.max), session: options.session)
+        if let key = options.teacherKey { command.sign(key: Array(key.utf8)) }
+        let connection = UInt32.random(in: 1...UInt32.max)
+        let datagram = ControlDatagram(header: ControlHeader(type: .stopAll, connection: connection),
+                                       payload: ControlMessage.stopAll(command).encodePayload()[...]).encode()
+        do {
+            let signals = try SignalWatcher()
+            let start = ContinuousClock.now
+            var targets: [Target] = []
+            var browser: SessionBrowser?
+            var mailbox: EventMailbox<BrowserEvent>?
+            var directory: ReceiverDirectory?
+            if options.peers.isEmpty {
+                let session = try SessionID(options.session)
+                let box = try EventMailbox<BrowserEvent>()
+                do throws(DiscoveryError) {
+                    browser = try SessionBrowser(session: session, onEvent: box.post)
+                } catch {
+                    throw error.userFacing(fallback: "--peer HOST:PORT")
+                }
+                mailbox = box
+                directory = ReceiverDirectory(session: session)
+                status.update("looking for the receivers of session \"\(options.session)\"…", force: true)
+            } else {
+                for peer in options.peers {
+                    do {
+                        targets.append(Target(label: nil, address: try SocketAddress.resolve(peer), now: start))
+                    } catch {
+                        throw UserFacingError("--peer \(peer): \(error) (check the name, or give an IP address)", status: .networkUnavailable)
+                    }
+                }
+            }
+            defer { browser?.stop() }
+            let browseEnd = browser == nil ? start : start + options.timeout
+            var sockets: [SocketAddress.Family: UDPSocket] = [:]
+            defer { for s in sockets.values { s.close() } }
+            var buffer = [UInt8](repeating: 0, count: 2048)
+            var lastSendAt = start
+
+            while true {
+                let now = ContinuousClock.now
+                // Send what is due.
+                for t in targets where !t.done && t.nextSend <= now {
+                    let socket = try sockets[t.address.family] ?? {
+                        let s = try UDPSocket.sender(for: t.address)
+                        sockets[t.address.family] = s
+                        return s
+                    }()
+                    _ = try? socket.send(datagram, to: t.address)
+                    t.sent += 1
+                    t.nextSend = now + spacing
+                    lastSendAt = now
+                }
+                let sending = targets.contains { !$0.done }
+                let waitingForReplies = targets.contains { $0.reply == nil } && now < lastSendAt + replyGrace
+                if !sending && !waitingForReplies && now >= browseEnd { break }
+
+                var times = targets.filter { !$0.done }.map(\.nextSend)
+                if browseEnd > now { times.append(browseEnd) }
+                if waitingForReplies { times.append(lastSendAt + replyGrace) }
+                let wake = times.min()
+                var fds: [(fd: Int32, events: Poller.Events)] = [(signals.readableDescriptor, .readable)]
+                if let mailbox { fds.append((mailbox.descriptor, .readable)) }
+                for s in sockets.values { fds.append((s.descriptor.rawValue, .readable)) }
+                _ = try Poller.wait(fds, until: wake)
+                if signals.signal != nil { break }
+
+                for socket in sockets.values {
+                    while let (length, from) = try socket.receive(into: &buffer) {
+                        guard length <= buffer.count, let target = targets.first(where: { $0.address == from }),
+                              let d = try? ControlDatagram.decode(Array(buffer[..<length])), d.header.type == .stopAllReply,
+                              case .stopAllReply(let reply)? = try? ControlMessage.decode(type: .stopAllReply, payload: d.payload),
+                              reply.nonce == command.nonce, target.reply == nil else { continue }
+                        target.reply = reply
+                        status.clear()
+                        Stdout.line(describe(target, reply))
+                    }
+                }
+                if let mailbox, var dir = directory {
+                    let now = ContinuousClock.now
+                    for event in mailbox.drain() {
+                        for change in dir.apply(event, now: now) {
+                            switch change {
+                            case .available(let r), .updated(let r):
+                                guard let address = r.destination, !targets.contains(where: { $0.address == address }) else { continue }
+                                targets.append(Target(label: r.name, address: address, now: now))
+                            default:
+                                break
+                            }
+                        }
+                    }
+                    directory = dir
+                    status.update("session \"\(options.session)\": \(targets.count) receiver\(targets.count == 1 ? "" : "s") found")
+                }
+            }
+            status.clear()
+            for t in targets where t.reply == nil {
+                Stdout.line("no answer from \(name(t, nil)) (sent \(t.sent) time\(t.sent == 1 ? "" : "s"); is it running?)")
+            }
+            let took = targets.filter { $0.reply.map { $0.outcome != .refused } ?? false }.count
+            Stdout.line("reached \(took) of \(targets.count) receiver\(targets.count == 1 ? "" : "s")")
+            if targets.isEmpty {
+                throw UserFacingError("no receivers found in session \"\(options.session)\" within \(options.timeout) (are they running and announced in this session?)",
+                                      status: .failure)
+            }
+            return took == targets.count ? .success : .failure
+        } catch let error as SystemError {
+            throw UserFacingError("stop-all: \(error)", status: .networkUnavailable)
+        } catch let error as SessionIDError {
+            throw UserFacingError("--session: \(error)", status: .usage)
+        }
+    }
+
+    static func name(_ t: Target, _ reply: ControlMessage.StopAllReply?) -> String {
+        let label = t.label ?? reply?.displayName
+        return label.map { "\(ConsoleLogHandler.quote($0)) \(t.address)" } ?? "\(t.address)"
+    }
+
+    static func describe(_ t: Target, _ reply: ControlMessage.StopAllReply) -> String {
+        switch reply.outcome {
+        case .stopped: "stopped \(name(t, reply))"
+        case .released: "released \(name(t, reply))"
+        case .refused: "refused by \(name(t, reply)): \(reply.text)"
+        }
+    }
+
+    static func unixMillis() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(max(0, ts.tv_nsec)) / 1_000_000
+    }
+}
+
+/// Unbuffered lines on stdout (a script reading a pipe sees each one as it happens).
+enum Stdout {
+    static func line(_ text: String) {
+        let bytes = Array((text + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return write(STDOUT_FILENO, base + offset, raw.count - offset)
+            }
+            if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
+            offset += n
+        }
+    }
+}

@@ -1,0 +1,266 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Classroom
+import Console
+import Discovery
+import Logging
+import RemoteWire
+import SystemIO
+
+/// What `analog-remote game` was asked to do (the CLI validates, this only carries).
+public struct GameConfiguration: Sendable {
+    public var port: UInt16 = 0
+    public var session: String
+    /// The name announced in the session and sent in `accept`.
+    public var name: String
+    public var advertise = true
+    public var rounds = 1
+    /// Length of each round; nil = one round until SIGINT/SIGTERM.
+    public var roundLength: Duration?
+    /// Where the results files go.
+    public var resultsDirectory = "."
+    /// How long the end waits for the final scores to be acknowledged.
+    public var linger: Duration = .seconds(2)
+
+    public init(session: String, name: String) {
+        self.session = session
+        self.name = name
+    }
+}
+
+/// `analog-remote game`: hosts the button game (``GameHost``) on a UDP port, announced in the
+/// session like a receiver. One thread, one `poll` over the socket, the signal pipe and the
+/// advertiser's mailbox, with the host's next deadline as the timeout.
+///
+/// stdout: `receiving on udp port N` first; then `joined "NAME" ADDRESS`, `renamed …`,
+/// `left "NAME"`, `round N of M` / `round N over`; at the end the standings
+/// (`RANK. NAME POINTS`) and `wrote PATH` for the two results files. stderr: the live
+/// scoreboard on a terminal, and log lines.
+public final class GameService {
+    private let configuration: GameConfiguration
+    private let socket: UDPSocket
+    private let signals: SignalWatcher
+    private let status: StatusLine
+    private let logger: Logger
+    private var host: GameHost<SocketAddress>
+    private let started: ContinuousClock.Instant
+    private let startedWall: timespec
+
+    public init(configuration: GameConfiguration, status: StatusLine, logger: Logger) throws(UserFacingError) {
+        self.configuration = configuration
+        self.status = status
+        self.logger = logger
+        // The results are written at the end: a directory that cannot take them is refused now.
+        guard access(configuration.resultsDirectory, W_OK | X_OK) == 0 else {
+            throw UserFacingError("--results \(configuration.resultsDirectory): \(String(cString: strerror(errno))) (give a writable directory)",
+                                  status: .badConfiguration)
+        }
+        do {
+            signals = try SignalWatcher()
+        } catch {
+            throw UserFacingError("cannot set up signal handling: \(error)", status: .failure)
+        }
+        do {
+            socket = try UDPSocket.bind(port: configuration.port)
+        } catch {
+            let hint = error.errno == EADDRINUSE ? " (choose another --port, or --port 0 for any free port)" : ""
+            throw UserFacingError("\(error)\(hint)", status: .networkUnavailable)
+        }
+        started = .now
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        startedWall = ts
+        var settings = GameSettings(name: configuration.name, session: configuration.session, rounds: configuration.rounds,
+                                    roundLength: configuration.roundLength, peerID: .random(in: 1...UInt64.max))
+        settings.scoreInterval = .milliseconds(100)
+        host = GameHost(settings: settings, connection: .random(in: 1...UInt32.max), now: started)
+    }
+
+    public func run() throws(UserFacingError) -> ExitStatus {
+        let port: UInt16
+        do {
+            port = try socket.localAddress().port
+        } catch {
+            throw UserFacingError("\(error)", status: .networkUnavailable)
+        }
+        StandardOutput.write("receiving on udp port \(port)\n")
+        var advertiser: SessionAdvertiser?
+        let mailbox: EventMailbox<AdvertiserEvent>
+        do {
+            mailbox = try EventMailbox()
+        } catch {
+            throw UserFacingError("game: \(error)", status: .failure)
+        }
+        if configuration.advertise {
+            guard let session = try? SessionID(configuration.session) else {
+                throw UserFacingError("--session \"\(configuration.session)\" is not a usable session ID", status: .usage)
+            }
+            do throws(DiscoveryError) {
+                advertiser = try SessionAdvertiser(session: session, name: configuration.name, port: port, onEvent: mailbox.post)
+            } catch {
+                socket.close()
+                throw error.userFacing(fallback: "--no-advertise")
+            }
+        }
+        defer { advertiser?.stop() }
+        logger.info("game", metadata: ["session": "\(configuration.session)", "port": "\(port)",
+                                      "rounds": "\(configuration.rounds)",
+                                      "seconds": "\(configuration.roundLength.map { "\($0.components.seconds)" } ?? "until stopped")"])
+        say(configuration.rounds > 1 ? "round 1 of \(configuration.rounds)" : "game on: press A to score")
+        do {
+            try loop(mailbox: mailbox)
+        } catch {
+            throw UserFacingError("game loop failed: \(error)", status: .failure)
+        }
+        return try finish()
+    }
+
+    private func loop(mailbox: EventMailbox<AdvertiserEvent>) throws(SystemError) {
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let fds: [(fd: Int32, events: Poller.Events)] = [
+            (signals.readableDescriptor, .readable),
+            (mailbox.descriptor, .readable),
+            (socket.descriptor.rawValue, .readable),
+        ]
+        var nextStatus = ContinuousClock.now
+        while !host.isOver {
+            var deadline = host.deadline(now: .now)
+            if status.enabled { deadline = deadline.map { min($0, nextStatus) } ?? nextStatus }
+            let ready = try Poller.wait(fds, until: deadline)
+            if signals.signal != nil { return }
+            if !ready[1].isEmpty {
+                for event in mailbox.drain() { advertised(event) }
+            }
+            if !ready[2].isEmpty {
+                for _ in 0..<256 {
+                    guard let (length, from) = try socket.receive(into: &buffer) else { break }
+                    let bytes = Array(buffer[..<min(length, buffer.count)])
+                    perform(host.datagram(bytes, length: length, from: from, now: .now))
+                }
+            }
+            let now = ContinuousClock.now
+            perform(host.tick(now: now))
+            if status.enabled && now >= nextStatus {
+                status.update(scoreboard(now: now))
+                nextStatus = now + .milliseconds(250)
+            }
+        }
+    }
+
+    /// Final scores out (and acknowledged, within the linger time), standings printed, files written.
+    private func finish() throws(UserFacingError) -> ExitStatus {
+        var now = ContinuousClock.now
+        perform(host.finish(now: now))
+        let lingerEnd = now + configuration.linger
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        while host.peers.backlog > 0 && now < lingerEnd {
+            let wake = min(lingerEnd, host.deadline(now: now) ?? lingerEnd)
+            _ = try? Poller.wait(for: socket.descriptor.rawValue, events: .readable, timeout: max(.zero, wake - .now))
+            while let (length, from) = try? socket.receive(into: &buffer) {
+                perform(host.datagram(Array(buffer[..<min(length, buffer.count)]), length: length, from: from, now: .now))
+            }
+            now = .now
+            perform(host.tick(now: now))
+        }
+        socket.close()
+        status.clear()
+        let game = host.game
+        StandardOutput.write("results: \(game.players.count) player\(game.players.count == 1 ? "" : "s"), "
+                             + "\(game.round) round\(game.round == 1 ? "" : "s")\n")
+        for row in game.standings {
+            StandardOutput.write("\(row.rank). \(row.player.name) \(row.player.points)\n")
+        }
+        let first = Self.resultsBase(directory: configuration.resultsDirectory, wall: startedWall)
+        var base = first
+        var n = 2
+        while access(base + ".csv", F_OK) == 0 || access(base + ".json", F_OK) == 0 {
+            base = "\(first)-\(n)"
+            n += 1
+        }
+        let header: KeyValuePairs<String, String> = ["session": configuration.session, "host": configuration.name,
+                                                     "started": Self.iso8601(startedWall)]
+        for (ext, text) in [("csv", game.csv()), ("json", game.json(header: header))] {
+            let path = base + "." + ext
+            do {
+                try Self.write(text, to: path)
+            } catch {
+                throw UserFacingError("cannot write the results to \(path): \(error) (check --results DIR)", status: .failure)
+            }
+            StandardOutput.write("wrote \(path)\n")
+        }
+        return .success
+    }
+
+    private func perform(_ output: GameHost<SocketAddress>.Output) {
+        for (to, datagram) in output.datagrams { _ = try? socket.send(datagram, to: to) }
+        for event in output.events {
+            switch event {
+            case .joined(let name, let source): say("joined \(ConsoleLogHandler.quote(name)) \(source)")
+            case .renamed(let from, let to): say("renamed \(ConsoleLogHandler.quote(from)) to \(ConsoleLogHandler.quote(to))")
+            case .left(let name): say("left \(ConsoleLogHandler.quote(name))")
+            case .full(let source): logger.warning("game full (\(GameRound.maxPlayers) players): \(source) turned away")
+            case .roundOver(let n): say("round \(n) over")
+            case .roundStarted(let n): say("round \(n) of \(configuration.rounds)")
+            case .gameOver, .point: break
+            }
+        }
+    }
+
+    private func advertised(_ event: AdvertiserEvent) {
+        switch event {
+        case .registered(let name): logger.info("announced in session", metadata: ["name": "\(name)", "session": "\(configuration.session)"])
+        case .responderLost(let retry): logger.warning("mDNS responder lost; announcing again in \(retry)")
+        case .failed(let error): logger.error("announcing failed: \(error)")
+        }
+    }
+
+    private func say(_ line: String) {
+        status.clear()
+        StandardOutput.write(line + "\n")
+    }
+
+    /// `round 1/3 · 0:42 left · 32 players · Ann 12 · Bob 10 · Eve 9 …`
+    private func scoreboard(now: ContinuousClock.Instant) -> String {
+        let game = host.game
+        var parts = ["round \(game.round)/\(configuration.rounds)"]
+        if case .playing(let ends?) = host.phase {
+            let left = max(0, (ends - now).components.seconds)
+            parts.append("\(left / 60):\(left % 60 < 10 ? "0" : "")\(left % 60) left")
+        }
+        parts.append("\(game.players.count) player\(game.players.count == 1 ? "" : "s")")
+        parts += game.standings.prefix(8).map { "\($0.player.name) \($0.player.points)" }
+        return parts.joined(separator: " · ")
+    }
+
+    /// `DIR/button-game-YYYYMMDD-HHMMSS` (local time of the start).
+    static func resultsBase(directory: String, wall: timespec) -> String {
+        var t = wall.tv_sec
+        var parts = tm()
+        localtime_r(&t, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let n = strftime(&buffer, buffer.count, "%Y%m%d-%H%M%S", &parts)
+        let stamp = String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        return "\(dir.isEmpty ? "." : dir)/button-game-\(stamp)"
+    }
+
+    static func iso8601(_ wall: timespec) -> String {
+        var t = wall.tv_sec
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let n = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Writes a new file (never overwrites: an existing name is an error).
+    static func write(_ text: String, to path: String) throws(SystemError) {
+        let fd = try Syscall.call("open", subject: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+        let file = Descriptor(adopting: fd, label: path)
+        defer { file.close() }
+        try file.writeAll(Array(text.utf8))
+    }
+}

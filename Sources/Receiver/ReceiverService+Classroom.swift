@@ -1,0 +1,134 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Classroom
+import Console
+import Logging
+import RemoteWire
+import SystemIO
+
+/// The receive loop's side of the control plane (Protocol.md §7): rate limit before decoding,
+/// state packets straight to the engine, control datagrams to ``ControlPlane``, and the effects
+/// (bye, stop-all) back into the engine. Sends never wait: a full socket buffer drops the
+/// datagram, and reliable ones are retransmitted.
+extension ReceiverService {
+    static func makeControlPlane(_ configuration: ReceiverConfiguration) -> ControlPlane<SocketAddress> {
+        var settings = configuration.classroom
+        settings.failsafeMilliseconds = Int(configuration.failsafeTimeout.milliseconds)
+        if settings.peerID == 0 { settings.peerID = UInt64.random(in: 1...UInt64.max) }
+        let connection = UInt32.random(in: 1...UInt32.max)
+        var oneShot = UInt32.random(in: 1...UInt32.max)
+        while oneShot == connection { oneShot = UInt32.random(in: 1...UInt32.max) }
+        return ControlPlane(settings: settings, connection: connection, oneShotConnection: oneShot)
+    }
+
+    /// `first`, `any` or `paired`, for the start-up log line.
+    var acceptLabel: String { plane.settings.accept == .paired ? "paired" : engine.ownership.policy.rawValue }
+
+    /// Start-up lines: the pairing code (also in the status line), the teacher key's presence.
+    func announceClassroom() {
+        let settings = plane.settings
+        if settings.accept == .paired {
+            logger.notice("pairing code \(settings.pairingCode): controllers start with --pair \(settings.pairingCode)")
+        }
+        if settings.teacherKey != nil {
+            logger.info("stop-all needs the teacher key")
+        }
+    }
+
+    /// One datagram: the rate limit first (nothing decoded past it), then a state packet goes to
+    /// the engine at once; anything else is counted by the engine and returned, to be handed to
+    /// the control plane after the batch.
+    func take(_ bytes: ArraySlice<UInt8>, length: Int, from source: SocketAddress,
+              at now: ContinuousClock.Instant) -> (bytes: [UInt8], from: SocketAddress)? {
+        guard plane.admit(source, now: now) else {
+            engine.limited(from: source, at: now)
+            return nil
+        }
+        let admitted = length != StatePacket.size || plane.mayDrive(source)
+        apply(engine.datagram(bytes, length: length, from: source, at: now, admitted: admitted))
+        if !admitted { handle(plane.refusedState(from: source, now: now), at: now) }
+        return length == StatePacket.size ? nil : (Array(bytes), source)
+    }
+
+    func handleControl(_ bytes: [UInt8], from source: SocketAddress, at now: ContinuousClock.Instant) {
+        handle(plane.control(bytes, from: source, now: now, unixMillis: Self.unixMillis()), at: now)
+    }
+
+    /// Sends what the plane asks for and applies its effects to the engine.
+    func handle(_ output: ControlPlane<SocketAddress>.Output, at now: ContinuousClock.Instant) {
+        for (to, datagram) in output.datagrams {
+            do {
+                _ = try socket.send(datagram, to: to)
+            } catch {
+                limited(["to": "\(to)"]) { logger.debug("control reply not sent: \(error)", metadata: $0) }
+            }
+        }
+        for effect in output.effects {
+            switch effect {
+            case .accepted(let source, let name):
+                logger.notice("controller said hello: accepted", metadata: ["controller": "\(name)", "address": "\(source)"])
+            case .denied(_, nil, _):
+                break   // a plain sender's states: logged once per source by the engine (notAdmitted)
+            case .denied(let source, let name?, let deny):
+                limited(["controller": "\(name)", "address": "\(source)", "reason": "\(deny.reason.rawValue)"]) {
+                    logger.notice("controller denied: \(deny.text)", metadata: $0)
+                }
+            case .left(let source, let name):
+                var metadata: Logger.Metadata = ["address": "\(source)"]
+                if let name { metadata["controller"] = "\(name)" }
+                logger.notice("controller said bye", metadata: metadata)
+                apply(engine.released(source, at: now))
+            case .teacher(let stop, let source):
+                logger.debug("stop-all taken", metadata: ["from": "\(source)", "stop": "\(stop)"])
+                apply(engine.teacher(stop: stop, at: now))
+            case .stopRefused(let source, let why):
+                limited(["from": "\(source)"]) { logger.warning("stop-all refused: \(why)", metadata: $0) }
+            case .malformed(let source, let error):
+                limited(["controller": "\(source)"]) { logger.debug("\(error)", metadata: $0) }
+            }
+        }
+    }
+
+    /// Engine notices that concern the classroom features.
+    func logClassroom(_ notice: ReceiverEngine<SocketAddress>.Notice) {
+        switch notice {
+        case .notAdmitted(let source):
+            limited(who(source)) {
+                logger.notice("ignoring controller: not paired (this receiver runs --accept paired; the controller needs --pair CODE)",
+                              metadata: $0)
+            }
+        case .ownerLeft(let source):
+            logger.notice("owner said bye: motors stopped, robot free (the next controller must rest first)", metadata: who(source))
+        case .teacher(let stopped):
+            status.update(statusText(at: .now), force: true)
+            if stopped {
+                logger.warning("STOPPED BY TEACHER: motors 0, every state held until the teacher releases")
+            } else {
+                logger.notice("released by the teacher: waiting for a resting state (no forward/backward, level)")
+            }
+        default:
+            break
+        }
+    }
+
+    /// Log metadata for a source: its display name once it said hello, and its address.
+    func who(_ source: SocketAddress) -> Logger.Metadata {
+        guard let name = plane.displayName(of: source) else { return ["controller": "\(source)"] }
+        return ["controller": "\(name)", "address": "\(source)"]
+    }
+
+    func logControlTotals() {
+        let peers = plane.peers
+        logger.debug("control plane", metadata: ["peers": "\(peers.count)", "limited": "\(peers.limited)",
+                                                 "refused": "\(peers.refused)", "evicted": "\(peers.evicted)"])
+    }
+
+    static func unixMillis() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(max(0, ts.tv_nsec)) / 1_000_000
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import RemoteWire
+import SystemIO
+import TestSupport
+import Testing
+
+/// A built `analog-remote receive --board sim --trace-board` for the classroom tests: its port,
+/// the memory maps it traced, its summary. (ReceiverTests has a richer one; the classroom tests
+/// live here so the two do not collide.)
+final class ClassroomReceiver {
+    let process: ChildProcess
+    let port: UInt16
+    static let mapSize = 36
+    /// The addresses the kit mapping controls: buzzer, LEDs, motors.
+    static let controlled = [0x09, 0x0A, 0x0F, 0x10, 0x22, 0x23]
+
+    init(_ arguments: [String]) throws {
+        process = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--board", "sim", "--trace-board"] + arguments)
+        port = try Self.port(of: process, what: "receiver")
+    }
+
+    /// Waits for `receiving on udp port N` (the first stdout line) and returns N.
+    static func port(of process: ChildProcess, what: String) throws -> UInt16 {
+        let started = process.waitForOutput(timeout: .seconds(20)) { out, _ in out.contains("\n") }
+        let first = process.stdout.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
+        guard started, first.hasPrefix("receiving on udp port "), let port = UInt16(first.dropFirst("receiving on udp port ".count)) else {
+            throw ClassroomTestError("\(what) did not start: stdout \(process.stdout.debugDescription) stderr \(process.stderr.debugDescription)")
+        }
+        return port
+    }
+
+    var maps: [[UInt8]] {
+        process.stdout.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("map "), let bytes = Hex.bytes(line.dropFirst(4)), bytes.count == Self.mapSize else { return nil }
+            var projected = [UInt8](repeating: 0, count: Self.mapSize)
+            for a in Self.controlled { projected[a] = bytes[a] }
+            return projected
+        }
+    }
+
+    @discardableResult
+    func waitForMap(timeout: Duration = .seconds(5), _ predicate: ([UInt8]) -> Bool) -> Bool {
+        process.waitForOutput(timeout: timeout) { _, _ in maps.last.map(predicate) ?? false }
+    }
+
+    var summary: [String: Int]? {
+        guard let line = process.stdout.split(separator: "\n").last(where: { $0.hasPrefix("summary ") }) else { return nil }
+        var out: [String: Int] = [:]
+        for field in line.split(separator: " ").dropFirst() {
+            let kv = field.split(separator: "=")
+            if kv.count == 2, let v = Int(kv[1]) { out[String(kv[0])] = v }
+        }
+        return out
+    }
+
+    /// Stops it with SIGTERM and returns its summary.
+    func stop() throws -> [String: Int] {
+        process.signal(SIGTERM)
+        #expect(process.wait() == 0, "\(process.stderr.suffix(400))")
+        return try #require(summary, "no summary: \(process.stdout.suffix(300))")
+    }
+
+    /// Datagrams queued on the receiver's socket and dropped by the kernel (dual-stack: udp6).
+    func socketStats() -> (queued: Int, drops: Int)? { Self.socketStats(port: port) }
+
+    @discardableResult
+    func waitUntilDrained(timeout: Duration = .seconds(10)) -> Bool { Self.waitUntilDrained(port: port, timeout: timeout) }
+
+    static func socketStats(port: UInt16) -> (queued: Int, drops: Int)? {
+        guard let table = try? String(contentsOfFile: "/proc/net/udp6", encoding: .utf8) else { return nil }
+        let wanted = ":" + String(format: "%04X", port)
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 13, fields[1].hasSuffix(wanted), fields[1].hasPrefix("00000000000000000000000000000000") else { continue }
+            let queues = fields[4].split(separator: ":")
+            guard queues.count == 2, let rx = Int(queues[1], radix: 16), let drops = Int(fields[fields.count - 1]) else { return nil }
+            return (rx, drops)
+        }
+        return nil
+    }
+
+    /// Waits until the process listening on `port` has read everything queued on its socket.
+    @discardableResult
+    static func waitUntilDrained(port: UInt16, timeout: Duration = .seconds(10)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let stats = socketStats(port: port), stats.queued == 0 { return true }
+            usleep(500)
+        }
+        return false
+    }
+
+    static func kitMap(left: UInt8 = 0, right: UInt8 = 0, led1: UInt8 = 0, led2: UInt8 = 0) -> [UInt8] {
+        var map = [UInt8](repeating: 0, count: mapSize)
+        map[0x22] = left
+        map[0x23] = right
+        map[0x0F] = led1
+        map[0x10] = led2
+        return map
+    }
+
+    static let forwardMap = kitMap(left: 0xC0, right: 0x40)
+    static func motorsStopped(_ map: [UInt8]) -> Bool { map[0x22] == 0 && map[0x23] == 0 }
+}
+
+/// One UDP socket (one source port) talking to a receiver or the game: state packets, and
+/// control messages through a ``ReliableChannel`` like a real controller's.
+final class ClassroomPeer {
+    let socket: UDPSocket
+    let target: SocketAddress
+    var channel: ReliableChannel
+    /// Every control message delivered (reliable ones once, in order; unreliable as they came).
+    private(set) var delivered: [ControlMessage] = []
+    private var buffer = [UInt8](repeating: 0, count: 2048)
+
+    init(port: UInt16, host: String = "127.0.0.1") throws {
+        target = try SocketAddress.resolve(host: host, port: port)[0]
+        socket = try UDPSocket.sender(for: target)
+        channel = ReliableChannel(connection: .random(in: 1...UInt32.max))
+    }
+
+    deinit { socket.close() }
+
+    func send(_ state: ControllerState) throws { try send(raw: StatePacket.encode(state)) }
+
+    func send(raw bytes: [UInt8]) throws {
+        while try !socket.send(bytes, to: target) {
+            _ = try Poller.wait(for: socket.descriptor.rawValue, events: .writable, timeout: .milliseconds(100))
+        }
+    }
+
+    /// Queues a reliable message and sends what the channel has ready.
+    func say(_ message: ControlMessage) throws {
+        try channel.send(message)
+        try flush()
+    }
+
+    func flush() throws {
+        for d in channel.poll(now: .now).datagrams { try send(raw: d) }
+    }
+
+    /// Reads what arrived (delivering it and sending acks and retransmissions) until `condition`
+    /// holds or `timeout` passes.
+    @discardableResult
+    func pump(timeout: Duration = .seconds(5), until condition: ([ControlMessage]) -> Bool) throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            try readAvailable()
+            try flush()
+            if condition(delivered) { return true }
+            let left = deadline - .now
+            if left <= .zero { return false }
+            _ = try Poller.wait(for: socket.descriptor.rawValue, events: .readable, timeout: min(left, .milliseconds(20)))
+        }
+    }
+
+    func readAvailable() throws {
+        while let (length, _) = try socket.receive(into: &buffer) {
+            guard length <= buffer.count, let d = try? ControlDatagram.decode(Array(buffer[..<length])) else { continue }
+            if !d.header.type.isReliable, d.header.type != .ack,
+               let m = try? ControlMessage.decode(type: d.header.type, payload: d.payload) {
+                delivered.append(m)
+            }
+            for case .delivered(let m) in channel.receive(d, now: .now) { delivered.append(m) }
+        }
+    }
+
+    var scores: [GameScore] {
+        delivered.compactMap { m in
+            guard case .data(let ch, let bytes) = m, ch == GameScore.channel else { return nil }
+            return try? GameScore.decode(bytes)
+        }
+    }
+
+    var denies: [ControlMessage.Deny] {
+        delivered.compactMap { if case .deny(let d) = $0 { return d } else { return nil } }
+    }
+
+    var accepted: Bool { delivered.contains { if case .accept = $0 { return true } else { return false } } }
+}
+
+struct ClassroomTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
