@@ -32,9 +32,9 @@ enum BoardTransports {
         case .simulated:
             return try SimulatedTransport(profile: profile)
         case let .serial(path, baud):
-            return try DescriptorTransport(spec: spec, path: path, baud: baud, framing: .text)
+            return try DescriptorTransport(spec: spec, path: path, baud: baud, framing: .text, profile: profile)
         case let .midiSerial(path, baud):
-            return try DescriptorTransport(spec: spec, path: path, baud: baud, framing: .midi)
+            return try DescriptorTransport(spec: spec, path: path, baud: baud, framing: .midi, profile: profile)
         case let .midi(device):
             return try RawMIDITransport(spec: spec, name: device)
         }
@@ -47,7 +47,7 @@ final class DescriptorTransport: BoardTransport {
     private let descriptor: Descriptor
     private let framing: Mutex<LinkFraming>
 
-    init(spec: BoardSpec, path: String, baud: Int, framing: LinkFraming.Kind) throws(BoardLinkError) {
+    init(spec: BoardSpec, path: String, baud: Int, framing: LinkFraming.Kind, profile: MemoryMapProfile) throws(BoardLinkError) {
         device = spec.device
         do {
             descriptor = try SerialPort.open(path: path, baud: baud)
@@ -56,6 +56,8 @@ final class DescriptorTransport: BoardTransport {
                                  "\(spec.device): \(OpenFailure.serialAdvice(error, baud: baud))")
         }
         self.framing = Mutex(LinkFraming(framing))
+        BoardCrashGuard.arm(fd: descriptor.rawValue,
+                            bytes: BoardCrashGuard.stopBytes(profile: profile, midi: framing == .midi))
     }
 
     var readDescriptors: [Int32] { [descriptor.rawValue] }
@@ -94,7 +96,12 @@ final class DescriptorTransport: BoardTransport {
         return framing.withLock { $0.decode(bytes) }
     }
 
-    func close() { descriptor.close() }
+    func close() {
+        BoardCrashGuard.disarm(fd: descriptor.rawValue)
+        descriptor.close()
+    }
+
+    deinit { close() }
 }
 
 /// `midi:hw:…`: ALSA rawmidi.

@@ -116,6 +116,23 @@ import Testing
         #expect(r.summary != nil)
     }
 
+    /// A receiver that dies of a fatal signal (a Swift trap is SIGTRAP/SIGILL; SIGSEGV, SIGABRT)
+    /// cannot run its exit path, but its crash guard writes the safe state straight to the tty:
+    /// the board-sim's motors end at 0 although nobody stopped them properly.
+    @Test(arguments: [SIGSEGV, SIGABRT, SIGTRAP])
+    func aCrashingReceiverStillStopsTheMotors(signal: Int32) throws {
+        // The Swift runtime's backtracer (which runs after the guard) would spend seconds
+        // symbolicating a debug build; the test needs only the death itself.
+        let r = try RunningReceiver(["--failsafe-ms", "5000"], board: .boardSim, environment: ["SWIFT_BACKTRACE": "enable=no"])
+        let c = try TestController(port: r.port)
+        try startDriving(r, c)
+        r.process.signal(signal)
+        let status = r.process.wait()
+        #expect(status != 0 && status != nil, "it must die of the signal")
+        #expect(r.summary == nil, "no clean exit path ran")
+        #expect(r.waitForMap { RunningReceiver.motorsStopped($0) }, "board left at \(r.maps.last.map { Hex.string($0) } ?? "?")")
+    }
+
     /// 10,000 random datagrams of 0–1500 bytes (every 8-byte one with a NaN/infinite angle),
     /// then a flood of valid moving states from 100 other source ports, while an owner drives:
     /// no crash, no board write caused by any of them, and counters that add up with what was

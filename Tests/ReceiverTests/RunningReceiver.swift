@@ -29,7 +29,7 @@ final class RunningReceiver {
     static let mapSize = 36
 
     /// Starts the receiver and waits for `receiving on udp port N` (the first stdout line).
-    init(_ arguments: [String], board: BoardUnderTest = .inMemory) throws {
+    init(_ arguments: [String], board: BoardUnderTest = .inMemory, environment: [String: String] = [:]) throws {
         self.board = board
         var args = ["receive", "--quiet", "--no-advertise"] + arguments
         switch board {
@@ -45,7 +45,7 @@ final class RunningReceiver {
             args += ["--board", "serial:\(path)"]
             boardSim = sim
         }
-        process = try ChildProcess(analogRemote: args)
+        process = try ChildProcess(analogRemote: args, environment: environment)
         let started = process.waitForOutput(timeout: .seconds(20)) { out, _ in out.contains("\n") }
         let first = process.stdout.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
         guard started, first.hasPrefix("receiving on udp port "), let port = UInt16(first.dropFirst("receiving on udp port ".count)) else {
