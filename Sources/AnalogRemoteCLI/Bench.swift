@@ -1,0 +1,46 @@
+import ArgumentParser
+import Bench
+
+struct BenchCLI: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure latency, scale, board freshness and codec speed against floors measured in the same run.",
+        discussion: """
+            Build it optimised first: `swift build -c release --product analog-remote`. Prints one \
+            table on stdout (progress on stderr); BENCHMARKS.md explains every row. Takes about two \
+            minutes on 2 cores (--quick: about half a minute). Uses loopback and pseudo-terminals \
+            only, and starts `receive`/`control` children that it stops before it exits.
+            """)
+
+    @Option(help: ArgumentHelp("Also write every figure as JSON to this file.", valueName: "file"))
+    var json: String?
+
+    @Flag(help: "Fewer samples and shorter runs (for a smoke test, not for figures to keep).")
+    var quick = false
+
+    @Option(help: ArgumentHelp("Run only these parts, comma-separated: \(BenchSection.allCases.map(\.rawValue).joined(separator: ",")).",
+                               valueName: "parts"))
+    var only: String?
+
+    func validate() throws {
+        _ = try sections()
+    }
+
+    func sections() throws -> Set<BenchSection>? {
+        guard let only else { return nil }
+        var out: Set<BenchSection> = []
+        for name in only.split(separator: ",") {
+            guard let section = BenchSection(rawValue: String(name)) else {
+                throw ValidationError("--only \(name): unknown part; choose from \(BenchSection.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            out.insert(section)
+        }
+        return out
+    }
+
+    func run() throws {
+        let commandLine = (["analog-remote"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+        let options = BenchOptions(json: json, quick: quick, only: try sections(), commandLine: commandLine)
+        try runReporting { try BenchCommand.run(options) }
+    }
+}
