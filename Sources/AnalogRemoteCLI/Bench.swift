@@ -22,8 +22,23 @@ struct BenchCLI: ParsableCommand {
                                valueName: "parts"))
     var only: String?
 
+    @Option(help: ArgumentHelp("Scale runs with these controller counts only (default 1,16,64,256, plus 64 and 256 at --log-level warning).",
+                               valueName: "n,n,…"))
+    var controllers: String?
+
     func validate() throws {
         _ = try sections()
+        _ = try controllerCounts()
+    }
+
+    func controllerCounts() throws -> [Int]? {
+        guard let controllers else { return nil }
+        return try controllers.split(separator: ",").map { text in
+            guard let n = Int(text), (1...1000).contains(n) else {
+                throw ValidationError("--controllers \(text): expected a count from 1 to 1000.")
+            }
+            return n
+        }
     }
 
     func sections() throws -> Set<BenchSection>? {
@@ -40,7 +55,8 @@ struct BenchCLI: ParsableCommand {
 
     func run() throws {
         let commandLine = (["analog-remote"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
-        let options = BenchOptions(json: json, quick: quick, only: try sections(), commandLine: commandLine)
+        let options = BenchOptions(json: json, quick: quick, only: try sections(), controllers: try controllerCounts(),
+                                   commandLine: commandLine)
         try runReporting { try BenchCommand.run(options) }
     }
 }

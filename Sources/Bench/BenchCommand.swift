@@ -12,13 +12,16 @@ public struct BenchOptions: Sendable {
     public var quick = false
     /// Run only these parts (nil: all).
     public var only: Set<BenchSection>?
+    /// Scale runs: these controller counts instead of 1, 16, 64, 256 (and no extra runs).
+    public var controllers: [Int]?
     /// Shown in the report: how the run was started.
     public var commandLine: String
 
-    public init(json: String?, quick: Bool, only: Set<BenchSection>?, commandLine: String) {
+    public init(json: String?, quick: Bool, only: Set<BenchSection>?, controllers: [Int]?, commandLine: String) {
         self.json = json
         self.quick = quick
         self.only = only
+        self.controllers = controllers
         self.commandLine = commandLine
     }
 }
@@ -63,7 +66,11 @@ public enum BenchCommand {
 
     public static func run(_ options: BenchOptions) throws(UserFacingError) -> ExitStatus {
         let interruption = Interruption()
-        let plan = options.quick ? Plan.quick : Plan.full
+        var plan = options.quick ? Plan.quick : Plan.full
+        if let controllers = options.controllers {
+            plan.scaleControllers = controllers
+            plan.scaleQuiet = []
+        }
         let pacer = Pacer()
         let executable: String
         do { executable = try Child.ownExecutable() } catch { throw UserFacingError(error.description, status: .failure) }
@@ -94,7 +101,7 @@ public enum BenchCommand {
                     var row = LatencyRow(id: id, name: name, latency: r.halfRoundTrip,
                                          stages: [NamedSummary(name: "leg there, stamped (wakes a thread idle since the last sample)", summary: r.there),
                                                   NamedSummary(name: "leg back, stamped (wakes a thread that slept microseconds ago)", summary: r.back)],
-                                         note: note)
+                                         cpuPerWake: r.cpuPerWake, note: note)
                     if id != "1" { report.addRatios(&row) }
                     report.floors.append(row)
                 }

@@ -12,6 +12,8 @@ public struct LatencyRow: Sendable, Codable, Hashable {
     public var lost = 0
     public var stages: [NamedSummary] = []
     public var receiverSummary: String?
+    /// Floors: CPU time of the echo thread per wake-up (poll, read, write), ns.
+    public var cpuPerWake: Double?
     public var note: String
 }
 
@@ -67,7 +69,8 @@ public struct BenchReport: Sendable, Codable {
                 .map { "\($0.key) \(pct($0.value))" }.joined(separator: ", ")
             let drops = r.kernelDrops.map(String.init) ?? "?"
             let received = r.received.map(String.init) ?? "?"
-            let note = "**receiver CPU \(pct(r.cpuPercent)) of a core**" + (threads.isEmpty ? "" : " (\(threads))")
+            let note = "**receiver CPU \(pct(r.cpuPercent)) of a core** (user \(pct(r.userPercent)), system \(pct(r.systemPercent)); "
+                + "by schedstat \(pct(r.cpuPercentPrecise)): \(threads); \(fmt(r.cpuMicrosecondsPerDatagram, 1)) µs per datagram)"
                 + "; sent \(r.sent), received \(received), kernel drops \(drops); \(Int(r.logLinesPerSecond.rounded())) log lines/s; log level \(r.logLevel)"
                 + (r.lostMarks > 0 ? "; \(r.lostMarks) marks without W" : "") + (r.lateSends > 0 ? "; \(r.lateSends) sends >1 ms late" : "")
             out.append("| 4 | scale: \(r.controllers) controller\(r.controllers == 1 ? "" : "s") × \(r.rateHz) Hz, latency of marked packets | \(m?.count ?? 0) | \(us(m?.p50)) | \(us(m?.p90)) | \(us(m?.p99)) | \(us(m?.p999)) | \(us(m?.max)) | \(floorRatio) | \(note) |")
@@ -97,6 +100,7 @@ public struct BenchReport: Sendable, Codable {
         let s = row.latency
         let r = row.p50Ratio.map { ratio($0, row.p99Ratio ?? 0) } ?? (row.id == "1" ? "1.00 / 1.00" : "")
         var note = row.note
+        if let cpu = row.cpuPerWake { note += "; echo thread CPU \(fmt(cpu / 1000, 1)) µs per wake-up (poll + read + write)" }
         if row.lost > 0 { note += "; \(row.lost) samples without W" }
         return "| \(row.id) | \(row.name) | \(s.count) | \(us(s.p50)) | \(us(s.p90)) | \(us(s.p99)) | \(us(s.p999)) | \(us(s.max)) | \(r) | \(note) |"
     }

@@ -183,6 +183,28 @@ final class Child {
         }
     }
 
+    /// A receiver child: `analog-remote receive …`, or, when the environment variable
+    /// `BENCH_RECEIVER_WRAPPER` is set (e.g. `valgrind --tool=callgrind`), that command with
+    /// the receiver's command line appended — how BENCHMARKS.md's profiles were taken.
+    static func receiver(executable: String, arguments: [String]) throws(BenchError) -> Child {
+        let wrapper = ProcessInfo.processInfo.environment["BENCH_RECEIVER_WRAPPER"]?
+            .split(separator: " ").map(String.init) ?? []
+        guard let tool = wrapper.first else {
+            return try Child(executable: executable, arguments: ["receive"] + arguments, label: "receiver")
+        }
+        let path = tool.hasPrefix("/") ? tool : try which(tool)
+        return try Child(executable: path, arguments: Array(wrapper.dropFirst()) + [executable, "receive"] + arguments,
+                         label: "receiver (under \(tool))")
+    }
+
+    static func which(_ name: String) throws(BenchError) -> String {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(dir)/\(name)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        throw .setup("BENCH_RECEIVER_WRAPPER: \(name) is not on PATH")
+    }
+
     /// The path of the running executable (this `analog-remote`).
     static func ownExecutable() throws(BenchError) -> String {
         var buffer = [CChar](repeating: 0, count: 4096)

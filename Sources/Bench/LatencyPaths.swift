@@ -176,10 +176,9 @@ final class RunningReceiver {
             child = nil
             port = receiver.port
         case .child:
-            let process = try Child(executable: settings.executable,
-                                    arguments: ["receive", "--quiet", "--no-advertise", "--port", "0",
-                                                "--board", "serial:\(board.path)"] + extraArguments,
-                                    label: "receiver")
+            let process = try Child.receiver(executable: settings.executable,
+                                             arguments: ["--quiet", "--no-advertise", "--port", "0",
+                                                         "--board", "serial:\(board.path)"] + extraArguments)
             child = process
             inProcess = nil
             // The board link writes the safe state as soon as it opens: answer while waiting.

@@ -36,6 +36,9 @@ enum PingPong {
         /// Echo thread's write → measurer's read returns: the wake-up of a thread that went to
         /// sleep microseconds earlier (its CPU may not have gone idle yet).
         let back: Summary
+        /// CPU time the echo thread used per echo (its schedstat): what one wake-up from poll,
+        /// one read and one write cost on this machine, kernel included (ns).
+        let cpuPerWake: Double?
     }
 
     /// The stamps the two threads pass each other: 0 = taken.
@@ -43,6 +46,18 @@ enum PingPong {
         let sent = Atomic<Int64>(0)
         let echoed = Atomic<Int64>(0)
         let there = Mutex<[Int64]>([])
+        let cpu = Mutex<(Int64, Int)?>(nil)
+    }
+
+    /// Nanoseconds the calling thread has spent on a CPU (its schedstat), nil where not available.
+    static func threadCPU() -> Int64? {
+        let fd = open("/proc/thread-self/schedstat", O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let n = read(fd, &buffer, buffer.count)
+        guard n > 0 else { return nil }
+        return Int64(String(decoding: buffer[..<n].prefix { $0 != 0x20 }, as: UTF8.self))
     }
 
     static func measure(_ ends: Ends, message: [UInt8], samples: Int, warmUp: Int, pacer: Pacer,
@@ -57,6 +72,8 @@ enum PingPong {
             there.reserveCapacity(samples + warmUp)
             var fds = [pollfd(fd: ends.echoIn, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0)]
+            var cpuStart: Int64?
+            var echoes = 0
             while true {
                 fds[0].revents = 0
                 fds[1].revents = 0
@@ -69,6 +86,14 @@ enum PingPong {
                 if sent != 0 { there.append(now - sent) }
                 stamps.echoed.store(Monotonic.now(), ordering: .releasing)
                 _ = write(ends.echoOut, buffer, n)
+                // CPU per echo, counted over the samples after the warm-up.
+                if sent != 0 {
+                    echoes += 1
+                    if echoes == warmUp { cpuStart = threadCPU() }
+                }
+            }
+            if let cpuStart, let end = threadCPU() {
+                stamps.cpu.withLock { $0 = (end - cpuStart, echoes - warmUp) }
             }
             stamps.there.withLock { $0 = there }
         }
@@ -113,7 +138,8 @@ enum PingPong {
         var there = SampleSet(warmUp: warmUp, expected: samples)
         for v in stamps.there.withLock({ $0 }) { there.record(v) }
         guard let h = half.summary, let t = there.summary, let b = back.summary else { throw .measurement("floor: no samples") }
-        return Result(halfRoundTrip: h, there: t, back: b)
+        let cpu = stamps.cpu.withLock { $0 }.flatMap { $0.1 > 0 ? Double($0.0) / Double($0.1) : nil }
+        return Result(halfRoundTrip: h, there: t, back: b, cpuPerWake: cpu)
     }
 
     // MARK: the three kinds of hop on the receive path

@@ -28,10 +28,16 @@ public struct ScaleResult: Sendable, Codable, Hashable {
     public let received: Int?
     /// Datagrams the kernel dropped at the receiver's socket over the whole run (buffer full).
     public let kernelDrops: Int?
-    /// Receiver user + system CPU per second of wall time over the window, % of one core.
+    /// Receiver user + system CPU per second of wall time over the window, % of one core
+    /// (/proc/PID/stat, 10 ms ticks), and the user and system parts of it.
     public let cpuPercent: Double
-    /// The same per thread (`comm` name → %).
+    public let userPercent: Double
+    public let systemPercent: Double
+    /// The same from the threads' schedstat (nanoseconds on a CPU): finer, and per thread.
+    public let cpuPercentPrecise: Double
     public let threadCPU: [String: Double]
+    /// Receiver CPU time per datagram received in the window (schedstat), µs.
+    public let cpuMicrosecondsPerDatagram: Double
     /// Log lines the receiver wrote to stderr per second over the window.
     public let logLinesPerSecond: Double
     public let marks: Summary?
@@ -47,12 +53,12 @@ enum ScaleRun {
                     settings: LatencySettings) throws(BenchError) -> ScaleResult {
         let board = try BackgroundBoard(try BoardSide())
         defer { board.finish() }
-        var arguments = ["receive", "--quiet", "--no-advertise", "--port", "0", "--accept", "any",
+        var arguments = ["--quiet", "--no-advertise", "--port", "0", "--accept", "any",
                          "--board", "serial:\(board.path)"]
         if let logLevel { arguments += ["--log-level", logLevel] }
-        let child = try Child(executable: settings.executable, arguments: arguments, label: "receiver")
+        let child = try Child.receiver(executable: settings.executable, arguments: arguments)
         defer { child.stop(grace: .seconds(3)) }
-        let portText = try child.waitForLine(prefix: "receiving on udp port ", timeout: .seconds(20),
+        let portText = try child.waitForLine(prefix: "receiving on udp port ", timeout: .seconds(60),
                                              interruption: settings.interruption)
         guard let port = UInt16(portText) else { throw .setup("receiver printed a bad port: \(portText)") }
 
@@ -80,7 +86,7 @@ enum ScaleRun {
         var markPending = false
         var marks: [(t0: Int64, state: Int)] = []
         var sent = 0, late = 0
-        var before: (cpu: Int, threads: [String: Int], logs: Int, at: Int64)?
+        var before: (cpu: ProcessStats.CPU, logs: Int, sent: Int, at: Int64)?
         var slot: Int64 = 0
         let pid = child.pid
 
@@ -88,7 +94,7 @@ enum ScaleRun {
             let due = start + slot * period / Int64(n)
             if due >= end { break }
             if before == nil && due >= windowStart {
-                before = (ProcessStats.cpuTicks(pid: pid) ?? 0, ProcessStats.threadTicks(pid: pid), child.stderrLines, Monotonic.now())
+                before = (ProcessStats.cpu(pid: pid), child.stderrLines, sent, Monotonic.now())
             }
             if due >= nextFlip && before != nil {
                 current = 1 + flips % 2
@@ -117,8 +123,7 @@ enum ScaleRun {
                 if child.hasExited { throw .measurement("receiver exited during the run: \(child.stderr.suffix(300))") }
             }
         }
-        let after = (cpu: ProcessStats.cpuTicks(pid: pid) ?? 0, threads: ProcessStats.threadTicks(pid: pid),
-                     logs: child.stderrLines, at: Monotonic.now())
+        let after = (cpu: ProcessStats.cpu(pid: pid), logs: child.stderrLines, sent: sent, at: Monotonic.now())
         guard let before else { throw .measurement("the measured window never started") }
         // Let the last datagrams and the last W arrive before reading the drop counter.
         Monotonic.sleep(nanoseconds: 50_000_000)
@@ -132,13 +137,18 @@ enum ScaleRun {
         let wall = Double(after.at - before.at) / 1e9
         let ticks = ProcessStats.ticksPerSecond
         var threads: [String: Double] = [:]
-        for (name, t) in after.threads {
-            threads[name] = Double(t - (before.threads[name] ?? 0)) / ticks / wall * 100
+        for (name, t) in after.cpu.threads {
+            threads[name] = Double(t - (before.cpu.threads[name] ?? 0)) / 1e9 / wall * 100
         }
+        let user = Double(after.cpu.user - before.cpu.user) / ticks / wall * 100
+        let system = Double(after.cpu.system - before.cpu.system) / ticks / wall * 100
+        let precise = Double(after.cpu.nanoseconds - before.cpu.nanoseconds)
         let (latencies, lost) = match(marks: marks, writes: board.writes)
         return ScaleResult(controllers: n, rateHz: rate, logLevel: logLevel ?? "info (default)", seconds: wall, sent: sent,
                            received: summary["packets"], kernelDrops: drops,
-                           cpuPercent: Double(after.cpu - before.cpu) / ticks / wall * 100, threadCPU: threads,
+                           cpuPercent: user + system, userPercent: user, systemPercent: system,
+                           cpuPercentPrecise: precise / 1e9 / wall * 100, threadCPU: threads,
+                           cpuMicrosecondsPerDatagram: precise / 1000 / Double(max(1, after.sent - before.sent)),
                            logLinesPerSecond: Double(after.logs - before.logs) / wall,
                            marks: Summary(latencies), lostMarks: lost, lateSends: late)
     }
