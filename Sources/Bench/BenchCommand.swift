@@ -156,6 +156,7 @@ public enum BenchCommand {
         report.seconds = Double(Monotonic.now() - started) / 1e9
         report.machine.loadAtEnd = Machine.load()
         report.goals = goals(report)
+        report.breakdown = breakdown(report)
         print(report.table(), terminator: "")
         if let path = options.json {
             do {
@@ -166,6 +167,21 @@ public enum BenchCommand {
             }
         }
         return .success
+    }
+
+    /// The receive path crosses three hops, each measured alone as a floor: UDP into the receive
+    /// loop, the pipe that wakes the board link's thread, the pty to the board. Their sum is what
+    /// the path would cost if our own code took no time at all.
+    static func breakdown(_ report: BenchReport) -> [String] {
+        func leg(_ id: String) -> Summary? { report.floors.first { $0.id == id }?.stages.first?.summary }
+        guard let udp = leg("1"), let pipe = leg("1p"), let pty = leg("1t") else { return [] }
+        func us(_ ns: Int64) -> String { String(format: "%.1f µs", Double(ns) / 1000) }
+        let p50 = udp.p50 + pipe.p50 + pty.p50
+        var lines = ["the receive path crosses 3 hops; their floors (leg there, p50): UDP \(us(udp.p50)) + pipe \(us(pipe.p50)) + pty \(us(pty.p50)) = \(us(p50))"]
+        for row in report.paths where row.id.hasPrefix("2") {
+            lines.append("\(row.id): p50 \(us(row.latency.p50)) = \(String(format: "%.2f", Double(row.latency.p50) / Double(p50)))× the sum of its hop floors")
+        }
+        return lines
     }
 
     static func goals(_ report: BenchReport) -> [BenchReport.Goal] {

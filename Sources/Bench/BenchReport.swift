@@ -29,6 +29,8 @@ public struct BenchReport: Sendable, Codable {
     public var codecs: [Throughput] = []
     public var seconds: Double = 0
     public var goals: [Goal] = []
+    /// Lines under the table that put a measurement next to the floors it is made of.
+    public var breakdown: [String] = []
 
     public struct Goal: Sendable, Codable, Hashable {
         public let text: String
@@ -89,9 +91,10 @@ public struct BenchReport: Sendable, Codable {
         for c in codecs {
             out.append("| 6 | \(c.name) | \(c.operations) | | | | | | | \(rate(c.perSecond))/s, \(fmt(c.nanosecondsEach, 1)) ns each |")
         }
-        if !goals.isEmpty {
+        if !goals.isEmpty || !breakdown.isEmpty {
             out.append("")
             for g in goals { out.append("goal: \(g.text): **\(g.met ? "met" : "missed")** (\(g.measured))") }
+            for line in breakdown { out.append("breakdown: \(line)") }
         }
         return out.joined(separator: "\n") + "\n"
     }

@@ -1,5 +1,4 @@
 import BoardProtocol
-import Receiver
 import RemoteWire
 import Synchronization
 import SystemIO
@@ -120,26 +119,6 @@ enum CodecThroughput {
                 }
                 return sum
             })
-        }
-
-        // The receiver's whole decision per datagram, without the socket: what its loop runs.
-        if let source = try? SocketAddress.resolve("127.0.0.1:40000") {
-            for (label, changing) in [("state changes every packet", true), ("same state (a resend)", false)] {
-                results.append(measure("receiver engine: one datagram, \(label)", minimum: minimum, batch: 1024) { n in
-                    var engine = ReceiverEngine<SocketAddress>(mapping: .kit, policy: .first, timeout: .milliseconds(250))
-                    var now = ContinuousClock.now
-                    _ = engine.start()
-                    _ = engine.datagram(StatePacket.encode(Stimulus.resting), length: 8, from: source, at: now)
-                    let a = StatePacket.encode(Stimulus.states[0]), b = StatePacket.encode(Stimulus.states[1])
-                    var sum: UInt64 = 0
-                    for i in 0..<n {
-                        now = now + .microseconds(100)
-                        let step = engine.datagram(changing && i & 1 == 1 ? b : a, length: 8, from: source, at: now)
-                        sum &+= UInt64(step.write?.count ?? 0)
-                    }
-                    return sum
-                })
-            }
         }
 
         results.append(measure("board writer: set motors, next W, confirm (MemoryMapWriter)", minimum: minimum, batch: 1024) { n in
