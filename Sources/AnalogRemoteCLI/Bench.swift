@@ -26,9 +26,23 @@ struct BenchCLI: ParsableCommand {
                                valueName: "n,n,…"))
     var controllers: String?
 
+    @Option(help: ArgumentHelp("Pause between two latency samples, in µs (default 500-1500). A longer pause lets the CPUs go deeper idle, as between a 50 Hz controller's packets.",
+                               valueName: "min-max"))
+    var pacing: String?
+
     func validate() throws {
         _ = try sections()
         _ = try controllerCounts()
+        _ = try pacingRange()
+    }
+
+    func pacingRange() throws -> ClosedRange<Int64>? {
+        guard let pacing else { return nil }
+        let parts = pacing.split(separator: "-").compactMap { Int64($0) }
+        guard parts.count == 2, parts[0] >= 0, parts[0] <= parts[1], parts[1] <= 1_000_000 else {
+            throw ValidationError("--pacing \(pacing): expected MIN-MAX in microseconds, e.g. 500-1500.")
+        }
+        return parts[0]...parts[1]
     }
 
     func controllerCounts() throws -> [Int]? {
@@ -56,7 +70,7 @@ struct BenchCLI: ParsableCommand {
     func run() throws {
         let commandLine = (["analog-remote"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
         let options = BenchOptions(json: json, quick: quick, only: try sections(), controllers: try controllerCounts(),
-                                   commandLine: commandLine)
+                                   pacing: try pacingRange(), commandLine: commandLine)
         try runReporting { try BenchCommand.run(options) }
     }
 }

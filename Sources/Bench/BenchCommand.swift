@@ -14,10 +14,14 @@ public struct BenchOptions: Sendable {
     public var only: Set<BenchSection>?
     /// Scale runs: these controller counts instead of 1, 16, 64, 256 (and no extra runs).
     public var controllers: [Int]?
+    /// The pause between latency samples, µs (default 500…1500; the whole path keeps 2000…3000).
+    public var pacing: ClosedRange<Int64>?
     /// Shown in the report: how the run was started.
     public var commandLine: String
 
-    public init(json: String?, quick: Bool, only: Set<BenchSection>?, controllers: [Int]?, commandLine: String) {
+    public init(json: String?, quick: Bool, only: Set<BenchSection>?, controllers: [Int]?, pacing: ClosedRange<Int64>? = nil,
+                commandLine: String) {
+        self.pacing = pacing
         self.json = json
         self.quick = quick
         self.only = only
@@ -71,7 +75,7 @@ public enum BenchCommand {
             plan.scaleControllers = controllers
             plan.scaleQuiet = []
         }
-        let pacer = Pacer()
+        let pacer = options.pacing.map { Pacer(microseconds: $0) } ?? Pacer()
         let executable: String
         do { executable = try Child.ownExecutable() } catch { throw UserFacingError(error.description, status: .failure) }
         let settings = LatencySettings(samples: plan.pathSamples, warmUp: plan.warmUp, pacer: pacer,

@@ -39,8 +39,11 @@ enum ProcessStats {
     /// utime and stime from a `stat` file. The name field is in parentheses and may hold spaces,
     /// so fields are counted after the last `)`: state is field 3, utime 14, stime 15.
     static func statTicks(_ path: String) -> (user: Int, system: Int)? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
+        (try? String(contentsOfFile: path, encoding: .utf8)).flatMap(statTicks(text:))
+    }
+
+    static func statTicks(text: String) -> (user: Int, system: Int)? {
+        guard let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
         return (user, system)
@@ -49,14 +52,20 @@ enum ProcessStats {
     /// The kernel's drop counter for the UDP socket bound to `port`, from /proc/net/udp6 (the
     /// receiver binds a dual-stack `[::]` socket) or /proc/net/udp.
     static func udpDrops(port: UInt16) -> Int? {
-        let wanted = ":" + String(format: "%04X", port)
         for table in ["/proc/net/udp6", "/proc/net/udp"] {
             guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
-            for line in text.split(separator: "\n").dropFirst() {
-                let fields = line.split(separator: " ")
-                guard fields.count >= 13, fields[1].hasSuffix(wanted) else { continue }
-                return Int(fields[fields.count - 1])
-            }
+            if let drops = udpDrops(port: port, table: text) { return drops }
+        }
+        return nil
+    }
+
+    /// The drops column (the last) of the row whose local address ends in `:PORT` (hex).
+    static func udpDrops(port: UInt16, table: String) -> Int? {
+        let wanted = ":" + String(format: "%04X", port)
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 13, fields[1].hasSuffix(wanted) else { continue }
+            return Int(fields[fields.count - 1])
         }
         return nil
     }
