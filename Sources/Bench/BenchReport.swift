@@ -19,6 +19,7 @@ public struct LatencyRow: Sendable, Codable, Hashable {
 
 /// Everything a run measured; `--json FILE` writes this.
 public struct BenchReport: Sendable, Codable {
+    public var units = "latencies and ages in nanoseconds; CPU in % of one core; pacing in microseconds"
     public var machine: Machine
     public var command: String
     public var pacingMicroseconds: [Int64]
