@@ -170,9 +170,10 @@ public final class ReceiverService {
     private func log(_ notice: ReceiverEngine<SocketAddress>.Notice) {
         switch notice {
         case .tookOwnership(let source, let previous):
-            var metadata: Logger.Metadata = ["controller": "\(source)"]
-            if let previous { metadata["previous"] = "\(previous)" }
-            logger.notice("controller owns the robot", metadata: metadata)
+            // Built inside the logger's autoclosure, so only when notices are shown: under
+            // `--accept any` this runs for every packet whose source differs from the last one.
+            logger.notice("controller owns the robot",
+                          metadata: previous.map { ["controller": "\(source)", "previous": "\($0)"] } ?? ["controller": "\(source)"])
         case .ownerSilent(let source):
             logger.notice("owner silent, robot free for any controller", metadata: ["controller": "\(source)"])
         case .failsafe(let reason):
