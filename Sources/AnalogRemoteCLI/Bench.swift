@@ -8,7 +8,7 @@ struct BenchCLI: ParsableCommand {
         discussion: """
             Build it optimised first: `swift build -c release --product analog-remote`. Prints one \
             table on stdout (progress on stderr); BENCHMARKS.md explains every row. Takes about two \
-            minutes on 2 cores (--quick: about half a minute). Uses loopback and pseudo-terminals \
+            and a half minutes on 2 cores (--quick: about half a minute). Uses loopback and pseudo-terminals \
             only, and starts `receive`/`control` children that it stops before it exits.
             """)
 

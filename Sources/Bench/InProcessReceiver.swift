@@ -141,11 +141,16 @@ final class StdoutCapture {
 
     init() throws(BenchError) {
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw .setup("stdout capture: pipe failed") }
-        saved = dup(STDOUT_FILENO)
+        do {
+            try Syscall.call("pipe") { pipe(&fds) }
+            saved = try Syscall.call("dup", subject: "stdout") { dup(STDOUT_FILENO) }
+            try Syscall.call("dup2", subject: "stdout") { dup2(fds[1], STDOUT_FILENO) }
+        } catch {
+            for fd in fds where fd >= 0 { close(fd) }
+            throw .setup("cannot capture the in-process receiver's stdout: \(error)")
+        }
         readEnd = fds[0]
         _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
-        dup2(fds[1], STDOUT_FILENO)
         close(fds[1])
     }
 
