@@ -60,10 +60,15 @@ let package = Package(
         .target(name: "Controller",
                 dependencies: ["RemoteWire", "SystemIO", "SerialTTY", "Console", "Discovery", "Gamepad", "Classroom", logging]),
 
+        // MARK: Benchmarks — `analog-remote bench`: the real code paths against floors measured in the same run.
+        .target(name: "Bench",
+                dependencies: ["RemoteWire", "BoardProtocol", "BoardLink", "BoardSimulator", "SerialTTY", "SystemIO",
+                               "Console", "Receiver", "Controller", logging]),
+
         // MARK: The one command-line tool — parse, validate, hand off.
         .executableTarget(name: "AnalogRemoteCLI",
                           dependencies: ["RemoteWire", "SystemIO", "Console", "BoardProtocol", "SerialTTY", "BoardLink", "BoardSimulator",
-                                         "Receiver", "Controller", "Discovery", "Gamepad", "Classroom", argumentParser, logging]),
+                                         "Receiver", "Controller", "Discovery", "Gamepad", "Classroom", "Bench", argumentParser, logging]),
 
         // MARK: Tests (Swift Testing)
         .target(name: "TestSupport", dependencies: ["SystemIO"], path: "Tests/TestSupport"),
@@ -82,6 +87,7 @@ let package = Package(
         .testTarget(name: "GamepadTests",
                     dependencies: ["Gamepad", "Controller", "RemoteWire", "SystemIO", "Console", "TestSupport", propertyBased]),
         .testTarget(name: "ClassroomTests", dependencies: ["Classroom", "RemoteWire", "TestSupport"]),
+        .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RemoteWire", "SystemIO", "TestSupport"]),
     ]
 )

@@ -201,9 +201,14 @@ public final class ReceiverService {
     private func log(_ notice: ReceiverEngine<SocketAddress>.Notice) {
         switch notice {
         case .tookOwnership(let source, let previous):
-            var metadata = who(source)
-            if let previous { metadata["previous"] = "\(plane.displayName(of: previous) ?? previous.description)" }
-            logger.notice("controller owns the robot", metadata: metadata)
+            // The metadata is built inside the logger's autoclosure, so only when notices are
+            // shown: under `--accept any` this runs for every packet whose source differs from
+            // the last one.
+            logger.notice("controller owns the robot", metadata: {
+                var metadata = who(source)
+                if let previous { metadata["previous"] = "\(plane.displayName(of: previous) ?? previous.description)" }
+                return metadata
+            }())
         case .ownerSilent(let source):
             logger.notice("owner silent, robot free for any controller", metadata: who(source))
         case .failsafe(let reason):

@@ -37,6 +37,10 @@ public enum StatePacket {
         }
     }
 
+    /// Inlinable so callers in other modules get a copy specialised for their collection type:
+    /// unspecialised, every byte access goes through witness tables (≈3,700 instructions per
+    /// packet in the receiver, measured with callgrind; see BENCHMARKS.md).
+    @inlinable
     public static func decode(_ bytes: some Collection<UInt8>) throws(StatePacketError) -> ControllerState {
         guard bytes.count == size else {
             throw StatePacketError(.wrongLength, bytes: Array(bytes))

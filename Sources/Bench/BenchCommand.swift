@@ -1,0 +1,205 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Console
+import Foundation
+
+/// What `analog-remote bench` was asked to do.
+public struct BenchOptions: Sendable {
+    public var json: String?
+    public var quick = false
+    /// Run only these parts (nil: all).
+    public var only: Set<BenchSection>?
+    /// Scale runs: these controller counts instead of 1, 16, 64, 256 (and no extra runs).
+    public var controllers: [Int]?
+    /// The pause between latency samples, µs (default 500…1500; the whole path keeps 2000…3000).
+    public var pacing: ClosedRange<Int64>?
+    /// Shown in the report: how the run was started.
+    public var commandLine: String
+
+    public init(json: String?, quick: Bool, only: Set<BenchSection>?, controllers: [Int]?, pacing: ClosedRange<Int64>? = nil,
+                commandLine: String) {
+        self.pacing = pacing
+        self.json = json
+        self.quick = quick
+        self.only = only
+        self.controllers = controllers
+        self.commandLine = commandLine
+    }
+}
+
+public enum BenchSection: String, CaseIterable, Sendable {
+    case floor, receive, whole, scale, freshness, codec
+}
+
+/// `analog-remote bench`: measures, prints one table on stdout (progress on stderr), and with
+/// `--json FILE` writes every figure. See BENCHMARKS.md for what each row means.
+public enum BenchCommand {
+    /// Sample counts and durations: the default run takes about two and a half minutes on 2 cores,
+    /// `--quick` about half a minute.
+    struct Plan {
+        var floorSamples: Int
+        var hopSamples: Int
+        var pathSamples: Int
+        /// The whole path is paced more slowly (see ``wholePacing``), so it gets fewer samples.
+        var wholeSamples: Int
+        var warmUp: Int
+        var scaleWindow: Double
+        var scaleWarmUp: Double
+        var scaleControllers = [1, 16, 64, 256]
+        /// Extra scale runs with `--log-level warning`: what the receiver costs without its
+        /// per-packet ownership log lines (see BENCHMARKS.md).
+        var scaleQuiet: [Int]
+        var freshnessSeconds: Double
+        var codecMinimum: Int64
+
+        static let full = Plan(floorSamples: 10_000, hopSamples: 5_000, pathSamples: 10_000, wholeSamples: 5_000, warmUp: 500,
+                               scaleWindow: 8, scaleWarmUp: 1, scaleQuiet: [64, 256], freshnessSeconds: 10,
+                               codecMinimum: 300_000_000)
+        static let quick = Plan(floorSamples: 2_000, hopSamples: 1_000, pathSamples: 2_000, wholeSamples: 1_000, warmUp: 200,
+                                scaleWindow: 2, scaleWarmUp: 0.5, scaleQuiet: [64], freshnessSeconds: 10,
+                                codecMinimum: 100_000_000)
+    }
+
+    /// Between two samples of the whole path: 2–3 ms. The controller sends a change at once
+    /// unless its previous send was under 1 ms ago (its minimum gap, by design); at the 0.5–1.5 ms
+    /// of the other series most samples would measure that wait instead of the path.
+    static let wholePacing: ClosedRange<Int64> = 2000...3000
+
+    public static func run(_ options: BenchOptions) throws(UserFacingError) -> ExitStatus {
+        let interruption = Interruption()
+        var plan = options.quick ? Plan.quick : Plan.full
+        if let controllers = options.controllers {
+            plan.scaleControllers = controllers
+            plan.scaleQuiet = []
+        }
+        let pacer = options.pacing.map { Pacer(microseconds: $0) } ?? Pacer()
+        let executable: String
+        do { executable = try Child.ownExecutable() } catch { throw UserFacingError(error.description, status: .failure) }
+        let settings = LatencySettings(samples: plan.pathSamples, warmUp: plan.warmUp, pacer: pacer,
+                                       interruption: interruption, executable: executable)
+        var report = BenchReport(machine: .current(), command: options.commandLine,
+                                 pacingMicroseconds: [pacer.range.lowerBound / 1000, pacer.range.upperBound / 1000])
+        let started = Monotonic.now()
+        func wanted(_ section: BenchSection) -> Bool { options.only?.contains(section) ?? true }
+        func progress(_ text: String) {
+            let elapsed = Double(Monotonic.now() - started) / 1e9
+            StandardError.write("bench [\(String(format: "%5.1f", elapsed)) s] \(text)\n")
+        }
+
+        do {
+            if wanted(.floor) {
+                let floors: [(String, String, Int, String, (Int, Int, Pacer, Interruption) throws(BenchError) -> PingPong.Result)] = [
+                    ("1", "floor: UDP loopback one-way (RTT/2), two plain sockets", plan.floorSamples,
+                     "two threads, each blocked in poll + recv; 8-byte datagram", PingPong.udp),
+                    ("1p", "hop: thread wake-up through a pipe (RTT/2)", plan.hopSamples,
+                     "how the receive loop wakes the board link's thread (EventFlag)", PingPong.pipe),
+                    ("1t", "hop: pseudo-terminal, serial side ↔ board side (RTT/2)", plan.hopSamples,
+                     "10-byte W line; raw mode, as `serial:` opens it", PingPong.pty),
+                ]
+                for (id, name, samples, note, measure) in floors {
+                    progress("\(name), \(samples) samples")
+                    let r = try measure(samples, plan.warmUp, pacer, interruption)
+                    var row = LatencyRow(id: id, name: name, latency: r.halfRoundTrip,
+                                         stages: [NamedSummary(name: "leg there, stamped (wakes a thread idle since the last sample)", summary: r.there),
+                                                  NamedSummary(name: "leg back, stamped (wakes a thread that slept microseconds ago)", summary: r.back)],
+                                         cpuPerWake: r.cpuPerWake, note: note)
+                    if id != "1" { report.addRatios(&row) }
+                    report.floors.append(row)
+                }
+            }
+            let paths: [(BenchSection, String, Placement, String)] = [
+                (.receive, "2", .inProcess, "receive path: datagram → W on the board pty; ReceiverService on a thread of the bench"),
+                (.receive, "2′", .child, "receive path: datagram → W on the board pty; `analog-remote receive` as a child process"),
+                (.whole, "3", .inProcess, "whole path: stdin line → W on the board pty; SendLoop + ReceiverService on threads of the bench"),
+                (.whole, "3′", .child, "whole path: stdin line → W on the board pty; `control` and `receive` as child processes"),
+            ]
+            var whole = settings
+            whole.samples = plan.wholeSamples
+            whole.pacer = Pacer(microseconds: Self.wholePacing)
+            for (section, id, placement, name) in paths where wanted(section) {
+                progress("\(name), \(section == .receive ? plan.pathSamples : plan.wholeSamples) samples")
+                let m = section == .receive ? try LatencyPaths.receivePath(placement, settings)
+                                            : try LatencyPaths.wholePath(placement, whole)
+                var row = LatencyRow(id: id, name: name, latency: m.total, lost: m.lost, stages: m.stages,
+                                     receiverSummary: m.receiverSummary,
+                                     note: placement == .inProcess ? "stages stamped at the receiver's hand-off to the board link" : "real binaries")
+                report.addRatios(&row)
+                report.paths.append(row)
+            }
+            if wanted(.scale) {
+                let runs = plan.scaleControllers.map { ($0, String?.none) } + plan.scaleQuiet.map { ($0, String?.some("warning")) }
+                for (n, level) in runs {
+                    progress("scale: \(n) controllers × 100 Hz for \(plan.scaleWindow) s\(level.map { ", --log-level \($0)" } ?? "")")
+                    report.scale.append(try ScaleRun.run(controllers: n, rate: 100, window: plan.scaleWindow, warmUp: plan.scaleWarmUp,
+                                                         logLevel: level, settings: settings))
+                }
+            }
+            if wanted(.freshness) {
+                progress("freshness: discrete-event simulation, 9600 and 115200 baud")
+                let count = Int(plan.freshnessSeconds * 100)
+                for baud in [9600, 115_200] {
+                    report.freshness.append(FreshnessSimulation.run(ConflatingWriter(), baud: baud, inputPeriod: 10_000_000, count: count))
+                    report.freshness.append(FreshnessSimulation.run(FIFOWriter(), baud: baud, inputPeriod: 10_000_000, count: count))
+                }
+            }
+            if wanted(.codec) {
+                progress("codec throughput")
+                report.codecs = CodecThroughput.all(minimum: plan.codecMinimum)
+            }
+        } catch {
+            if case .interrupted = error {
+                StandardError.write("analog-remote: bench \(error.description)\n")
+                return .failure
+            }
+            throw UserFacingError("bench: \(error.description)", status: .failure)
+        }
+
+        report.seconds = Double(Monotonic.now() - started) / 1e9
+        report.machine.loadAtEnd = Machine.load()
+        report.goals = goals(report)
+        report.breakdown = breakdown(report)
+        print(report.table(), terminator: "")
+        if let path = options.json {
+            do {
+                try report.json().write(to: URL(fileURLWithPath: path))
+            } catch {
+                throw UserFacingError("--json \(path): cannot write: \(error.localizedDescription) (choose a writable path)",
+                                      status: .failure)
+            }
+        }
+        return .success
+    }
+
+    /// The receive path crosses three hops, each measured alone as a floor: UDP into the receive
+    /// loop, the pipe that wakes the board link's thread, the pty to the board. Their sum is what
+    /// the path would cost if our own code took no time at all.
+    static func breakdown(_ report: BenchReport) -> [String] {
+        func leg(_ id: String) -> Summary? { report.floors.first { $0.id == id }?.stages.first?.summary }
+        guard let udp = leg("1"), let pipe = leg("1p"), let pty = leg("1t") else { return [] }
+        func us(_ ns: Int64) -> String { String(format: "%.1f µs", Double(ns) / 1000) }
+        let p50 = udp.p50 + pipe.p50 + pty.p50
+        var lines = ["the receive path crosses 3 hops; their floors (leg there, p50): UDP \(us(udp.p50)) + pipe \(us(pipe.p50)) + pty \(us(pty.p50)) = \(us(p50))"]
+        for row in report.paths where row.id.hasPrefix("2") {
+            lines.append("\(row.id): p50 \(us(row.latency.p50)) = \(String(format: "%.2f", Double(row.latency.p50) / Double(p50)))× the sum of its hop floors")
+        }
+        return lines
+    }
+
+    static func goals(_ report: BenchReport) -> [BenchReport.Goal] {
+        var goals: [BenchReport.Goal] = []
+        for row in report.paths where row.id == "2" || row.id == "2′" {
+            if let r = row.p99Ratio {
+                goals.append(.init(text: "receive path (\(row.id)) p99 within 2× the floor's p99", met: r <= 2,
+                                   measured: String(format: "%.2f×", r)))
+            }
+        }
+        if let s = report.scale.first(where: { $0.controllers == 64 && $0.logLevel.hasPrefix("info") }) {
+            goals.append(.init(text: "64 controllers × 100 Hz under 5 % of one core", met: s.cpuPercent < 5,
+                               measured: String(format: "%.2f %%", s.cpuPercent)))
+        }
+        return goals
+    }
+}

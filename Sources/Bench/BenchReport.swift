@@ -1,0 +1,126 @@
+import Foundation
+
+/// One latency series in the report, with its ratios to the floor of the same run.
+public struct LatencyRow: Sendable, Codable, Hashable {
+    public let id: String
+    public let name: String
+    /// Nanoseconds.
+    public let latency: Summary
+    /// p50 / floor p50 and p99 / floor p99 (nil for the floors themselves, or without a floor).
+    public var p50Ratio: Double?
+    public var p99Ratio: Double?
+    public var lost = 0
+    public var stages: [NamedSummary] = []
+    public var receiverSummary: String?
+    /// Floors: CPU time of the echo thread per wake-up (poll, read, write), ns.
+    public var cpuPerWake: Double?
+    public var note: String
+}
+
+/// Everything a run measured; `--json FILE` writes this.
+public struct BenchReport: Sendable, Codable {
+    public var units = "latencies and ages in nanoseconds; CPU in % of one core; pacing in microseconds"
+    public var machine: Machine
+    public var command: String
+    public var pacingMicroseconds: [Int64]
+    public var floors: [LatencyRow] = []
+    public var paths: [LatencyRow] = []
+    public var scale: [ScaleResult] = []
+    public var freshness: [FreshnessSimulation.Result] = []
+    public var codecs: [Throughput] = []
+    public var seconds: Double = 0
+    public var goals: [Goal] = []
+    /// Lines under the table that put a measurement next to the floors it is made of.
+    public var breakdown: [String] = []
+
+    public struct Goal: Sendable, Codable, Hashable {
+        public let text: String
+        public let met: Bool
+        public let measured: String
+    }
+
+    /// The floor every latency is compared with: one UDP hop between two threads.
+    var floor: Summary? { floors.first { $0.id == "1" }?.latency }
+
+    mutating func addRatios(_ row: inout LatencyRow) {
+        guard let floor else { return }
+        row.p50Ratio = Double(row.latency.p50) / Double(floor.p50)
+        row.p99Ratio = Double(row.latency.p99) / Double(floor.p99)
+    }
+
+    // MARK: the table
+
+    /// The one table a run prints (Markdown, so BENCHMARKS.md can hold it as is).
+    public func table() -> String {
+        var out: [String] = []
+        out.append("machine: \(machine.cpus) CPUs, \(machine.cpuModel), \(machine.kernel), \(machine.swift); "
+                   + "load average \(machine.loadAtStart) at start, \(machine.loadAtEnd) at end; run took \(Int(seconds.rounded())) s")
+        out.append("")
+        out.append("| # | measurement | n | p50 | p90 | p99 | p99.9 | max | vs floor p50 / p99 | notes |")
+        out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
+        for row in floors + paths {
+            out.append(line(row))
+            for (k, stage) in row.stages.enumerated() {
+                let s = stage.summary
+                out.append("| \(row.id)\(k == 0 ? "a" : "b") | ↳ \(stage.name) | \(s.count) | \(us(s.p50)) | \(us(s.p90)) | \(us(s.p99)) | \(us(s.p999)) | \(us(s.max)) | | |")
+            }
+        }
+        for r in scale {
+            let m = r.marks
+            let floorRatio = floor.flatMap { f in m.map { ratio(Double($0.p50) / Double(f.p50), Double($0.p99) / Double(f.p99)) } } ?? ""
+            let threads = r.threadCPU.sorted { $0.value > $1.value }.filter { $0.value >= 0.05 }
+                .map { "\($0.key) \(pct($0.value))" }.joined(separator: ", ")
+            let drops = r.kernelDrops.map(String.init) ?? "?"
+            let received = r.received.map(String.init) ?? "?"
+            let note = "**receiver CPU \(pct(r.cpuPercent)) of a core** (user \(pct(r.userPercent)), system \(pct(r.systemPercent)); "
+                + "by schedstat \(pct(r.cpuPercentPrecise)): \(threads); \(fmt(r.cpuMicrosecondsPerDatagram, 1)) µs per datagram)"
+                + "; sent \(r.sent), received \(received), kernel drops \(drops); \(Int(r.logLinesPerSecond.rounded())) log lines/s; log level \(r.logLevel)"
+                + (r.lostMarks > 0 ? "; \(r.lostMarks) marks without W" : "") + (r.lateSends > 0 ? "; \(r.lateSends) sends >1 ms late" : "")
+            out.append("| 4 | scale: \(r.controllers) controller\(r.controllers == 1 ? "" : "s") × \(r.rateHz) Hz, latency of marked packets | \(m?.count ?? 0) | \(us(m?.p50)) | \(us(m?.p90)) | \(us(m?.p99)) | \(us(m?.p999)) | \(us(m?.max)) | \(floorRatio) | \(note) |")
+        }
+        let conflating = freshness.filter { $0.writer.hasPrefix("conflating") }
+        for r in freshness {
+            let a = r.age
+            var note = "\(r.states) states in \(fmt(r.seconds, 0)) s, \(r.completed) commands completed"
+            if r.skipped > 0 { note += ", \(r.skipped) states overwritten before sending" }
+            if r.queuedAtEnd > 0 { note += ", \(r.queuedAtEnd) still queued at the end" }
+            if !r.writer.hasPrefix("conflating"), let c = conflating.first(where: { $0.baud == r.baud })?.age, let a {
+                note += "; **\(fmt(Double(a.p50) / Double(c.p50), 1))× / \(fmt(Double(a.p99) / Double(c.p99), 1))× the conflating writer's p50 / p99**"
+            }
+            out.append("| 5 | freshness: \(r.baud) baud, input \(fmt(r.inputHz, 0)) Hz, \(r.writer) (age of state at completion) | \(a?.count ?? 0) | \(ms(a?.p50)) | \(ms(a?.p90)) | \(ms(a?.p99)) | \(ms(a?.p999)) | \(ms(a?.max)) | | \(note) |")
+        }
+        for c in codecs {
+            out.append("| 6 | \(c.name) | \(c.operations) | | | | | | | \(rate(c.perSecond))/s, \(fmt(c.nanosecondsEach, 1)) ns each |")
+        }
+        if !goals.isEmpty || !breakdown.isEmpty {
+            out.append("")
+            for g in goals { out.append("goal: \(g.text): **\(g.met ? "met" : "missed")** (\(g.measured))") }
+            for line in breakdown { out.append("breakdown: \(line)") }
+        }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    private func line(_ row: LatencyRow) -> String {
+        let s = row.latency
+        let r = row.p50Ratio.map { ratio($0, row.p99Ratio ?? 0) } ?? (row.id == "1" ? "1.00 / 1.00" : "")
+        var note = row.note
+        if let cpu = row.cpuPerWake { note += "; echo thread CPU \(fmt(cpu / 1000, 1)) µs per wake-up (poll + read + write)" }
+        if row.lost > 0 { note += "; \(row.lost) samples without W" }
+        return "| \(row.id) | \(row.name) | \(s.count) | \(us(s.p50)) | \(us(s.p90)) | \(us(s.p99)) | \(us(s.p999)) | \(us(s.max)) | \(r) | \(note) |"
+    }
+
+    private func ratio(_ a: Double, _ b: Double) -> String { "\(fmt(a, 2)) / \(fmt(b, 2))" }
+    private func us(_ ns: Int64?) -> String { ns.map { "\(fmt(Double($0) / 1000, 1)) µs" } ?? "" }
+    private func ms(_ ns: Int64?) -> String { ns.map { "\(fmt(Double($0) / 1e6, 1)) ms" } ?? "" }
+    private func pct(_ p: Double) -> String { "\(fmt(p, p < 10 ? 2 : 1)) %" }
+    private func rate(_ r: Double) -> String {
+        r >= 1e6 ? "\(fmt(r / 1e6, 2)) M" : r >= 1e3 ? "\(fmt(r / 1e3, 1)) k" : fmt(r, 0)
+    }
+    private func fmt(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", x) }
+
+    func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(self)
+    }
+}

@@ -1,0 +1,138 @@
+import BoardProtocol
+import RemoteWire
+import Synchronization
+import SystemIO
+
+/// Item 6: how many operations per second the pure code does on one core, no I/O. Each body
+/// runs in batches until `minimum` has passed; its result feeds a checksum so the optimiser
+/// cannot drop the work.
+public struct Throughput: Sendable, Codable, Hashable {
+    public let name: String
+    public let operations: Int
+    public let seconds: Double
+    public var perSecond: Double { Double(operations) / seconds }
+    public var nanosecondsEach: Double { seconds * 1e9 / Double(operations) }
+
+    enum CodingKeys: String, CodingKey { case name, operations, seconds, perSecond, nanosecondsEach }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(operations, forKey: .operations)
+        try c.encode(seconds, forKey: .seconds)
+        try c.encode(perSecond, forKey: .perSecond)
+        try c.encode(nanosecondsEach, forKey: .nanosecondsEach)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        operations = try c.decode(Int.self, forKey: .operations)
+        seconds = try c.decode(Double.self, forKey: .seconds)
+    }
+
+    init(name: String, operations: Int, seconds: Double) {
+        self.name = name
+        self.operations = operations
+        self.seconds = seconds
+    }
+}
+
+/// Keeps results alive so the optimiser cannot remove the work that made them.
+@inline(never)
+func consume(_ value: UInt64) {
+    sink.add(value, ordering: .relaxed)
+}
+private let sink = Atomic<UInt64>(0)
+
+enum CodecThroughput {
+    static func measure(_ name: String, minimum: Int64, batch: Int, _ body: (Int) -> UInt64) -> Throughput {
+        _ = body(batch)   // warm-up: caches, lazy globals
+        var operations = 0
+        let start = Monotonic.now()
+        var now = start
+        while now - start < minimum {
+            consume(body(batch))
+            operations += batch
+            now = Monotonic.now()
+        }
+        return Throughput(name: name, operations: operations, seconds: Double(now - start) / 1e9)
+    }
+
+    static func all(minimum: Int64) -> [Throughput] {
+        var results: [Throughput] = []
+        let states = (0..<1024).map { i in
+            ControllerState(angle: Float(i % 315) / 100 - 1.57, buttons: Buttons(rawValue: UInt32(i % 64)))
+        }
+        let packets = states.map(StatePacket.encode)
+
+        results.append(measure("state packet: encode (8 bytes into a reused buffer)", minimum: minimum, batch: 4096) { n in
+            var buffer = [UInt8](repeating: 0, count: StatePacket.size)
+            var sum: UInt64 = 0
+            for i in 0..<n {
+                StatePacket.encode(states[i & 1023], into: &buffer)
+                sum &+= UInt64(buffer[3])
+            }
+            return sum
+        })
+        results.append(measure("state packet: decode", minimum: minimum, batch: 4096) { n in
+            var sum: UInt64 = 0
+            for i in 0..<n {
+                if let state = try? StatePacket.decode(packets[i & 1023]) { sum &+= UInt64(state.buttons.rawValue) }
+            }
+            return sum
+        })
+
+        // The board's answer to a W: the per-character echo, `\r\n`, then the prompt `\r\n>`.
+        let commands = (0..<256).map { i in BoardCommand.write(address: 0x22, bytes: [UInt8(i), UInt8(255 - i)]).line }
+        let replies = commands.map { $0 + [0x0D, 0x0A, 0x0D, 0x0A, 0x3E] }
+        results.append(measure("board reply: parse (BoardReplyDecoder, echo + prompt)", minimum: minimum, batch: 2048) { n in
+            var decoder = BoardReplyDecoder()
+            var sum: UInt64 = 0
+            for i in 0..<n {
+                decoder.expect(commands[i & 255])
+                decoder.append(replies[i & 255])
+                if let reply = try? decoder.decode() { sum &+= UInt64(reply.echo.count) }
+            }
+            return sum
+        })
+        results.append(measure("board command: format a W line", minimum: minimum, batch: 2048) { n in
+            var sum: UInt64 = 0
+            for i in 0..<n {
+                sum &+= UInt64(BoardCommand.write(address: 0x22, bytes: [UInt8(truncatingIfNeeded: i), 7]).line.count)
+            }
+            return sum
+        })
+
+        let ping = ControlDatagram(header: ControlHeader(type: .ping, connection: 0x1234_5678),
+                                   payload: ControlMessage.ping(id: 7, sentNanos: 123_456_789).encodePayload()[...]).encode()
+        let hello = ControlDatagram(header: ControlHeader(type: .hello, connection: 0x1234_5678, sequence: 1),
+                                    payload: ControlMessage.hello(.init(peerID: 42, displayName: "tablet 7", session: "room-12")).encodePayload()[...]).encode()
+        for (label, datagram) in [("ping", ping), ("hello", hello)] {
+            results.append(measure("control datagram: decode header + \(label) payload", minimum: minimum, batch: 2048) { n in
+                var sum: UInt64 = 0
+                for _ in 0..<n {
+                    if let d = try? ControlDatagram.decode(datagram),
+                       let m = try? ControlMessage.decode(type: d.header.type, payload: d.payload) {
+                        sum &+= UInt64(m.type.rawValue)
+                    }
+                }
+                return sum
+            })
+        }
+
+        results.append(measure("board writer: set motors, next W, confirm (MemoryMapWriter)", minimum: minimum, batch: 1024) { n in
+            var writer = MemoryMapWriter(profile: .kit)
+            writer.connected()
+            while writer.nextCommand() != nil { writer.succeeded() }
+            var sum: UInt64 = 0
+            for i in 0..<n {
+                writer.setDesired(FreshnessSimulation.values(i))
+                if let command = writer.nextCommand() { sum &+= UInt64(command.line.count) }
+                writer.succeeded()
+            }
+            return sum
+        })
+        return results
+    }
+}

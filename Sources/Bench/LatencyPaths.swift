@@ -1,0 +1,291 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Controller
+import Console
+import RemoteWire
+import SystemIO
+
+/// A latency series through the real code, with its stages when they could be stamped.
+struct PathMeasurement: Sendable {
+    var total: Summary
+    var stages: [NamedSummary] = []
+    /// Samples whose `W` never came within a second (counted, not recorded).
+    var lost = 0
+    /// The receiver's own `summary …` line at exit.
+    var receiverSummary: String?
+}
+
+public struct NamedSummary: Sendable, Codable, Hashable {
+    public let name: String
+    public let summary: Summary
+}
+
+/// Where the receiver under test runs.
+enum Placement: String, Sendable, Codable {
+    /// `ReceiverService` on a thread of the bench (its hand-off to the board link is stamped).
+    case inProcess = "in-process"
+    /// The built binary, `analog-remote receive`, as a child process.
+    case child = "child process"
+}
+
+struct LatencySettings: Sendable {
+    var samples: Int
+    var warmUp: Int
+    var pacer: Pacer
+    let interruption: Interruption
+    let executable: String
+    /// How long one sample may wait for its `W` before it counts as lost.
+    var sampleTimeout: Int64 = 1_000_000_000
+}
+
+/// Items 2 and 3 of the benchmark: state in → first byte of the resulting `W` readable on the
+/// board side of a pseudo-terminal, through the real receiver (and for the whole path, the real
+/// controller), with a ``BoardSide`` answering like the firmware. One sample at a time: send,
+/// wait for the `W`, answer it, pause (``Pacer``), so every sample starts from an idle link.
+enum LatencyPaths {
+    /// A datagram from a plain socket of the bench → … → `W` on the board side.
+    static func receivePath(_ placement: Placement, _ settings: LatencySettings) throws(BenchError) -> PathMeasurement {
+        var board = try BoardSide()
+        let receiver = try RunningReceiver(placement, board: &board, settings: settings)
+        let sender = try DatagramSender(port: receiver.port)
+        defer { sender.close() }
+        var result = try sample(board: &board, receiver: receiver, settings: settings,
+                                stages: ["datagram sent → receiver hands values to the board link",
+                                         "hand-off → first byte of W readable on the board side"]) { i throws(BenchError) in
+            try sender.send(i < 0 ? Stimulus.resting : Stimulus.states[i % 2])
+        }
+        result.receiverSummary = try receiver.stop(board: &board)
+        return result
+    }
+
+    /// A line written to the controller's stdin (a pipe) → `control`'s send loop → UDP → the
+    /// receiver → `W` on the board side.
+    static func wholePath(_ placement: Placement, _ settings: LatencySettings) throws(BenchError) -> PathMeasurement {
+        var board = try BoardSide()
+        let receiver = try RunningReceiver(placement, board: &board, settings: settings)
+        let controller = try RunningController(placement, port: receiver.port, settings: settings)
+        var result: PathMeasurement
+        do {
+            result = try sample(board: &board, receiver: receiver, settings: settings,
+                                stages: ["line written → receiver hands values to the board link",
+                                         "hand-off → first byte of W readable on the board side"]) { i throws(BenchError) in
+                try controller.write(i < 0 ? Stimulus.restingLine : Stimulus.lines[i % 2])
+            }
+        } catch {
+            try? controller.stop()
+            throw error
+        }
+        try controller.stop()
+        result.receiverSummary = try receiver.stop(board: &board)
+        return result
+    }
+
+    /// Sends `stimulus(i)` for sample i (i < 0: the resting state), waits for its `W`.
+    private static func sample(board: inout BoardSide, receiver: RunningReceiver, settings: LatencySettings, stages names: [String],
+                               _ stimulus: (Int) throws(BenchError) -> Void) throws(BenchError) -> PathMeasurement {
+        let total = settings.samples + settings.warmUp
+        var all = SampleSet(warmUp: settings.warmUp, expected: settings.samples)
+        var first = SampleSet(warmUp: settings.warmUp, expected: settings.samples)
+        var second = SampleSet(warmUp: settings.warmUp, expected: settings.samples)
+        var pacer = settings.pacer
+        var lost = 0
+
+        func prime() throws(BenchError) {
+            try stimulus(-1)
+            try board.settle(quiet: 100_000_000, until: Monotonic.now() + 2_000_000_000)
+        }
+        try prime()
+        var i = 0
+        var taken = 0
+        while taken < total {
+            try settings.interruption.check()
+            let expected = Stimulus.expectedWrites[i % 2]
+            let t0 = Monotonic.now()
+            try stimulus(i)
+            guard let t1 = try board.waitFor(expected, until: t0 + settings.sampleTimeout) else {
+                lost += 1
+                if lost > max(10, total / 100) {
+                    throw .measurement("more than \(lost) samples got no W within \(settings.sampleTimeout / 1_000_000) ms; is the machine overloaded?")
+                }
+                try prime()
+                i = 0   // after the resting state, states[0] is a change again
+                continue
+            }
+            all.record(t1 - t0)
+            if let handOff = receiver.lastHandOff, handOff >= t0, handOff <= t1 {
+                first.record(handOff - t0)
+                second.record(t1 - handOff)
+            }
+            taken += 1
+            i += 1
+            pacer.pause()
+        }
+        guard let summary = all.summary else { throw .measurement("no samples") }
+        var result = PathMeasurement(total: summary, lost: lost)
+        if let a = first.summary, let b = second.summary {
+            result.stages = [NamedSummary(name: names[0], summary: a), NamedSummary(name: names[1], summary: b)]
+        }
+        return result
+    }
+}
+
+/// A plain IPv4 UDP socket sending state packets to the receiver on 127.0.0.1.
+struct DatagramSender {
+    let fd: Int32
+    private var address = sockaddr_in()
+
+    init(port: UInt16) throws(BenchError) {
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .setup("udp socket: \(SystemError(call: "socket", errno: errno).reason)") }
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        address.sin_port = port.bigEndian
+    }
+
+    func send(_ state: ControllerState) throws(BenchError) {
+        let packet = StatePacket.encode(state)
+        var to = address
+        let n = withUnsafePointer(to: &to) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                sendto(fd, packet, packet.count, 0, sa, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard n == packet.count else { throw .measurement("udp send: \(SystemError(call: "sendto", errno: errno).reason)") }
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}
+
+/// The receiver under test, in-process or child, driving the board on `board`'s pty.
+final class RunningReceiver {
+    let port: UInt16
+    private let inProcess: InProcessReceiver?
+    private let child: Child?
+    private let settings: LatencySettings
+
+    init(_ placement: Placement, board: inout BoardSide, settings: LatencySettings,
+         extraArguments: [String] = []) throws(BenchError) {
+        self.settings = settings
+        switch placement {
+        case .inProcess:
+            let receiver = try InProcessReceiver(boardPath: board.path, interruption: settings.interruption)
+            inProcess = receiver
+            child = nil
+            port = receiver.port
+        case .child:
+            let process = try Child.receiver(executable: settings.executable,
+                                             arguments: ["--quiet", "--no-advertise", "--port", "0",
+                                                         "--board", "serial:\(board.path)"] + extraArguments)
+            child = process
+            inProcess = nil
+            // The board link writes the safe state as soon as it opens: answer while waiting.
+            let deadline = Monotonic.now() + 20_000_000_000
+            var found: UInt16?
+            while found == nil {
+                try settings.interruption.check()
+                if let line = process.stdout.split(separator: "\n").first(where: { $0.hasPrefix("receiving on udp port ") }) {
+                    found = UInt16(line.dropFirst("receiving on udp port ".count))
+                    if found == nil { throw .setup("receiver printed a bad port line: \(line)") }
+                    break
+                }
+                if process.hasExited || Monotonic.now() > deadline {
+                    throw .setup("receiver did not start: \(process.stderr.split(separator: "\n").suffix(3).joined(separator: " | "))")
+                }
+                if board.waitReadable(until: Monotonic.now() + 2_000_000) { _ = try board.service() }
+            }
+            port = found!
+        }
+        try board.settle(quiet: 100_000_000, until: Monotonic.now() + 3_000_000_000)
+    }
+
+    /// The in-process receiver's latest hand-off to the board link; nil for a child.
+    var lastHandOff: Int64? { inProcess?.lastHandOff }
+
+    /// Stops it (answering the board while it writes the safe state); returns its summary line.
+    func stop(board: inout BoardSide) throws(BenchError) -> String? {
+        if let inProcess {
+            try inProcess.stop(board: &board)
+            return inProcess.summary
+        }
+        guard let child else { return nil }
+        child.signal(SIGTERM)
+        let exited = child.wait(timeout: .seconds(5)) {
+            if board.waitReadable(until: Monotonic.now() + 1_000_000) { _ = try? board.service() }
+        }
+        if !exited { child.stop(grace: .seconds(1)) }
+        if let status = child.exitStatus, status != 0 {
+            throw .measurement("receiver exited with status \(status): \(child.stderr.split(separator: "\n").suffix(3).joined(separator: " | "))")
+        }
+        return child.stdout.split(separator: "\n").last { $0.hasPrefix("summary ") }.map(String.init)
+    }
+}
+
+/// The controller under test: `SendLoop` + `StdinSource` on a thread of the bench reading a pipe,
+/// or `analog-remote control --input stdin` as a child. Either way its input is a pipe.
+final class RunningController {
+    private let child: Child?
+    private let input: Descriptor
+    private let thread: BenchThread?
+
+    init(_ placement: Placement, port: UInt16, settings: LatencySettings) throws(BenchError) {
+        switch placement {
+        case .child:
+            let process = try Child(executable: settings.executable,
+                                    arguments: ["control", "--quiet", "--peer", "127.0.0.1:\(port)", "--input", "stdin"],
+                                    label: "controller", withStdin: true)
+            guard let stdin = process.stdin else { throw .setup("controller: no stdin pipe") }
+            child = process
+            input = stdin
+            thread = nil
+        case .inProcess:
+            var fds: [Int32] = [-1, -1]
+            guard pipe(&fds) == 0 else { throw .setup("controller pipe: \(SystemError(call: "pipe", errno: errno).reason)") }
+            let readEnd = Descriptor(adopting: fds[0], label: "controller stdin")
+            input = Descriptor(adopting: fds[1], label: "controller stdin")
+            let destination: Destination
+            let signals: SignalWatcher
+            do {
+                let address = try SocketAddress.resolve("127.0.0.1:\(port)")
+                destination = try Destination(Destination.Peer(address: address, label: "127.0.0.1:\(port)"))
+                signals = try SignalWatcher(signals: [SIGINT])
+                settings.interruption.restoreHandlers()   // see Interruption
+            } catch {
+                throw .setup("in-process controller: \(error)")
+            }
+            child = nil
+            // The loop and its input source are built on the thread that runs them (they are
+            // not Sendable); everything handed over is.
+            thread = BenchThread(name: "bench controller") {
+                let loop = SendLoop(source: StdinSource(fd: readEnd.rawValue, name: "bench"), destination: destination,
+                                    schedule: .init(rate: 50), signals: signals, status: StatusLine(quiet: true))
+                _ = try? loop.run()
+                readEnd.close()
+            }
+        }
+    }
+
+    func write(_ line: String) throws(BenchError) {
+        do {
+            try input.writeAll(Array(line.utf8))
+        } catch {
+            throw .measurement("controller input: \(error)")
+        }
+    }
+
+    /// Closes its input: it sends the neutral state three times and ends.
+    func stop() throws(BenchError) {
+        input.close()
+        if let thread, !thread.join(timeout: .seconds(5)) {
+            throw .measurement("in-process controller did not stop at end of input")
+        }
+        if let child {
+            if !child.wait(timeout: .seconds(5)) { child.stop(grace: .seconds(1)) }
+            if let status = child.exitStatus, status != 0 {
+                throw .measurement("controller exited with status \(status): \(child.stderr)")
+            }
+        }
+    }
+}
