@@ -67,7 +67,6 @@ final class InProcessReceiver {
             }
         }
         built.wait()
-        interruption.restoreHandlers()   // its SignalWatcher set SIG_IGN (see Interruption)
         if let problem = slots.outcome.withLock({ $0 }) {
             thread.join()
             _ = capture.finish()

@@ -251,7 +251,6 @@ final class RunningController {
                 let address = try SocketAddress.resolve("127.0.0.1:\(port)")
                 destination = try Destination(Destination.Peer(address: address, label: "127.0.0.1:\(port)"))
                 signals = try SignalWatcher(signals: [SIGINT])
-                settings.interruption.restoreHandlers()   // see Interruption
             } catch {
                 throw .setup("in-process controller: \(error)")
             }

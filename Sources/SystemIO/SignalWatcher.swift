@@ -9,36 +9,30 @@ import Synchronization
 /// Turns SIGINT/SIGTERM (and optionally SIGHUP) into something a poll loop can wait on: a
 /// descriptor that becomes readable, and the signal number that arrived first.
 ///
-/// Contract: while a watcher is alive the default action (terminate) is replaced, so the
-/// process must react to ``readableDescriptor`` — write the safe state, then exit with
-/// ``exitCode``. Dispatch delivers the signal whatever thread it hit.
+/// Contract: once a signal has been watched in this process its default action (terminate) is
+/// gone for good, so the process must react to ``readableDescriptor`` — write the safe state,
+/// then exit with ``exitCode``. Dispatch delivers the signal whatever thread it hit; any number
+/// of watchers may watch the same signal (``SignalHub`` fans it out).
 public final class SignalWatcher: Sendable {
     private let wake: EventFlag
-    /// Kept only to keep the sources alive; written once in init, never touched again.
-    nonisolated(unsafe) private let sources: [any DispatchSourceSignal]
     private let caught = CaughtSignal()
+    private let registration: Int
 
     private final class CaughtSignal: Sendable {
         let value = Atomic<Int32>(0)
     }
 
+    /// Returns once the signals are really caught (see ``SignalHub/register(_:handler:)``).
     public init(signals: [Int32] = [SIGINT, SIGTERM]) throws(SystemError) {
         let wake = try EventFlag()
         self.wake = wake
-        let queue = DispatchQueue(label: "analog-remote.signals")
-        var made: [any DispatchSourceSignal] = []
-        for sig in signals {
-            _ = Glibc.signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler { [caught] in
-                _ = caught.value.compareExchange(expected: 0, desired: sig, ordering: .acquiringAndReleasing)
-                wake.raise()
-            }
-            source.resume()
-            made.append(source)
+        registration = SignalHub.register(signals) { [caught] sig in
+            _ = caught.value.compareExchange(expected: 0, desired: sig, ordering: .acquiringAndReleasing)
+            wake.raise()
         }
-        sources = made
     }
+
+    deinit { SignalHub.unregister(registration) }
 
     /// Readable once a signal has arrived.
     public var readableDescriptor: Int32 { wake.descriptor.rawValue }
@@ -48,6 +42,65 @@ public final class SignalWatcher: Sendable {
     public var exitCode: Int32 { 128 + (signal ?? 0) }
     /// Blocks until a signal arrives (for tools with nothing else to wait on).
     public func wait() { while signal == nil { _ = try? Poller.wait(for: readableDescriptor, events: .readable, timeout: nil) } }
+}
+
+/// One dispatch signal source per signal for the whole process, fanning each signal out to
+/// every registered watcher.
+///
+/// Traps this exists for: libdispatch catches a signal with a handler it installs itself, and
+/// only some time after `resume()`, on its own queue; setting SIG_IGN again (as a second
+/// watcher naively would) replaces that handler and silences every watcher of the signal, and a
+/// signal that arrives before the handler is in place is ignored and lost. So each signal gets
+/// one source, created once, and registering waits until its handler is installed.
+public enum SignalHub {
+    private struct State {
+        var next = 0
+        var handlers: [Int: (signals: Set<Int32>, deliver: @Sendable (Int32) -> Void)] = [:]
+        var sources: [Int32: any DispatchSourceSignal] = [:]
+    }
+
+    private static let state = Mutex(State())
+    private static let queue = DispatchQueue(label: "analog-remote.signals")
+
+    /// Calls `handler` (on a dispatch queue) for every one of `signals` that arrives, from the
+    /// moment this returns; returns a token for ``unregister(_:)``.
+    public static func register(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) -> Int {
+        let (id, fresh) = state.withLock { s -> (Int, [Int32]) in
+            let id = s.next
+            s.next += 1
+            s.handlers[id] = (Set(signals), handler)
+            var fresh: [Int32] = []
+            for sig in Set(signals) where s.sources[sig] == nil {
+                _ = Glibc.signal(sig, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+                source.setEventHandler { deliver(sig) }
+                source.resume()
+                s.sources[sig] = source
+                fresh.append(sig)
+            }
+            return (id, fresh)
+        }
+        let deadline = ContinuousClock.now + .seconds(2)
+        for sig in fresh {
+            var current = sigaction()
+            while ContinuousClock.now < deadline {
+                _ = sigaction(sig, nil, &current)
+                if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
+                    != unsafeBitCast(SIG_IGN, to: Int.self) { break }
+                usleep(100)
+            }
+        }
+        return id
+    }
+
+    public static func unregister(_ id: Int) {
+        _ = state.withLock { $0.handlers.removeValue(forKey: id) }
+    }
+
+    private static func deliver(_ sig: Int32) {
+        let targets = state.withLock { s in s.handlers.values.filter { $0.signals.contains(sig) }.map(\.deliver) }
+        for target in targets { target(sig) }
+    }
 }
 
 /// A level-triggered "something happened" flag across threads: a non-blocking pipe whose read
