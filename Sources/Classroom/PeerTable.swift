@@ -18,8 +18,8 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     public struct Options: Sendable {
         public var capacity = 1024
         /// Token bucket per source: datagrams per second and burst (Protocol.md §7.4).
-        public var rate: Double = 400
-        public var burst: Double = 100
+        public var rate: Double = 2000
+        public var burst: Double = 200
         public var idleTimeout: Duration = .seconds(120)
         public var channel = ReliableChannel.Options()
         public init() {}

@@ -17,9 +17,11 @@ public struct ClassroomSettings: Sendable {
     public var peerID: UInt64 = 0
     /// The failsafe timeout announced in `accept` (the receiver's `--failsafe-ms`).
     public var failsafeMilliseconds = 250
-    /// Per-source rate limit (datagrams per second, burst), before any decoding.
-    public var rate: Double = 400
-    public var burst: Double = 100
+    /// Per-source rate limit (datagrams per second, burst), before any decoding. Above what an
+    /// honest controller can send: `control --rate 1000` plus its change-triggered packets
+    /// (at most one a millisecond) stays under 2000/s; a flood is hundreds of thousands.
+    public var rate: Double = 2000
+    public var burst: Double = 200
 
     public init() {}
 

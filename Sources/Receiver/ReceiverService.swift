@@ -88,7 +88,11 @@ public final class ReceiverService {
             }
         }
         do {
-            board = try openBoard(inbox)
+            // 1 MiB instead of the usual 208 KiB: a flood from one source must reach our rate limit
+        // rather than fill the kernel's queue and drop the owner's packets with it. Best effort
+        // (capped by net.core.rmem_max).
+        try? socket.setReceiveBufferSize(1 << 20)
+        board = try openBoard(inbox)
         } catch {
             advertising?.stop()
             throw error

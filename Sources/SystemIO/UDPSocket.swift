@@ -61,6 +61,18 @@ public final class UDPSocket: Sendable {
         }
     }
 
+    /// Asks for a receive buffer of `bytes` (the kernel caps it at net.core.rmem_max and doubles
+    /// it for its own bookkeeping). A larger buffer lets a burst from one source be read and
+    /// rate-limited by us instead of overflowing the kernel queue and taking the owner's
+    /// packets with it.
+    public func setReceiveBufferSize(_ bytes: Int32) throws(SystemError) {
+        var size = bytes
+        let fd = descriptor.rawValue
+        try Syscall.call("setsockopt(SO_RCVBUF)") {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
     public func localAddress() throws(SystemError) -> SocketAddress {
         var storage = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)

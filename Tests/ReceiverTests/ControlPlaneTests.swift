@@ -168,8 +168,8 @@ struct FakeController {
 
     @Test func theRateLimitCountsWhatItDrops() {
         var p = plane(.first)
-        let admitted = (0..<150).filter { _ in p.admit("F", now: t0) }.count
-        #expect(admitted == 100)
+        let admitted = (0..<250).filter { _ in p.admit("F", now: t0) }.count
+        #expect(admitted == 200)
         #expect(p.peers.limited == 50)
         #expect(p.statusParts == ["limited 50"])
         let owner = p.admit("owner", now: t0)

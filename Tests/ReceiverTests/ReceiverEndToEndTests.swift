@@ -186,7 +186,7 @@ import Testing
         #expect(s["packets"]! + drops == sent, "seed \(seed) drops \(drops)")
         #expect(s["packets"] == s["state"]! + s["bad"]! + s["control"]! + s["limited"]!)
         #expect(s["state"] == s["applied"]! + s["held"]! + s["ignored"]!)
-        // The garbage comes from one source far faster than 400/s: the rate limit drops part of it
+        // The garbage comes from one source far faster than 2000/s: the rate limit drops part of it
         // undecoded (Protocol.md §7.4); the owner and the 100 flooders stay under it.
         #expect(s["limited"]! > 0, "seed \(seed)")
         if drops == 0 {
