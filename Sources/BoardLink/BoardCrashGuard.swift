@@ -6,6 +6,7 @@ import Musl
 import BoardProtocol
 import MIDIFraming
 import Synchronization
+import SystemIO
 
 /// The last way out for a process driving a board: when it dies of a fatal signal (a Swift
 /// trap is SIGTRAP or SIGILL, then SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGQUIT), write the safe
@@ -21,7 +22,6 @@ import Synchronization
 /// written). ALSA rawmidi has no plain descriptor to write to and is not covered.
 /// SIGINT/SIGTERM are not handled here: the receiver takes them through its loop.
 enum BoardCrashGuard {
-    static let signals: [Int32] = [SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE, SIGTRAP, SIGQUIT]
     static let capacity = 512
 
     /// The bytes that stop the board described by `profile`, for `framing`.
@@ -60,20 +60,7 @@ enum BoardCrashGuard {
     static func install() {
         guard !installed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         _ = stopBuffer
-        _ = previousActions
-        for sig in signals {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = boardCrashHandler
-            sigemptyset(&action.sa_mask)
-            action.sa_flags = Int32(SA_ONSTACK)
-            _ = sigaction(sig, &action, previousActions + Int(sig))
-        }
-        // A parent spawning us from a Dispatch thread passes some of these blocked (the mask is
-        // inherited across exec); a blocked SIGABRT would never reach the handler.
-        var set = sigset_t()
-        sigemptyset(&set)
-        for sig in signals { sigaddset(&set, sig) }
-        _ = pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        FatalSignals.install(boardCrashHandler, previous: previousActions)
     }
 }
 
@@ -86,11 +73,7 @@ private nonisolated(unsafe) let stopBuffer: UnsafeMutablePointer<UInt8> = {
     p.initialize(repeating: 0, count: BoardCrashGuard.capacity)
     return p
 }()
-private nonisolated(unsafe) let previousActions: UnsafeMutablePointer<sigaction> = {
-    let p = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
-    p.initialize(repeating: sigaction(), count: 65)
-    return p
-}()
+private nonisolated(unsafe) let previousActions = FatalSignals.allocatePrevious()
 
 private func boardCrashHandler(_ sig: Int32) {
     let fd = armedFD.exchange(-1, ordering: .acquiringAndReleasing)
@@ -105,6 +88,5 @@ private func boardCrashHandler(_ sig: Int32) {
             offset += n
         }
     }
-    _ = sigaction(sig, previousActions + Int(sig), nil)
-    _ = raise(sig)
+    FatalSignals.chain(sig, previous: previousActions)
 }

@@ -18,7 +18,7 @@ import SystemIO
 /// -1 while the block is being written: the handler, which can run on any thread, then skips that
 /// part rather than read half an address.
 enum FatalSignalGuard {
-    static let signals: [Int32] = [SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE, SIGTRAP, SIGQUIT]
+    static var signals: [Int32] { FatalSignals.signals }
 
     /// Installs the handlers once per process; later calls do nothing.
     static func install() {
@@ -28,22 +28,7 @@ enum FatalSignalGuard {
         _ = previousActions
         _ = terminalFD.load(ordering: .relaxed)
         _ = socketFD.load(ordering: .relaxed)
-        for sig in signals {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = fatalSignalHandler
-            sigemptyset(&action.sa_mask)
-            // The runtime's alternate stack (when it set one up) lets us run after a stack overflow.
-            action.sa_flags = Int32(SA_ONSTACK)
-            _ = sigaction(sig, &action, previousActions + Int(sig))
-        }
-        // Trap: a blocked signal mask is inherited across exec. A parent spawning us from a
-        // Dispatch or Swift-concurrency thread (e.g. Foundation's Process) passes SIGABRT and
-        // SIGQUIT blocked, and `kill -ABRT` would then sit pending forever. Unblock them here;
-        // threads started later inherit this thread's mask.
-        var set = sigset_t()
-        sigemptyset(&set)
-        for sig in signals { sigaddset(&set, sig) }
-        _ = pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        FatalSignals.install(fatalSignalHandler, previous: previousActions)
     }
 
     /// From now on a fatal signal restores `fd` to `settings` and resets the terminal with
@@ -89,12 +74,7 @@ private nonisolated(unsafe) let storage: UnsafeMutablePointer<FatalCleanup> = {
     p.initialize(to: FatalCleanup())
     return p
 }()
-private nonisolated(unsafe) let previousActions: UnsafeMutablePointer<sigaction> = {
-    let count = 65
-    let p = UnsafeMutablePointer<sigaction>.allocate(capacity: count)
-    p.initialize(repeating: sigaction(), count: count)
-    return p
-}()
+private nonisolated(unsafe) let previousActions = FatalSignals.allocatePrevious()
 
 private func fatalSignalHandler(_ sig: Int32) {
     let tty = terminalFD.exchange(-1, ordering: .acquiringAndReleasing)
@@ -114,8 +94,5 @@ private func fatalSignalHandler(_ sig: Int32) {
             }
         }
     }
-    // Back to what was there before, then deliver the signal again: it is blocked while this
-    // handler runs, so it arrives as soon as we return (or the faulting instruction re-faults).
-    _ = sigaction(sig, previousActions + Int(sig), nil)
-    _ = raise(sig)
+    FatalSignals.chain(sig, previous: previousActions)
 }
