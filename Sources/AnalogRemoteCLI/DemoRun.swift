@@ -137,7 +137,9 @@ struct DemoRun {
         case let (l, r) where l == r: motion = l > 0 ? "forward" : "backward"
         case let (l, r) where l == -r: motion = l > 0 ? "spinning right" : "spinning left"
         case let (l, r) where l + r > 0: motion = l > r ? "forward, turning right" : "forward, turning left"
-        case let (l, r): motion = l < r ? "backward, turning right" : "backward, turning left"
+        // Turning is the heading's rotation, whichever way the robot rolls: clockwise seen from
+        // above (right) when the left wheel runs ahead of the right one (l > r).
+        case let (l, r): motion = l > r ? "backward, turning right" : "backward, turning left"
         }
         let led = { (v: UInt8) in v == 0 ? " ○  " : " ●  " }
         return String(format: "%6.2fs  ", seconds) + command.padded(18) + String(format: " %5d  %5d  ", left, right)

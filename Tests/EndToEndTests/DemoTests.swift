@@ -12,7 +12,8 @@ import Testing
         let changes = lines.filter { $0.contains("  W ") }
         #expect(changes.filter { $0.hasSuffix("forward, turning right") }.count >= 4, "four corners: \(run.stdout)")
         #expect(changes.contains { $0.contains("W 0f ff") && $0.contains("●") }, "the horn (A → LED1) at a corner")
-        #expect(changes.contains { $0.contains("backward") })
+        // The script backs up with a left tilt: heading turns counterclockwise (left).
+        #expect(changes.contains { $0.hasSuffix("backward, turning left") }, "\(run.stdout)")
         #expect(changes.last?.hasSuffix("stopped") == true)
         #expect(lines.contains { $0.hasPrefix("demo: receiver summary packets=") && $0.contains(" bad=0 ") })
         #expect(lines.last == "demo: done — the controller sent neutral on its way out and the board's motors are at 0.")
