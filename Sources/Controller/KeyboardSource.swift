@@ -50,19 +50,15 @@ public final class KeyboardSource: InputSource {
 
     public func read(now: ContinuousClock.Instant) -> [InputEvent] {
         guard !ended else { return [] }
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        let fd = fd
-        let n: Int?
+        let bytes: [UInt8]?
         do {
-            n = try Syscall.nonBlocking("read", subject: name) {
-                buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            }
+            bytes = try Syscall.read(fd, max: 1024, subject: name)
         } catch {
             return lost(error.errno == EIO ? "keyboard: the terminal hung up" : "keyboard: \(error.reason)")
         }
-        guard let n else { return [] }
-        if n == 0 { return lost("keyboard: the terminal hung up") }
-        decoder.feed(buffer[..<n])
+        guard let bytes else { return [] }
+        if bytes.isEmpty { return lost("keyboard: the terminal hung up") }
+        decoder.feed(bytes[...])
         var events: [InputEvent] = []
         var last = model.state
         while let event = decoder.next() {

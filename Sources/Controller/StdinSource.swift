@@ -29,25 +29,21 @@ public final class StdinSource: InputSource {
 
     public func read(now: ContinuousClock.Instant) -> [InputEvent] {
         guard !ended else { return [] }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let fd = fd
-        let n: Int?
+        let bytes: [UInt8]?
         do {
-            n = try Syscall.nonBlocking("read", subject: name) {
-                buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            }
+            bytes = try Syscall.read(fd, max: 4096, subject: name)
         } catch {
             ended = true
             return [.end(.deviceLost("\(name): \(error.reason)"))]
         }
-        guard let n else { return [] }
-        if n == 0 {
+        guard let bytes else { return [] }
+        if bytes.isEmpty {
             splitter.finish()
         } else {
-            splitter.feed(buffer[..<n])
+            splitter.feed(bytes[...])
         }
         var events = lines()
-        if n == 0 {
+        if bytes.isEmpty {
             ended = true
             events.append(.end(.endOfInput))
         }

@@ -85,6 +85,17 @@ public final class DNSServiceLoop: Sendable {
         return try result.get()
     }
 
+    /// Stops a client (an advertiser's or a browser's engine) and deallocates its operations.
+    /// From a handler on the loop thread it is queued to run after that handler; from any other
+    /// thread it returns once done. Idempotent.
+    func stop(client id: UInt64) {
+        if isLoopThread {
+            _ = post { $0.stopClient(id) }
+        } else {
+            _ = try? perform("stop") { core in core.stopClient(id) }
+        }
+    }
+
     /// Runs `body` on the loop thread later; false if the loop has stopped.
     @discardableResult
     func post(_ body: @escaping @Sendable (LoopCore) -> Void) -> Bool {

@@ -49,12 +49,7 @@ public final class SessionAdvertiser: Sendable {
     /// Withdraws the announcement (a goodbye goes out) before returning, unless called from a
     /// handler. Idempotent.
     public func stop() {
-        let id = clientID
-        if loop.isLoopThread {
-            loop.post { $0.stopClient(id) }
-        } else {
-            _ = try? loop.perform("stop") { core in core.stopClient(id) }
-        }
+        loop.stop(client: clientID)
     }
 }
 

@@ -33,12 +33,7 @@ public final class SessionBrowser: Sendable {
 
     /// Stops browsing and deallocates every operation. Idempotent; may be called from a handler.
     public func stop() {
-        let id = clientID
-        if loop.isLoopThread {
-            loop.post { $0.stopClient(id) }
-        } else {
-            _ = try? loop.perform("stop") { core in core.stopClient(id) }
-        }
+        loop.stop(client: clientID)
     }
 }
 

@@ -56,13 +56,6 @@ public final class Descriptor: Sendable {
 
     /// Reads what is there (at most `max` bytes). Empty array = end of file; nil = would block.
     public func read(max: Int = 4096) throws(SystemError) -> [UInt8]? {
-        var buffer = [UInt8](repeating: 0, count: max)
-        let raw = rawValue
-        let n = try Syscall.nonBlocking("read", subject: label) {
-            buffer.withUnsafeMutableBytes { p in Glibc.read(raw, p.baseAddress!, p.count) }
-        }
-        guard let n else { return nil }
-        buffer.removeSubrange(n...)
-        return buffer
+        try Syscall.read(rawValue, max: max, subject: label)
     }
 }

@@ -60,4 +60,16 @@ public enum Syscall {
             throw SystemError(call: name, errno: code, subject: subject)
         }
     }
+
+    /// One `read(2)` of at most `max` bytes from `fd` (owned or not). Empty array = end of
+    /// file; nil = nothing there yet (EAGAIN on a non-blocking descriptor).
+    public static func read(_ fd: Int32, max: Int, subject: String = "") throws(SystemError) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: max)
+        let n = try nonBlocking("read", subject: subject) {
+            buffer.withUnsafeMutableBytes { p in Glibc.read(fd, p.baseAddress, p.count) }
+        }
+        guard let n else { return nil }
+        buffer.removeSubrange(n...)
+        return buffer
+    }
 }

@@ -61,34 +61,10 @@ final class ClassroomReceiver {
     }
 
     /// Datagrams queued on the receiver's socket and dropped by the kernel (dual-stack: udp6).
-    func socketStats() -> (queued: Int, drops: Int)? { Self.socketStats(port: port) }
+    func socketStats() -> (queued: Int, drops: Int)? { UDPQueue.stats(port: port) }
 
     @discardableResult
-    func waitUntilDrained(timeout: Duration = .seconds(10)) -> Bool { Self.waitUntilDrained(port: port, timeout: timeout) }
-
-    static func socketStats(port: UInt16) -> (queued: Int, drops: Int)? {
-        guard let table = try? String(contentsOfFile: "/proc/net/udp6", encoding: .utf8) else { return nil }
-        let wanted = ":" + String(format: "%04X", port)
-        for line in table.split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: " ")
-            guard fields.count >= 13, fields[1].hasSuffix(wanted), fields[1].hasPrefix("00000000000000000000000000000000") else { continue }
-            let queues = fields[4].split(separator: ":")
-            guard queues.count == 2, let rx = Int(queues[1], radix: 16), let drops = Int(fields[fields.count - 1]) else { return nil }
-            return (rx, drops)
-        }
-        return nil
-    }
-
-    /// Waits until the process listening on `port` has read everything queued on its socket.
-    @discardableResult
-    static func waitUntilDrained(port: UInt16, timeout: Duration = .seconds(10)) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let stats = socketStats(port: port), stats.queued == 0 { return true }
-            usleep(500)
-        }
-        return false
-    }
+    func waitUntilDrained(timeout: Duration = .seconds(10)) -> Bool { UDPQueue.waitUntilDrained(port: port, timeout: timeout) }
 
     static func kitMap(left: UInt8 = 0, right: UInt8 = 0, led1: UInt8 = 0, led2: UInt8 = 0) -> [UInt8] {
         var map = [UInt8](repeating: 0, count: mapSize)

@@ -59,7 +59,7 @@ import Testing
         let plain = try ClassroomPeer(port: port)
         try Self.press(plain, times: 3)
         #expect(game.waitForOutput { out, _ in out.split(separator: "\n").count >= 2 + 33 }, "\(game.stdout)")
-        #expect(ClassroomReceiver.waitUntilDrained(port: port), "the game did not read all presses")
+        #expect(UDPQueue.waitUntilDrained(port: port), "the game did not read all presses")
 
         game.signal(SIGINT)
         // Every player gets a final score, with its rank among the 33.

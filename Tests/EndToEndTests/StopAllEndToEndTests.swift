@@ -95,8 +95,10 @@ import Testing
 
     /// A receiver obeys only a stop-all for its own session (`receive --session`, default
     /// AnalogRemote), announced or not.
+    /// (A long failsafe: under load `stop-all` can take longer than 250 ms to start, and the
+    /// robot must still be driving when the test sends its next state.)
     @Test func anotherSessionsStopAllIsRefused() throws {
-        let r = try ClassroomReceiver(["--session", "class-3a"])
+        let r = try ClassroomReceiver(["--session", "class-3a", "--failsafe-ms", "5000"])
         let c = try ClassroomPeer(port: r.port)
         try c.send(.neutral)
         try c.send(Self.forward)

@@ -103,31 +103,12 @@ final class RunningReceiver {
         return out
     }
 
-    /// The kernel's view of the receiver's socket: datagrams queued and dropped (buffer full).
-    /// The receiver binds `[::]` dual-stack, so it is in /proc/net/udp6.
-    func socketStats() -> (queued: Int, drops: Int)? {
-        guard let table = try? String(contentsOfFile: "/proc/net/udp6", encoding: .utf8) else { return nil }
-        let wanted = ":" + String(format: "%04X", port)
-        for line in table.split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: " ")
-            guard fields.count >= 13, fields[1].hasSuffix(wanted), fields[1].hasPrefix("00000000000000000000000000000000") else { continue }
-            let queues = fields[4].split(separator: ":")
-            guard queues.count == 2, let rx = Int(queues[1], radix: 16), let drops = Int(fields[fields.count - 1]) else { return nil }
-            return (rx, drops)
-        }
-        return nil
-    }
+    /// Datagrams queued on the receiver's socket and dropped by the kernel (``UDPQueue``).
+    func socketStats() -> (queued: Int, drops: Int)? { UDPQueue.stats(port: port) }
 
     /// Waits until the receiver has read everything queued on its socket.
     @discardableResult
-    func waitUntilDrained(timeout: Duration = .seconds(10)) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let stats = socketStats(), stats.queued == 0 { return true }
-            usleep(500)
-        }
-        return false
-    }
+    func waitUntilDrained(timeout: Duration = .seconds(10)) -> Bool { UDPQueue.waitUntilDrained(port: port, timeout: timeout) }
 
     /// A 36-byte map with the kit's drive and LED addresses set, everything else 0.
     static func kitMap(left: UInt8 = 0, right: UInt8 = 0, led1: UInt8 = 0, led2: UInt8 = 0) -> [UInt8] {
