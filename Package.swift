@@ -1,10 +1,18 @@
 // swift-tools-version:6.1
 // AnalogRemote: drive a robot board from another machine on the LAN.
 //
-// Layering (see README "Layout"): codec modules use the standard library only; C libraries are
-// `.systemLibrary` targets holding just a module map and a shim; I/O adapters wrap one OS facility
-// each; role modules hold the state machines and the loops that drive them; the executable parses
-// arguments and hands off.
+// The dependency rule (README "Architecture"; checked by Tests/LayoutTests from the import lines of
+// Sources/*/*.swift and the targets below, so a change that breaks it fails the suite):
+//
+//   codecs    RemoteWire BoardProtocol MIDIFraming        import nothing but the standard library
+//   C libs    CDNSSD CALSA CSDL2                          module map + shim only
+//   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad Console
+//             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
+//   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench
+//             value-type state machines plus the loops that drive them; import anything above
+//   the CLI   AnalogRemoteCLI                             parses, validates, hands off; nothing imports it
+//
+// Every dependency below is used by an import, and every import of a package module is declared.
 
 import PackageDescription
 
@@ -18,6 +26,7 @@ let package = Package(
     products: [
         .executable(name: "analog-remote", targets: ["AnalogRemoteCLI"]),
         .library(name: "RemoteWire", targets: ["RemoteWire"]),
+        .library(name: "ControlPlane", targets: ["ControlPlane"]),
         .library(name: "BoardProtocol", targets: ["BoardProtocol"]),
         .library(name: "MIDIFraming", targets: ["MIDIFraming"]),
     ],
@@ -44,51 +53,60 @@ let package = Package(
         .target(name: "SystemIO"),
         .target(name: "SerialTTY", dependencies: ["SystemIO"]),
         .target(name: "ALSAMIDI", dependencies: ["CALSA", "SystemIO"]),
-        .target(name: "Discovery", dependencies: ["CDNSSD", "SystemIO", "Console"]),
-        .target(name: "Gamepad", dependencies: ["CSDL2", "RemoteWire", "SystemIO", "Console", tomlKit]),
-        .target(name: "Console", dependencies: ["SystemIO", logging]),
+        .target(name: "Discovery", dependencies: ["CDNSSD", "Console", "SystemIO"]),
+        .target(name: "Gamepad", dependencies: ["CSDL2", "Console", "RemoteWire", "SystemIO", tomlKit]),
+        .target(name: "Console", dependencies: [logging]),
 
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
-        .target(name: "Classroom", dependencies: ["RemoteWire"]),
+        // The control plane (Protocol.md §7): messages, reliable channel, signing, peers, admission,
+        // rate limit, stop-all guard, the receiver's side as a value type.
+        .target(name: "ControlPlane", dependencies: ["RemoteWire"]),
+        // `analog-remote game`: the button game's host, rounds, scores.
+        .target(name: "Game", dependencies: ["Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", logging]),
+        // `analog-remote stop-all`: the teacher's stop.
+        .target(name: "StopAll", dependencies: ["Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO"]),
+        .target(name: "BoardSimulator", dependencies: ["BoardProtocol", "MIDIFraming", "SerialTTY", "SystemIO"]),
         .target(name: "BoardLink",
-                dependencies: ["BoardProtocol", "MIDIFraming", "SystemIO", "SerialTTY", "ALSAMIDI", "BoardSimulator"]),
-        .target(name: "BoardSimulator",
-                dependencies: ["BoardProtocol", "MIDIFraming", "SystemIO", "SerialTTY"]),
+                dependencies: ["ALSAMIDI", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO"]),
         .target(name: "Receiver",
-                dependencies: ["RemoteWire", "BoardProtocol", "BoardLink", "BoardSimulator", "SystemIO",
-                               "Console", "Discovery", "Classroom", logging, tomlKit]),
+                dependencies: ["BoardLink", "BoardProtocol", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO",
+                               logging, tomlKit]),
         .target(name: "Controller",
-                dependencies: ["RemoteWire", "SystemIO", "SerialTTY", "Console", "Discovery", "Gamepad", "Classroom", logging]),
+                dependencies: ["Console", "ControlPlane", "Discovery", "Game", "Gamepad", "RemoteWire", "SystemIO", logging]),
 
         // MARK: Benchmarks — `analog-remote bench`: the real code paths against floors measured in the same run.
         .target(name: "Bench",
-                dependencies: ["RemoteWire", "BoardProtocol", "BoardLink", "BoardSimulator", "SerialTTY", "SystemIO",
-                               "Console", "Receiver", "Controller", logging]),
+                dependencies: ["BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller", "Receiver", "RemoteWire",
+                               "SerialTTY", "SystemIO", logging]),
 
         // MARK: The one command-line tool — parse, validate, hand off.
         .executableTarget(name: "AnalogRemoteCLI",
-                          dependencies: ["RemoteWire", "SystemIO", "Console", "BoardProtocol", "SerialTTY", "BoardLink", "BoardSimulator",
-                                         "Receiver", "Controller", "Discovery", "Gamepad", "Classroom", "Bench", argumentParser, logging]),
+                          dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller",
+                                         "Discovery", "Game", "Gamepad", "Receiver", "RemoteWire", "SerialTTY", "StopAll", "SystemIO",
+                                         argumentParser, logging]),
 
-        // MARK: Tests (Swift Testing)
-        .target(name: "TestSupport", dependencies: ["SystemIO"], path: "Tests/TestSupport"),
+        // MARK: Tests (Swift Testing) — one target per module, EndToEndTests run the built binary,
+        // LayoutTests check the dependency rule above.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "RemoteWireTests", dependencies: ["RemoteWire", "TestSupport", propertyBased]),
         .testTarget(name: "BoardProtocolTests", dependencies: ["BoardProtocol", "TestSupport", propertyBased]),
         .testTarget(name: "MIDIFramingTests", dependencies: ["MIDIFraming", "TestSupport", propertyBased]),
-        .testTarget(name: "SystemIOTests", dependencies: ["SystemIO", "TestSupport"]),
+        .testTarget(name: "SystemIOTests", dependencies: ["SystemIO"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Console", "Discovery", "SystemIO", "TestSupport", propertyBased]),
+        .testTarget(name: "GamepadTests",
+                    dependencies: ["Console", "Controller", "Gamepad", "RemoteWire", "SystemIO", propertyBased]),
+        .testTarget(name: "ControlPlaneTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "TestSupport", propertyBased]),
+        .testTarget(name: "GameTests", dependencies: ["ControlPlane", "Game", "RemoteWire"]),
         .testTarget(name: "BoardLinkTests",
-                    dependencies: ["BoardLink", "BoardSimulator", "BoardProtocol", "MIDIFraming", "SerialTTY", "SystemIO",
+                    dependencies: ["BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
-                    dependencies: ["Receiver", "RemoteWire", "BoardLink", "SystemIO", "Classroom", "TestSupport", propertyBased]),
+                    dependencies: ["Receiver", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "ControllerTests",
-                    dependencies: ["Controller", "RemoteWire", "SystemIO", "Discovery", "Classroom", "TestSupport", logging, propertyBased]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "SystemIO", "Console", "TestSupport", propertyBased]),
-        .testTarget(name: "GamepadTests",
-                    dependencies: ["Gamepad", "Controller", "RemoteWire", "SystemIO", "Console", "TestSupport", propertyBased]),
-        .testTarget(name: "ClassroomTests", dependencies: ["Classroom", "RemoteWire", "TestSupport"]),
-        .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["RemoteWire", "SystemIO", "TestSupport"]),
+                    dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", "TestSupport",
+                                   logging, propertyBased]),
+        .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
     ]
 )
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Discovery
+import Receiver
 
 struct Advertise: ParsableCommand {
     static let configuration = CommandConfiguration(

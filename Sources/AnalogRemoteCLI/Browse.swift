@@ -1,4 +1,5 @@
 import ArgumentParser
+import Controller
 import Discovery
 
 struct Browse: ParsableCommand {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Console
 import Discovery
 import Logging
-import Receiver
+import Game
 
 struct Game: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,4 @@
-import Classroom
+import ControlPlane
 import Console
 import Discovery
 import Receiver

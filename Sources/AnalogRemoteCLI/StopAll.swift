@@ -1,5 +1,5 @@
 import ArgumentParser
-import Controller
+import StopAll
 import Discovery
 import SystemIO
 

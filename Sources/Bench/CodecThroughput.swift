@@ -1,4 +1,5 @@
 import BoardProtocol
+import ControlPlane
 import RemoteWire
 import Synchronization
 import SystemIO

@@ -1,5 +1,6 @@
-import Classroom
 import Console
+import ControlPlane
+import Game
 import Logging
 import RemoteWire
 import SystemIO

@@ -1,4 +1,4 @@
-import Classroom
+import ControlPlane
 
 /// Log lines about individual sources: a burst of `burst`, then `perSecond` (a ``TokenBucket``).
 /// ``allow(at:)`` returns nil to drop a line, or how many were dropped since the last one allowed.

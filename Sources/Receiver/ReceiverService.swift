@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Console
+import ControlPlane
 import Logging
 import RemoteWire
 import SystemIO

@@ -1,5 +1,3 @@
-import RemoteWire
-
 /// Who may drive (Protocol.md §7.4): `first` and `any` admit every source (ownership then picks
 /// among them); `paired` admits only sources whose hello carried the receiver's pairing code.
 public enum AcceptMode: String, Sendable, CaseIterable {

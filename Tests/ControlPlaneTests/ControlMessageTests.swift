@@ -1,4 +1,6 @@
+import ControlPlane
 import Foundation
+import Game
 import PropertyBased
 import RemoteWire
 import TestSupport

@@ -1,5 +1,3 @@
-import RemoteWire
-
 /// Decides whether a receiver obeys a stop-all (Protocol.md §7.6): right session, time within
 /// 30 s of ours, not older than the last one obeyed (replay), and with a teacher key set, a
 /// valid MAC.

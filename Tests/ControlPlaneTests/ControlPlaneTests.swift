@@ -1,5 +1,4 @@
-import Classroom
-import Receiver
+import ControlPlane
 import RemoteWire
 import Testing
 

@@ -1,5 +1,3 @@
-import RemoteWire
-
 /// The control-message side of one UDP port that many peers talk to (a receiver, the game host),
 /// as a value type: the caller feeds it datagrams and the time and transmits what it returns.
 ///

@@ -1,4 +1,3 @@
-import Classroom
 import RemoteWire
 
 /// The receiver's classroom settings (Protocol.md §7): who may drive, pairing, teacher key.

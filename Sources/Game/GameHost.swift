@@ -1,3 +1,4 @@
+import ControlPlane
 import RemoteWire
 
 /// What `analog-remote game` is asked to host.

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Classroom
+import ControlPlane
 import Console
 import Discovery
 import Logging

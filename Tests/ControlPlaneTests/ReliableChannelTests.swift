@@ -1,3 +1,4 @@
+import ControlPlane
 import RemoteWire
 import TestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Console
+import Discovery
 import SystemIO
 
 /// `analog-remote browse`: polls the browser's mailbox and the signal pipe and prints changes

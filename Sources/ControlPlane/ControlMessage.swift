@@ -1,3 +1,5 @@
+import RemoteWire
+
 /// The payloads of control messages (Protocol.md §7). Strings are UTF-8 with a one-byte length
 /// prefix (`str8`); integers are big-endian.
 public enum ControlMessage: Hashable, Sendable {

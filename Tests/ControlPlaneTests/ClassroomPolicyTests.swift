@@ -1,4 +1,5 @@
-import Classroom
+import ControlPlane
+import Game
 import RemoteWire
 import Testing
 

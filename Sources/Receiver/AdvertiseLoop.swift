@@ -1,4 +1,5 @@
 import Console
+import Discovery
 import SystemIO
 
 /// `analog-remote advertise`: announces one receiver and prints `registered "NAME" …` (the name in
