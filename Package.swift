@@ -107,6 +107,7 @@ let package = Package(
                                    logging, propertyBased]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
+        .testTarget(name: "LayoutTests", dependencies: ["TestSupport"]),
     ]
 )
 

@@ -1,0 +1,155 @@
+import Foundation
+
+/// The dependency rule written at the top of Package.swift, read back and checked against the
+/// targets' `dependencies:` and the `import` lines of every Swift file. Pure: it takes the texts
+/// and returns one line per violation, so the tests can feed it a broken package too.
+struct DependencyRule {
+    enum Tier: String, CaseIterable {
+        case codecs = "codecs"
+        case cLibraries = "C libs"
+        case adapters = "adapters"
+        case roles = "roles"
+        case cli = "the CLI"
+    }
+
+    /// A target as Package.swift declares it.
+    struct Target {
+        var name: String
+        var isTest: Bool
+        /// Module names: local targets by name, products by their `.product(name:)`.
+        var dependencies: Set<String>
+    }
+
+    /// Module → tier, from the comment block at the top of Package.swift.
+    var tiers: [String: Tier] = [:]
+    var targets: [String: Target] = [:]
+
+    /// Reads the tier table and the targets from Package.swift's text.
+    init(package text: String) {
+        var tier: Tier?
+        var inRule = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            guard line.hasPrefix("//") else {
+                if inRule { break }
+                continue
+            }
+            if line.contains("The dependency rule") { inRule = true; continue }
+            guard inRule else { continue }
+            let body = line.dropFirst(2)
+            if let t = Tier.allCases.first(where: { body.hasPrefix("   \($0.rawValue) ") }) {
+                tier = t
+            } else if !body.hasPrefix("             ") {
+                tier = nil
+            }
+            guard let tier else { continue }
+            // Module names are the capitalised words before the first lower-case word that is not a tier name.
+            let words = body.split(separator: " ").map(String.init)
+            let skip = Set(tier.rawValue.split(separator: " ").map(String.init))
+            for word in words where !skip.contains(word) {
+                guard let first = word.unicodeScalars.first, first.properties.isUppercase,
+                      word.allSatisfy({ $0.isLetter || $0.isNumber }) else { break }
+                tiers[word] = tier
+            }
+        }
+
+        // `let logging: Target.Dependency = .product(name: "Logging", …)`
+        var products: [String: String] = [:]
+        for line in text.split(separator: "\n") where line.contains("Target.Dependency = .product(name:") {
+            let parts = line.split(separator: " ")
+            guard parts.count > 2, parts[0] == "let" else { continue }
+            let variable = String(parts[1].dropLast())
+            if let name = Self.quoted(in: line.split(separator: "name:", maxSplits: 1).last ?? "").first {
+                products[variable] = name
+            }
+        }
+
+        // `.target(name: "X", dependencies: ["A", logging])`, up to the next target.
+        let kinds = [".target(name:", ".executableTarget(name:", ".testTarget(name:", ".systemLibrary(name:"]
+        var chunks: [(kind: String, text: Substring)] = []
+        var rest = Substring(text)
+        while let next = kinds.compactMap({ k in rest.range(of: k).map { (k, $0) } }).min(by: { $0.1.lowerBound < $1.1.lowerBound }) {
+            let after = rest[next.1.upperBound...]
+            let end = kinds.compactMap { after.range(of: $0)?.lowerBound }.min() ?? after.endIndex
+            chunks.append((next.0, after[..<end]))
+            rest = after[end...]
+        }
+        for chunk in chunks {
+            guard let name = Self.quoted(in: chunk.text).first else { continue }
+            var dependencies = Set<String>()
+            if let deps = chunk.text.range(of: "dependencies:"),
+               let close = chunk.text[deps.upperBound...].firstIndex(of: "]") {
+                let list = chunk.text[deps.upperBound..<close]
+                dependencies.formUnion(Self.quoted(in: list))
+                for item in list.split(whereSeparator: { ",[ \n".contains($0) }) {
+                    if let product = products[String(item)] { dependencies.insert(product) }
+                }
+            }
+            // Test targets, and libraries that live under Tests/ (TestSupport), are in no tier.
+            let isTest = chunk.kind == ".testTarget(name:" || chunk.text.contains("path: \"Tests/")
+            targets[name] = Target(name: name, isTest: isTest, dependencies: dependencies)
+        }
+    }
+
+    /// The modules a Swift file imports (`import X`, `@testable import X`, `public import X`, …),
+    /// inside `#if` blocks too; only lines that start in the first column (an indented `import`
+    /// is text in a string literal).
+    static func imports(of source: String) -> Set<String> {
+        var found = Set<String>()
+        for line in source.split(separator: "\n") where !(line.first?.isWhitespace ?? true) {
+            var words = line.split(separator: " ").map(String.init)
+            while let first = words.first, first.hasPrefix("@") || ["public", "package", "internal", "private", "fileprivate"].contains(first) {
+                words.removeFirst()
+            }
+            guard words.count >= 2, words[0] == "import" else { continue }
+            let module = words.count >= 3 && ["struct", "class", "enum", "func", "protocol", "typealias", "var", "let"].contains(words[1])
+                ? words[2] : words[1]
+            found.insert(String(module.prefix { $0 != "." }))
+        }
+        return found
+    }
+
+    /// One line per violation: `files` maps a target name to the texts of its Swift files.
+    func violations(files: [String: [String]]) -> [String] {
+        var out: [String] = []
+        let known = Set(targets.keys).union(targets.values.flatMap(\.dependencies))
+        for (name, target) in targets.sorted(by: { $0.key < $1.key }) {
+            let imported = (files[name] ?? []).reduce(into: Set<String>()) { $0.formUnion(Self.imports(of: $1)) }
+            let packageImports = imported.intersection(known).subtracting([name])
+            for dead in target.dependencies.subtracting(packageImports).sorted() {
+                out.append("\(name) depends on \(dead) in Package.swift, but no file of \(name) imports it (a dead edge)")
+            }
+            for undeclared in packageImports.subtracting(target.dependencies).sorted() {
+                out.append("\(name) imports \(undeclared), which is not among its dependencies in Package.swift")
+            }
+            if let cli = tiers.first(where: { $0.value == .cli })?.key, imported.contains(cli) || target.dependencies.contains(cli) {
+                out.append("\(name) imports the executable \(cli) (nothing may)")
+            }
+            guard !target.isTest else { continue }
+            guard let tier = tiers[name] else {
+                out.append("\(name) is in no tier of the dependency rule at the top of Package.swift")
+                continue
+            }
+            switch tier {
+            case .codecs:
+                for module in imported.sorted() {
+                    out.append("\(name) is a codec and imports \(module) (codecs use the standard library only)")
+                }
+            case .adapters:
+                for module in imported.sorted() where tiers[module] == .roles || tiers[module] == .cli {
+                    out.append("\(name) is an adapter and imports the \(tiers[module] == .roles ? "role" : "CLI") \(module)")
+                }
+            case .cLibraries, .roles, .cli:
+                break
+            }
+        }
+        for (module, _) in tiers.sorted(by: { $0.key < $1.key }) where targets[module] == nil {
+            out.append("\(module) is named in the dependency rule but is no target in Package.swift")
+        }
+        return out
+    }
+
+    private static func quoted(in text: some StringProtocol) -> [String] {
+        text.split(separator: "\"", omittingEmptySubsequences: false).enumerated()
+            .filter { $0.offset % 2 == 1 }.map { String($0.element) }
+    }
+}

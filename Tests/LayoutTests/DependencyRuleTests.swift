@@ -1,0 +1,130 @@
+import Foundation
+import TestSupport
+import Testing
+
+@Suite struct DependencyRuleTests {
+    static func packageText() throws -> String {
+        try String(contentsOf: Paths.repositoryFile("Package.swift"), encoding: .utf8)
+    }
+
+    /// Target name → the texts of its Swift files (Sources/NAME and Tests/NAME, every level).
+    static func files() throws -> [String: [String]] {
+        var out: [String: [String]] = [:]
+        let fm = FileManager.default
+        for top in ["Sources", "Tests"] {
+            let root = Paths.repositoryFile(top)
+            for name in try fm.contentsOfDirectory(atPath: root.path) {
+                let dir = root.appendingPathComponent(name)
+                guard let walk = fm.enumerator(atPath: dir.path) else { continue }
+                var texts: [String] = []
+                for case let path as String in walk where path.hasSuffix(".swift") {
+                    texts.append(try String(contentsOf: dir.appendingPathComponent(path), encoding: .utf8))
+                }
+                out[name, default: []] += texts
+            }
+        }
+        return out
+    }
+
+    @Test func theRepositoryKeepsTheRuleWrittenAtTheTopOfPackageSwift() throws {
+        let rule = DependencyRule(package: try Self.packageText())
+        let violations = rule.violations(files: try Self.files())
+        #expect(violations.isEmpty, "\(violations.count) violations:\n\(violations.joined(separator: "\n"))")
+    }
+
+    @Test func theRuleNamesEveryModuleUnderSourcesInOneTier() throws {
+        let rule = DependencyRule(package: try Self.packageText())
+        let modules = try FileManager.default.contentsOfDirectory(atPath: Paths.repositoryFile("Sources").path)
+        #expect(Set(modules) == Set(rule.tiers.keys), "Sources/ vs the rule's tiers")
+        #expect(rule.tiers["RemoteWire"] == .codecs)
+        #expect(rule.tiers["Discovery"] == .adapters)
+        #expect(rule.tiers["ControlPlane"] == .roles)
+        #expect(rule.tiers["AnalogRemoteCLI"] == .cli)
+    }
+
+    // The checker itself, on a small package that breaks each part of the rule.
+
+    static let fixture = """
+        // The dependency rule:
+        //
+        //   codecs    Wire                                 import nothing but the standard library
+        //   C libs    CThing                               module map + shim only
+        //   adapters  Net Console
+        //             one OS facility each; never a role
+        //   roles     Player
+        //             state machines
+        //   the CLI   Tool                                 nothing imports it
+
+        import PackageDescription
+        let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+        let package = Package(targets: [
+            .target(name: "Wire"),
+            .systemLibrary(name: "CThing"),
+            .target(name: "Net", dependencies: ["CThing", "Wire"]),
+            .target(name: "Console", dependencies: [logging]),
+            .target(name: "Player", dependencies: ["Net", "Wire"]),
+            .executableTarget(name: "Tool", dependencies: ["Player", "Console", logging]),
+            .testTarget(name: "PlayerTests", dependencies: ["Player"]),
+        ])
+        """
+
+    static let clean: [String: [String]] = [
+        "Wire": ["struct Packet {}"],
+        "Net": ["#if canImport(Glibc)\nimport Glibc\n#endif\nimport CThing\nimport Wire\n"],
+        "Console": ["public import Logging\n"],
+        "Player": ["import Net\nimport Wire\nimport Foundation\n"],
+        "Tool": ["import Player\nimport Console\nimport Logging\n"],
+        "PlayerTests": ["@testable import Player\nimport Testing\n"],
+    ]
+
+    @Test func aPackageThatFollowsTheRuleHasNoViolations() {
+        let rule = DependencyRule(package: Self.fixture)
+        #expect(rule.tiers == ["Wire": .codecs, "CThing": .cLibraries, "Net": .adapters, "Console": .adapters,
+                               "Player": .roles, "Tool": .cli])
+        #expect(rule.targets["Console"]?.dependencies == ["Logging"])
+        #expect(rule.targets["Tool"]?.dependencies == ["Player", "Console", "Logging"])
+        #expect(rule.violations(files: Self.clean) == [])
+    }
+
+    @Test func aCodecThatImportsAnythingIsAViolation() {
+        var files = Self.clean
+        files["Wire"] = ["#if canImport(Glibc)\nimport Glibc\n#endif\nstruct Packet {}"]
+        #expect(DependencyRule(package: Self.fixture).violations(files: files)
+                == ["Wire is a codec and imports Glibc (codecs use the standard library only)"])
+    }
+
+    @Test func anAdapterThatImportsARoleIsAViolation() {
+        let package = Self.fixture.replacingOccurrences(of: #"["CThing", "Wire"]"#, with: #"["CThing", "Player", "Wire"]"#)
+        var files = Self.clean
+        files["Net"] = ["import CThing\nimport Player\nimport Wire\n"]
+        #expect(DependencyRule(package: package).violations(files: files) == ["Net is an adapter and imports the role Player"])
+    }
+
+    @Test func importingTheExecutableIsAViolation() {
+        let package = Self.fixture.replacingOccurrences(of: #""PlayerTests", dependencies: ["Player"]"#,
+                                                        with: #""PlayerTests", dependencies: ["Player", "Tool"]"#)
+        var files = Self.clean
+        files["PlayerTests"] = ["@testable import Player\n@testable import Tool\n"]
+        #expect(DependencyRule(package: package).violations(files: files) == ["PlayerTests imports the executable Tool (nothing may)"])
+    }
+
+    @Test func aDependencyNoFileImportsIsADeadEdge() {
+        let package = Self.fixture.replacingOccurrences(of: #"["Net", "Wire"]"#, with: #"["Console", "Net", "Wire"]"#)
+        #expect(DependencyRule(package: package).violations(files: Self.clean)
+                == ["Player depends on Console in Package.swift, but no file of Player imports it (a dead edge)"])
+    }
+
+    @Test func anImportMissingFromPackageSwiftIsAViolation() {
+        var files = Self.clean
+        files["Player"] = ["import Net\nimport Wire\nimport Logging\n"]
+        #expect(DependencyRule(package: Self.fixture).violations(files: files)
+                == ["Player imports Logging, which is not among its dependencies in Package.swift"])
+    }
+
+    @Test func aModuleInNoTierIsAViolation() {
+        let package = Self.fixture.replacingOccurrences(of: #"    .systemLibrary(name: "CThing"),"#,
+                                                        with: "    .systemLibrary(name: \"CThing\"),\n    .target(name: \"Extra\"),")
+        #expect(DependencyRule(package: package).violations(files: Self.clean)
+                == ["Extra is in no tier of the dependency rule at the top of Package.swift"])
+    }
+}
