@@ -48,7 +48,7 @@ public struct AdvertiseLoop {
                         status.update("announced as \"\(inUse)\" in session \"\(session)\"", force: true)
                     case .responderLost(let retry):
                         status.clear()
-                        StandardOutput.write(BrowseListing.line(for: .discoveryPaused(retryIn: retry)) + "\n")
+                        StandardOutput.write(BrowseListing.responderLost(retryIn: retry) + "\n")
                     case .failed(let error):
                         throw error.userFacing()
                     }
