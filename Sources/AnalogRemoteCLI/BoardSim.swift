@@ -5,8 +5,11 @@ import ArgumentParser
 import BoardProtocol
 import BoardSimulator
 import Console
+import Foundation
 import SerialTTY
 import SystemIO
+
+extension BoardProfileKind: ExpressibleByArgument {}
 
 struct BoardSim: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,8 +17,13 @@ struct BoardSim: ParsableCommand {
         abstract: "Run a simulated programland board on a pseudo-terminal.",
         discussion: """
         The board answers byte for byte as the kit's firmware does (echo, replies, the ">" prompt, \
-        its quirks), with a 36-byte memory map: motors at 0x22/0x23 (signed, left mirrored), \
-        LEDs at 0x0f/0x10, buzzer at 0x09/0x0a. Connect with --board serial:PATH (or \
+        its quirks). --firmware stock (the default) is the kit's published firmware: a 34-byte \
+        map (0x00–0x21), no motors; LEDs at 0x0f/0x10, buzzer at 0x09/0x0a, VAR1–VAR8 at \
+        0x12–0x19. --firmware motors adds signed motor bytes at 0x22/0x23 (left mirrored; a \
+        36-byte map). Like a new board, its EEPROM is erased: it boots with 0xff in the LEDs, \
+        buzzer and variables until a host writes them. Its loop draws a new random byte, counts \
+        the timer in seconds and reads the switch and sensors again all the time; the buzzer \
+        sounds only when a write touches 0x09 or 0x0a. Connect with --board serial:PATH (or \
         midi-serial:PATH with --midi). It runs until SIGINT/SIGTERM, then removes its --link.
 
         stdout, each line flushed at once:
@@ -24,11 +32,14 @@ struct BoardSim: ParsableCommand {
             without its terminator; other than printable ASCII: \\r \\n \\t \\0 \\\\ \\xNN
           "map HEX" (--trace): after each command that changed the memory map,
             the whole map, two lowercase hex digits per byte from address 0
-            (72 digits for 36 bytes)
+            (68 digits for the stock firmware's 34 bytes, 72 for motors)
           "overlap" (--trace): a host sent a command before the last prompt
         Parsers should ignore lines they do not know.
 
-        On a terminal, stderr shows the board live (motor bars, LEDs, buzzer) unless --quiet.
+        On a terminal, stderr shows what a person would see and hear on the board, live, unless \
+        --quiet: the LEDs' brightness, the buzzer's note while it sounds, and the wheel speeds \
+        the map holds (forward positive: the motor bytes with the left one un-mirrored, or, on \
+        the stock firmware, VAR1/VAR2 as the stock mapping writes them).
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -45,22 +56,35 @@ struct BoardSim: ParsableCommand {
     @Flag(help: "Print each command line (cmd …) and the memory map after each change (map …) on stdout.")
     var trace = false
 
-    @Option(help: ArgumentHelp("Bytes in the memory map (34 = the published firmware, without motors).", valueName: "bytes"))
-    var mapSize = 36
+    @Option(help: ArgumentHelp("The firmware: `stock` = the kit's published firmware (34-byte map, no motors); `motors` = with motor bytes at 0x22/0x23 (36 bytes).",
+                               valueName: "stock|motors"))
+    var firmware: BoardProfileKind = .stock
+
+    @Option(help: ArgumentHelp("A faulty board, for tests: acknowledge writes to these addresses (e.g. 0x23,0x10) and drop them.",
+                               valueName: "addresses"))
+    var dropWrites: String?
 
     func validate() throws {
         if let baud, baud <= 0 || baud > 4_000_000 {
             throw ValidationError("--baud \(baud): use a speed between 1 and 4000000, e.g. 9600")
         }
-        if let problem = profile.problem {
-            throw ValidationError("--map-size \(mapSize): \(problem)")
-        }
+        _ = try droppedAddresses()
     }
 
-    var profile: MemoryMapProfile {
-        if mapSize >= 36 { return MemoryMapProfile(size: mapSize) }
-        // A map without room for motors: keep them out of the way of the check (the board drops them).
-        return MemoryMapProfile(size: mapSize, motorLeft: UInt8(max(0, mapSize - 2)), motorRight: UInt8(max(0, mapSize - 1)))
+    var profile: MemoryMapProfile { firmware.profile }
+
+    func droppedAddresses() throws -> Set<UInt8> {
+        guard let dropWrites else { return [] }
+        var out: Set<UInt8> = []
+        for part in dropWrites.split(separator: ",") {
+            let text = part.trimmingCharacters(in: .whitespaces).lowercased()
+            let value = text.hasPrefix("0x") ? UInt8(text.dropFirst(2), radix: 16) : UInt8(text)
+            guard let value else {
+                throw ValidationError("--drop-writes \(dropWrites): give addresses like 0x23 or 35, separated by commas")
+            }
+            out.insert(value)
+        }
+        return out
     }
 
     func run() throws {
@@ -74,6 +98,7 @@ struct BoardSim: ParsableCommand {
             }
             var options = PseudoTerminalBoard.Options()
             options.profile = profile
+            options.dropWrites = (try? droppedAddresses()) ?? []
             options.framing = midi ? .midi : .text
             options.timing = baud.map(WireTiming.init(baud:))
             options.linkPath = link
@@ -112,31 +137,49 @@ struct BoardSim: ParsableCommand {
         }
     }
 
-    /// `L [######|      ]  -64  R [      |######]  +64  LED1 100  LED2 200  buzzer C4 160 ms  lines 12`
+    /// What a person sees on the board:
+    /// `stock  LED1 ●●●○ 128  LED2 ○○○○   0  buzzer A4 440 Hz  wheels L [###|   ] +64 R [   |   ]  +0  lines 12`
     static func statusText(_ board: SimulatedBoard, path: String, overlaps: Int) -> String {
-        var parts: [String] = []
-        if let (left, right) = board.motors {
-            func pad(_ v: Int8) -> String { let s = v > 0 ? "+\(v)" : "\(v)"; return String(repeating: " ", count: max(0, 4 - s.count)) + s }
-            parts.append("L \(StatusLine.bar(Double(left) / 127, width: 13)) \(pad(left))")
-            parts.append("R \(StatusLine.bar(Double(right) / 127, width: 13)) \(pad(right))")
-        }
         let p = board.profile
-        parts.append("LED1 \(board.value(at: p.led1) ?? 0)")
-        parts.append("LED2 \(board.value(at: p.led2) ?? 0)")
-        parts.append("buzzer \(buzzerText(tone: board.value(at: p.buzzerTone) ?? 0, time: board.value(at: p.buzzerTime) ?? 0))")
+        var parts: [String] = [p.name]
+        parts.append("LED1 \(ledText(board.value(at: p.led1) ?? 0))")
+        parts.append("LED2 \(ledText(board.value(at: p.led2) ?? 0))")
+        parts.append("buzzer \(board.isBuzzing ? noteText(board.buzzer.tone) : "off")")
+        if let (left, right) = wheels(board) {
+            func pad(_ v: Int) -> String { let s = v > 0 ? "+\(v)" : "\(v)"; return String(repeating: " ", count: max(0, 4 - s.count)) + s }
+            parts.append("wheels L \(StatusLine.bar(Double(left) / 127, width: 9)) \(pad(left)) R \(StatusLine.bar(Double(right) / 127, width: 9)) \(pad(right))")
+        }
         parts.append("lines \(board.linesTaken)")
         if overlaps > 0 { parts.append("OVERLAPS \(overlaps)") }
         parts.append(path)
         return parts.joined(separator: "  ")
     }
 
-    /// Tone 1…37 is C3…C6 (the firmware's tone table); the time is × 16 ms.
-    static func buzzerText(tone: UInt8, time: UInt8) -> String {
-        guard tone > 0 else { return "off" }
-        guard tone <= 37 else { return "tone \(tone)?" }
+    /// The logical wheel speeds the map holds (forward positive): the motor bytes (the left one
+    /// mirrored back) on the motors firmware, VAR1/VAR2 on the stock firmware (as the stock
+    /// mapping writes them). nil while they still hold the erased EEPROM's 0xff.
+    static func wheels(_ board: SimulatedBoard) -> (Int, Int)? {
+        if let (left, right) = board.motors { return (-Int(left), Int(right)) }
+        let v = MemoryMapProfile.Address.variable1
+        guard let l = board.value(at: v), let r = board.value(at: v + 1) else { return nil }
+        return (Int(Int8(bitPattern: l)), Int(Int8(bitPattern: r)))
+    }
+
+    /// Brightness as four dots and the value: `●●○○ 128`.
+    static func ledText(_ value: UInt8) -> String {
+        let lit = (Int(value) + 63) / 64
+        let number = String(value)
+        return String(repeating: "●", count: lit) + String(repeating: "○", count: 4 - lit)
+            + " " + String(repeating: " ", count: 3 - number.count) + number
+    }
+
+    /// Tone 1…37 is C3…C6 (the firmware's tone table): `A4 440 Hz`.
+    static func noteText(_ tone: UInt8) -> String {
+        guard (1...37).contains(tone) else { return "off" }
         let names = ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"]
         let n = Int(tone) - 1
-        return "\(names[n % 12])\(3 + n / 12) \(Int(time) * 16) ms"
+        let hertz = 130.81 * pow(2, Double(n) / 12)
+        return "\(names[n % 12])\(3 + n / 12) \(Int(hertz.rounded())) Hz"
     }
 }
 

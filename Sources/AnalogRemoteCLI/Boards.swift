@@ -10,22 +10,18 @@ struct Boards: ParsableCommand {
         discussion: """
         Lists /dev/ttyACM* and /dev/ttyUSB* with their USB vendor:product ids and names from sysfs, \
         and ALSA rawmidi devices, each as the --board spec that opens it. With --probe SPEC, opens \
-        that board instead and reads its memory map once (exit 3 if it cannot be opened or does not answer).
+        that board instead, probes it (one `R 00 55`, the same read the receiver makes at every \
+        connect) and prints what it is: \
+        `SPEC: profile stock · firmware product 1 version 1 · memory map 34 bytes (0x00–0x21), no motor bytes`. \
+        Exit 3 if it cannot be opened or does not answer, 1 if it answers something else than a memory map.
         """)
 
-    @Option(help: ArgumentHelp("Open this board (sim, serial:PATH[@baud], midi:hw:C,D,S, midi-serial:PATH[@baud]) and read its memory map.", valueName: "spec"))
+    @Option(help: ArgumentHelp("Open this board (sim, sim:stock, serial:PATH[@baud], midi:hw:C,D,S, midi-serial:PATH[@baud]) and say what it is: profile, firmware id/version, map size.", valueName: "spec"))
     var probe: String?
-
-    @Option(help: ArgumentHelp("Bytes to read with --probe.", valueName: "bytes"))
-    var mapSize = 36
-
-    func validate() throws {
-        guard (1...255).contains(mapSize) else { throw ValidationError("--map-size \(mapSize): use 1…255") }
-    }
 
     func run() throws {
         try runReporting {
-            if let probe { return try Self.probe(probe, size: mapSize) }
+            if let probe { return try Self.probe(probe) }
             let candidates = BoardCandidates.list()
             if candidates.isEmpty {
                 print("no boards found")
@@ -40,13 +36,13 @@ struct Boards: ParsableCommand {
         }
     }
 
-    static func probe(_ text: String, size: Int) throws -> ExitStatus {
+    static func probe(_ text: String) throws -> ExitStatus {
         do {
             let spec = try BoardSpec(text)
             let client = try BoardClient(spec: spec)
             defer { client.close() }
-            let map = try client.read(address: 0, count: UInt8(size))
-            print("\(spec.device): answered; memory map \(ByteText.hex(map))")
+            let identity = try client.probe()
+            print("\(spec.device): \(identity)")
             return .success
         } catch {
             switch error.kind {

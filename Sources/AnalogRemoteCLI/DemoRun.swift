@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BoardProtocol
 import Console
 import Foundation
 import RemoteWire
@@ -11,6 +12,8 @@ import SystemIO
 /// (/proc/self/exe), so the demo exercises exactly what a user runs by hand.
 struct DemoRun {
     let speed: Double
+    /// The simulated board's firmware: the kit's published one (stock) unless asked otherwise.
+    var firmware: BoardProfileKind = .stock
 
     /// The square the controller plays (the same as examples/drive-square.script, which a test
     /// keeps equal to this).
@@ -65,7 +68,8 @@ struct DemoRun {
         // The demo itself outlives Ctrl-C long enough to stop its children in order.
         let signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
 
-        let board = try Child(executable, ["board-sim", "--trace", "--quiet", "--link", link], name: "board-sim")
+        let board = try Child(executable, ["board-sim", "--trace", "--quiet", "--firmware", firmware.rawValue, "--link", link],
+                              name: "board-sim")
         defer { board.stop() }
         guard board.waitForLine(where: { $0.hasPrefix("/") }) != nil else {
             throw UserFacingError("demo: board-sim did not start: \(board.errors)", status: .failure)
@@ -77,11 +81,12 @@ struct DemoRun {
               let port = UInt16(portLine.dropFirst("receiving on udp port ".count)) else {
             throw UserFacingError("demo: the receiver did not start: \(receiver.errors)", status: .failure)
         }
-        print("demo: simulated board on \(link)")
+        let size = firmware.profile.size
+        print("demo: simulated board on \(link), \(firmware == .stock ? "the kit's published firmware (34-byte map, no motors): the drive shows on LED1 (left wheel) and LED2 (right wheel), the horn on the buzzer" : "the motors firmware (36-byte map, motors at 0x22/0x23)")")
         print("demo: receiver on udp port \(port), driving it over serial:\(link)")
         print("demo: controller playing a square (\(String(format: "%.1f", 12.5 / speed)) s): forward, full lock right with the horn (A) at the corners, back up, B")
         print("")
-        print("   time  " + "board received".padded(18) + "  left  right  LED1 LED2  robot")
+        print("   time  " + "board received".padded(18) + "  left  right  LED1 LED2  horn  robot")
         let controller = try Child(executable, ["control", "--quiet", "--peer", "127.0.0.1:\(port)",
                                                 "--input", "script:\(scriptFile.path)"], name: "control")
         defer { controller.stop() }
@@ -95,9 +100,10 @@ struct DemoRun {
             for line in board.lines(from: shown) {
                 shown += 1
                 if line.hasPrefix("cmd ") { lastCommand = String(line.dropFirst(4)) }
-                if line.hasPrefix("map "), let map = Hex.bytes(line.dropFirst(4)), map.count >= 0x24 {
+                // Only the receiver's writes are shown: the probe and read-backs (R) change nothing.
+                if line.hasPrefix("map "), let map = Hex.bytes(line.dropFirst(4)), map.count == size {
                     lastMap = map
-                    print(Self.describe(map, command: lastCommand, at: ContinuousClock.now - start))
+                    print(Self.describe(map, firmware: firmware, command: lastCommand, at: ContinuousClock.now - start))
                 }
             }
             if signals.signal != nil && !interrupted {
@@ -105,7 +111,7 @@ struct DemoRun {
                 print("demo: interrupted — stopping the controller (it sends neutral), then the receiver")
                 controller.stop()
             }
-            if !controller.isRunning, let map = lastMap, map[0x22] == 0, map[0x23] == 0 { break }
+            if !controller.isRunning, let map = lastMap, Self.isStopped(map, firmware: firmware) { break }
             if !controller.isRunning, ContinuousClock.now - start > .seconds(20 / speed + 5) { break }
             board.waitForOutput(after: shown, timeout: .milliseconds(200))
         }
@@ -114,22 +120,38 @@ struct DemoRun {
         let summary = receiver.output.split(separator: "\n").last { $0.hasPrefix("summary ") }
         print("")
         if let summary { print("demo: receiver \(summary)") }
-        guard let map = lastMap, map[0x22] == 0, map[0x23] == 0 else {
-            throw UserFacingError("demo: the board's motors did not stop (last map \(lastMap.map { Hex.string($0) } ?? "none"))", status: .failure)
+        guard let map = lastMap, Self.isStopped(map, firmware: firmware) else {
+            throw UserFacingError("demo: the board's drive did not stop (last map \(lastMap.map { Hex.string($0) } ?? "none"))", status: .failure)
         }
         if interrupted { return .success }
         guard controllerStatus == 0 else {
             throw UserFacingError("demo: the controller failed (exit \(controllerStatus)): \(controller.errors)", status: .failure)
         }
-        print("demo: done — the controller sent neutral on its way out and the board's motors are at 0.")
+        print(firmware == .stock
+              ? "demo: done — the controller sent neutral on its way out and the board's drive is at 0 (LEDs off, VAR1–VAR3 0)."
+              : "demo: done — the controller sent neutral on its way out and the board's motors are at 0.")
         return .success
     }
 
-    /// One line per board change: the command, the wheels in forward terms (the kit mirrors
-    /// the left motor: 0xC0 on the left is forward), the LEDs, and what the robot does.
-    static func describe(_ map: [UInt8], command: String, at elapsed: Duration) -> String {
-        let left = -Int(Int8(bitPattern: map[0x22]))
-        let right = Int(Int8(bitPattern: map[0x23]))
+    /// The logical wheel speeds in `map` (forward positive): the motor bytes, the left one
+    /// mirrored back (0xC0 on the left is forward), or on the stock firmware VAR1/VAR2.
+    static func wheels(_ map: [UInt8], firmware: BoardProfileKind) -> (left: Int, right: Int) {
+        switch firmware {
+        case .motors: (-Int(Int8(bitPattern: map[0x22])), Int(Int8(bitPattern: map[0x23])))
+        case .stock: (Int(Int8(bitPattern: map[0x12])), Int(Int8(bitPattern: map[0x13])))
+        }
+    }
+
+    /// The drive is at rest: both wheels 0 (and on the stock firmware both LEDs off).
+    static func isStopped(_ map: [UInt8], firmware: BoardProfileKind) -> Bool {
+        let (l, r) = wheels(map, firmware: firmware)
+        return l == 0 && r == 0 && (firmware == .motors || (map[0x0F] == 0 && map[0x10] == 0))
+    }
+
+    /// One line per board change: the command, the wheels in forward terms, the LEDs as a
+    /// person sees them (brightness in four steps), the horn, and what the robot does.
+    static func describe(_ map: [UInt8], firmware: BoardProfileKind, command: String, at elapsed: Duration) -> String {
+        let (left, right) = wheels(map, firmware: firmware)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let motion: String
         switch (left, right) {
@@ -141,9 +163,10 @@ struct DemoRun {
         // above (right) when the left wheel runs ahead of the right one (l > r).
         case let (l, r): motion = l > r ? "backward, turning right" : "backward, turning left"
         }
-        let led = { (v: UInt8) in v == 0 ? " ○  " : " ●  " }
+        let led = { (v: UInt8) in String(BoardSim.ledText(v).prefix(4)) }
+        let horn = (1...37).contains(map[0x09]) ? " ♪  " : "    "
         return String(format: "%6.2fs  ", seconds) + command.padded(18) + String(format: " %5d  %5d  ", left, right)
-            + led(map[0x0F]) + " " + led(map[0x10]) + " " + motion
+            + led(map[0x0F]) + " " + led(map[0x10]) + "  " + horn + "  " + motion
     }
 }
 

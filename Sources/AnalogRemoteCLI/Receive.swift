@@ -1,4 +1,5 @@
 import ArgumentParser
+import BoardProtocol
 import Console
 import Discovery
 import Logging
@@ -14,13 +15,20 @@ struct Receive: ParsableCommand {
             One controller drives at a time (--accept). If the driving controller is silent for \
             --failsafe-ms the motors stop, and they run again only after a resting state (no \
             forward/backward, tilt inside the deadzone). On SIGINT/SIGTERM the board is left at \
-            rest (motors 0) and a last stdout line gives the counters: \
+            rest (its safe state: LEDs and buzzer off, motors 0, the drive's variables 0) and a \
+            last stdout line gives the counters: \
             `summary packets=… state=… bad=… ignored=… control=… held=… applied=… writes=… failsafes=… sources=… evicted=… limited=…`.
 
             The receiver announces itself with DNS-SD (session --session, name --name, its \
             failsafe and expected rate in the TXT record), so `control --session ID` finds it. \
             That needs avahi-daemon: without one it exits 5 before touching the board, unless \
             --no-advertise. If the daemon dies later it keeps driving and announces again.
+
+            The board is probed at every connect (one `R 00 55`): its profile (--profile auto: \
+            a 34-byte map is the stock firmware, 36 bytes or more the motors firmware), firmware \
+            id/version and map size are logged at start and shown in the status line. A mapping \
+            that writes an address the board lacks is refused with one line and exit 2; the \
+            first write of each address is read back, and a board that drops it is refused too.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -43,11 +51,15 @@ struct Receive: ParsableCommand {
     @Option(help: "Stop the motors when the driving controller is silent this long (50…5000 ms).")
     var failsafeMs: Int = 250
 
-    @Option(help: ArgumentHelp("Mapping file (.toml or .json) from states to memory-map values; default: the kit profile (see examples/kit-map.toml).",
+    @Option(help: ArgumentHelp("Mapping file (.toml or .json) from states to memory-map values; default: the profile's own mapping (examples/stock-map.toml, examples/motors-map.toml document both).",
                                valueName: "file"))
     var map: String?
 
-    @Option(help: ArgumentHelp("The board: `sim` (the built-in simulated board), `serial:/dev/ttyACM0[@115200]`, `midi:hw:1,0,0` (ALSA rawmidi) or `midi-serial:PATH[@baud]`. `analog-remote boards` lists what is attached.",
+    @Option(help: ArgumentHelp("The board's profile: `auto` = probe the board and take what it runs (34-byte map: stock; 36 bytes or more: motors); `stock` = the kit's published firmware (no motors: the drive shows on the LEDs and in VAR1–VAR3); `motors` = the firmware with motor bytes at 0x22/0x23. A board that lacks an address the mapping writes is refused (exit 2).",
+                               valueName: "auto|stock|motors"))
+    var profile: ProfileChoice = .auto
+
+    @Option(help: ArgumentHelp("The board: `sim` (the built-in simulated board with the motors firmware; `sim:stock` for the published firmware), `serial:/dev/ttyACM0[@115200]`, `midi:hw:1,0,0` (ALSA rawmidi) or `midi-serial:PATH[@baud]`. `analog-remote boards` lists what is attached.",
                                valueName: "spec"))
     var board: String = "sim"
 
@@ -80,15 +92,20 @@ struct Receive: ParsableCommand {
                 throw UserFacingError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds",
                                       status: .badConfiguration)
             }
-            // The mapping is read and checked before anything touches the board.
+            // The mapping is read and checked before anything touches the board; which profile's
+            // mapping is driven is decided by --profile, the file's `profile`, or the probe.
             var configuration = ReceiverConfiguration()
+            var plan = BoardPlan(choice: profile)
             if let map {
                 do {
-                    configuration.mapping = try MappingFile.load(path: map)
+                    let document = try MappingFile.document(path: map)
+                    plan.document = document
+                    configuration.mapping = try document.mapping(for: plan.decidedProfile ?? .motors)
                 } catch let error as MappingFileError {
                     throw UserFacingError(error.description, status: .badConfiguration)
                 }
             }
+            if let conflict = plan.conflict { throw UserFacingError(conflict, status: .badConfiguration) }
             configuration.port = port
             configuration.policy = accept.policy
             configuration.classroom = try classroom()
@@ -100,16 +117,17 @@ struct Receive: ParsableCommand {
                 options: AdvertisingOptions(session: try SessionID(session), name: name ?? HostName.current(),
                                             timing: TimingContract(failsafeMilliseconds: failsafeMs, rateHz: expectedRate)),
                 logger: logger)
-            let mapping = configuration.mapping
-            let spec = board, trace = traceBoard
+            let spec = board, trace = traceBoard, boardPlan = plan
             let service = try ReceiverService(configuration: configuration, status: status, logger: logger,
                                               advertising: advertising) { events throws(UserFacingError) in
-                try BoardSinks.open(spec: spec, mapping: mapping, events: events, traceBoard: trace)
+                try BoardSinks.open(spec: spec, plan: boardPlan, events: events, traceBoard: trace)
             }
             return try service.run()
         }
     }
 }
+
+extension ProfileChoice: ExpressibleByArgument {}
 
 enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
     case first, any, paired

@@ -78,7 +78,7 @@ public enum FreshnessSimulation {
     /// The motor values of input state `k`: both bytes change from one state to the next, and
     /// neither is ever 0 (the safe state the link starts from).
     public static func values(_ k: Int) -> [UInt8: UInt8] {
-        [MemoryMapProfile.kit.motorLeft: UInt8(k % 127 + 1), MemoryMapProfile.kit.motorRight: UInt8(3 * k % 127 + 1)]
+        MemoryMapProfile.kit.motors(left: Int8(k % 127 + 1), right: Int8(3 * k % 127 + 1))
     }
 
     /// Runs `writer` with `count` input states, `inputPeriod` apart (ns), on a link of `baud`.

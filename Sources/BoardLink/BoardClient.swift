@@ -72,6 +72,15 @@ public final class BoardClient {
         return values
     }
 
+    /// The probe (``BoardIdentity/probe``, one bounded read): what the board is.
+    public func probe() throws(BoardLinkError) -> BoardIdentity {
+        let response = try perform(BoardIdentity.probe)
+        guard let identity = BoardIdentity(probeReply: response) else {
+            throw BoardLinkError(.protocolError, device: transport.device, BoardRefusal.notAKitBoard(response, device: transport.device))
+        }
+        return identity
+    }
+
     public func close() { transport.close() }
 
     static func failure(_ e: BoardSessionError, device: String) -> BoardLinkError {

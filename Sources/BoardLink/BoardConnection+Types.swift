@@ -1,3 +1,5 @@
+import BoardProtocol
+
 /// Tuning of a ``BoardConnection``.
 public struct BoardOptions: Sendable, Hashable {
     /// How long the board may stay silent while a command is in flight (counted from the last
@@ -21,6 +23,21 @@ public enum BoardEvent: Sendable, Hashable {
     case disconnected(device: String, reason: String)
     /// The board is back and holds the safe state (written before anything else).
     case reconnected(device: String)
+    /// The board must not be driven: it does not fit (an address it lacks, another firmware
+    /// than before) or it dropped a write. Its safe state was written where it has the bytes;
+    /// nothing else is written until it is connected again. `reason` is one line naming the
+    /// device, the address, the board's map size and what to do.
+    case refused(device: String, reason: String)
+}
+
+/// What the owner decides once a probe told what the board is (``BoardConnection`` asks at
+/// every connect, on its thread: return quickly).
+public enum BoardFit: Sendable, Hashable {
+    /// Drive it with this profile (its safe state is written first).
+    case use(MemoryMapProfile)
+    /// Do not drive it; `reason` is the line to report. The safe state of `safeState` (on the
+    /// addresses the board has) is still written, so a board left lit or beeping goes quiet.
+    case refuse(String, safeState: MemoryMapProfile?)
 }
 
 /// The state of a ``BoardConnection`` at one moment.
@@ -38,6 +55,12 @@ public struct BoardSnapshot: Sendable, Hashable {
     public var disconnections: Int
     /// The last problem, as one line naming the device; nil if none yet.
     public var lastError: String?
+    /// What the probe after the last (re)connect found; nil until it answered.
+    public var identity: BoardIdentity?
+    /// The profile in use since that probe (nil before, or when refused).
+    public var profile: MemoryMapProfile?
+    /// Set while the board is refused (``BoardEvent/refused(device:reason:)``).
+    public var refusal: String?
 
     public init(isConnected: Bool = false, device: String, confirmed: [UInt8: UInt8] = [:], commandsSent: Int = 0,
                 commandsFailed: Int = 0, disconnections: Int = 0, lastError: String? = nil) {

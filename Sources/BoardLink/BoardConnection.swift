@@ -20,20 +20,29 @@ import SystemIO
 /// desired values (set before or during the outage: the owner's failsafe decides what they are).
 /// The safe state is also written first at the initial open.
 ///
+/// Probe: after every open the first command is one bounded read of the map
+/// (``BoardIdentity/probe``); `fit` decides from the identity which profile to use, or refuses
+/// the board (``BoardEvent/refused(device:reason:)``: its safe state, then nothing). The first
+/// write of each address after every open is read back at once; a board that did not keep it
+/// is refused the same way, one command after that write.
+///
 /// The thread sleeps in poll(2) on the device and a wake-up flag: no busy polling.
 public final class BoardConnection: Sendable {
     private let core: ConnectionCore
 
     /// Opens the board now; a failure to open at start is thrown (one line naming the device,
-    /// the cause and the fix).
+    /// the cause and the fix). Without `fit`, a board that has every address of `profile` is
+    /// driven with it, any other is refused.
     public init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions = BoardOptions(),
+                fit: (@Sendable (BoardIdentity) -> BoardFit)? = nil,
                 onEvent: @escaping @Sendable (BoardEvent) -> Void = { _ in }) throws(BoardLinkError) {
         if let problem = profile.problem {
             throw BoardLinkError(.badProfile, device: spec.device, "\(spec.device): bad memory-map profile: \(problem)")
         }
         let transport = try BoardTransports.open(spec, profile: profile)
         do {
-            core = try ConnectionCore(spec: spec, profile: profile, options: options, onEvent: onEvent)
+            core = try ConnectionCore(spec: spec, profile: profile, options: options,
+                                      fit: fit ?? { BoardConnection.fit($0, profile: profile, device: spec.device) }, onEvent: onEvent)
         } catch {
             transport.close()
             throw BoardLinkError(.deviceUnavailable, device: spec.device, "\(spec.device): \(error)")
@@ -54,8 +63,28 @@ public final class BoardConnection: Sendable {
         core.writeSafeState(timeout: timeout)
     }
 
-    /// isConnected, device label, confirmed values, commands sent, last error.
+    /// isConnected, device label, confirmed values, commands sent, last error, identity.
     public var snapshot: BoardSnapshot { core.snapshot }
+
+    /// Waits until the probe after the last open has been answered and judged (the snapshot
+    /// then has an ``BoardSnapshot/identity`` and a profile, or a refusal), or `timeout`.
+    /// Returns the snapshot at that moment, nil on timeout.
+    public func waitUntilIdentified(timeout: Duration) -> BoardSnapshot? {
+        core.waitUntil(timeout: timeout) { $0.profile != nil || $0.refusal != nil }
+    }
+
+    /// The default judgement: the profile's addresses must all be on the board.
+    static func fit(_ identity: BoardIdentity, profile: MemoryMapProfile, device: String) -> BoardFit {
+        guard identity.profile != nil else {
+            return .refuse(BoardRefusal.unknownFirmware(identity, device: device), safeState: nil)
+        }
+        let needed = profile.safeState.keys.sorted()
+        if let missing = needed.first(where: { Int($0) >= identity.mapSize }) {
+            return .refuse(BoardRefusal.missingAddress(missing, role: "the \(profile.name) profile", identity: identity, device: device),
+                           safeState: identity.profile?.profile)
+        }
+        return .use(profile)
+    }
 
     /// Stops the thread and closes the device (does not write anything: call
     /// ``writeSafeState(timeout:)`` first). Safe to call twice.
@@ -70,11 +99,14 @@ final class ConnectionCore: Sendable {
     let profile: MemoryMapProfile
     let options: BoardOptions
     let onEvent: @Sendable (BoardEvent) -> Void
+    let fit: @Sendable (BoardIdentity) -> BoardFit
     private let wake: EventFlag
     private let finished: EventFlag
 
     private struct Shared: Sendable {
         var pending: [UInt8: UInt8] = [:]
+        /// writeSafeState asked for the safe state (of the profile in use, known on the loop).
+        var wantsSafe = false
         /// Bumped by every setDesired; the loop publishes the generation it has absorbed.
         var requested: UInt64 = 0
         var absorbed: UInt64 = 0
@@ -92,10 +124,12 @@ final class ConnectionCore: Sendable {
     private let shared: Mutex<Shared>
 
     init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions,
+         fit: @escaping @Sendable (BoardIdentity) -> BoardFit,
          onEvent: @escaping @Sendable (BoardEvent) -> Void) throws(SystemError) {
         self.spec = spec
         self.profile = profile
         self.options = options
+        self.fit = fit
         self.onEvent = onEvent
         wake = try EventFlag()
         finished = try EventFlag()
@@ -133,14 +167,18 @@ final class ConnectionCore: Sendable {
     func writeSafeState(timeout: Duration) -> Bool {
         // From inside onEvent the loop cannot make progress while we wait: do not deadlock.
         if onLoopThread {
-            setDesired(profile.safeState)
+            shared.withLock { s in
+                s.wantsSafe = true
+                s.requested &+= 1
+            }
+            wake.raise()
             return false
         }
         let deadline = ContinuousClock.now + timeout
         guard let flag = try? EventFlag() else { return false }
         let id = ObjectIdentifier(flag)
         let generation: UInt64 = shared.withLock { s in
-            s.pending.merge(profile.safeState) { $1 }
+            s.wantsSafe = true
             s.requested &+= 1
             s.waiters[id] = flag
             return s.requested
@@ -157,6 +195,22 @@ final class ConnectionCore: Sendable {
     }
 
     var snapshot: BoardSnapshot { shared.withLock { $0.snapshot } }
+
+    /// Waits until `condition` holds for the published snapshot, the loop stops, or `timeout`.
+    func waitUntil(timeout: Duration, _ condition: @escaping (BoardSnapshot) -> Bool) -> BoardSnapshot? {
+        let deadline = ContinuousClock.now + timeout
+        guard let flag = try? EventFlag() else { return nil }
+        let id = ObjectIdentifier(flag)
+        shared.withLock { $0.waiters[id] = flag }
+        defer { _ = shared.withLock { $0.waiters.removeValue(forKey: id) } }
+        while true {
+            let (snapshot, stopped) = shared.withLock { ($0.snapshot, $0.stopped) }
+            if condition(snapshot) { return snapshot }
+            if stopped || ContinuousClock.now >= deadline { return nil }
+            _ = try? Poller.wait([(flag.descriptor.rawValue, .readable)], until: deadline)
+            flag.clear()
+        }
+    }
 
     func stop() {
         let wasRunning = shared.withLock { s -> Bool in
@@ -177,12 +231,13 @@ final class ConnectionCore: Sendable {
 
     var wakeDescriptor: Int32 { wake.descriptor.rawValue }
 
-    /// Takes the values set since the last call, and whether to stop.
-    func takeRequests() -> (values: [UInt8: UInt8], generation: UInt64, stop: Bool) {
+    /// Takes the values set since the last call, whether the safe state was asked for (after
+    /// those values), and whether to stop.
+    func takeRequests() -> (values: [UInt8: UInt8], safe: Bool, generation: UInt64, stop: Bool) {
         wake.clear()
         return shared.withLock { s in
-            defer { s.pending = [:] }
-            return (s.pending, s.requested, s.stopRequested)
+            defer { s.pending = [:]; s.wantsSafe = false }
+            return (s.pending, s.wantsSafe, s.requested, s.stopRequested)
         }
     }
 
@@ -216,7 +271,7 @@ struct ConnectionLoop {
     init(core: ConnectionCore, transport: any BoardTransport) {
         self.core = core
         self.transport = transport
-        writer = MemoryMapWriter(profile: core.profile)
+        writer = MemoryMapWriter(profile: core.profile, verifies: true)
         session = BoardSession(replyTimeout: core.options.replyTimeout)
     }
 
@@ -230,6 +285,7 @@ struct ConnectionLoop {
             let request = core.takeRequests()
             if request.stop { break }
             if !request.values.isEmpty { writer.setDesired(request.values) }
+            if request.safe { writer.setDesired(writer.safeState) }
             generation = request.generation
             pump()
             publish()
@@ -300,9 +356,25 @@ struct ConnectionLoop {
 
     mutating func handle(_ event: BoardSession.Event) {
         switch event {
-        case .completed:
-            writer.succeeded()
-            if reconnecting && !writer.isWritingSafeState {
+        case .completed(_, let response):
+            switch writer.completed(response) {
+            case .identified(let identity)?:
+                switch core.fit(identity) {
+                case .use(let profile):
+                    writer.identified(profile: profile)
+                    transport?.armCrashGuard(safeState: writer.safeState)
+                case let .refuse(reason, safeState):
+                    refuse(reason, safeState: safeState)
+                }
+            case .unknownBoard(let response)?:
+                refuse(BoardRefusal.notAKitBoard(response, device: device), safeState: nil)
+            case let .dropped(address, wrote, read)?:
+                refuse(BoardRefusal.droppedWrite(address: address, wrote: wrote, read: read,
+                                                 identity: writer.identity, device: device), safeState: nil)
+            case nil:
+                break
+            }
+            if reconnecting && !writer.isWritingSafeState && writer.refusal == nil {
                 reconnecting = false
                 core.onEvent(.reconnected(device: device))
             }
@@ -313,6 +385,16 @@ struct ConnectionLoop {
         case .noise(let error):
             lastError = "\(device): \(error)"
         }
+    }
+
+    /// The board must not be driven: its safe state (where it has the bytes), then nothing.
+    mutating func refuse(_ reason: String, safeState: MemoryMapProfile?) {
+        writer.refuse(reason, profile: safeState)
+        transport?.armCrashGuard(safeState: writer.safeState)
+        reconnecting = false
+        lastError = reason
+        publish()
+        core.onEvent(.refused(device: device, reason: reason))
     }
 
     /// The device is gone: close it, tell the owner, and plan the next open.
@@ -343,8 +425,9 @@ struct ConnectionLoop {
     }
 
     func publish() {
-        let safe = core.profile.safeState
-        var safeConfirmed = transport != nil && !writer.isWritingSafeState && writer.isConfirmed(safe)
+        let safe = writer.safeState
+        var safeConfirmed = transport != nil && (writer.identity != nil || writer.refusal != nil)
+            && !writer.isWritingSafeState && writer.isConfirmed(safe)
         if safeConfirmed, case let .write(address, bytes)? = writer.outstanding {
             // A write on the wire that would overwrite a safe value: not safe yet.
             for (i, b) in bytes.enumerated() where safe[address &+ UInt8(i)].map({ $0 != b }) ?? false {
@@ -353,6 +436,10 @@ struct ConnectionLoop {
         }
         let (connected, confirmed, sent, failed, disconnections, lastError) =
             (transport != nil, writer.confirmed, self.sent, self.failed, self.disconnections, self.lastError)
+        let identity = transport == nil ? nil : writer.identity
+        let refusal = transport == nil ? nil : writer.refusal
+        let known = transport != nil && refusal == nil && writer.identity != nil && !writer.isWritingSafeState
+        let profile = known ? writer.profile : nil
         core.publish(absorbed: generation, safeConfirmed: safeConfirmed) { s in
             s.isConnected = connected
             s.confirmed = confirmed
@@ -360,6 +447,9 @@ struct ConnectionLoop {
             s.commandsFailed = failed
             s.disconnections = disconnections
             s.lastError = lastError
+            s.identity = identity
+            s.refusal = refusal
+            s.profile = profile
         }
     }
 }

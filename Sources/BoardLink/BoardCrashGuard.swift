@@ -26,8 +26,13 @@ enum BoardCrashGuard {
 
     /// The bytes that stop the board described by `profile`, for `framing`.
     static func stopBytes(profile: MemoryMapProfile, midi: Bool) -> [UInt8] {
+        stopBytes(safeState: profile.safeState(onMapOf: profile.size), midi: midi)
+    }
+
+    /// The bytes that write `safeState`, for `framing`.
+    static func stopBytes(safeState: [UInt8: UInt8], midi: Bool) -> [UInt8] {
         var out: [UInt8] = midi ? [SysEx.end] : [UInt8(ascii: "\n")]
-        let addresses = profile.safeState.keys.filter { Int($0) < profile.size }.sorted()
+        let addresses = safeState.keys.sorted()
         var i = 0
         while i < addresses.count {
             var run = [addresses[i]]
@@ -36,7 +41,7 @@ enum BoardCrashGuard {
                 run.append(addresses[i])
             }
             i += 1
-            let line = BoardCommand.write(address: run[0], bytes: run.map { profile.safeState[$0] ?? 0 }).line
+            let line = BoardCommand.write(address: run[0], bytes: run.map { safeState[$0] ?? 0 }).line
             out += midi ? ((try? SysEx.frame(line)) ?? []) : line
         }
         return out

@@ -1,21 +1,27 @@
+import BoardProtocol
 import SerialTTY
 
 /// Which board to talk to, as given to `--board`:
 ///
 /// | spec | board |
 /// |---|---|
-/// | `sim` | the simulated board, in this process |
+/// | `sim` | the simulated board with the motors firmware, in this process |
+/// | `sim:stock`, `sim:motors` | the simulated board with that firmware, in this process |
 /// | `serial:/dev/ttyACM0[@115200]` | the kit over USB serial (text protocol) |
 /// | `midi:hw:1,0,0` | the kit's iOS build over ALSA rawmidi (SysEx out, note pairs in) |
 /// | `midi-serial:PATH[@115200]` | the same MIDI byte stream over a tty (ttymidi-style bridges, `board-sim --midi`) |
 public enum BoardSpec: Hashable, Sendable, CustomStringConvertible {
-    case simulated
+    /// The simulated board in this process, running `firmware`.
+    case simulated(BoardProfileKind)
     case serial(path: String, baud: Int)
     case midi(device: String)
     case midiSerial(path: String, baud: Int)
 
     /// What is allowed, for messages.
-    public static let forms = "sim, serial:/dev/ttyACM0[@115200], midi:hw:1,0,0 or midi-serial:PATH[@115200]"
+    public static let forms = "sim[:stock|:motors], serial:/dev/ttyACM0[@115200], midi:hw:1,0,0 or midi-serial:PATH[@115200]"
+
+    /// `sim`: the in-process simulated board with the motors firmware (as before profiles).
+    public static let simulated = BoardSpec.simulated(.motors)
 
     public init(_ text: String) throws(BoardLinkError) {
         func bad(_ why: String) -> BoardLinkError {
@@ -38,7 +44,12 @@ public enum BoardSpec: Hashable, Sendable, CustomStringConvertible {
             return (String(path), baud)
         }
         if text == "sim" {
-            self = .simulated
+            self = .simulated(.motors)
+        } else if text.hasPrefix("sim:") {
+            guard let firmware = BoardProfileKind(rawValue: String(text.dropFirst("sim:".count))) else {
+                throw bad("the simulated firmware is sim:stock or sim:motors")
+            }
+            self = .simulated(firmware)
         } else if text.hasPrefix("serial:") {
             let (path, baud) = try pathAndBaud(text.dropFirst("serial:".count))
             self = .serial(path: path, baud: baud)
@@ -59,7 +70,7 @@ public enum BoardSpec: Hashable, Sendable, CustomStringConvertible {
     /// The spec as written (a default baud left out): `serial:/dev/ttyACM0`.
     public var description: String {
         switch self {
-        case .simulated: "sim"
+        case .simulated(let firmware): firmware == .motors ? "sim" : "sim:\(firmware.rawValue)"
         case let .serial(path, baud): "serial:\(path)" + (baud == BaudRate.default ? "" : "@\(baud)")
         case let .midi(device): "midi:\(device)"
         case let .midiSerial(path, baud): "midi-serial:\(path)" + (baud == BaudRate.default ? "" : "@\(baud)")
@@ -69,7 +80,7 @@ public enum BoardSpec: Hashable, Sendable, CustomStringConvertible {
     /// The device for messages, without the baud: `serial:/dev/ttyACM0`.
     public var device: String {
         switch self {
-        case .simulated: "sim"
+        case .simulated(let firmware): firmware == .motors ? "sim" : "sim:\(firmware.rawValue)"
         case let .serial(path, _): "serial:\(path)"
         case let .midi(device): "midi:\(device)"
         case let .midiSerial(path, _): "midi-serial:\(path)"

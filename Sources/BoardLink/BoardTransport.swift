@@ -23,14 +23,20 @@ protocol BoardTransport: AnyObject, Sendable {
     /// at end of file or on an I/O error.
     func receive() throws(BoardLinkError) -> [UInt8]?
     func close()
+    /// The probe told what the board is: from now on a crash writes `safeState`.
+    func armCrashGuard(safeState: [UInt8: UInt8])
+}
+
+extension BoardTransport {
+    func armCrashGuard(safeState: [UInt8: UInt8]) {}
 }
 
 enum BoardTransports {
     /// Opens the device `spec` names. Failures are one line naming the device, cause and fix.
     static func open(_ spec: BoardSpec, profile: MemoryMapProfile) throws(BoardLinkError) -> any BoardTransport {
         switch spec {
-        case .simulated:
-            return try SimulatedTransport(profile: profile)
+        case .simulated(let firmware):
+            return try SimulatedTransport(firmware: firmware)
         case let .serial(path, baud):
             return try DescriptorTransport(spec: spec, path: path, baud: baud, framing: .text, profile: profile)
         case let .midiSerial(path, baud):
@@ -56,8 +62,17 @@ final class DescriptorTransport: BoardTransport {
                                  "\(spec.device): \(OpenFailure.serialAdvice(error, baud: baud))")
         }
         self.framing = Mutex(LinkFraming(framing))
+        midi = framing == .midi
+        // Until the probe says more: only addresses every kit firmware has.
         BoardCrashGuard.arm(fd: descriptor.rawValue,
-                            bytes: BoardCrashGuard.stopBytes(profile: profile, midi: framing == .midi))
+                            bytes: BoardCrashGuard.stopBytes(safeState: profile.safeState(onMapOf: MemoryMapProfile.publishedFirmwareSize),
+                                                             midi: midi))
+    }
+
+    private let midi: Bool
+
+    func armCrashGuard(safeState: [UInt8: UInt8]) {
+        BoardCrashGuard.arm(fd: descriptor.rawValue, bytes: BoardCrashGuard.stopBytes(safeState: safeState, midi: midi))
     }
 
     var readDescriptors: [Int32] { [descriptor.rawValue] }
@@ -158,19 +173,21 @@ final class RawMIDITransport: BoardTransport {
     func close() { port.close() }
 }
 
-/// `sim`: the simulated board in this process. Its replies wake the loop through an EventFlag.
+/// `sim`: the simulated board in this process, with a new board's erased EEPROM. Its replies
+/// wake the loop through an EventFlag.
 final class SimulatedTransport: BoardTransport {
-    let device = "sim"
+    let device: String
     private let board: Mutex<(board: SimulatedBoard, pending: [UInt8])>
     private let ready: EventFlag
 
-    init(profile: MemoryMapProfile) throws(BoardLinkError) {
+    init(firmware: BoardProfileKind) throws(BoardLinkError) {
+        device = BoardSpec.simulated(firmware).device
         do {
             ready = try EventFlag()
         } catch {
-            throw BoardLinkError(.deviceUnavailable, device: "sim", "sim: \(error)")
+            throw BoardLinkError(.deviceUnavailable, device: device, "\(device): \(error)")
         }
-        var b = SimulatedBoard(profile: profile, framing: .text)
+        var b = SimulatedBoard(profile: firmware.profile, framing: .text, eeprom: SimulatedBoard.erasedEEPROM)
         _ = b.takeOutput()   // the boot prompt: a host that opens a CDC port later never sees it
         board = Mutex((b, []))
     }

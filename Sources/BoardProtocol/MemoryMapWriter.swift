@@ -13,11 +13,35 @@
 ///   time of one command (16 ms at 9600 baud) on its way from "stopped" to "forward".
 /// - After ``connected()`` (every open, first or re-) the profile's safe state is written before
 ///   anything else, whatever the desired values; then the desired values follow.
+/// - A *verifying* writer (the board link's) first probes the board (``BoardIdentity/probe``,
+///   one bounded `R`); the owner decides from the identity whether the board fits
+///   (``identified(profile:)``) or not (``refuse(_:profile:)``: safe state only). It never sends
+///   an address the probed board lacks, and reads back the first write of each address after
+///   every connect: the `R` follows that `W` at once, so a board that drops a write is known one
+///   command later (``Finding/dropped(address:wrote:read:)``).
 public struct MemoryMapWriter: Sendable {
-    public let profile: MemoryMapProfile
+    /// The profile whose safe state is written first; replaced by ``identified(profile:)``.
+    public private(set) var profile: MemoryMapProfile
+    /// Probe the board at every connect and read back the first write of each address.
+    public let verifies: Bool
     public private(set) var desired: [UInt8: UInt8] = [:]
     public private(set) var confirmed: [UInt8: UInt8] = [:]
     public private(set) var isLinkUp = false
+    /// What the probe after the last ``connected()`` found (verifying writers only).
+    public private(set) var identity: BoardIdentity?
+    /// Set by ``refuse(_:profile:)``: only the safe state is written until the next connect.
+    public private(set) var refusal: String?
+
+    /// Something a verifying writer learnt from a reply.
+    public enum Finding: Sendable, Hashable {
+        /// The probe answered: decide the profile, then call ``identified(profile:)`` or ``refuse(_:profile:)``.
+        case identified(BoardIdentity)
+        /// The probe's reply is not a memory map (`bytes`: its body): not a firmware we know.
+        case unknownBoard(BoardResponse)
+        /// A read-back differs from what was written: the board dropped (or changed) the write.
+        /// `read` is nil where the board has no such byte (the read stopped short).
+        case dropped(address: UInt8, wrote: UInt8, read: UInt8?)
+    }
 
     private struct Run: Sendable {
         let address: UInt8
@@ -25,30 +49,65 @@ public struct MemoryMapWriter: Sendable {
         let isSafeState: Bool
         var command: BoardCommand { .write(address: address, bytes: bytes) }
     }
-    private var outstandingRun: Run?
+    private enum Operation: Sendable {
+        case write(Run)
+        case probe
+        case readBack(address: UInt8, bytes: [UInt8])
+        var command: BoardCommand {
+            switch self {
+            case .write(let run): run.command
+            case .probe: BoardIdentity.probe
+            case let .readBack(address, bytes): .read(address: address, count: UInt8(bytes.count))
+            }
+        }
+    }
+    private var outstandingOperation: Operation?
     private var safePending: [UInt8: UInt8] = [:]
+    private var probePending = false
+    private var readBacks: [(address: UInt8, bytes: [UInt8])] = []
+    /// Addresses read back since the last connect.
+    private var verified: Set<UInt8> = []
     private var cursor = 0
 
-    public init(profile: MemoryMapProfile) {
+    public init(profile: MemoryMapProfile, verifies: Bool = false) {
         self.profile = profile
+        self.verifies = verifies
     }
 
     /// The command on the wire, if any.
-    public var outstanding: BoardCommand? { outstandingRun?.command }
-    /// True until the safe state written after the last ``connected()`` is confirmed.
-    public var isWritingSafeState: Bool { !safePending.isEmpty }
-    /// Link up, safe state written, nothing outstanding, every desired value confirmed.
+    public var outstanding: BoardCommand? { outstandingOperation?.command }
+    /// True until the board is known (probe) and the safe state written after the last
+    /// ``connected()`` is confirmed.
+    public var isWritingSafeState: Bool {
+        if probePending || !safePending.isEmpty { return true }
+        if case .probe? = outstandingOperation { return true }
+        return false
+    }
+    /// Link up, board known, safe state written, nothing outstanding, every desired value
+    /// confirmed (and read back).
     public var isSettled: Bool {
-        isLinkUp && outstandingRun == nil && safePending.isEmpty && dirtyAddresses().isEmpty
+        isLinkUp && outstandingOperation == nil && !isWritingSafeState && readBacks.isEmpty
+            && (refusal != nil || dirtyAddresses().isEmpty)
     }
 
-    /// Merges `values` into the desired map. Addresses outside the profile's map are ignored
-    /// (the board would drop them) and returned.
+    /// Bytes the board has: the probed map size, else the profile's.
+    public var boardSize: Int { min(identity?.mapSize ?? profile.size, 256) }
+
+    /// The safe state of the current profile, on the addresses the board has; nothing for a
+    /// refused board that is not a firmware we know.
+    public var safeState: [UInt8: UInt8] {
+        if verifies, refusal != nil, identity?.profile == nil { return [:] }
+        return profile.safeState(onMapOf: boardSize)
+    }
+
+    /// Merges `values` into the desired map. A non-verifying writer ignores addresses outside
+    /// the profile's map (the board would drop them) and returns them; a verifying one keeps
+    /// them and never sends those the probed board lacks.
     @discardableResult
     public mutating func setDesired(_ values: [UInt8: UInt8]) -> [UInt8] {
         var ignored: [UInt8] = []
         for (address, value) in values {
-            if Int(address) < profile.size { desired[address] = value } else { ignored.append(address) }
+            if verifies || Int(address) < profile.size { desired[address] = value } else { ignored.append(address) }
         }
         return ignored.sorted()
     }
@@ -58,68 +117,147 @@ public struct MemoryMapWriter: Sendable {
         values.allSatisfy { confirmed[$0.key] == $0.value }
     }
 
-    /// The link was opened (first time or again): nothing on the board is known any more, and the
-    /// safe state goes first.
+    /// The link was opened (first time or again): nothing on the board is known any more. A
+    /// verifying writer probes first; then (or at once) the safe state goes first.
     public mutating func connected() {
         isLinkUp = true
         confirmed = [:]
-        outstandingRun = nil
-        safePending = profile.safeState.filter { Int($0.key) < profile.size }
+        outstandingOperation = nil
+        readBacks = []
+        verified = []
+        refusal = nil
         cursor = 0
+        if verifies {
+            identity = nil
+            probePending = true
+            safePending = [:]
+        } else {
+            safePending = safeState
+        }
+    }
+
+    /// The probe's board fits `profile`: write its safe state, then the desired values.
+    public mutating func identified(profile: MemoryMapProfile) {
+        self.profile = profile
+        safePending = safeState
+    }
+
+    /// The board must not be driven (`reason`: the line to report): write the safe state of
+    /// `profile` on the addresses it has (so a board left lit or beeping goes quiet), then
+    /// nothing until the next ``connected()``. A board that is not a firmware we know (no
+    /// identity, or a map smaller than the published one) gets nothing at all.
+    public mutating func refuse(_ reason: String, profile: MemoryMapProfile? = nil) {
+        if let profile { self.profile = profile }
+        refusal = reason
+        readBacks = []
+        probePending = false
+        safePending = safeState.filter { confirmed[$0.key] != $0.value }
     }
 
     /// The link is gone: nothing outstanding, nothing known.
     public mutating func disconnected() {
         isLinkUp = false
         confirmed = [:]
-        outstandingRun = nil
+        outstandingOperation = nil
         safePending = [:]
+        probePending = false
+        readBacks = []
+        verified = []
     }
 
-    /// The next `W` to send, or nil (link down, a command outstanding, nothing to do). The
-    /// returned command is outstanding until ``succeeded()`` or ``failed()``.
+    /// The next command to send, or nil (link down, a command outstanding, nothing to do). The
+    /// returned command is outstanding until ``completed(_:)`` (or ``succeeded()``) or ``failed()``.
+    /// Order: the probe, the safe state, a pending read-back, then changed desired values.
     public mutating func nextCommand() -> BoardCommand? {
-        guard isLinkUp, outstandingRun == nil else { return nil }
-        let run: Run
-        if !safePending.isEmpty {
+        guard isLinkUp, outstandingOperation == nil else { return nil }
+        let operation: Operation
+        if probePending {
+            probePending = false
+            operation = .probe
+        } else if !safePending.isEmpty {
             let addresses = safePending.keys.sorted()
             let span = Self.contiguousRun(in: addresses, from: 0)
-            run = Run(address: addresses[0], bytes: span.map { safePending[$0]! }, isSafeState: true)
+            operation = .write(Run(address: addresses[0], bytes: span.map { safePending[$0]! }, isSafeState: true))
+        } else if !readBacks.isEmpty {
+            let next = readBacks.removeFirst()
+            operation = .readBack(address: next.address, bytes: next.bytes)
         } else {
+            guard refusal == nil, verifies == false || identity != nil else { return nil }
             let dirty = dirtyAddresses()
             guard !dirty.isEmpty else { return nil }
             var start = dirty.firstIndex { Int($0) >= cursor } ?? 0
             while start > 0, dirty[start - 1] &+ 1 == dirty[start] { start -= 1 }
             let span = Self.contiguousRun(in: dirty, from: start)
-            run = Run(address: span[0], bytes: span.map { desired[$0]! }, isSafeState: false)
+            operation = .write(Run(address: span[0], bytes: span.map { desired[$0]! }, isSafeState: false))
             cursor = Int(span[span.count - 1]) + 1
         }
-        outstandingRun = run
-        return run.command
+        outstandingOperation = operation
+        return operation.command
     }
 
-    /// The outstanding command was acknowledged (its prompt arrived).
-    public mutating func succeeded() {
-        guard let run = outstandingRun else { return }
-        outstandingRun = nil
-        for (offset, value) in run.bytes.enumerated() {
-            let address = run.address + UInt8(offset)
-            confirmed[address] = value
-            if run.isSafeState { safePending[address] = nil }
+    /// The outstanding command was acknowledged (its prompt arrived) with `response`. Returns
+    /// what a verifying writer learnt: the probe's identity, or a write the board did not keep
+    /// (reported one command after that write: its read-back follows it at once).
+    @discardableResult
+    public mutating func completed(_ response: BoardResponse) -> Finding? {
+        guard let operation = outstandingOperation else { return nil }
+        outstandingOperation = nil
+        switch operation {
+        case .probe:
+            guard let found = BoardIdentity(probeReply: response) else { return .unknownBoard(response) }
+            identity = found
+            return .identified(found)
+        case .write(let run):
+            var unverified = false
+            for (offset, value) in run.bytes.enumerated() {
+                let address = run.address &+ UInt8(offset)
+                confirmed[address] = value
+                if run.isSafeState, safePending[address] == value { safePending[address] = nil }
+                if !verified.contains(address) { unverified = true }
+            }
+            if verifies && unverified && refusal == nil { readBacks.append((run.address, run.bytes)) }
+            return nil
+        case let .readBack(address, bytes):
+            let read: [UInt8]
+            if case .values(let values) = response { read = values } else { read = [] }
+            for offset in bytes.indices { verified.insert(address &+ UInt8(offset)) }
+            for (offset, wrote) in bytes.enumerated() {
+                let got: UInt8? = offset < read.count ? read[offset] : nil
+                if got != wrote {
+                    let at = address &+ UInt8(offset)
+                    confirmed[at] = got
+                    return .dropped(address: at, wrote: wrote, read: got)
+                }
+            }
+            return nil
         }
+    }
+
+    /// The outstanding write was acknowledged (``completed(_:)`` with no reply body).
+    public mutating func succeeded() {
+        completed(.done)
     }
 
     /// The outstanding command failed or timed out: the board may or may not hold its values, so
-    /// they are unknown and will be sent again (with whatever value is desired by then).
+    /// they are unknown and will be sent again (with whatever value is desired by then). A probe
+    /// or a read-back is asked again.
     public mutating func failed() {
-        guard let run = outstandingRun else { return }
-        outstandingRun = nil
-        for offset in run.bytes.indices { confirmed[run.address + UInt8(offset)] = nil }
+        guard let operation = outstandingOperation else { return }
+        outstandingOperation = nil
+        switch operation {
+        case .probe:
+            probePending = true
+        case .write(let run):
+            for offset in run.bytes.indices { confirmed[run.address &+ UInt8(offset)] = nil }
+        case let .readBack(address, bytes):
+            readBacks.insert((address, bytes), at: 0)
+        }
     }
 
-    /// Sorted addresses whose desired value is not confirmed.
+    /// Sorted addresses whose desired value is not confirmed (on the addresses the board has).
     func dirtyAddresses() -> [UInt8] {
-        desired.filter { confirmed[$0.key] != $0.value }.keys.sorted()
+        let size = boardSize
+        return desired.filter { Int($0.key) < size && confirmed[$0.key] != $0.value }.keys.sorted()
     }
 
     /// The contiguous addresses starting at `sorted[start]`, at most one line's worth.

@@ -17,7 +17,12 @@ import SystemIO
 /// line but before that line's prompt has been sent are reported as ``Event/overlap``.
 public final class PseudoTerminalBoard {
     public struct Options: Sendable {
-        public var profile: MemoryMapProfile = .kit
+        /// The firmware's map: ``MemoryMapProfile/stock`` (the published firmware) by default.
+        public var profile: MemoryMapProfile = .stock
+        /// The EEPROM the board boots from: erased (all 0xFF) by default, like a new board.
+        public var eeprom: [UInt8] = SimulatedBoard.erasedEEPROM
+        /// A faulty firmware, for tests: writes to these addresses are acknowledged and dropped.
+        public var dropWrites: Set<UInt8> = []
         public var framing: SimulatedBoard.Framing = .text
         public var timing: WireTiming?
         /// A stable path to create as a symlink to the pty (replacing a stale symlink there).
@@ -50,7 +55,8 @@ public final class PseudoTerminalBoard {
         } catch {
             throw .system(error)
         }
-        board = SimulatedBoard(profile: options.profile, framing: options.framing)
+        board = SimulatedBoard(profile: options.profile, framing: options.framing, eeprom: options.eeprom)
+        board.dropWrites = options.dropWrites
         if let link = options.linkPath {
             do {
                 try Self.installLink(link, to: pty.slavePath)
@@ -91,6 +97,8 @@ public final class PseudoTerminalBoard {
         var lastPromptEnd = 0    // `queued` when the last line's prompt was queued
         var inputClock = ContinuousClock.now
         var outputClock = ContinuousClock.now
+        let boot = ContinuousClock.now
+        var wasBuzzing = false
 
         func process(_ bytes: ArraySlice<UInt8>) {
             let lines = board.receive(bytes)
@@ -106,6 +114,9 @@ public final class PseudoTerminalBoard {
 
         while true {
             let now = ContinuousClock.now
+            // The firmware's loop runs between characters: random, timer, switch and sensors.
+            board.loop(at: now - boot)
+            if board.isBuzzing != wasBuzzing { wasBuzzing.toggle(); dirty = true }
             // The board takes the bytes that have "arrived".
             if inputHead < input.count {
                 if let timing {
@@ -152,6 +163,8 @@ public final class PseudoTerminalBoard {
 
             // Sleep until the next byte is due, the host writes, a refresh is due, or a signal.
             var deadline: ContinuousClock.Instant? = dirty ? lastRefresh + refreshInterval : nil
+            // A sounding buzzer stops by itself: look again when it may have.
+            if wasBuzzing { deadline = min(deadline ?? now + refreshInterval, now + refreshInterval) }
             var wantWritable = false
             if inputHead < input.count, timing != nil { deadline = min(deadline ?? inputClock, inputClock) }
             if outputHead < output.count {

@@ -18,10 +18,11 @@ import MIDIFraming
 /// is stored as data, and the next SysEx is glued onto it); `F0 F7` is the line `"\xF7"`; a
 /// real-time byte inside a SysEx is stored as data.
 ///
-/// Not modelled: bytecode programs (EXEC_MODE is stored, nothing runs), the buzzer's sound, and
-/// the sensors: random, timer, temperature, humidity, sensors 1–4 and the switch read as
+/// The loop: random, timer, temperature, humidity, sensors 1–4 and the switch read as
 /// ``Inputs`` (0 by default) and are restored after every command, as the firmware's loop
-/// overwrites them. Where the firmware overflows a buffer (a `G` reply over 85 bytes, a SysEx
+/// overwrites them; ``loop(at:)`` (called by a host with the time since boot) also draws a new
+/// random byte and advances the timer. The buzzer is set only by a write that touches 0x09 or
+/// 0x0a (``buzzer``). Not modelled: bytecode programs (EXEC_MODE is stored, nothing runs). Where the firmware overflows a buffer (a `G` reply over 85 bytes, a SysEx
 /// body over 256 bytes), the simulator answers in full or drops the excess instead.
 public struct SimulatedBoard: Sendable {
     public enum Framing: String, Sendable, Hashable {
@@ -75,19 +76,26 @@ public struct SimulatedBoard: Sendable {
     static let productID: UInt8 = 1
     static let version: UInt8 = 1
 
-    /// Fixed firmware addresses (not part of a profile: the published firmware's `#define`s).
-    public enum Address {
-        public static let productID: UInt8 = 0x00
-        public static let versionID: UInt8 = 0x01
-        public static let execMode: UInt8 = 0x02
-        public static let sequenceCounterHigh: UInt8 = 0x03
-        public static let sequenceCounterLow: UInt8 = 0x04
-        public static let random: UInt8 = 0x05
-        public static let timer: UInt8 = 0x06
-        public static let temperature: UInt8 = 0x07
-        public static let humidity: UInt8 = 0x08
-        public static let sensor1: UInt8 = 0x0B
-        public static let switchValue: UInt8 = 0x11
+    /// Fixed firmware addresses (the published firmware's `#define`s).
+    public typealias Address = MemoryMapProfile.Address
+
+    /// A never-written EEPROM reads 0xff: a new board boots with LEDs, buzzer and variables at 0xff.
+    public static let erasedEEPROM = [UInt8](repeating: 0xFF, count: eepromSize)
+
+    /// What the buzzer does: the firmware calls `tone()` only when a write touched the tone or
+    /// time byte (0x09/0x0a), with the values then in the map.
+    public struct Buzzer: Sendable, Hashable {
+        /// The tone byte at the last write: 0 (or anything past the 37-note table) is silence.
+        public var tone: UInt8 = 0
+        /// How long it sounds; 0 = until the next write (Arduino's `tone()` without a duration).
+        public var duration: Duration = .zero
+        /// ``SimulatedBoard/now`` when it was written.
+        public var started: Duration = .zero
+        /// Buzzer writes since boot.
+        public var writes = 0
+
+        /// The note, 1…37 = C3…C6, or nil for silence.
+        public var note: UInt8? { (1...37).contains(tone) ? tone : nil }
     }
 
     public let profile: MemoryMapProfile
@@ -97,6 +105,12 @@ public struct SimulatedBoard: Sendable {
     public var inputs = Inputs()
     /// Lines taken since boot.
     public private(set) var linesTaken = 0
+    /// Time since boot, as of the last ``loop(at:)``.
+    public private(set) var now: Duration = .zero
+    public private(set) var buzzer = Buzzer()
+    /// A faulty firmware, for tests: writes to these addresses are acknowledged and dropped.
+    public var dropWrites: Set<UInt8> = []
+    private var randomState: UInt64 = 0x9E37_79B9_7F4A_7C15
 
     private var receiveBuffer: [UInt8] = []
     private var output: [UInt8] = []
@@ -105,7 +119,8 @@ public struct SimulatedBoard: Sendable {
 
     /// Powers the board on: the memory map is loaded from EEPROM[0..<size], product/version/mode
     /// and the program counter (= the map size, where programs start) are set, and the boot
-    /// prompt is queued. A fresh `eeprom` is all zero here (a real, never-written one is 0xFF).
+    /// prompt is queued. A fresh `eeprom` is all zero here; pass ``erasedEEPROM`` for a new
+    /// board as it comes (every byte 0xFF).
     public init(profile: MemoryMapProfile = .kit, framing: Framing = .text, eeprom: [UInt8]? = nil) {
         self.profile = profile
         self.framing = framing
@@ -221,10 +236,16 @@ public struct SimulatedBoard: Sendable {
         switch command {
         case let .write(address, bytes):
             var a = Int(address)
+            var touchedBuzzer = false
             for b in bytes {
                 if a >= profile.size { break }
-                memoryMap[a] = b
+                if !dropWrites.contains(UInt8(a)) { memoryMap[a] = b }
+                if a == Int(profile.buzzerTone) || a == Int(profile.buzzerTime) { touchedBuzzer = true }
                 a += 1
+            }
+            if touchedBuzzer {
+                let tone = memoryMap[Int(profile.buzzerTone)], time = memoryMap[Int(profile.buzzerTime)]
+                buzzer = Buzzer(tone: tone, duration: .milliseconds(Int(time) * 16), started: now, writes: buzzer.writes + 1)
             }
         case let .read(address, count):
             var reply: [UInt8] = []
@@ -271,10 +292,28 @@ public struct SimulatedBoard: Sendable {
         }
     }
 
+    /// One pass of the firmware's `loop()` at `elapsed` since boot: a new random byte, the
+    /// timer (whole seconds, wrapping at 256), and the switch and sensors read again.
+    public mutating func loop(at elapsed: Duration) {
+        now = max(now, elapsed)
+        randomState ^= randomState << 13
+        randomState ^= randomState >> 7
+        randomState ^= randomState << 17
+        inputs.random = UInt8(randomState % 255)   // random(255): 0…254
+        inputs.timer = UInt8(truncatingIfNeeded: now.components.seconds)
+        applyInputs()
+    }
+
+    /// True while the buzzer sounds at ``now``.
+    public var isBuzzing: Bool {
+        guard buzzer.note != nil else { return false }
+        return buzzer.duration == .zero || now < buzzer.started + buzzer.duration
+    }
+
     /// The loop's sensor refresh, except where the profile put one of its own roles.
     private mutating func applyInputs() {
-        let roles: Set<UInt8> = [profile.motorLeft, profile.motorRight, profile.led1, profile.led2,
-                                 profile.buzzerTone, profile.buzzerTime]
+        let roles = Set([profile.motorLeft, profile.motorRight].compactMap { $0 }
+                        + [profile.led1, profile.led2, profile.buzzerTone, profile.buzzerTime])
         func refresh(_ address: UInt8, _ value: UInt8) {
             if !roles.contains(address) { setIfInside(address, value) }
         }
@@ -295,10 +334,11 @@ public struct SimulatedBoard: Sendable {
 }
 
 extension SimulatedBoard {
-    /// The motor speeds as signed values (nil when the profile puts them outside the map).
+    /// The motor speeds as signed values (nil without motors, or when they are outside the map).
     public var motors: (left: Int8, right: Int8)? {
-        guard Int(profile.motorLeft) < memoryMap.count, Int(profile.motorRight) < memoryMap.count else { return nil }
-        return (Int8(bitPattern: memoryMap[Int(profile.motorLeft)]), Int8(bitPattern: memoryMap[Int(profile.motorRight)]))
+        guard let l = profile.motorLeft, let r = profile.motorRight,
+              Int(l) < memoryMap.count, Int(r) < memoryMap.count else { return nil }
+        return (Int8(bitPattern: memoryMap[Int(l)]), Int8(bitPattern: memoryMap[Int(r)]))
     }
 
     /// A byte of the map, or nil outside it.

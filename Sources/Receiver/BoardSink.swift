@@ -1,3 +1,5 @@
+import BoardProtocol
+
 /// Where the receiver's memory-map values go: the board link, or an in-memory board.
 ///
 /// The two calls are exactly those of BoardLink's `BoardConnection`, so after the merge
@@ -12,8 +14,12 @@ public protocol BoardSink: Sendable {
     func writeSafeState(timeout: Duration) -> Bool
     /// Releases the device; called once, after the safe state, at exit.
     func close()
+    /// What the start-up probe found and what is driven on it: profile, identity, mapping
+    /// (nil: not probed, e.g. an in-memory board; the configuration's mapping is driven).
+    var resolution: BoardResolution? { get }
 }
 
 extension BoardSink {
     public func close() {}
+    public var resolution: BoardResolution? { nil }
 }

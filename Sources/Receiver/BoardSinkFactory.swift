@@ -1,23 +1,35 @@
 import BoardLink
 import BoardProtocol
 import Console
+import Synchronization
 import SystemIO
 
 /// Opens the board named by `--board` for the receive loop: the board link's `BoardConnection`
 /// (serial, USB-MIDI, MIDI over a tty, or the in-process simulated board), with its events
 /// forwarded to the loop's inbox. With `traceBoard` every change the receiver asks for is also
 /// printed as `map <hex>` (the same line `board-sim --trace` prints).
+///
+/// At start the board is probed before anything else (one bounded `R`): the ``BoardPlan``
+/// decides the profile and the mapping, and a board that lacks an address the mapping writes is
+/// refused with one line (exit 2) after its own safe state. On every later connect the board
+/// must be the same kind: a different one is refused the same way (``BoardLinkEvent/refused(device:reason:)``).
 public enum BoardSinks {
-    /// The board link's profile for a mapping: the kit profile with the mapping's motor addresses,
-    /// so the link's own safe state (written first after every open) stops the right motors.
+    /// How long start-up waits for the probe's answer (and the safe state after it).
+    public static let probeTimeout: Duration = .seconds(3)
+
+    /// The board link's profile for a mapping on the motors firmware (kept for callers that
+    /// know their board runs it).
     public static func profile(for mapping: Mapping) -> MemoryMapProfile {
-        var profile = MemoryMapProfile.kit
-        profile.motorLeft = mapping.drive.left.address
-        profile.motorRight = mapping.drive.right.address
-        return profile
+        mapping.linkProfile(base: mapping.profile.profile)
     }
 
+    /// Opens a board driven with `mapping` as given (the bench): only checked against the board.
     public static func open(spec: String, mapping: Mapping, events: BoardEventInbox,
+                            traceBoard: Bool) throws(UserFacingError) -> any BoardSink {
+        try open(spec: spec, plan: BoardPlan(fixed: mapping), events: events, traceBoard: traceBoard)
+    }
+
+    public static func open(spec: String, plan: BoardPlan, events: BoardEventInbox,
                             traceBoard: Bool) throws(UserFacingError) -> any BoardSink {
         let parsed: BoardSpec
         do {
@@ -25,27 +37,81 @@ public enum BoardSinks {
         } catch {
             throw UserFacingError(error.description, status: .usage)
         }
-        let profile = profile(for: mapping)
-        if let problem = profile.problem {
-            throw UserFacingError("the mapping does not fit the board: \(problem)", status: .badConfiguration)
+        let device = parsed.device
+        // The first board decides; every later connect must resolve to the same.
+        let pinned = Mutex<BoardResolution?>(nil)
+        let fit: @Sendable (BoardIdentity) -> BoardFit = { identity in
+            switch plan.resolve(identity, device: device) {
+            case .failure(let refusal):
+                return .refuse(refusal.reason, safeState: identity.profile?.profile)
+            case .success(let resolution):
+                return pinned.withLock { first -> BoardFit in
+                    guard let first else {
+                        first = resolution
+                        return .use(resolution.profile)
+                    }
+                    guard first.mapping == resolution.mapping, first.kind == resolution.kind else {
+                        return .refuse("\(device): this board runs the \(identity.summary), but the receiver started on the "
+                                       + "\(first.identity.summary) and drives its \(first.kind.rawValue) mapping; "
+                                       + "restart the receiver to drive this board", safeState: identity.profile?.profile)
+                    }
+                    return .use(first.profile)
+                }
+            }
         }
+        let initial = plan.decidedProfile?.profile ?? .motors
         let connection: BoardConnection
         do {
-            connection = try BoardConnection(spec: parsed, profile: profile) { event in
+            connection = try BoardConnection(spec: parsed, profile: initial, fit: fit) { event in
                 switch event {
                 case .connected(let device): events.post(.connected(device: device))
                 case .disconnected(let device, let reason): events.post(.disconnected(device: device, reason: reason))
                 case .reconnected(let device): events.post(.reconnected(device: device))
+                case .refused(let device, let reason): events.post(.refused(device: device, reason: reason))
                 }
             }
         } catch {
             throw UserFacingError(error.description, status: error.isDeviceUnavailable ? .deviceUnavailable : .failure)
         }
-        guard traceBoard else { return connection }
-        return TracingBoardSink(inner: connection, size: profile.size, safeState: profile.safeState) { line in
+        guard let known = connection.waitUntilIdentified(timeout: probeTimeout) else {
+            let last = connection.snapshot.lastError.map { ": \($0)" } ?? ""
+            connection.close()
+            throw UserFacingError("\(device): the board did not answer the probe \"\(BoardIdentity.probe.text)\" within "
+                                  + "\(probeTimeout)\(last); is it the programland kit with its firmware, and is --board right?",
+                                  status: .deviceUnavailable)
+        }
+        if let refusal = known.refusal {
+            _ = connection.writeSafeState(timeout: .seconds(1))
+            connection.close()
+            throw UserFacingError(refusal, status: .badConfiguration)
+        }
+        guard let resolution = pinned.withLock({ $0 }) else {
+            connection.close()
+            throw UserFacingError("\(device): the board was identified but no mapping was chosen", status: .failure)
+        }
+        let sink = ConnectedBoard(connection: connection, resolution: resolution)
+        guard traceBoard else { return sink }
+        return TracingBoardSink(inner: sink, size: resolution.profile.size, safeState: resolution.profile.safeState) { line in
             StandardOutput.write(line + "\n")
         }
     }
+}
+
+/// The board link as the receive loop's sink, with what the start-up probe decided.
+final class ConnectedBoard: BoardSink {
+    let connection: BoardConnection
+    private let _resolution: BoardResolution
+
+    init(connection: BoardConnection, resolution: BoardResolution) {
+        self.connection = connection
+        _resolution = resolution
+    }
+
+    func setDesired(_ values: [UInt8: UInt8]) { connection.setDesired(values) }
+    func writeSafeState(timeout: Duration) -> Bool { connection.writeSafeState(timeout: timeout) }
+    func close() { connection.close() }
+    var resolution: BoardResolution? { resolved }
+    private var resolved: BoardResolution { _resolution }
 }
 
 extension BoardConnection: BoardSink {}
@@ -73,4 +139,5 @@ final class TracingBoardSink: BoardSink {
     }
 
     func close() { inner.close() }
+    var resolution: BoardResolution? { inner.resolution }
 }

@@ -1,23 +1,62 @@
+import BoardProtocol
 import RemoteWire
 
 /// How a controller state becomes memory-map values: the drive (throttle + steering mixed into two
-/// motor speeds) and the button bindings. Produces values only (`[address: value]`); the board
+/// wheel speeds, written as signed bytes and optionally as LED brightness), the button bindings,
+/// and optionally the button word's low byte. Produces values only (`[address: value]`); the board
 /// link turns them into `W` commands.
 ///
 /// The formula is normative (Protocol.md §3.4); ``Mapping/wheelSpeeds(for:)`` is its one
 /// implementation, and the golden table in the tests pins it.
 public struct Mapping: Sendable, Hashable {
+    /// The board profile this mapping is made for (its default, and the map it must fit).
+    public var profile: BoardProfileKind
     public var drive: DriveMapping
     /// In file order: when two pressed bindings write the same address, the later one wins.
     public var buttons: [ButtonBinding]
+    /// Where the low byte of the button word goes (bit 0 forward … bit 7 r), for a program on
+    /// the board; nil: nowhere.
+    public var buttonsByte: UInt8?
 
-    public init(drive: DriveMapping = DriveMapping(), buttons: [ButtonBinding] = Mapping.kitButtons) {
+    public init(profile: BoardProfileKind = .motors, drive: DriveMapping = DriveMapping(),
+                buttons: [ButtonBinding] = Mapping.kitButtons, buttonsByte: UInt8? = nil) {
+        self.profile = profile
         self.drive = drive
         self.buttons = buttons
+        self.buttonsByte = buttonsByte
     }
 
-    /// The built-in default: the kit profile (left motor mirrored, A → LED1, B → LED2).
+    /// The motors profile's default (today's kit mapping): motors at 0x22/0x23, left mirrored,
+    /// A → LED1, B → LED2.
     public static let kit = Mapping()
+    public static let motors = kit
+
+    /// The stock profile's default, for the published firmware (no motors): what a person sees
+    /// and hears on the board, and what a program running on it can read.
+    ///
+    /// | output | address | value |
+    /// |---|---|---|
+    /// | left wheel brightness | LED1 0x0f | \|left\| × 2 (0…254): forward → both light up; a right turn → LED1 brighter |
+    /// | right wheel brightness | LED2 0x10 | \|right\| × 2 |
+    /// | left wheel, signed | VAR1 0x12 | −127…127, two's complement, forward positive |
+    /// | right wheel, signed | VAR2 0x13 | the same |
+    /// | buttons | VAR3 0x14 | bit 0 forward, 1 backward, 2 a, 3 b, 4 x, 5 y, 6 l, 7 r |
+    /// | horn (A) | buzzer 0x09/0x0a | tone 22 (A4, 440 Hz) for up to 2 s while held; 0/0 on release |
+    public static let stock = Mapping(
+        profile: .stock,
+        drive: DriveMapping(left: DriveMapping.Motor(address: 0x12, inverted: false, led: 0x0F),
+                            right: DriveMapping.Motor(address: 0x13, inverted: false, led: 0x10)),
+        buttons: [ButtonBinding(button: .a, address: 0x09, on: [hornTone, hornTime], off: [0, 0])],
+        buttonsByte: 0x14)
+
+    /// The horn: tone 22 of the firmware's table (A4, 440 Hz) for 125 × 16 ms = 2 s at most.
+    public static let hornTone: UInt8 = 22
+    public static let hornTime: UInt8 = 125
+
+    /// The built-in default of `profile`.
+    public static func `default`(for profile: BoardProfileKind) -> Mapping {
+        profile == .stock ? stock : motors
+    }
 
     /// A → LED1 full, B → LED2 full; released → 0.
     public static let kitButtons: [ButtonBinding] = [
@@ -69,15 +108,23 @@ public struct DriveMapping: Sendable, Hashable {
         public var address: UInt8
         /// The motor is mounted mirrored: a logical speed v is written as −v.
         public var inverted: Bool
+        /// Where the wheel's speed also shows as brightness (an LED), |v| × 2; nil: nowhere.
+        public var led: UInt8?
 
-        public init(address: UInt8, inverted: Bool) {
+        public init(address: UInt8, inverted: Bool, led: UInt8? = nil) {
             self.address = address
             self.inverted = inverted
+            self.led = led
         }
 
         /// The memory-map byte for a logical speed in −127…127 (two's complement).
         public func byte(for speed: Int) -> UInt8 {
             UInt8(bitPattern: Int8(inverted ? -speed : speed))
+        }
+
+        /// The brightness for a logical speed: |v| × 2, 0…254 (the direction is in the signed byte).
+        public static func brightness(for speed: Int) -> UInt8 {
+            UInt8(min(255, 2 * min(127, abs(speed))))
         }
     }
 }
@@ -147,17 +194,65 @@ extension Mapping {
         for binding in buttons where pressed.contains(binding.button) {
             for i in binding.on.indices { out[binding.address &+ UInt8(i)] = binding.on[i] }
         }
-        out[drive.left.address] = drive.left.byte(for: left)
-        out[drive.right.address] = drive.right.byte(for: right)
+        if let address = buttonsByte { out[address] = UInt8(truncatingIfNeeded: pressed.rawValue) }
+        out.merge(driveValues(left: left, right: right)) { $1 }
         return out
     }
 
-    /// What the board is set to at start-up and on exit: motors 0, every bound address released.
+    /// The drive's own bytes for logical speeds: the signed bytes and the LEDs.
+    func driveValues(left: Int, right: Int) -> [UInt8: UInt8] {
+        var out: [UInt8: UInt8] = [drive.left.address: drive.left.byte(for: left), drive.right.address: drive.right.byte(for: right)]
+        if let led = drive.left.led { out[led] = DriveMapping.Motor.brightness(for: left) }
+        if let led = drive.right.led { out[led] = DriveMapping.Motor.brightness(for: right) }
+        return out
+    }
+
+    /// What the board is set to at start-up and on exit: the drive at 0, every bound address
+    /// released, the buttons byte 0.
     public var restValues: [UInt8: UInt8] { values(left: 0, right: 0, buttons: []) }
 
-    /// What the failsafe writes: the motors only (both 0). Bound outputs keep their values.
+    /// What the failsafe writes: the drive at rest — both signed speeds 0, their LEDs 0, the
+    /// buttons byte 0. Bound outputs (an LED, the horn) keep their values.
     public var stopValues: [UInt8: UInt8] {
-        [drive.left.address: drive.left.byte(for: 0), drive.right.address: drive.right.byte(for: 0)]
+        var out = driveValues(left: 0, right: 0)
+        if let address = buttonsByte { out[address] = 0 }
+        return out
+    }
+
+    /// Every address the mapping may write, with the key that names it (for the one-line
+    /// refusal when a board lacks one), in address order.
+    public var addresses: [(address: UInt8, key: String)] {
+        var out: [UInt8: String] = [:]
+        for (i, binding) in buttons.enumerated().reversed() {
+            for offset in binding.on.indices { out[binding.address &+ UInt8(offset)] = "buttons[\(i)].address" }
+        }
+        if let address = buttonsByte { out[address] = "buttons_byte" }
+        if let led = drive.left.led { out[led] = "drive.left.led" }
+        if let led = drive.right.led { out[led] = "drive.right.led" }
+        out[drive.left.address] = "drive.left.address"
+        out[drive.right.address] = "drive.right.address"
+        return out.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// The first address a board of `mapSize` bytes lacks, with its key; nil when it fits.
+    public func firstMissing(onMapOf mapSize: Int) -> (address: UInt8, key: String)? {
+        addresses.first { Int($0.address) >= mapSize }
+    }
+
+    /// The board link's profile for this mapping on `base`: the base's LEDs, buzzer and motor
+    /// bytes, with the mapping's signed drive bytes (motors or variables) and buttons byte
+    /// added to the safe state, so the link's safe state (written first after every open) puts
+    /// this drive at rest.
+    public func linkProfile(base: MemoryMapProfile) -> MemoryMapProfile {
+        var profile = base
+        let roles = Set([base.motorLeft, base.motorRight].compactMap { $0 } + [base.led1, base.led2, base.buzzerTone, base.buzzerTime])
+        var variables = base.driveVariables
+        for address in [drive.left.address, drive.right.address] + [buttonsByte].compactMap({ $0 })
+        where !roles.contains(address) && !variables.contains(address) {
+            variables.append(address)
+        }
+        profile.driveVariables = variables
+        return profile
     }
 
     /// True when `state` would not move the robot: no forward/backward held

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import BoardProtocol
 import RemoteWire
 import SystemIO
 
@@ -28,16 +29,24 @@ public struct MappingFileError: Error, Hashable, Sendable, CustomStringConvertib
 
 /// Reads `--map FILE` (TOML or JSON, chosen by the extension) into a ``Mapping``.
 ///
-/// Keys (examples/kit-map.toml documents each): `drive.speed`, `drive.full_lock`,
-/// `drive.deadzone`, `drive.expo`, `drive.left.address`, `drive.left.invert`,
-/// `drive.right.address`, `drive.right.invert`, and `buttons` — an array of tables with
-/// `button`, `address`, `on`, `off`. A missing key keeps the kit default; a missing `buttons`
-/// keeps the kit bindings, `buttons = []` removes them. Unknown keys are errors (a typo must
-/// not silently fall back to a default).
+/// Keys (examples/stock-map.toml and examples/motors-map.toml document each): `profile`
+/// (`"stock"` or `"motors"`), `drive.speed`, `drive.full_lock`, `drive.deadzone`, `drive.expo`,
+/// `drive.left.address`, `drive.left.invert`, `drive.left.led`, the same for `drive.right`,
+/// `buttons_byte`, and `buttons` — an array of tables with `button`, `address`, `on`, `off`. A
+/// missing key keeps the profile's default; a missing `buttons` keeps its bindings,
+/// `buttons = []` removes them. Unknown keys are errors (a typo must not silently fall back to
+/// a default). Addresses must be inside the profile's map (0x00–0x21 stock, 0x00–0x23 motors).
 public enum MappingFile {
     public static let maximumSize = 1 << 20
 
+    /// The file's mapping for the profile it names, or for the motors profile.
     public static func load(path: String) throws(MappingFileError) -> Mapping {
+        let document = try self.document(path: path)
+        return try document.mapping(for: document.profile ?? .motors)
+    }
+
+    /// Reads and checks the file; the mapping itself depends on the profile (``MappingDocument``).
+    public static func document(path: String) throws(MappingFileError) -> MappingDocument {
         let name = path
         let lowered = path.lowercased()
         let isJSON: Bool
@@ -49,20 +58,50 @@ public enum MappingFile {
             throw MappingFileError(file: name, location: "", problem: "unknown mapping file type; allowed: a .toml or .json file")
         }
         let text = try readText(path)
-        return try parse(text, json: isJSON, file: name)
+        return try parseDocument(text, json: isJSON, file: name)
     }
 
     /// Parses the text of a mapping file; `file` only names it in errors.
     public static func parse(_ text: String, json: Bool, file: String) throws(MappingFileError) -> Mapping {
+        let document = try parseDocument(text, json: json, file: file)
+        return try document.mapping(for: document.profile ?? .motors)
+    }
+
+    /// Parses the text of a mapping file and checks it against the profile it names (or, when it
+    /// names none, the motors profile's map: the larger one).
+    public static func parseDocument(_ text: String, json: Bool, file: String) throws(MappingFileError) -> MappingDocument {
         let root: ConfigValue
         do {
             root = json ? try ConfigValue.parseJSON(text) : try ConfigValue.parseTOML(text)
         } catch {
             throw MappingFileError(file: file, location: error.line.map { "line \($0)" } ?? "", problem: error.message)
         }
-        return try Reader(file: file).mapping(root)
+        let profile = try Reader(file: file, profile: .motors, size: MemoryMapProfile.motors.size).profile(root)
+        let document = MappingDocument(file: file, profile: profile, root: root)
+        _ = try document.mapping(for: profile ?? .motors)
+        return document
+    }
+}
+
+/// A mapping file, read and checked: the profile it names, and its mapping for a profile.
+public struct MappingDocument: Sendable {
+    public let file: String
+    /// `profile = "stock"` or `"motors"` in the file; nil when it names none (it then fits the
+    /// board's profile, `--profile auto`).
+    public let profile: BoardProfileKind?
+    let root: ConfigValue
+
+    /// The file's keys over `profile`'s defaults. Addresses are checked against the map of the
+    /// profile the file names; a file that names none may use any address of the larger
+    /// (motors) map, and the board link refuses a board that lacks one (``Mapping/firstMissing(onMapOf:)``).
+    public func mapping(for profile: BoardProfileKind) throws(MappingFileError) -> Mapping {
+        try Reader(file: file, profile: profile, size: self.profile == nil ? MemoryMapProfile.motors.size : profile.profile.size)
+            .mapping(root)
     }
 
+}
+
+extension MappingFile {
     static func readText(_ path: String) throws(MappingFileError) -> String {
         let bytes: [UInt8]
         do {
@@ -95,9 +134,12 @@ public enum MappingFile {
 /// problem (keys in sorted order, so the same file always names the same problem).
 private struct Reader {
     let file: String
-    static let topKeys = ["drive", "buttons"]
+    let profile: BoardProfileKind
+    /// Addresses allowed: 0..<size.
+    let size: Int
+    static let topKeys = ["profile", "drive", "buttons", "buttons_byte"]
     static let driveKeys = ["speed", "full_lock", "deadzone", "expo", "left", "right"]
-    static let motorKeys = ["address", "invert"]
+    static let motorKeys = ["address", "invert", "led"]
     static let buttonKeys = ["button", "address", "on", "off"]
     static let maxRun = 8
 
@@ -123,17 +165,46 @@ private struct Reader {
         return out
     }
 
+    /// The `profile` key, if any.
+    func profile(_ root: ConfigValue) throws(MappingFileError) -> BoardProfileKind? {
+        let top = try table(root, at: "", allowedKeys: Self.topKeys)
+        guard let value = top["profile"] else { return nil }
+        let allowed = "\"stock\" (the published firmware, 34 bytes) or \"motors\" (motor bytes at 0x22/0x23)"
+        guard case .string(let name) = value, let kind = BoardProfileKind(rawValue: name.lowercased()) else {
+            throw got("profile", value, allowed: allowed)
+        }
+        return kind
+    }
+
     func mapping(_ root: ConfigValue) throws(MappingFileError) -> Mapping {
         let top = try table(root, at: "", allowedKeys: Self.topKeys)
-        var mapping = Mapping.kit
-        if let drive = top["drive"] { mapping.drive = try self.drive(drive) }
-        if let buttons = top["buttons"] { mapping.buttons = try self.buttons(buttons, drive: mapping.drive) }
+        var mapping = Mapping.default(for: profile)
+        if let drive = top["drive"] { mapping.drive = try self.drive(drive, default: mapping.drive) }
+        if let v = top["buttons_byte"] { mapping.buttonsByte = try optionalAddress(v, at: "buttons_byte") }
+        try checkDriveAddresses(mapping)
+        if let buttons = top["buttons"] { mapping.buttons = try self.buttons(buttons, mapping: mapping) }
         return mapping
     }
 
-    func drive(_ value: ConfigValue) throws(MappingFileError) -> DriveMapping {
+    /// The drive's addresses (signed bytes, LEDs, buttons byte) are all different.
+    func checkDriveAddresses(_ mapping: Mapping) throws(MappingFileError) {
+        var seen: [UInt8: String] = [:]
+        let d = mapping.drive
+        let uses: [(String, UInt8?)] = [("drive.left.address", d.left.address), ("drive.right.address", d.right.address),
+                                        ("drive.left.led", d.left.led), ("drive.right.led", d.right.led),
+                                        ("buttons_byte", mapping.buttonsByte)]
+        for (key, address) in uses {
+            guard let address else { continue }
+            if let earlier = seen[address] {
+                throw fail(key, "writes \(hex(address)), which is \(earlier); allowed: an address the drive does not use")
+            }
+            seen[address] = key
+        }
+    }
+
+    func drive(_ value: ConfigValue, default base: DriveMapping) throws(MappingFileError) -> DriveMapping {
         let t = try table(value, at: "drive", allowedKeys: Self.driveKeys)
-        var d = DriveMapping()
+        var d = base
         if let v = t["speed"] { d.speed = try integer(v, at: "drive.speed", in: 0...127) }
         if let v = t["full_lock"] {
             let allowed = t["deadzone"] == nil
@@ -164,6 +235,12 @@ private struct Reader {
         return d
     }
 
+    /// An address, or `"none"` (nil).
+    func optionalAddress(_ value: ConfigValue, at key: String) throws(MappingFileError) -> UInt8? {
+        if case .string(let s) = value, s.lowercased() == "none" { return nil }
+        return try address(value, at: key, run: 1, orNone: true)
+    }
+
     func motor(_ value: ConfigValue, at key: String, default motor: DriveMapping.Motor) throws(MappingFileError) -> DriveMapping.Motor {
         let t = try table(value, at: key, allowedKeys: Self.motorKeys)
         var m = motor
@@ -172,10 +249,16 @@ private struct Reader {
             guard case .bool(let b) = v else { throw got("\(key).invert", v, allowed: "true or false") }
             m.inverted = b
         }
+        if let v = t["led"] { m.led = try optionalAddress(v, at: "\(key).led") }
         return m
     }
 
-    func buttons(_ value: ConfigValue, drive: DriveMapping) throws(MappingFileError) -> [ButtonBinding] {
+    func buttons(_ value: ConfigValue, mapping: Mapping) throws(MappingFileError) -> [ButtonBinding] {
+        let drive = mapping.drive
+        var driveUses: [(String, UInt8)] = [("drive.left.address", drive.left.address), ("drive.right.address", drive.right.address)]
+        if let led = drive.left.led { driveUses.append(("drive.left.led", led)) }
+        if let led = drive.right.led { driveUses.append(("drive.right.led", led)) }
+        if let b = mapping.buttonsByte { driveUses.append(("buttons_byte", b)) }
         guard case .array(let items) = value else {
             throw got("buttons", value, allowed: "an array of tables ([[buttons]] in TOML)")
         }
@@ -201,7 +284,7 @@ private struct Reader {
             let start = try address(addressValue, at: "\(key).address", run: on.count)
             for i in 0..<on.count {
                 let a = start + UInt8(i)
-                for (motorKey, motor) in [("drive.left.address", drive.left), ("drive.right.address", drive.right)] where motor.address == a {
+                for (motorKey, used) in driveUses where used == a {
                     throw fail("\(key).address", "writes \(hex(a)), which is \(motorKey); allowed: an address the drive does not use")
                 }
                 if let earlier = released[a], earlier.value != off[i] {
@@ -217,9 +300,10 @@ private struct Reader {
     var buttonNames: String { "one of " + Buttons.names.map(\.name).joined(separator: ", ") }
     var byteRun: String { "an integer 0…255, or an array of 1…\(Self.maxRun) of them for consecutive addresses" }
 
-    func addressRange(run: Int) -> String {
-        "an address 0x00…\(hex(UInt8(KitProfile.size - run))) (an integer, or a string like \"0x0f\")"
-            + (run > 1 ? " leaving room for \(run) values" : "")
+    func addressRange(run: Int, orNone: Bool = false) -> String {
+        "an address 0x00…\(hex(UInt8(size - run))) (an integer, or a string like \"0x0f\")"
+            + (run > 1 ? " leaving room for \(run) values" : "") + (orNone ? ", or \"none\"" : "")
+            + (size == MemoryMapProfile.stock.size && run == 1 ? " on the stock profile's 34-byte map" : "")
     }
 
     func integer(_ value: ConfigValue, at key: String, in range: ClosedRange<Int>) throws(MappingFileError) -> Int {
@@ -236,8 +320,8 @@ private struct Reader {
         }
     }
 
-    func address(_ value: ConfigValue, at key: String, run: Int) throws(MappingFileError) -> UInt8 {
-        let allowed = addressRange(run: run)
+    func address(_ value: ConfigValue, at key: String, run: Int, orNone: Bool = false) throws(MappingFileError) -> UInt8 {
+        let allowed = addressRange(run: run, orNone: orNone)
         var number: Int?
         switch value {
         case .integer(let v): number = v
@@ -246,7 +330,7 @@ private struct Reader {
             number = lowered.hasPrefix("0x") ? Int(lowered.dropFirst(2), radix: 16) : Int(lowered)
         default: break
         }
-        guard let n = number, n >= 0, n + run <= KitProfile.size else {
+        guard let n = number, n >= 0, n + run <= size else {
             if case .integer(let v) = value, v >= 0 {
                 throw fail(key, "got the address \(v) (0x\(String(v, radix: 16))); allowed: \(allowed)")
             }

@@ -6,6 +6,10 @@ public enum BoardLinkEvent: Sendable, Equatable {
     case connected(device: String)
     case disconnected(device: String, reason: String)
     case reconnected(device: String)
+    /// The board must not be driven (it lacks an address, is another kind than at start, or
+    /// dropped a write): one line saying why and what to do. The link wrote its safe state and
+    /// writes nothing more until the board is connected again.
+    case refused(device: String, reason: String)
 }
 
 /// The whole receiver decision path without I/O: datagram → counters → ownership → failsafe →
@@ -261,7 +265,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         switch event {
         case .connected:
             return step
-        case .disconnected, .reconnected:
+        case .disconnected, .reconnected, .refused:
             if failsafe.trip(.boardLink) { counters.failsafeTrips += 1 }
             step.notices.append(.failsafe(.boardLink))
             var stopped = Step()

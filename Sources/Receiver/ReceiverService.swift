@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import BoardProtocol
 import Console
 import ControlPlane
 import Logging
@@ -48,6 +49,11 @@ public final class ReceiverService {
     let status: StatusLine
     let logger: Logger
     private let advertising: ReceiverAdvertising?
+    /// The board the start-up probe found and what is driven on it (profile, firmware id and
+    /// version, map size, mapping); nil for a board that is not probed.
+    public let boardResolution: BoardResolution?
+    /// Set while the board is refused (a different board on reconnect, a dropped write).
+    private(set) var boardRefusal: String?
     var engine: ReceiverEngine<SocketAddress>
     /// Control messages, pairing, rate limit, stop-all (ReceiverService+Classroom.swift).
     var plane: ControlPlane<SocketAddress>
@@ -98,7 +104,8 @@ public final class ReceiverService {
             advertising?.stop()
             throw error
         }
-        engine = ReceiverEngine(mapping: configuration.mapping, policy: configuration.policy,
+        boardResolution = board.resolution
+        engine = ReceiverEngine(mapping: board.resolution?.mapping ?? configuration.mapping, policy: configuration.policy,
                                 timeout: configuration.failsafeTimeout, capacity: configuration.controllerCapacity)
         plane = Self.makeControlPlane(configuration)
     }
@@ -112,6 +119,10 @@ public final class ReceiverService {
             return try finish(UserFacingError("\(error)", status: .networkUnavailable))
         }
         StandardOutput.write("receiving on udp port \(port)\n")
+        if let board = boardResolution {
+            logger.notice("board: \(board.kind.rawValue) profile, \(board.identity.summary) (product \(board.identity.productID), version \(board.identity.version))",
+                          metadata: ["map": "\(board.identity.addressRange)"])
+        }
         logger.info("receiving", metadata: [
             "port": "\(port)", "accept": "\(acceptLabel)",
             "failsafe_ms": "\(configuration.failsafeTimeout.milliseconds)",
@@ -198,8 +209,15 @@ public final class ReceiverService {
     private func log(_ event: BoardLinkEvent) {
         switch event {
         case .connected(let device): logger.info("board connected", metadata: ["device": "\(device)"])
-        case .disconnected(let device, let reason): logger.error("board lost", metadata: ["device": "\(device)", "reason": "\(reason)"])
-        case .reconnected(let device): logger.notice("board reconnected", metadata: ["device": "\(device)"])
+        case .disconnected(let device, let reason):
+            boardRefusal = nil
+            logger.error("board lost", metadata: ["device": "\(device)", "reason": "\(reason)"])
+        case .reconnected(let device):
+            boardRefusal = nil
+            logger.notice("board reconnected", metadata: ["device": "\(device)"])
+        case .refused(_, let reason):
+            boardRefusal = reason
+            logger.error("board refused: \(reason)")
         }
     }
 
@@ -251,7 +269,8 @@ public final class ReceiverService {
     }
 
     func statusText(at now: ContinuousClock.Instant) -> String {
-        StatusText.line(engine: engine, now: now, name: { plane.displayName(of: $0) }, classroom: plane.statusParts)
+        StatusText.line(engine: engine, now: now, name: { plane.displayName(of: $0) }, classroom: plane.statusParts,
+                        board: boardRefusal != nil ? "BOARD REFUSED" : boardResolution.map(StatusText.board))
             + (advertising.map { " · " + $0.summary } ?? "")
     }
 }

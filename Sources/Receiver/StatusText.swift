@@ -1,14 +1,16 @@
+import BoardProtocol
 import RemoteWire
 import SystemIO
 
 /// The live status line of `analog-remote receive`, e.g.
-/// `owner 127.0.0.1:40512 50/s · angle +0.50 · forward+a · left +103 right +25 · bad 0 ignored 3 · DRIVING`
+/// `stock 1.1 34B · owner 127.0.0.1:40512 50/s · angle +0.50 · forward+a · left +103 right +25 · bad 0 ignored 3 · DRIVING`
 /// The owner shows by display name once it said hello (`owner Ann 50/s`); `classroom` adds the
 /// pairing code and the rate-limit count (``ControlPlane/statusParts``).
 enum StatusText {
     static func line(engine: ReceiverEngine<SocketAddress>, now: ContinuousClock.Instant,
-                     name: (SocketAddress) -> String? = { _ in nil }, classroom: [String] = []) -> String {
+                     name: (SocketAddress) -> String? = { _ in nil }, classroom: [String] = [], board: String? = nil) -> String {
         var parts: [String] = []
+        if let board { parts.append(board) }
         if let owner = engine.ownership.owner, let record = engine.controllers[owner] {
             parts.append("owner \(name(owner) ?? owner.description) \(record.packetsPerSecond(at: now))/s")
             if let state = record.lastState {
@@ -34,6 +36,12 @@ enum StatusText {
         case .waitingForNeutral(.teacher): parts.append("RELEASED by teacher: waiting for a resting state")
         }
         return parts.joined(separator: " · ")
+    }
+
+    /// `stock 1.1 34B`: the profile, the firmware's product id and version, the map size.
+    static func board(_ resolution: BoardResolution) -> String {
+        let id = resolution.identity
+        return "\(resolution.kind.rawValue) \(id.productID).\(id.version) \(id.mapSize >= BoardIdentity.probeLength ? "\(id.mapSize)+" : "\(id.mapSize)")B"
     }
 
     static func signed(_ v: Int) -> String { v > 0 ? "+\(v)" : "\(v)" }

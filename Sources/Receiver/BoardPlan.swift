@@ -1,0 +1,85 @@
+import BoardLink
+import BoardProtocol
+
+/// `--profile`: which board profile the receiver drives.
+public enum ProfileChoice: String, Sendable, Hashable, CaseIterable {
+    /// Whatever the probe finds (a mapping file's `profile` key, if any, decides instead).
+    case auto
+    case stock
+    case motors
+
+    public var kind: BoardProfileKind? { BoardProfileKind(rawValue: rawValue) }
+}
+
+/// What the receiver will drive once a probe told what the board is: the profile (`--profile`,
+/// else the mapping file's `profile`, else the board's), the mapping (the file's, else the
+/// profile's default), and the check that every address the mapping writes is on the board.
+public struct BoardPlan: Sendable {
+    public var choice: ProfileChoice
+    /// `--map FILE`, read and checked.
+    public var document: MappingDocument?
+    /// A mapping given in code (tests, the bench): used as is, only checked against the board.
+    public var fixed: Mapping?
+
+    public init(choice: ProfileChoice = .auto, document: MappingDocument? = nil, fixed: Mapping? = nil) {
+        self.choice = choice
+        self.document = document
+        self.fixed = fixed
+    }
+
+    /// The profile and mapping for a board, decided before the board is opened: when
+    /// `--profile` or the file names one (or a fixed mapping is given). nil: the probe decides.
+    public var decidedProfile: BoardProfileKind? { choice.kind ?? document?.profile ?? fixed?.profile }
+
+    /// A `--profile` that contradicts the file's `profile` key: one line, or nil.
+    public var conflict: String? {
+        guard let forced = choice.kind, let document, let named = document.profile, named != forced else { return nil }
+        return "--profile \(forced.rawValue) but \(document.file) says profile = \"\(named.rawValue)\"; "
+            + "give the profile the file is written for, or leave --profile out"
+    }
+
+    /// What to drive on the board `identity` (at `device`), or the one line refusing it.
+    public func resolve(_ identity: BoardIdentity, device: String) -> Result<BoardResolution, BoardPlanRefusal> {
+        guard let kind = decidedProfile ?? identity.profile, identity.profile != nil else {
+            return .failure(BoardPlanRefusal(reason: BoardRefusal.unknownFirmware(identity, device: device)))
+        }
+        let mapping: Mapping
+        if let fixed {
+            mapping = fixed
+        } else if let document {
+            do {
+                mapping = try document.mapping(for: kind)
+            } catch {
+                // The file names no profile and does not fit this board's (e.g. 0x22 on stock).
+                return .failure(BoardPlanRefusal(reason: "\(device): \(error.description) (the board runs the \(identity.profile?.rawValue ?? "unknown") firmware, memory map \(identity.mapSizeText), \(identity.addressRange))"))
+            }
+        } else {
+            mapping = .default(for: kind)
+        }
+        if let missing = mapping.firstMissing(onMapOf: identity.mapSize) {
+            return .failure(BoardPlanRefusal(reason: BoardRefusal.missingAddress(missing.address, role: missing.key,
+                                                                                  identity: identity, device: device)))
+        }
+        var profile = mapping.linkProfile(base: kind.profile)
+        profile.size = min(profile.size, identity.mapSize)
+        if let problem = profile.problem {
+            return .failure(BoardPlanRefusal(reason: "\(device): the mapping does not fit the board: \(problem)"))
+        }
+        return .success(BoardResolution(kind: kind, mapping: mapping, profile: profile, identity: identity))
+    }
+}
+
+/// What the receiver drives on a board it accepted.
+public struct BoardResolution: Sendable, Hashable {
+    public let kind: BoardProfileKind
+    public let mapping: Mapping
+    /// The board link's profile: the safe state written first after every connect.
+    public let profile: MemoryMapProfile
+    public let identity: BoardIdentity
+}
+
+/// Why a board will not be driven: one line naming the device, the address, the board's map
+/// size and what to do.
+public struct BoardPlanRefusal: Error, Sendable, Hashable {
+    public let reason: String
+}
