@@ -30,6 +30,13 @@ public enum BoardEvent: Sendable, Hashable {
     case refused(device: String, reason: String)
 }
 
+/// The owner's judgement of a probed board (a value, so that a trailing closure still means
+/// `onEvent`).
+public struct BoardFitter: Sendable {
+    public let judge: @Sendable (BoardIdentity) -> BoardFit
+    public init(_ judge: @escaping @Sendable (BoardIdentity) -> BoardFit) { self.judge = judge }
+}
+
 /// What the owner decides once a probe told what the board is (``BoardConnection`` asks at
 /// every connect, on its thread: return quickly).
 public enum BoardFit: Sendable, Hashable {

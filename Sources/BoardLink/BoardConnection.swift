@@ -34,15 +34,15 @@ public final class BoardConnection: Sendable {
     /// the cause and the fix). Without `fit`, a board that has every address of `profile` is
     /// driven with it, any other is refused.
     public init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions = BoardOptions(),
-                fit: (@Sendable (BoardIdentity) -> BoardFit)? = nil,
+                fit: BoardFitter? = nil,
                 onEvent: @escaping @Sendable (BoardEvent) -> Void = { _ in }) throws(BoardLinkError) {
         if let problem = profile.problem {
             throw BoardLinkError(.badProfile, device: spec.device, "\(spec.device): bad memory-map profile: \(problem)")
         }
         let transport = try BoardTransports.open(spec, profile: profile)
+        let fitter = fit ?? Self.defaultFitter(profile: profile, device: spec.device)
         do {
-            core = try ConnectionCore(spec: spec, profile: profile, options: options,
-                                      fit: fit ?? { BoardConnection.fit($0, profile: profile, device: spec.device) }, onEvent: onEvent)
+            core = try ConnectionCore(spec: spec, profile: profile, options: options, fit: fitter.judge, onEvent: onEvent)
         } catch {
             transport.close()
             throw BoardLinkError(.deviceUnavailable, device: spec.device, "\(spec.device): \(error)")
@@ -74,6 +74,10 @@ public final class BoardConnection: Sendable {
     }
 
     /// The default judgement: the profile's addresses must all be on the board.
+    static func defaultFitter(profile: MemoryMapProfile, device: String) -> BoardFitter {
+        BoardFitter { identity in fit(identity, profile: profile, device: device) }
+    }
+
     static func fit(_ identity: BoardIdentity, profile: MemoryMapProfile, device: String) -> BoardFit {
         guard identity.profile != nil else {
             return .refuse(BoardRefusal.unknownFirmware(identity, device: device), safeState: nil)

@@ -64,6 +64,8 @@ public struct MemoryMapWriter: Sendable {
     private var outstandingOperation: Operation?
     private var safePending: [UInt8: UInt8] = [:]
     private var probePending = false
+    /// The probe answered; the owner has not decided yet (identified(profile:) or refuse).
+    private var awaitingDecision = false
     private var readBacks: [(address: UInt8, bytes: [UInt8])] = []
     /// Addresses read back since the last connect.
     private var verified: Set<UInt8> = []
@@ -79,7 +81,7 @@ public struct MemoryMapWriter: Sendable {
     /// True until the board is known (probe) and the safe state written after the last
     /// ``connected()`` is confirmed.
     public var isWritingSafeState: Bool {
-        if probePending || !safePending.isEmpty { return true }
+        if probePending || awaitingDecision || !safePending.isEmpty { return true }
         if case .probe? = outstandingOperation { return true }
         return false
     }
@@ -127,6 +129,7 @@ public struct MemoryMapWriter: Sendable {
         verified = []
         refusal = nil
         cursor = 0
+        awaitingDecision = false
         if verifies {
             identity = nil
             probePending = true
@@ -139,6 +142,7 @@ public struct MemoryMapWriter: Sendable {
     /// The probe's board fits `profile`: write its safe state, then the desired values.
     public mutating func identified(profile: MemoryMapProfile) {
         self.profile = profile
+        awaitingDecision = false
         safePending = safeState
     }
 
@@ -151,6 +155,7 @@ public struct MemoryMapWriter: Sendable {
         refusal = reason
         readBacks = []
         probePending = false
+        awaitingDecision = false
         safePending = safeState.filter { confirmed[$0.key] != $0.value }
     }
 
@@ -161,26 +166,28 @@ public struct MemoryMapWriter: Sendable {
         outstandingOperation = nil
         safePending = [:]
         probePending = false
+        awaitingDecision = false
         readBacks = []
         verified = []
     }
 
     /// The next command to send, or nil (link down, a command outstanding, nothing to do). The
     /// returned command is outstanding until ``completed(_:)`` (or ``succeeded()``) or ``failed()``.
-    /// Order: the probe, the safe state, a pending read-back, then changed desired values.
+    /// Order: the probe, a pending read-back (right after its write), the safe state, then
+    /// changed desired values.
     public mutating func nextCommand() -> BoardCommand? {
-        guard isLinkUp, outstandingOperation == nil else { return nil }
+        guard isLinkUp, outstandingOperation == nil, !awaitingDecision else { return nil }
         let operation: Operation
         if probePending {
             probePending = false
             operation = .probe
+        } else if !readBacks.isEmpty {
+            let next = readBacks.removeFirst()
+            operation = .readBack(address: next.address, bytes: next.bytes)
         } else if !safePending.isEmpty {
             let addresses = safePending.keys.sorted()
             let span = Self.contiguousRun(in: addresses, from: 0)
             operation = .write(Run(address: addresses[0], bytes: span.map { safePending[$0]! }, isSafeState: true))
-        } else if !readBacks.isEmpty {
-            let next = readBacks.removeFirst()
-            operation = .readBack(address: next.address, bytes: next.bytes)
         } else {
             guard refusal == nil, verifies == false || identity != nil else { return nil }
             let dirty = dirtyAddresses()
@@ -204,8 +211,12 @@ public struct MemoryMapWriter: Sendable {
         outstandingOperation = nil
         switch operation {
         case .probe:
-            guard let found = BoardIdentity(probeReply: response) else { return .unknownBoard(response) }
+            guard let found = BoardIdentity(probeReply: response) else {
+                awaitingDecision = true
+                return .unknownBoard(response)
+            }
             identity = found
+            awaitingDecision = true
             return .identified(found)
         case .write(let run):
             var unverified = false

@@ -62,7 +62,7 @@ public enum BoardSinks {
         let initial = plan.decidedProfile?.profile ?? .motors
         let connection: BoardConnection
         do {
-            connection = try BoardConnection(spec: parsed, profile: initial, fit: fit) { event in
+            connection = try BoardConnection(spec: parsed, profile: initial, fit: BoardFitter(fit)) { event in
                 switch event {
                 case .connected(let device): events.post(.connected(device: device))
                 case .disconnected(let device, let reason): events.post(.disconnected(device: device, reason: reason))

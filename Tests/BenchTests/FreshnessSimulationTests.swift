@@ -89,8 +89,8 @@ import Testing
         #expect(t2 == 40)
         #expect(w.skipped == 2)
         let latest = FreshnessSimulation.values(4)
-        #expect(second == .write(address: MemoryMapProfile.kit.motorLeft,
-                                 bytes: [latest[MemoryMapProfile.kit.motorLeft]!, latest[MemoryMapProfile.kit.motorRight]!]))
+        let left = try #require(MemoryMapProfile.kit.motorLeft), right = try #require(MemoryMapProfile.kit.motorRight)
+        #expect(second == .write(address: left, bytes: [latest[left]!, latest[right]!]))
         #expect(first != second)
     }
 }

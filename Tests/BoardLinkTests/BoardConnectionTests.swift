@@ -14,7 +14,8 @@ import Testing
         #expect(eventually { board.snapshot.confirmed[0x22] == 0xC0 && board.snapshot.confirmed[0x0F] == 100 })
         let s = board.snapshot
         #expect(s.isConnected && s.device == "sim" && s.lastError == nil)
-        #expect(s.commandsSent == 5, "3 safe-state runs, then 0x0f and 0x22-0x23: \(s)")
+        #expect(s.commandsSent == 9, "the probe, 3 safe-state runs each read back (the first write of those addresses), then 0x0f and 0x22-0x23: \(s)")
+        #expect(s.identity == BoardIdentity(productID: 1, version: 1, mapSize: 36) && s.profile == .kit)
         #expect(events.all == [.connected(device: "sim")])
         #expect(board.writeSafeState(timeout: .seconds(2)))
         for (a, v) in MemoryMapProfile.kit.safeState { #expect(board.snapshot.confirmed[a] == v) }

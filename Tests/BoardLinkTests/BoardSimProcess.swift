@@ -5,12 +5,14 @@ import TestSupport
 import Testing
 
 /// `analog-remote board-sim --trace --quiet …`, started for a test and stopped by its deinit.
+/// The motors firmware unless the arguments name a `--firmware`.
 final class BoardSimProcess {
     let child: ChildProcess
     let path: String
 
     init(_ arguments: [String]) throws {
-        child = try ChildProcess(analogRemote: ["board-sim", "--trace", "--quiet"] + arguments)
+        let firmware = arguments.contains("--firmware") ? [] : ["--firmware", "motors"]
+        child = try ChildProcess(analogRemote: ["board-sim", "--trace", "--quiet"] + firmware + arguments)
         guard child.waitForOutput(timeout: .seconds(20), { out, _ in out.contains("\n") }) else {
             throw TestFailure("board-sim printed no path; stderr: \(child.stderr)")
         }
@@ -70,12 +72,16 @@ extension ChildProcess {
     }
 }
 
-/// The kit's safe state as board-sim traces it: three runs, ascending.
+/// The motors profile's safe state as board-sim traces it: three runs, ascending.
 let safeStateLines = ["W 09 0000", "W 0f 0000", "W 22 0000"]
+/// The stock profile's: buzzer, LEDs, VAR1–VAR3.
+let stockSafeStateLines = ["W 09 0000", "W 0f 0000", "W 12 000000"]
 
-/// True when the commands begin with the whole safe state and nothing else (a run repeated
-/// after a timeout on a loaded machine is allowed; any other command before it is not).
-func beginsWithSafeState(_ commands: [String]) -> Bool {
-    let head = commands.prefix { safeStateLines.contains($0) }
-    return Set(head) == Set(safeStateLines)
+/// True when the commands begin with the probe (`R 00 55`), then the whole safe state and no
+/// other write (a command repeated after a timeout on a loaded machine is allowed, and the
+/// read-backs `R` of the safe state's runs may come between them).
+func beginsWithSafeState(_ commands: [String], _ safe: [String] = safeStateLines) -> Bool {
+    guard commands.first == BoardIdentity.probe.text else { return false }
+    let head = commands.drop { $0 == BoardIdentity.probe.text }.prefix { safe.contains($0) || $0.hasPrefix("R ") }
+    return Set(head.filter { $0.hasPrefix("W ") }) == Set(safe)
 }
