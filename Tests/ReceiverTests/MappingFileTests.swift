@@ -19,7 +19,7 @@ let buttonNames = "one of forward, backward, a, b, x, y, l, r, start, select, ho
 let byteRun = "an integer 0…255, or an array of 1…8 of them for consecutive addresses"
 
 let badMappings: [BadMapping] = [
-    .toml("motors = 1", "motors: unknown key; allowed: drive, buttons"),
+    .toml("motors = 1", "motors: unknown key; allowed: profile, drive, buttons, buttons_byte"),
     .toml("[drive]\nsped = 64", "drive.sped: unknown key; allowed: speed, full_lock, deadzone, expo, left, right"),
     .toml("[drive]\nspeed = 200", "drive.speed: got the integer 200; allowed: an integer 0…127"),
     .toml("[drive]\nspeed = -1", "drive.speed: got the integer -1; allowed: an integer 0…127"),
@@ -43,8 +43,8 @@ let badMappings: [BadMapping] = [
     .toml("[drive.left]\naddress = \"LED\"",
           "drive.left.address: got the string \"LED\"; allowed: an address 0x00…0x23 (an integer, or a string like \"0x0f\")"),
     .toml("[drive.left]\ninvert = \"yes\"", "drive.left.invert: got the string \"yes\"; allowed: true or false"),
-    .toml("[drive.left]\nport = 1", "drive.left.port: unknown key; allowed: address, invert"),
-    .toml("[drive]\nleft = 3", "drive.left: got the integer 3; allowed: a table with keys address, invert"),
+    .toml("[drive.left]\nport = 1", "drive.left.port: unknown key; allowed: address, invert, led"),
+    .toml("[drive]\nleft = 3", "drive.left: got the integer 3; allowed: a table with keys address, invert, led"),
     .toml("[drive.right]\naddress = 0x22", "drive.right.address: both motors are at 0x22; allowed: two different addresses"),
     .toml("buttons = 5", "buttons: got the integer 5; allowed: an array of tables ([[buttons]] in TOML)"),
     .toml("buttons = [1]", "buttons[0]: got the integer 1; allowed: a table with keys button, address, on, off"),
@@ -69,7 +69,7 @@ let badMappings: [BadMapping] = [
           "buttons[0].extra: unknown key; allowed: button, address, on, off"),
     .toml("[drive\nspeed = 1", "line 1: TOML syntax error: Error while parsing table header: expected ']', saw '\\n'"),
     .toml("[drive]\nspeed = 1\nspeed = 2", "line 3: TOML syntax error: Error while parsing key-value pair: cannot redefine existing integer 'speed'"),
-    .json("[1]", "(top level): got an array; allowed: a table with keys drive, buttons"),
+    .json("[1]", "(top level): got an array; allowed: a table with keys profile, drive, buttons, buttons_byte"),
     .json("{\"drive\": {\"speed\": true}}", "drive.speed: got true; allowed: an integer 0…127"),
     .json("{\"drive\": {\"speed\": null}}", "drive.speed: got null; allowed: an integer 0…127"),
     .json("{\"drive\": {\"left\": {\"address\": \"0x99\"}}}",

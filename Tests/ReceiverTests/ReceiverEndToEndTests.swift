@@ -36,13 +36,18 @@ import Testing
             #expect(r.waitForMap { $0 == expected }, "\(row.name): board shows \(r.maps.last.map { Hex.string($0) } ?? "nothing")")
         }
         guard board == .boardSim else { return }
-        // The exact commands on the wire: the safe state first (all six outputs, as two runs),
-        // then only what changed, contiguous addresses merged into one W.
+        // The exact commands on the wire: the probe, then the safe state first (all six outputs,
+        // as three runs, each read back once), then only what changed, contiguous addresses
+        // merged into one W.
         let commands = r.boardCommands
-        #expect(commands.first == "W 09 0000", "\(commands.prefix(4))")
-        #expect(commands.dropFirst().first == "W 0f 0000")
-        #expect(commands.contains("W 22 c040"), "forward, level must be one merged write: \(commands)")
-        #expect(commands.allSatisfy { $0.hasPrefix("W ") }, "only writes: \(commands)")
+        #expect(commands.first == "R 00 55", "the probe first: \(commands.prefix(4))")
+        let writes = commands.filter { $0.hasPrefix("W ") }
+        #expect(Array(writes.prefix(3)) == ["W 09 0000", "W 0f 0000", "W 22 0000"], "\(commands.prefix(8))")
+        #expect(writes.contains("W 22 c040"), "forward, level must be one merged write: \(commands)")
+        let reads = commands.filter { $0.hasPrefix("R ") }
+        #expect(reads == ["R 00 55", "R 09 02", "R 0f 02", "R 22 02"],
+                "the probe and one read-back per first write of an address: \(commands)")
+        #expect(commands.count == writes.count + reads.count)
     }
 
     /// The controller stops → motors 0 after the failsafe timeout (never before; loosely soon
@@ -259,7 +264,7 @@ import Testing
 
     /// The simulated board over MIDI framing through a tty, end to end: same memory map.
     @Test func drivesABoardOverMIDIFraming() throws {
-        let sim = try ChildProcess(analogRemote: ["board-sim", "--trace", "--quiet", "--midi"])
+        let sim = try ChildProcess(analogRemote: ["board-sim", "--trace", "--quiet", "--midi", "--firmware", "motors"])
         #expect(sim.waitForOutput { out, _ in out.contains("\n") })
         let path = try #require(sim.stdout.split(separator: "\n").first)
         let r = try RunningReceiver(["--failsafe-ms", "5000", "--board", "midi-serial:\(path)"], board: .inMemory)

@@ -37,7 +37,7 @@ final class RunningReceiver {
             args += (arguments.contains("--board") ? [] : ["--board", "sim"]) + ["--trace-board"]
             boardSim = nil
         case .boardSim:
-            let sim = try ChildProcess(analogRemote: ["board-sim", "--trace", "--quiet"])
+            let sim = try ChildProcess(analogRemote: ["board-sim", "--trace", "--quiet", "--firmware", "motors"])
             guard sim.waitForOutput(timeout: .seconds(20), { out, _ in out.contains("\n") }),
                   let path = sim.stdout.split(separator: "\n").first, path.hasPrefix("/") else {
                 throw ReceiverTestError("board-sim did not start: \(sim.stdout.debugDescription) \(sim.stderr.debugDescription)")
