@@ -5,13 +5,34 @@ import Testing
 /// `analog-remote demo`, run as the README tells a new user to: three real processes, the
 /// simulated board's changes printed, the motors stopped at the end.
 @Suite struct DemoTests {
-    @Test func demoDrivesTheSquareAndEndsStopped() throws {
+    /// The default: the kit's published firmware (stock profile), the drive on the LEDs.
+    @Test func demoDrivesTheSquareOnTheStockBoardAndEndsStopped() throws {
         let run = try ChildProcess(analogRemote: ["demo", "--speed", "8"])
         #expect(run.wait(timeout: .seconds(60)) == 0, "stderr: \(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
         let changes = lines.filter { $0.contains("  W ") }
+        #expect(!changes.contains { $0.contains("W 22") }, "no motor bytes on the stock board: \(run.stdout)")
         #expect(changes.filter { $0.hasSuffix("forward, turning right") }.count >= 4, "four corners: \(run.stdout)")
-        #expect(changes.contains { $0.contains("W 0f ff") && $0.contains("●") }, "the horn (A → LED1) at a corner")
+        // A right turn: the left wheel's LED1 at full brightness, LED2 dark.
+        #expect(changes.contains { $0.contains("W 0f fe00") && $0.contains("●●●● ○○○○") }, "\(run.stdout)")
+        #expect(changes.contains { $0.contains("W 0f 8080") && $0.contains("●●○○ ●●○○") }, "forward: both LEDs half")
+        #expect(changes.contains { $0.contains("W 09 167d") && $0.contains("♪") }, "the horn (A → buzzer) at a corner")
+        // The script backs up with a left tilt: heading turns counterclockwise (left).
+        #expect(changes.contains { $0.hasSuffix("backward, turning left") }, "\(run.stdout)")
+        #expect(changes.last?.hasSuffix("stopped") == true)
+        #expect(lines.contains { $0.hasPrefix("demo: receiver summary packets=") && $0.contains(" bad=0 ") })
+        #expect(lines.last == "demo: done — the controller sent neutral on its way out and the board's drive is at 0 (LEDs off, VAR1–VAR3 0).")
+    }
+
+    /// `--firmware motors`: today's demo, motors at 0x22/0x23, A → LED1.
+    @Test func demoDrivesTheSquareOnTheMotorsBoardAndEndsStopped() throws {
+        let run = try ChildProcess(analogRemote: ["demo", "--speed", "8", "--firmware", "motors"])
+        #expect(run.wait(timeout: .seconds(60)) == 0, "stderr: \(run.stderr)")
+        let lines = run.stdout.split(separator: "\n")
+        let changes = lines.filter { $0.contains("  W ") }
+        #expect(changes.filter { $0.hasSuffix("forward, turning right") }.count >= 4, "four corners: \(run.stdout)")
+        #expect(changes.contains { $0.contains("W 22 c040") }, "forward on the motors")
+        #expect(changes.contains { $0.contains("W 0f ff") && $0.contains("●●●●") }, "the horn (A → LED1) at a corner")
         // The script backs up with a left tilt: heading turns counterclockwise (left).
         #expect(changes.contains { $0.hasSuffix("backward, turning left") }, "\(run.stdout)")
         #expect(changes.last?.hasSuffix("stopped") == true)

@@ -1,4 +1,5 @@
 import Foundation
+import BoardProtocol
 import Receiver
 import RemoteWire
 import TestSupport
@@ -78,10 +79,45 @@ let badMappings: [BadMapping] = [
 ]
 
 @Suite struct MappingFileTests {
-    @Test(arguments: ["examples/kit-map.toml", "examples/kit-map.json"])
-    func shippedExamplesAreTheBuiltInDefault(path: String) throws {
-        let mapping = try MappingFile.load(path: Paths.repositoryFile(path).path)
-        #expect(mapping == Mapping.kit)
+    @Test(arguments: [("examples/motors-map.toml", Mapping.motors), ("examples/motors-map.json", Mapping.motors),
+                      ("examples/stock-map.toml", Mapping.stock)])
+    func shippedExamplesAreTheBuiltInDefaults(path: String, mapping: Mapping) throws {
+        let document = try MappingFile.document(path: Paths.repositoryFile(path).path)
+        #expect(document.profile == mapping.profile)
+        #expect(try document.mapping(for: mapping.profile) == mapping)
+    }
+
+    @Test func aFileMayNameItsProfileAndGetsThatProfilesDefaults() throws {
+        let stock = try MappingFile.parseDocument("profile = \"stock\"", json: false, file: "s.toml")
+        #expect(stock.profile == .stock)
+        #expect(try stock.mapping(for: .stock) == Mapping.stock)
+        let unnamed = try MappingFile.parseDocument("[drive]\nspeed = 100", json: false, file: "u.toml")
+        #expect(unnamed.profile == nil)
+        #expect(try unnamed.mapping(for: .stock).drive.left.led == 0x0F, "an unnamed file goes over the board's profile")
+        #expect(try unnamed.mapping(for: .motors).drive.left.address == 0x22)
+    }
+
+    @Test(arguments: [
+        ("profile = \"stock\"\n[drive.left]\naddress = 0x22",
+         "s.toml: drive.left.address: got the address 34 (0x22); allowed: an address 0x00…0x21 (an integer, or a string like \"0x0f\") on the stock profile's 34-byte map"),
+        ("profile = \"tank\"", "s.toml: profile: got the string \"tank\"; allowed: \"stock\" (the published firmware, 34 bytes) or \"motors\" (motor bytes at 0x22/0x23)"),
+        ("profile = \"stock\"\nbuttons_byte = 0x0f", "s.toml: buttons_byte: writes 0x0f, which is drive.left.led; allowed: an address the drive does not use"),
+        ("profile = \"stock\"\n[[buttons]]\nbutton = \"b\"\naddress = 0x10\non = 1", "s.toml: buttons[0].address: writes 0x10, which is drive.right.led; allowed: an address the drive does not use"),
+    ])
+    func stockFilesAreCheckedAgainstTheStockMap(text: String, message: String) {
+        #expect(throws: MappingFileError.self) { try MappingFile.parseDocument(text, json: false, file: "s.toml") }
+        do {
+            _ = try MappingFile.parseDocument(text, json: false, file: "s.toml")
+        } catch {
+            #expect(error.description == message)
+        }
+    }
+
+    @Test func ledsAndTheButtonsByteCanBeSwitchedOff() throws {
+        let doc = try MappingFile.parseDocument("profile = \"stock\"\nbuttons_byte = \"none\"\n[drive.left]\nled = \"none\"",
+                                                json: false, file: "n.toml")
+        let mapping = try doc.mapping(for: .stock)
+        #expect(mapping.buttonsByte == nil && mapping.drive.left.led == nil && mapping.drive.right.led == 0x10)
     }
 
     @Test func missingKeysKeepTheDefaultsAndAnEmptyButtonListBindsNothing() throws {

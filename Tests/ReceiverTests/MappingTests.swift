@@ -1,3 +1,4 @@
+import BoardProtocol
 import Receiver
 import RemoteWire
 import Testing
@@ -99,5 +100,51 @@ let goldenMappings: [GoldenMapping] = [
         #expect(DriveMapping.Motor(address: 0x22, inverted: true).byte(for: 0) == 0)
         #expect(DriveMapping.Motor(address: 0x22, inverted: true).byte(for: -127) == 0x7F)
         #expect(DriveMapping.Motor(address: 0x22, inverted: false).byte(for: -127) == 0x81)
+    }
+}
+
+/// The stock profile's default mapping (Protocol.md §3.4): the drive on the LEDs and in
+/// VAR1–VAR3, the horn on the buzzer.
+@Suite struct StockMappingTests {
+    struct Row: Sendable, CustomStringConvertible {
+        let name: String
+        let state: ControllerState
+        let values: [UInt8: UInt8]
+        var description: String { name }
+    }
+
+    static let rows: [Row] = [
+        Row(name: "neutral", state: ControllerState(angle: 0, buttons: []),
+            values: [0x0F: 0, 0x10: 0, 0x12: 0, 0x13: 0, 0x14: 0, 0x09: 0, 0x0A: 0]),
+        Row(name: "forward, level: both LEDs at 128", state: ControllerState(angle: 0, buttons: .forward),
+            values: [0x0F: 0x80, 0x10: 0x80, 0x12: 0x40, 0x13: 0x40, 0x14: 0x01, 0x09: 0, 0x0A: 0]),
+        Row(name: "forward, full lock right: the left LED brighter", state: ControllerState(angle: 0.7853982, buttons: .forward),
+            values: [0x0F: 0xFE, 0x10: 0, 0x12: 0x7F, 0x13: 0, 0x14: 0x01, 0x09: 0, 0x0A: 0]),
+        Row(name: "backward: the LEDs show speed, the variables the sign", state: ControllerState(angle: 0, buttons: .backward),
+            values: [0x0F: 0x80, 0x10: 0x80, 0x12: 0xC0, 0x13: 0xC0, 0x14: 0x02, 0x09: 0, 0x0A: 0]),
+        Row(name: "A: the horn", state: ControllerState(angle: 0, buttons: .a),
+            values: [0x0F: 0, 0x10: 0, 0x12: 0, 0x13: 0, 0x14: 0x04, 0x09: 22, 0x0A: 125]),
+        Row(name: "B and r: VAR3 only", state: ControllerState(angle: 0, buttons: [.b, .r, .start]),
+            values: [0x0F: 0, 0x10: 0, 0x12: 0, 0x13: 0, 0x14: 0x88, 0x09: 0, 0x0A: 0]),
+    ]
+
+    @Test(arguments: rows)
+    func stateGivesTheDocumentedValues(row: Row) {
+        #expect(Mapping.stock.values(for: row.state) == row.values)
+    }
+
+    @Test func everyAddressIsOnTheStockMapAndTheStopAndRestValuesAreTheDriveAtZero() {
+        #expect(Mapping.stock.addresses.allSatisfy { $0.address <= 0x21 })
+        #expect(Mapping.stock.firstMissing(onMapOf: 34) == nil)
+        #expect(Mapping.motors.firstMissing(onMapOf: 34)?.address == 0x22)
+        #expect(Mapping.motors.firstMissing(onMapOf: 34)?.key == "drive.left.address")
+        #expect(Mapping.stock.stopValues == [0x0F: 0, 0x10: 0, 0x12: 0, 0x13: 0, 0x14: 0])
+        #expect(Mapping.stock.restValues == [0x0F: 0, 0x10: 0, 0x12: 0, 0x13: 0, 0x14: 0, 0x09: 0, 0x0A: 0])
+    }
+
+    @Test func theLinkProfileZeroesTheDrivesVariablesInItsSafeState() {
+        let profile = Mapping.stock.linkProfile(base: .stock)
+        #expect(profile.safeState == [0x09: 0, 0x0A: 0, 0x0F: 0, 0x10: 0, 0x12: 0, 0x13: 0, 0x14: 0])
+        #expect(Mapping.motors.linkProfile(base: .motors) == .motors, "the motors profile is unchanged")
     }
 }
