@@ -21,6 +21,23 @@ import Testing
         for (a, v) in MemoryMapProfile.kit.safeState { #expect(board.snapshot.confirmed[a] == v) }
     }
 
+    /// The motors profile on a stock board: refused after the probe with one line; only the
+    /// stock safe state is written, never an address past 0x21.
+    @Test func theMotorsProfileOnAStockBoardIsRefusedAfterItsSafeState() throws {
+        let events = EventLog<BoardEvent>()
+        let board = try BoardConnection(spec: .simulated(.stock), profile: .kit) { events.append($0) }
+        defer { board.close() }
+        board.setDesired([0x22: 0xC0, 0x23: 0x40, 0x0F: 100])
+        let refused = try #require(board.waitUntilIdentified(timeout: .seconds(5)))
+        #expect(refused.identity == BoardIdentity(productID: 1, version: 1, mapSize: 34))
+        let line = try #require(refused.refusal)
+        #expect(line.hasPrefix("sim:stock: the motors profile writes 0x22 but this board's memory map has 34 bytes (0x00–0x21"), "\(line)")
+        #expect(eventually { events.all.contains(.refused(device: "sim:stock", reason: line)) })
+        #expect(board.writeSafeState(timeout: .seconds(2)))
+        let confirmed = board.snapshot.confirmed
+        #expect(confirmed.keys.allSatisfy { $0 <= 0x21 } && confirmed[0x0F] == 0, "\(confirmed)")
+    }
+
     @Test func writeSafeStateWaitsForAWriteAlreadyOnTheWire() throws {
         let board = try BoardConnection(spec: .simulated, profile: .kit)
         defer { board.close() }

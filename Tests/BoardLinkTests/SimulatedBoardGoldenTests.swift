@@ -121,3 +121,77 @@ import Testing
         #expect(board.takeOutput() == "R 0b 04\n\r\n0a 14 1e 28 \r\n>".bytes)
     }
 }
+
+/// The stock firmware as board-sim runs it by default: the facts of the kit's published sketch.
+@Suite struct StockFirmwareSimulationTests {
+    func stockBoard() -> SimulatedBoard {
+        var board = SimulatedBoard(profile: .stock, eeprom: SimulatedBoard.erasedEEPROM)
+        _ = board.takeOutput()
+        return board
+    }
+
+    func read(_ board: inout SimulatedBoard, _ line: String) -> [UInt8] {
+        board.receive(Array(line.utf8))
+        let out = board.takeOutput()
+        var session = BoardReplyDecoder()
+        session.expect(Array(line.utf8))
+        session.append(out)
+        guard let reply = try? session.decode(), case .values(let v) = reply.response else { return [] }
+        return v
+    }
+
+    @Test func aNewBoardHas34BytesAndBootsFromAnErasedEEPROM() {
+        var board = stockBoard()
+        let map = read(&board, "R 00 55\n")
+        #expect(map.count == 34, "the read stops at the end of the map")
+        #expect(Array(map[0...4]) == [1, 1, 0, 0, 34], "product 1, version 1, stopped, the program counter at the map size")
+        #expect(map[0x0F] == 0xFF && map[0x10] == 0xFF && map[0x09] == 0xFF && map[0x12] == 0xFF, "erased: 0xff until written")
+    }
+
+    @Test func writesPastTheMapAreDroppedWithANormalPrompt() {
+        var board = stockBoard()
+        board.receive(Array("W 21 0102\n".utf8))
+        #expect(board.takeOutput() == Array("W 21 0102\n\r\n\r\n>".utf8))
+        #expect(board.memoryMap.count == 34 && board.value(at: 0x21) == 1 && board.value(at: 0x22) == nil)
+        #expect(read(&board, "R 22 02\n").isEmpty)
+    }
+
+    @Test func theLoopDrawsRandomBytesCountsTheTimerAndReadsTheSwitchAgain() {
+        var board = stockBoard()
+        var randoms: Set<UInt8> = []
+        for ms in stride(from: 0, to: 2_500, by: 100) {
+            board.loop(at: .milliseconds(ms))
+            randoms.insert(board.value(at: 0x05) ?? 0)
+        }
+        #expect(randoms.count > 5, "random changes every loop")
+        #expect(randoms.allSatisfy { $0 < 255 }, "random(255) is 0…254")
+        #expect(board.value(at: 0x06) == 2, "whole seconds")
+        board.receive(Array("W 11 01\n".utf8))
+        #expect(board.value(at: 0x11) == 0, "the switch is read again: a write does not stick")
+        board.inputs.switchPressed = true
+        board.loop(at: .seconds(3))
+        #expect(board.value(at: 0x11) == 1)
+    }
+
+    @Test func theBuzzerSoundsOnlyWhenAWriteTouches0x09Or0x0a() {
+        var board = stockBoard()
+        #expect(!board.isBuzzing, "0xff at boot, but nothing wrote the buzzer")
+        board.receive(Array("W 09 167d\n".utf8))
+        #expect(board.isBuzzing && board.buzzer.note == 22 && board.buzzer.duration == .milliseconds(2000))
+        board.receive(Array("W 0f 80\n".utf8))
+        #expect(board.buzzer.writes == 1, "an LED write does not touch the buzzer")
+        board.loop(at: .milliseconds(2001))
+        #expect(!board.isBuzzing, "the tone ends after its time")
+        board.receive(Array("W 0a 00\n".utf8))
+        #expect(board.isBuzzing && board.buzzer.duration == .zero, "time 0: until the next write")
+        board.receive(Array("W 09 00\n".utf8))
+        #expect(!board.isBuzzing && board.buzzer.writes == 3)
+    }
+
+    @Test func aFaultyBoardDropsTheWritesItIsToldTo() {
+        var board = stockBoard()
+        board.dropWrites = [0x10]
+        board.receive(Array("W 0f 1122\n".utf8))
+        #expect(board.value(at: 0x0F) == 0x11 && board.value(at: 0x10) == 0xFF)
+    }
+}
