@@ -30,7 +30,9 @@ final class InProcessReceiver {
     private let interruption: Interruption
     private(set) var summary: String?
 
-    init(boardPath: String, interruption: Interruption) throws(BenchError) {
+    /// `whileStarting` runs over and over until the service is built: the receiver probes the
+    /// board before it is built, so the bench answers the board meanwhile.
+    init(boardPath: String, interruption: Interruption, whileStarting: () -> Void = {}) throws(BenchError) {
         self.interruption = interruption
         port = try Self.freePort()
         var configuration = ReceiverConfiguration()
@@ -66,7 +68,7 @@ final class InProcessReceiver {
                 slots.outcome.withLock { $0 = "in-process receiver: \(error.message)" }
             }
         }
-        built.wait()
+        while built.wait(timeout: .now() + .milliseconds(2)) == .timedOut { whileStarting() }
         if let problem = slots.outcome.withLock({ $0 }) {
             thread.join()
             _ = capture.finish()

@@ -171,7 +171,10 @@ final class RunningReceiver {
         self.settings = settings
         switch placement {
         case .inProcess:
-            let receiver = try InProcessReceiver(boardPath: board.path, interruption: settings.interruption)
+            // The receiver probes the board while it is built: answer meanwhile.
+            let receiver = try InProcessReceiver(boardPath: board.path, interruption: settings.interruption) {
+                if board.waitReadable(until: Monotonic.now() + 2_000_000) { _ = try? board.service() }
+            }
             inProcess = receiver
             child = nil
             port = receiver.port
