@@ -161,7 +161,7 @@ struct BoardSim: ParsableCommand {
     static func wheels(_ board: SimulatedBoard) -> (Int, Int)? {
         if let (left, right) = board.motors { return (-Int(left), Int(right)) }
         let v = MemoryMapProfile.Address.variable1
-        guard let l = board.value(at: v), let r = board.value(at: v + 1) else { return nil }
+        guard let l = board.value(at: v), let r = board.value(at: v + 1), (l, r) != (0xFF, 0xFF) else { return nil }
         return (Int(Int8(bitPattern: l)), Int(Int8(bitPattern: r)))
     }
 
