@@ -29,6 +29,20 @@ import Testing
         }
     }
 
+    /// The stock firmware's transcripts: a new board (erased EEPROM), 34 bytes, no motors.
+    @Test(arguments: Feed.allCases)
+    func theStockFirmwareAnswersByteForByte(how: Feed) throws {
+        var board = SimulatedBoard(profile: .stock, eeprom: SimulatedBoard.erasedEEPROM)
+        _ = board.takeOutput()
+        for (i, step) in transcripts.stock.enumerated() {
+            feed(&board, step.send.bytes, how, seed: UInt64(i))
+            let out = board.takeOutput()
+            #expect(out == step.receive.bytes, "\(step.name): got \(ByteText.escaped(out))")
+        }
+        let probe = try #require(transcripts.stock.first?.replies.first?.values)
+        #expect(BoardIdentity(probeReply: .values(BoardTranscripts.bytes(hex: probe))) == BoardIdentity(productID: 1, version: 1, mapSize: 34))
+    }
+
     @Test func theTranscriptLeavesTheMapAsTheStepsSay() {
         var board = SimulatedBoard()
         for step in transcripts.text { board.receive(step.send.bytes) }

@@ -53,7 +53,7 @@ func decodeAll(_ chunks: [[UInt8]], expecting replies: [BoardTranscripts.Reply])
     /// Every transcript's board output, fed whole, byte by byte and in random chunks, decodes to
     /// the replies the file names and nothing else.
     @Test func everyTranscriptDecodesAsDocumented() throws {
-        for step in transcripts.text {
+        for step in transcripts.text + transcripts.stock {
             let bytes = step.receive.bytes
             var feeds: [(String, [[UInt8]])] = [("whole", [bytes]), ("byte by byte", bytes.map { [$0] })]
             for seed in 1...5 as ClosedRange<UInt64> { feeds.append(("chunks seed \(seed)", randomChunks(bytes, seed: seed))) }
@@ -201,7 +201,7 @@ func decodeAll(_ chunks: [[UInt8]], expecting replies: [BoardTranscripts.Reply])
     @Test func everyTextCommandAndEveryPacketAppears() throws {
         let spec = try String(contentsOf: Paths.repositoryFile("Protocol.md"), encoding: .utf8)
         let transcripts = try BoardTranscripts.load()
-        for step in transcripts.text where !step.send.isEmpty && step.send.count < 40 {
+        for step in transcripts.text + transcripts.stock where !step.send.isEmpty && step.send.count < 40 {
             let lines = step.send.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             for line in lines.isEmpty ? [Substring(step.send)] : lines {
                 let shown = "`" + ByteText.escaped((line + (step.send.hasSuffix("\n") ? "\n" : "")).bytes) + "`"

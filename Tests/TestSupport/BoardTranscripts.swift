@@ -46,6 +46,8 @@ public struct BoardTranscripts: Decodable, Sendable {
     }
 
     public let text: [TextStep]
+    /// The same kind of steps on a new stock board (34 bytes, erased EEPROM).
+    public let stock: [TextStep]
     public let midi: MIDI
 
     public static let file = Paths.repositoryFile("vectors/board-transcripts.json")
