@@ -5,12 +5,12 @@
 // Sources/*/*.swift and the targets below, so a change that breaks it fails the suite):
 //
 //   codecs    RemoteWire BoardProtocol MIDIFraming        import nothing but the standard library
-//   C libs    CDNSSD CALSA CSDL2                          module map + shim only
+//   C libs    CDNSSD CALSA CSDL2 CLibFuzzer               module map + shim only
 //   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad Console
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
-//   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench
+//   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses
 //             value-type state machines plus the loops that drive them; import anything above
-//   the CLI   AnalogRemoteCLI                             parses, validates, hands off; nothing imports it
+//   the CLI   AnalogRemoteCLI Fuzz                        executables: parse, validate, hand off; nothing imports them
 //
 // Every dependency below is used by an import, and every import of a package module is declared.
 
@@ -25,6 +25,7 @@ let package = Package(
     name: "AnalogRemote",
     products: [
         .executable(name: "analog-remote", targets: ["AnalogRemoteCLI"]),
+        .executable(name: "analog-remote-fuzz", targets: ["Fuzz"]),
         .library(name: "RemoteWire", targets: ["RemoteWire"]),
         .library(name: "ControlPlane", targets: ["ControlPlane"]),
         .library(name: "BoardProtocol", targets: ["BoardProtocol"]),
@@ -48,6 +49,8 @@ let package = Package(
         .systemLibrary(name: "CDNSSD", providers: [.apt(["libavahi-compat-libdnssd-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSDL2", providers: [.apt(["libsdl2-dev"])]),
+        // libFuzzer's driver, declared weak (linked only by scripts/fuzz.sh).
+        .systemLibrary(name: "CLibFuzzer"),
 
         // MARK: I/O adapters — the only modules that make syscalls or call C libraries.
         .target(name: "SystemIO"),
@@ -85,6 +88,11 @@ let package = Package(
                                          "Discovery", "Game", "Gamepad", "Receiver", "RemoteWire", "SerialTTY", "StopAll", "SystemIO",
                                          argumentParser, logging]),
 
+        // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
+        .target(name: "FuzzHarnesses",
+                dependencies: ["BoardProtocol", "ControlPlane", "Controller", "Discovery", "Gamepad", "MIDIFraming", "Receiver", "RemoteWire"]),
+        .executableTarget(name: "Fuzz", dependencies: ["FuzzHarnesses", "CLibFuzzer"]),
+
         // MARK: Tests (Swift Testing) — one target per module, EndToEndTests run the built binary,
         // LayoutTests check the dependency rule above.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -107,6 +115,7 @@ let package = Package(
                                    logging, propertyBased]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
+        .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
         .testTarget(name: "LayoutTests", dependencies: ["TestSupport"]),
     ]
 )

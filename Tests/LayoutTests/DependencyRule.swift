@@ -121,8 +121,10 @@ struct DependencyRule {
             for undeclared in packageImports.subtracting(target.dependencies).sorted() {
                 out.append("\(name) imports \(undeclared), which is not among its dependencies in Package.swift")
             }
-            if let cli = tiers.first(where: { $0.value == .cli })?.key, imported.contains(cli) || target.dependencies.contains(cli) {
-                out.append("\(name) imports the executable \(cli) (nothing may)")
+            for (cli, tier) in tiers.sorted(by: { $0.key < $1.key }) where tier == .cli {
+                if imported.contains(cli) || target.dependencies.contains(cli) {
+                    out.append("\(name) imports the executable \(cli) (nothing may)")
+                }
             }
             guard !target.isTest else { continue }
             guard let tier = tiers[name] else {

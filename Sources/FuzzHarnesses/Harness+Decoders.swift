@@ -1,0 +1,138 @@
+import BoardProtocol
+import ControlPlane
+import Controller
+import Discovery
+import Gamepad
+import MIDIFraming
+import Receiver
+import RemoteWire
+
+extension Harness {
+    /// Any 8 bytes either decode to a state inside the wire's limits, or are refused for a
+    /// non-finite angle; a decoded state survives encode → decode unchanged.
+    static func statePacket(_ bytes: [UInt8]) {
+        do {
+            let state = try StatePacket.decode(bytes)
+            precondition(state.angle.isFinite && state.angle.magnitude <= ControllerState.maxAngle)
+            precondition(state.buttons.isSubset(of: .defined))
+            precondition((try? StatePacket.decode(StatePacket.encode(state))) == state)
+        } catch {
+            precondition(bytes.count != StatePacket.size || error.reason == .angleNotFinite)
+        }
+    }
+
+    /// A header that parses re-encodes to the same bytes; a whole message that decodes survives
+    /// encode → decode unchanged.
+    static func controlDatagram(_ bytes: [UInt8]) {
+        guard let datagram = try? ControlDatagram.decode(bytes) else { return }
+        precondition(datagram.encode() == bytes)
+        guard datagram.header.fragmentCount == 1,
+              let message = try? ControlMessage.decode(type: datagram.header.type, payload: datagram.payload) else { return }
+        let again = try? ControlMessage.decode(type: message.type, payload: message.encodePayload()[...])
+        precondition(again == message)
+    }
+
+    /// A stream of datagrams into one reliable channel: whatever arrives, in whatever order.
+    static func reliableFragments(_ bytes: [UInt8]) {
+        var channel = ReliableChannel(connection: 0x0102_0304)
+        var now = ContinuousClock.now
+        for record in Records(bytes) {
+            now = now.advanced(by: .milliseconds(5))
+            if let datagram = try? ControlDatagram.decode(Array(record)) {
+                _ = channel.receive(datagram, now: now)
+            }
+            _ = channel.poll(now: now)
+        }
+    }
+
+    /// Datagrams from eight sources into the receiver's engine with the kit mapping: every
+    /// write it asks of the board stays inside the board's memory map and every wheel speed
+    /// inside the mapping's range.
+    static func receiverDatagrams(_ bytes: [UInt8]) {
+        var engine = ReceiverEngine<UInt8>(mapping: .kit, policy: .first, timeout: .milliseconds(250))
+        var now = ContinuousClock.now
+        _ = engine.start()
+        var source: UInt8 = 0
+        for record in Records(bytes) {
+            now = now.advanced(by: .milliseconds(Int64(record.first ?? 0) % 64))
+            source = (source &+ (record.last ?? 0)) & 7
+            let step = engine.datagram(record, length: record.count, from: source, at: now)
+            for (address, _) in step.write ?? [:] {
+                precondition(Int(address) < MemoryMapProfile.kit.size, "write past the map at \(address)")
+            }
+            precondition(abs(engine.wheels.left) <= 127 && abs(engine.wheels.right) <= 127)
+        }
+        _ = engine.shutdown()
+    }
+
+    /// Board output in chunks of any size: the decoder never holds more than its capacity once
+    /// it has said there is nothing more to decode.
+    static func boardReplies(_ bytes: [UInt8]) {
+        var decoder = BoardReplyDecoder(capacity: 256)
+        decoder.expect(Array("W 22 c040".utf8))
+        for record in Records(bytes) {
+            decoder.append(record)
+            while true {
+                do {
+                    guard try decoder.decode() != nil else { break }
+                    decoder.expect(Array("R 00 04".utf8))
+                } catch {
+                    continue
+                }
+            }
+            precondition(decoder.pending.count <= decoder.capacity)
+        }
+    }
+
+    /// USB-MIDI packets and a byte stream from a MIDI board.
+    static func midiNotePairs(_ bytes: [UInt8]) {
+        var decoder = NotePairDecoder()
+        _ = decoder.decode(bytes)
+        var packets = bytes[...]
+        while packets.count >= 4 {
+            let p = Array(packets.prefix(4))
+            packets = packets.dropFirst(4)
+            _ = USBMIDIPacket(header: p[0], p[1], p[2], p[3]).midiBytes
+        }
+    }
+
+    static func mapping(_ bytes: [UInt8], json: Bool) {
+        _ = try? MappingFile.parse(String(decoding: bytes, as: UTF8.self), json: json, file: "fuzz")
+    }
+
+    static func gamepadConfig(_ bytes: [UInt8]) {
+        _ = try? GamepadConfig.parse(String(decoding: bytes, as: UTF8.self), file: "fuzz")
+    }
+
+    /// A script that parses has times that never decrease and angles inside the wire's limits.
+    static func script(_ bytes: [UInt8]) {
+        guard let script = try? Script.parse(String(decoding: bytes, as: UTF8.self), file: "fuzz") else { return }
+        for (a, b) in zip(script.steps, script.steps.dropFirst()) { precondition(a.at <= b.at) }
+        for step in script.steps { precondition(step.state.angle.magnitude <= ControllerState.maxAngle) }
+    }
+
+    static func stateLine(_ bytes: [UInt8]) {
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            if let state = try? StateLine.parse(line) {
+                precondition(state.angle.isFinite && state.angle.magnitude <= ControllerState.maxAngle)
+            }
+        }
+    }
+
+    /// Terminal input in reads of any size: after every read is drained, what is kept for an
+    /// unfinished escape sequence stays bounded.
+    static func terminalInput(_ bytes: [UInt8]) {
+        var decoder = TerminalInputDecoder()
+        for record in Records(bytes) {
+            decoder.feed(record)
+            while decoder.next() != nil {}
+            precondition(decoder.pending <= TerminalInputDecoder.maximumSequence)
+        }
+    }
+
+    /// A TXT record that decodes re-encodes to bytes that decode to the same record.
+    static func txtRecord(_ bytes: [UInt8]) {
+        guard let record = TXTRecord.decode(bytes) else { return }
+        precondition(TXTRecord.decode(record.encoded) == record)
+    }
+}
