@@ -2,7 +2,7 @@
 # The project's two entry points. Both run scripts/setup.sh first (idempotent: installs only the
 # Debian packages that are missing), so they work on a fresh machine.
 #   ./run.sh demo [ARGS…]   build and run the demo (simulated board: no hardware needed)
-#   ./run.sh test           build and run the whole test suite, then the two-host discovery test
+#   ./run.sh test           build and run the whole test suite, the fuzzers, then the two-host discovery test
 set -euo pipefail
 cd "$(dirname "$0")"
 what=${1:-}
@@ -18,6 +18,7 @@ case "$what" in
   test)
     swift build --build-tests
     swift test --skip-build
+    bash scripts/fuzz.sh          # every decoder of outside bytes under libFuzzer + ASan, ~2 min
     if [[ -x scripts/two-host-test.sh ]]; then
       bash scripts/two-host-test.sh
     fi
