@@ -45,24 +45,28 @@ extension Harness {
         }
     }
 
-    /// Datagrams from eight sources into the receiver's engine with the kit mapping: every
-    /// write it asks of the board stays inside the board's memory map and every wheel speed
-    /// inside the mapping's range.
+    /// Datagrams from eight sources into the receiver's engine, with the stock or the motors
+    /// mapping (the first byte chooses): every write it asks of the board stays inside that
+    /// profile's memory map — the stock firmware drops writes past 0x21 without a word.
     static func receiverDatagrams(_ bytes: [UInt8]) {
-        var engine = ReceiverEngine<UInt8>(mapping: .kit, policy: .first, timeout: .milliseconds(250))
+        let mapping = Mapping.default(for: (bytes.first ?? 0) & 1 == 0 ? .stock : .motors)
+        let mapSize = mapping.profile.profile.size
+        var engine = ReceiverEngine<UInt8>(mapping: mapping, policy: .first, timeout: .milliseconds(250))
         var now = ContinuousClock.now
-        _ = engine.start()
+        func check(_ step: ReceiverEngine<UInt8>.Step) {
+            for (address, _) in step.write ?? [:] {
+                precondition(Int(address) < mapSize, "write past the \(mapping.profile) map at \(address)")
+            }
+        }
+        check(engine.start())
         var source: UInt8 = 0
-        for record in Records(bytes) {
+        for record in Records(Array(bytes.dropFirst())) {
             now = now.advanced(by: .milliseconds(Int64(record.first ?? 0) % 64))
             source = (source &+ (record.last ?? 0)) & 7
-            let step = engine.datagram(record, length: record.count, from: source, at: now)
-            for (address, _) in step.write ?? [:] {
-                precondition(Int(address) < MemoryMapProfile.kit.size, "write past the map at \(address)")
-            }
+            check(engine.datagram(record, length: record.count, from: source, at: now))
             precondition(abs(engine.wheels.left) <= 127 && abs(engine.wheels.right) <= 127)
         }
-        _ = engine.shutdown()
+        for (address, _) in engine.shutdown() { precondition(Int(address) < mapSize) }
     }
 
     /// Board output in chunks of any size: the decoder never holds more than its capacity once
