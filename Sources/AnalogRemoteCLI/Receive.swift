@@ -51,6 +51,10 @@ struct Receive: ParsableCommand {
     @Option(help: "Stop the motors when the driving controller is silent this long (50…5000 ms).")
     var failsafeMs: Int = 250
 
+    @Option(help: ArgumentHelp("After the failsafe stops a silent owner, keep the robot reserved for that controller this many seconds before another may take it (0…60; not with --accept any).",
+                               valueName: "seconds"))
+    var reclaimS: Int = ReceiverConfiguration.defaultReclaimSeconds
+
     @Option(help: ArgumentHelp("Mapping file (.toml or .json) from states to memory-map values; default: the profile's own mapping (examples/stock-map.toml, examples/motors-map.toml document both).",
                                valueName: "file"))
     var map: String?
@@ -92,6 +96,9 @@ struct Receive: ParsableCommand {
                 throw UserFacingError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds",
                                       status: .badConfiguration)
             }
+            guard ReceiverConfiguration.reclaimRange.contains(reclaimS) else {
+                throw UserFacingError("--reclaim-s \(reclaimS) is out of range; allowed: 0…60 seconds", status: .badConfiguration)
+            }
             // The mapping is read and checked before anything touches the board; which profile's
             // mapping is driven is decided by --profile, the file's `profile`, or the probe.
             var configuration = ReceiverConfiguration()
@@ -110,6 +117,7 @@ struct Receive: ParsableCommand {
             configuration.policy = accept.policy
             configuration.classroom = try classroom()
             configuration.failsafeTimeout = .milliseconds(failsafeMs)
+            configuration.reclaim = .seconds(reclaimS)
             configuration.advertise = !noAdvertise
             let status = global.bootstrap()
             let logger = Logger(label: "receive")

@@ -44,12 +44,15 @@ public struct GamepadConfig: Hashable, Sendable {
         do {
             text = try readFile(path)
         } catch {
-            throw GamepadConfigError(file: path, key: nil, problem: "cannot read it: \(error.reason)")
+            throw GamepadConfigError(file: path, key: nil, problem: error.problem(allowedText: "a UTF-8 TOML file"))
         }
         return try parse(text, file: path)
     }
 
     public static func parse(_ text: String, file: String) throws(GamepadConfigError) -> GamepadConfig {
+        if text.utf8.contains(0) {
+            throw GamepadConfigError(file: file, key: nil, problem: "a NUL byte in the file; allowed: text without NUL bytes")
+        }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)
@@ -72,20 +75,10 @@ public struct GamepadConfig: Hashable, Sendable {
         return config
     }
 
-    static func readFile(_ path: String) throws(SystemError) -> String {
-        let fd = try Syscall.call("open", subject: path) { open(path, O_RDONLY | O_CLOEXEC) }
-        let file = Descriptor(adopting: fd, label: path)
-        var bytes: [UInt8] = []
-        while true {
-            guard let chunk = try file.read(max: 65536) else { continue }
-            if chunk.isEmpty { break }
-            bytes += chunk
-            if bytes.count > 1 << 20 {
-                throw SystemError(call: "read", errno: EFBIG, subject: path)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+    static func readFile(_ path: String) throws(ConfigFileError) -> String {
+        try ConfigFileReader.read(path)
     }
+
 }
 
 /// A config file that cannot be used: which file, which key, what is allowed. One line.

@@ -1,4 +1,3 @@
-import Foundation
 import TOMLKit
 
 /// A parsed configuration document, whatever its syntax: TOML and JSON both become this tree,
@@ -70,48 +69,6 @@ extension ConfigValue {
     }
 
     static func parseJSON(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
-        } catch {
-            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-            throw ConfigSyntaxError(line: line(ofCharacterIn: detail, text: text), message: "JSON syntax error: \(detail)")
-        }
-        return convert(json: object)
-    }
-
-    private static func convert(json value: Any) -> ConfigValue {
-        switch value {
-        case let dictionary as [String: Any]:
-            return .table(dictionary.keys.sorted().map { ($0, convert(json: dictionary[$0]!)) })
-        case let array as [Any]:
-            return .array(array.map(convert(json:)))
-        case let string as String:
-            return .string(string)
-        case let number as NSNumber:
-            // Foundation on Linux: booleans are `c`, JSON integers `i`/`q`, fractions `d`.
-            switch String(cString: number.objCType) {
-            case "c", "B": return .bool(number.boolValue)
-            case "d", "f": return .float(number.doubleValue)
-            default: return .integer(number.intValue)
-            }
-        case is NSNull:
-            return .other("null")
-        default:
-            return .other("\(type(of: value))")
-        }
-    }
-
-    /// JSONSerialization reports "around character N"; turn N into a 1-based line number.
-    private static func line(ofCharacterIn detail: String, text: String) -> Int? {
-        guard let range = detail.range(of: "character ") else { return nil }
-        let digits = detail[range.upperBound...].prefix { $0.isNumber }
-        guard let offset = Int(digits) else { return nil }
-        var line = 1
-        for (i, unit) in text.utf8.enumerated() {
-            if i >= offset { break }
-            if unit == UInt8(ascii: "\n") { line += 1 }
-        }
-        return line
+        try StrictJSON.parse(text)
     }
 }

@@ -70,6 +70,10 @@ public enum MappingFile {
     /// Parses the text of a mapping file and checks it against the profile it names (or, when it
     /// names none, the motors profile's map: the larger one).
     public static func parseDocument(_ text: String, json: Bool, file: String) throws(MappingFileError) -> MappingDocument {
+        if let nul = text.utf8.firstIndex(of: 0) {
+            let offset = text.utf8.distance(from: text.utf8.startIndex, to: nul)
+            throw MappingFileError(file: file, location: "", problem: "a NUL byte at offset \(offset); allowed: text without NUL bytes")
+        }
         let root: ConfigValue
         do {
             root = json ? try ConfigValue.parseJSON(text) : try ConfigValue.parseTOML(text)
@@ -103,30 +107,11 @@ public struct MappingDocument: Sendable {
 
 extension MappingFile {
     static func readText(_ path: String) throws(MappingFileError) -> String {
-        let bytes: [UInt8]
         do {
-            let fd = try Syscall.call("open", subject: path) { open(path, O_RDONLY | O_CLOEXEC) }
-            let file = Descriptor(adopting: fd, label: path)
-            var all: [UInt8] = []
-            while let chunk = try file.read(max: 65536), !chunk.isEmpty {
-                all += chunk
-                if all.count > maximumSize {
-                    throw MappingFileError(file: path, location: "",
-                                           problem: "file is larger than 1 MiB; allowed: a mapping file of at most 1 MiB")
-                }
-            }
-            bytes = all
-        } catch let error as SystemError {
-            throw MappingFileError(file: path, location: "", problem: "cannot read the mapping file: \(error.reason)")
-        } catch let error as MappingFileError {
-            throw error
+            return try ConfigFileReader.read(path, maximumSize: maximumSize)
         } catch {
-            throw MappingFileError(file: path, location: "", problem: "cannot read the mapping file: \(error)")
+            throw MappingFileError(file: path, location: "", problem: error.problem(what: "the mapping file", allowedText: "a UTF-8 TOML or JSON file"))
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw MappingFileError(file: path, location: "", problem: "not UTF-8 text; allowed: a UTF-8 TOML or JSON file")
-        }
-        return text
     }
 }
 

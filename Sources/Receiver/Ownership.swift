@@ -1,7 +1,10 @@
 /// Who may drive: a value-type state machine over source addresses, with the time passed in.
 ///
 /// Policy ``Policy/first`` (the default): the first source to send a valid state owns the robot
-/// until it has been silent for `timeout`; valid states from anyone else are ignored meanwhile.
+/// until it has been silent for `timeout` plus `reclaim`; valid states from anyone else are
+/// ignored meanwhile. The failsafe stops the motors after `timeout` of silence; the `reclaim`
+/// window after it keeps the robot for the same owner, so a flood that starves the owner for a
+/// moment cannot hand the robot to one of the flooding sources (issue 19).
 /// Policy ``Policy/any``: every valid state is accepted and its source becomes the owner (latest
 /// wins). Rejected packets (bad length, NaN/infinite angle) must not be offered at all: they do
 /// not refresh the owner's liveness.
@@ -24,21 +27,24 @@ public struct Ownership<Source: Hashable & Sendable>: Sendable {
 
     public let policy: Policy
     public let timeout: Duration
+    /// How long after `timeout` of silence the robot stays reserved for its owner (``Policy/first``).
+    public let reclaim: Duration
     public private(set) var owner: Source?
     /// When the owner last sent a valid state.
     public private(set) var ownerLastSeen: ContinuousClock.Instant?
 
-    public init(policy: Policy, timeout: Duration) {
+    public init(policy: Policy, timeout: Duration, reclaim: Duration = .zero) {
         self.policy = policy
         self.timeout = timeout
+        self.reclaim = policy == .first ? max(.zero, reclaim) : .zero
     }
 
     /// The instant the owner's ownership lapses, if there is an owner.
     public var deadline: ContinuousClock.Instant? {
-        owner == nil ? nil : ownerLastSeen.map { $0 + timeout }
+        owner == nil ? nil : ownerLastSeen.map { $0 + timeout + reclaim }
     }
 
-    /// Releases an owner silent for `timeout` or longer; returns the released owner.
+    /// Releases an owner silent for `timeout` + `reclaim` or longer; returns the released owner.
     @discardableResult
     public mutating func expire(at now: ContinuousClock.Instant) -> Source? {
         guard let owner, let deadline, now >= deadline else { return nil }

@@ -86,9 +86,10 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         }
     }
 
-    public init(mapping: Mapping, policy: Ownership<Source>.Policy, timeout: Duration, capacity: Int = 1024) {
+    public init(mapping: Mapping, policy: Ownership<Source>.Policy, timeout: Duration, capacity: Int = 1024,
+                reclaim: Duration = .zero) {
         self.mapping = mapping
-        ownership = Ownership(policy: policy, timeout: timeout)
+        ownership = Ownership(policy: policy, timeout: timeout, reclaim: reclaim)
         failsafe = Failsafe(timeout: timeout)
         controllers = ControllerTable(capacity: capacity)
     }

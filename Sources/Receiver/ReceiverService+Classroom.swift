@@ -38,11 +38,41 @@ extension ReceiverService {
         }
     }
 
-    /// One datagram: the rate limit first (nothing decoded past it), then a state packet goes to
-    /// the engine at once; anything else is counted by the engine and returned, to be handed to
-    /// the control plane after the batch.
+    /// One wake-up: drain the socket (``DatagramDrain``), then the owner's datagrams, then
+    /// everyone else's. State packets go to the engine as they come; control messages wait for
+    /// the end of the batch, so a state is never queued behind them (Protocol.md §7.3).
+    ///
+    /// Every datagram of the batch is stamped with the wake-up instant: they were all queued by
+    /// then or during the drain (bounded), and a late wake-up must not let the engine's failsafe
+    /// fire before it has seen the owner's state that was already waiting.
+    func receiveBatch() throws(SystemError) {
+        let now = ContinuousClock.now
+        try drain.fill(from: socket)
+        var controls: [(bytes: [UInt8], from: SocketAddress)] = []
+        let owner = engine.ownership.owner
+        if let owner {
+            for i in 0..<drain.count where drain.source(i) == owner {
+                if let c = take(drain.bytes(i), length: drain.length(i), from: owner, at: now) { controls.append(c) }
+            }
+        }
+        for i in 0..<drain.count {
+            let source = drain.source(i)
+            if let owner, source == owner { continue }
+            if let c = take(drain.bytes(i), length: drain.length(i), from: source, at: now) { controls.append(c) }
+        }
+        for control in controls { handleControl(control.bytes, from: control.from, at: .now) }
+    }
+
+    /// One datagram: the rate limits first (nothing decoded past them) — the budget shared by
+    /// every source but the owner, then the source's own — then a state packet goes to the
+    /// engine at once; anything else is counted by the engine and returned, to be handed to the
+    /// control plane after the batch.
     func take(_ bytes: ArraySlice<UInt8>, length: Int, from source: SocketAddress,
               at now: ContinuousClock.Instant) -> (bytes: [UInt8], from: SocketAddress)? {
+        if source != engine.ownership.owner, strangers?.take(now: now) == false {
+            engine.limited(from: source, at: now)
+            return nil
+        }
         guard plane.admit(source, now: now) else {
             engine.limited(from: source, at: now)
             return nil

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import BoardProtocol
+import Classroom
 import Console
 import ControlPlane
 import Logging
@@ -23,14 +24,25 @@ public struct ReceiverConfiguration: Sendable {
     public var advertise = true
     /// How long exit waits for the board to confirm the safe state.
     public var safeStateTimeout: Duration = .seconds(1)
-    /// Most datagrams read per wake-up before signals and deadlines are looked at again.
-    public var batch = 256
+    /// Most datagrams read per wake-up (the socket is drained until EAGAIN or this many) before
+    /// signals and deadlines are looked at again.
+    public var batch = 1024
+    /// After a failsafe caused by silence, the robot stays reserved for its owner this long
+    /// (`--reclaim-s`), so no other source — a flood's least of all — can take it meanwhile.
+    public var reclaim: Duration = .seconds(ReceiverConfiguration.defaultReclaimSeconds)
+    /// All datagrams of sources other than the owner together (`first`/`paired` only): per second
+    /// and burst, checked before the per-source limit. Far above a classroom (64 controllers ×
+    /// 100 Hz = 6,400/s), far below a flood.
+    public var strangerRate: Double = 20_000
+    public var strangerBurst: Double = 4_000
     /// Source addresses tracked at once (the stalest are evicted beyond it).
     public var controllerCapacity = 1024
 
     public init() {}
 
     public static let failsafeRange = 50...5000
+    public static let defaultReclaimSeconds = 3
+    public static let reclaimRange = 0...60
 }
 
 /// The receive loop: one thread, one `poll` over the UDP socket, the signal watcher and the
@@ -58,6 +70,11 @@ public final class ReceiverService {
     /// Control messages, pairing, rate limit, stop-all (ReceiverService+Classroom.swift).
     var plane: ControlPlane<SocketAddress>
     private var notices = NoticeLimiter()
+    /// The budget shared by every source but the owner (nil under `--accept any`, where every
+    /// source may become the owner).
+    var strangers: TokenBucket?
+    /// One wake-up's datagrams (ReceiverService+Drain.swift).
+    var drain: DatagramDrain
     /// Status refresh period while a status line is shown; no periodic wake-ups otherwise.
     private let statusPeriod: Duration = .milliseconds(200)
 
@@ -106,8 +123,12 @@ public final class ReceiverService {
         }
         boardResolution = board.resolution
         engine = ReceiverEngine(mapping: board.resolution?.mapping ?? configuration.mapping, policy: configuration.policy,
-                                timeout: configuration.failsafeTimeout, capacity: configuration.controllerCapacity)
+                                timeout: configuration.failsafeTimeout, capacity: configuration.controllerCapacity,
+                                reclaim: configuration.reclaim)
         plane = Self.makeControlPlane(configuration)
+        strangers = configuration.policy == .first
+            ? TokenBucket(rate: configuration.strangerRate, burst: configuration.strangerBurst) : nil
+        drain = DatagramDrain(capacity: configuration.batch)
     }
 
     /// Runs until a signal; returns the exit status (success when stopped on request).
@@ -141,7 +162,6 @@ public final class ReceiverService {
     }
 
     private func loop() throws(SystemError) {
-        var buffer = [UInt8](repeating: 0, count: 2048)
         let fds: [(fd: Int32, events: Poller.Events)] = [
             (signals.readableDescriptor, .readable),
             (inbox.descriptor, .readable),
@@ -159,17 +179,7 @@ public final class ReceiverService {
                     apply(engine.boardLink(event, at: .now))
                 }
             }
-            if !ready[2].isEmpty {
-                var controls: [(bytes: [UInt8], from: SocketAddress)] = []
-                for _ in 0..<configuration.batch {
-                    guard let (length, from) = try socket.receive(into: &buffer) else { break }
-                    let bytes = buffer[..<min(length, buffer.count)]
-                    if let control = take(bytes, length: length, from: from, at: .now) { controls.append(control) }
-                }
-                // State packets went to the engine as they came; control messages wait for the
-                // end of the batch, so a state is never queued behind them (Protocol.md §7.3).
-                for control in controls { handleControl(control.bytes, from: control.from, at: .now) }
-            }
+            if !ready[2].isEmpty { try receiveBatch() }
             let now = ContinuousClock.now
             handle(plane.poll(now: now), at: now)
             apply(engine.tick(at: now))
@@ -237,7 +247,9 @@ public final class ReceiverService {
         case .failsafe(let reason):
             let why = reason == .boardLink ? "board link changed" : "no state for \(configuration.failsafeTimeout.milliseconds) ms"
             status.update(statusText(at: .now), force: true)
-            logger.warning("FAILSAFE: motors stopped (\(why)); waiting for a resting state (no forward/backward, level)")
+            let kept = reason == .silence && engine.ownership.reclaim > .zero
+                ? "; the robot stays reserved for its owner for \(engine.ownership.reclaim.milliseconds / 1000) s" : ""
+            logger.warning("FAILSAFE: motors stopped (\(why)); waiting for a resting state (no forward/backward, level)\(kept)")
         case .holding(let source):
             logger.notice("failsafe on: holding states that would move the robot until a resting one arrives",
                           metadata: who(source))

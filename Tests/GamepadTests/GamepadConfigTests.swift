@@ -148,5 +148,16 @@ import Testing
         } catch {
             #expect(error.description == "\(missing): cannot read it: no such file or directory")
         }
+        // Issue 19: a FIFO is refused before open(2) could block; a NUL byte is an error.
+        let fifo = dir.appendingPathComponent("fifo.toml").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(throws: GamepadConfigError(file: fifo, key: nil, problem: "a FIFO, not a regular file; allowed: a regular file")) {
+            try GamepadConfig.load(path: fifo)
+        }
+        let nul = dir.appendingPathComponent("nul.toml")
+        try Data("[gamepad]\nexpo = 0.5\u{0}\nexpo = 9\n".utf8).write(to: nul)
+        #expect(throws: GamepadConfigError(file: nul.path, key: nil, problem: "a NUL byte at offset 20 (line 2); allowed: text without NUL bytes")) {
+            try GamepadConfig.load(path: nul.path)
+        }
     }
 }

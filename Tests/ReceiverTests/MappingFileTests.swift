@@ -75,7 +75,20 @@ let badMappings: [BadMapping] = [
     .json("{\"drive\": {\"speed\": null}}", "drive.speed: got null; allowed: an integer 0…127"),
     .json("{\"drive\": {\"left\": {\"address\": \"0x99\"}}}",
           "drive.left.address: got the string \"0x99\"; allowed: an address 0x00…0x23 (an integer, or a string like \"0x0f\")"),
-    .json("{\n  \"drive\": {\n    \"speed\": \n  }\n}", "line 4: JSON syntax error: Invalid value around character 31."),
+    .json("{\n  \"drive\": {\n    \"speed\": \n  }\n}", "line 4: JSON syntax error: unexpected character '}'"),
+    // Strict JSON (issue 19): a trailing comma, trailing garbage, duplicate keys, comments.
+    .json("{\"drive\": {\"speed\": 64,}}", "line 1: JSON syntax error: expected a \"key\" (a trailing comma is not allowed)"),
+    .json("{\"buttons\": [],\n}", "line 2: JSON syntax error: expected a \"key\" (a trailing comma is not allowed)"),
+    .json("{\"buttons\": [{\"button\": \"a\", \"address\": 15, \"on\": [1, 2,]}]}", "line 1: JSON syntax error: a trailing comma is not allowed"),
+    .json("{\"drive\": {}} x", "line 1: JSON syntax error: trailing characters after the JSON value"),
+    .json("{\"drive\": {}}{}", "line 1: JSON syntax error: trailing characters after the JSON value"),
+    .json("{\"drive\": {}, \"drive\": {}}", "line 1: JSON syntax error: duplicate key \"drive\""),
+    .json("// kit\n{}", "line 1: JSON syntax error: unexpected character '/'"),
+    .json("{\"drive\": {\"speed\": 064}}", "line 1: JSON syntax error: a number with a leading zero"),
+    .json("{\"drive\": {\"expo\": NaN}}", "line 1: JSON syntax error: unexpected character 'N'"),
+    // A NUL byte: a C parser would stop there and silently drop the rest (issue 19).
+    .toml("[drive]\nspeed = 64\u{0}\nspeed = 999", "a NUL byte at offset 18; allowed: text without NUL bytes"),
+    .json("{}\u{0}garbage", "a NUL byte at offset 2; allowed: text without NUL bytes"),
 ]
 
 @Suite struct MappingFileTests {
@@ -182,8 +195,21 @@ let badMappings: [BadMapping] = [
         }
         let directory = dir.path + "/sub.json"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        #expect(throws: MappingFileError(file: directory, location: "", problem: "cannot read the mapping file: is a directory")) {
+        #expect(throws: MappingFileError(file: directory, location: "", problem: "a directory, not a regular file; allowed: a regular file")) {
             try MappingFile.load(path: directory)
+        }
+        // NUL in the middle of a file on disk: refused with its line, not cut short.
+        let nul = dir.appendingPathComponent("nul.toml")
+        try Data("[drive]\nspeed = 64\n\u{0}[drive.left]\naddress = 99\n".utf8).write(to: nul)
+        #expect(throws: MappingFileError(file: nul.path, location: "", problem: "a NUL byte at offset 19 (line 3); allowed: text without NUL bytes")) {
+            try MappingFile.load(path: nul.path)
+        }
+        // A FIFO is refused before open(2), which would block until a writer appears. The call
+        // returns (this test would hang before the fix).
+        let fifo = dir.appendingPathComponent("x.toml").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(throws: MappingFileError(file: fifo, location: "", problem: "a FIFO, not a regular file; allowed: a regular file")) {
+            try MappingFile.load(path: fifo)
         }
     }
 }

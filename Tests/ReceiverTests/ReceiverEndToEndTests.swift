@@ -221,6 +221,36 @@ import Testing
         #expect(p.stdout.isEmpty, "no port line, no board trace: \(p.stdout)")
     }
 
+    /// The three configuration cases of issue 19 through the binary: one line, exit 2, no port
+    /// opened, no board touched — and a FIFO does not hang the receiver in open(2).
+    @Test(arguments: ["nul", "comma", "fifo"])
+    func strictConfigurationFiles(kind: String) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strict-map-\(getpid())-\(kind)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path: String
+        let problem: String
+        switch kind {
+        case "nul":
+            path = dir.appendingPathComponent("m.toml").path
+            try Data("[drive]\nspeed = 64\n\u{0}[drive]\nspeed = 999\n".utf8).write(to: URL(fileURLWithPath: path))
+            problem = "a NUL byte at offset 19 (line 3); allowed: text without NUL bytes"
+        case "comma":
+            path = dir.appendingPathComponent("m.json").path
+            try Data("{\"drive\": {\"speed\": 64},}\n".utf8).write(to: URL(fileURLWithPath: path))
+            problem = "line 1: JSON syntax error: expected a \"key\" (a trailing comma is not allowed)"
+        default:
+            path = dir.appendingPathComponent("x.toml").path
+            #expect(mkfifo(path, 0o600) == 0)
+            problem = "a FIFO, not a regular file; allowed: a regular file"
+        }
+        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--board", "sim", "--trace-board", "--map", path])
+        let status = p.wait(timeout: .seconds(10))
+        #expect(status == 2, "exit status \(status.map(String.init) ?? "none: still running (hung)")")
+        #expect(p.stderr == "analog-remote: \(path): \(problem)\n")
+        #expect(p.stdout.isEmpty, "no port line, no board trace: \(p.stdout)")
+    }
+
     @Test func shippedExampleMappingRuns() throws {
         let r = try RunningReceiver(["--map", Paths.repositoryFile("examples/motors-map.toml").path])
         let c = try TestController(port: r.port)
