@@ -5,8 +5,8 @@
 // Sources/*/*.swift and the targets below, so a change that breaks it fails the suite):
 //
 //   codecs    RemoteWire BoardProtocol MIDIFraming        import nothing but the standard library
-//   C libs    CDNSSD CALSA CSDL2 CLibFuzzer               module map + shim only
-//   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad Console
+//   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode     module map + shim only
+//   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad Console TerminalQR
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses
 //             value-type state machines plus the loops that drive them; import anything above
@@ -20,6 +20,7 @@ let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let tomlKit: Target.Dependency = .product(name: "TOMLKit", package: "TOMLKit")
 let propertyBased: Target.Dependency = .product(name: "PropertyBased", package: "swift-property-based")
+let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 
 let package = Package(
     name: "AnalogRemote",
@@ -36,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // MARK: Codecs — standard library only: no I/O, no C, no Foundation.
@@ -51,6 +53,7 @@ let package = Package(
         .systemLibrary(name: "CSDL2", providers: [.apt(["libsdl2-dev"])]),
         // libFuzzer's driver, declared weak (linked only by scripts/fuzz.sh).
         .systemLibrary(name: "CLibFuzzer"),
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // MARK: I/O adapters — the only modules that make syscalls or call C libraries.
         .target(name: "SystemIO"),
@@ -59,11 +62,12 @@ let package = Package(
         .target(name: "Discovery", dependencies: ["CDNSSD", "Console", "SystemIO"]),
         .target(name: "Gamepad", dependencies: ["CSDL2", "Console", "RemoteWire", "SystemIO", tomlKit]),
         .target(name: "Console", dependencies: [logging]),
+        .target(name: "TerminalQR", dependencies: ["CQRencode"]),
 
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
         // The control plane (Protocol.md §7): messages, reliable channel, signing, peers, admission,
         // rate limit, stop-all guard, the receiver's side as a value type.
-        .target(name: "ControlPlane", dependencies: ["RemoteWire"]),
+        .target(name: "ControlPlane", dependencies: ["RemoteWire", crypto]),
         // `analog-remote game`: the button game's host, rounds, scores.
         .target(name: "Game", dependencies: ["Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", logging]),
         // `analog-remote stop-all`: the teacher's stop.
@@ -73,7 +77,7 @@ let package = Package(
                 dependencies: ["ALSAMIDI", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO"]),
         .target(name: "Receiver",
                 dependencies: ["BoardLink", "BoardProtocol", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO",
-                               logging, tomlKit]),
+                               "TerminalQR", logging, tomlKit]),
         .target(name: "Controller",
                 dependencies: ["Console", "ControlPlane", "Discovery", "Game", "Gamepad", "RemoteWire", "SystemIO", logging]),
 

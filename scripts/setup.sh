@@ -15,6 +15,7 @@ PACKAGES=(
   avahi-daemon avahi-utils       # mDNS responder + avahi-browse/avahi-publish (two-host test)
   dbus                           # avahi talks to its clients over the system bus
   iproute2                       # ip netns, for the two-host discovery test
+  libqrencode-dev                # QR code of the phone page URL in the terminal (analog-remote web)
   pkg-config                     # SwiftPM finds the C libraries through it
 )
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ControlPlane
 
 extension Control {
     /// `--name` and `--pair` (Protocol.md §7.4): both travel as str8, so at most 255 bytes.
@@ -8,6 +9,10 @@ extension Control {
         }
         if let pair, pair.isEmpty || pair.utf8.count > 255 || pair.contains(where: \.isWhitespace) {
             throw ValidationError("--pair \"\(pair)\": give the pairing code shown by the receiver, e.g. --pair 4711.")
+        }
+        if let secret {
+            if pair != nil { throw ValidationError("--secret and --pair: give one (a receiver runs either --accept secret or --accept paired).") }
+            if case .failure(let error) = RobotSecret.parse(secret) { throw ValidationError("--secret: \(error)") }
         }
     }
 }

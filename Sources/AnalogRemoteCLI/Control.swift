@@ -1,4 +1,5 @@
 import ArgumentParser
+import ControlPlane
 import Controller
 import Discovery
 import SystemIO
@@ -53,6 +54,9 @@ struct Control: ParsableCommand {
     @Option(help: ArgumentHelp("Pairing code of a receiver started with --accept paired (shown on its screen).", valueName: "code"))
     var pair: String?
 
+    @Option(help: ArgumentHelp("The robot's secret, for a receiver started with --accept secret: the 12 words it shows (quote them; case, hyphens and cutting each word to 4 letters do not matter). Every datagram is then authenticated.", valueName: "words"))
+    var secret: String?
+
     func validate() throws {
         switch (peer, session) {
         case (nil, nil):
@@ -85,6 +89,7 @@ struct Control: ParsableCommand {
             }
             options.displayName = name
             options.pairingCode = pair
+            if let secret, case .success(let parsed) = RobotSecret.parse(secret) { options.secret = parsed }
             return try ControlCommand.run(options, status: status)
         }
     }

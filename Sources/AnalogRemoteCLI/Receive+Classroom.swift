@@ -21,6 +21,17 @@ extension Receive {
         } else if accept == .paired {
             settings.pairingCode = ClassroomSettings.randomPairingCode()
         }
+        if let secret {
+            guard accept == .secret else {
+                throw UserFacingError("--secret needs --accept secret (other modes take no secret)", status: .usage)
+            }
+            switch RobotSecret.parse(secret) {
+            case .success(let parsed): settings.secret = parsed
+            case .failure(let error): throw UserFacingError("--secret: \(error)", status: .usage)
+            }
+        } else if accept == .secret {
+            settings.secret = RobotSecret.random()
+        }
         if let teacherKey {
             guard !teacherKey.isEmpty else {
                 throw UserFacingError("--teacher-key is empty: give the key the teacher uses with stop-all", status: .usage)

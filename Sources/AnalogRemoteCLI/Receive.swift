@@ -36,13 +36,17 @@ struct Receive: ParsableCommand {
     @Option(help: "UDP port to listen on (0 = any free port; the port is printed at start-up).")
     var port: UInt16 = 0
 
-    @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments); `paired` = like first, but only controllers started with --pair CODE (the code is shown at start).",
-                               valueName: "first|any|paired"))
+    @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments); `paired` = like first, but only controllers started with --pair CODE (the code is shown at start); `secret` = like first, but only controllers that prove they know the robot's secret (--secret WORDS), and every datagram of theirs authenticated (for classrooms; see README \"Which mode\").",
+                               valueName: "first|any|paired|secret"))
     var accept: AcceptPolicy = .first
 
     @Option(help: ArgumentHelp("With --accept paired: the pairing code controllers must give (default: 4 random digits, shown at start).",
                                valueName: "code"))
     var pairingCode: String?
+
+    @Option(help: ArgumentHelp("With --accept secret: the robot's secret, 12 words (default: a new random one, printed at start as words and a QR code). Give the same words to keep the secret across restarts.",
+                               valueName: "words"))
+    var secret: String?
 
     @Option(help: ArgumentHelp("Obey a teacher's stop-all only when it is signed with this key (`analog-remote stop-all --teacher-key`).",
                                valueName: "key"))
@@ -138,11 +142,11 @@ struct Receive: ParsableCommand {
 extension ProfileChoice: ExpressibleByArgument {}
 
 enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
-    case first, any, paired
+    case first, any, paired, secret
 
     var policy: Ownership<SocketAddress>.Policy {
         switch self {
-        case .first, .paired: .first
+        case .first, .paired, .secret: .first
         case .any: .any
         }
     }

@@ -1,7 +1,9 @@
 /// Who may drive (Protocol.md §7.4): `first` and `any` admit every source (ownership then picks
-/// among them); `paired` admits only sources whose hello carried the receiver's pairing code.
+/// among them); `paired` admits only sources whose hello carried the receiver's pairing code;
+/// `secret` only controllers that proved they know the robot's secret, and then only their
+/// sealed datagrams (Protocol.md "Security").
 public enum AcceptMode: String, Sendable, CaseIterable {
-    case first, any, paired
+    case first, any, paired, secret
 }
 
 /// The receiver's admission decisions, as a value type over source addresses.
@@ -24,34 +26,53 @@ public struct Admission<Source: Hashable & Sendable>: Sendable {
     public enum Decision: Hashable, Sendable {
         case accept
         case deny(ControlMessage.Deny)
+        /// `secret` mode: answer with a challenge; ``admit(_:name:)`` once the proof is right.
+        case challenge
     }
+
+    static var secretRequired: ControlMessage.Deny { ControlMessage.Deny(reason: .pairingRequired,
+        text: "this robot needs its secret: start the controller with --secret \"WORDS\" (the 12 words on the robot's screen)") }
+    static var pairingRequired: ControlMessage.Deny { ControlMessage.Deny(reason: .pairingRequired,
+        text: "this robot needs a pairing code: start the controller with --pair CODE (the code is on the robot's screen)") }
 
     /// Answers a hello.
     public mutating func hello(_ h: ControlMessage.Hello, from source: Source) -> Decision {
         if !session.isEmpty, !h.session.isEmpty, h.session != session {
             return .deny(.init(reason: .wrongSession, text: "this robot is in session \"\(session)\", not \"\(h.session)\""))
         }
+        if mode == .secret { return .challenge }
         if mode == .paired {
-            if h.pairingCode.isEmpty {
-                return .deny(.init(reason: .pairingRequired, text: "this robot needs a pairing code: start the controller with --pair CODE (the code is on the robot's screen)"))
-            }
+            if h.pairingCode.isEmpty { return .deny(Self.pairingRequired) }
             if h.pairingCode != pairingCode {
                 return .deny(.init(reason: .wrongPairingCode, text: "wrong pairing code \"\(h.pairingCode)\": check the code on the robot's screen"))
             }
         }
+        admit(source, name: h.displayName)
+        return .accept
+    }
+
+    /// Admits `source` under `name` (a hello accepted, or a secret proved).
+    public mutating func admit(_ source: Source, name: String) {
         if accepted.count >= Self.capacity, accepted[source] == nil, let any = accepted.keys.first {
             accepted.removeValue(forKey: any)
         }
-        accepted[source] = h.displayName
-        return .accept
+        accepted[source] = name
     }
 
     public mutating func bye(from source: Source) { accepted.removeValue(forKey: source) }
 
-    /// May state packets from `source` drive?
+    /// May plain state packets from `source` drive? (Under `secret` none may: only sealed ones,
+    /// see ``mayDriveSealed(_:)``.)
     public func mayDrive(_ source: Source) -> Bool {
-        mode != .paired || accepted[source] != nil
+        switch mode {
+        case .first, .any: true
+        case .paired: accepted[source] != nil
+        case .secret: false
+        }
     }
+
+    /// May sealed state packets from `source` drive (it proved the secret and has not said bye)?
+    public func mayDriveSealed(_ source: Source) -> Bool { accepted[source] != nil }
 
     /// For a refused state packet: the deny to send back, at most once a second per source.
     public mutating func denyForStatePacket(from source: Source, now: ContinuousClock.Instant) -> ControlMessage.Deny? {
@@ -59,7 +80,7 @@ public struct Admission<Source: Hashable & Sendable>: Sendable {
         if let last = lastDeny[source], now - last < .seconds(1) { return nil }
         if lastDeny.count >= Self.capacity { lastDeny.removeAll(keepingCapacity: true) }
         lastDeny[source] = now
-        return .init(reason: .pairingRequired, text: "this robot needs a pairing code: start the controller with --pair CODE (the code is on the robot's screen)")
+        return mode == .secret ? Self.secretRequired : Self.pairingRequired
     }
 
     public func displayName(of source: Source) -> String? { accepted[source] }

@@ -12,13 +12,31 @@
 /// ```
 /// A state packet is exactly 8 bytes; a control datagram is at least 20 and starts with "AR",
 /// so the two never collide and an 8-byte sender needs no control message at all.
+///
+/// Version 2 is the same 20 bytes with version 2, then the **connection id** the receiver chose
+/// when it accepted the controller (issue 19):
+/// ```
+///  20      21      22      23      24      25      26      27
+/// +-------+-------+-------+-------+-------+-------+-------+-------+
+/// |            connection id (UInt64 BE, never 0)                 |
+/// +-------+-------+-------+-------+-------+-------+-------+-------+
+/// ```
+/// Every control datagram between a controller and a receiver after the `accept` carries it, both
+/// ways; a hello, a stop-all, its reply and a one-shot deny are version 1 (``connectionID`` 0).
 public struct ControlHeader: Hashable, Sendable {
+    /// The version-1 header's size (the smallest control datagram).
     public static let size = 20
+    /// The version-2 header's size.
+    public static let extendedSize = 28
     public static let magic: (UInt8, UInt8) = (0x41, 0x52)
     public static let version: UInt8 = 1
+    public static let extendedVersion: UInt8 = 2
     /// GameKit's advice for unreliable links: keep datagrams under about 1 KB.
     public static let maxDatagram = 1024
-    public static let maxPayload = maxDatagram - size
+    /// The most payload bytes a sender puts in one datagram (one fragment): room for a version-2
+    /// header and, around the whole datagram, the authenticated envelope (a second version-2
+    /// header, an 8-byte counter and a 16-byte tag): 1024 − 28 − 28 − 8 − 16 = 944.
+    public static let maxPayload = maxDatagram - 2 * extendedSize - 8 - 16
 
     public var type: ControlType
     /// Random per process, never 0: a new value from the same address means the peer restarted,
@@ -30,20 +48,34 @@ public struct ControlHeader: Hashable, Sendable {
     public var ack: UInt32
     public var fragmentIndex: UInt16
     public var fragmentCount: UInt16
+    /// The receiver-chosen connection id (version 2), or 0: a version-1 header without one.
+    public var connectionID: UInt64
 
     public init(type: ControlType, connection: UInt32, sequence: UInt32 = 0, ack: UInt32 = 0,
-                fragmentIndex: UInt16 = 0, fragmentCount: UInt16 = 1) {
+                fragmentIndex: UInt16 = 0, fragmentCount: UInt16 = 1, connectionID: UInt64 = 0) {
         self.type = type
         self.connection = connection
         self.sequence = sequence
         self.ack = ack
         self.fragmentIndex = fragmentIndex
         self.fragmentCount = fragmentCount
+        self.connectionID = connectionID
     }
 
+    /// 20 bytes for version 1, 28 with a connection id.
+    public var encodedSize: Int { connectionID == 0 ? Self.size : Self.extendedSize }
+
     func write(into w: inout ByteWriter) {
-        w.u8(Self.magic.0); w.u8(Self.magic.1); w.u8(Self.version); w.u8(type.rawValue)
+        w.u8(Self.magic.0); w.u8(Self.magic.1); w.u8(connectionID == 0 ? Self.version : Self.extendedVersion); w.u8(type.rawValue)
         w.u32(connection); w.u32(sequence); w.u32(ack); w.u16(fragmentIndex); w.u16(fragmentCount)
+        if connectionID != 0 { w.u64(connectionID) }
+    }
+
+    /// The encoded header alone (what the authenticated envelope authenticates).
+    public var bytes: [UInt8] {
+        var w = ByteWriter()
+        write(into: &w)
+        return w.bytes
     }
 
     /// True when `datagram` claims to be a control message (length and magic), before any checks.
@@ -69,11 +101,18 @@ public enum ControlType: UInt8, Hashable, Sendable, CaseIterable {
     case ack = 0x08
     case stopAll = 0x09
     case stopAllReply = 0x0A
+    /// Receiver → controller under `--accept secret`: prove you know the robot's secret.
+    case challenge = 0x10
+    /// Controller → receiver: the proof (an HMAC over both sides' nonces).
+    case proof = 0x11
+    /// The authenticated envelope: a whole datagram (state packet or control datagram) sealed
+    /// with the connection's key. Not a message: opened by ``SealedEnvelope`` before anything else.
+    case sealed = 0x12
 
     public var isReliable: Bool {
         switch self {
-        case .hello, .accept, .deny, .bye, .data: true
-        case .ping, .pong, .ack, .stopAll, .stopAllReply: false
+        case .hello, .accept, .deny, .bye, .data, .challenge, .proof: true
+        case .ping, .pong, .ack, .stopAll, .stopAllReply, .sealed: false
         }
     }
 }

@@ -22,6 +22,14 @@ public enum ControlMessage: Hashable, Sendable {
     case stopAll(StopAll)
     /// Receiver → the stop-all sender: what it made of one stop-all datagram.
     case stopAllReply(StopAllReply)
+    /// Receiver → controller under `--accept secret`: the receiver's 16-byte nonce.
+    case challenge(nonce: [UInt8])
+    /// Controller → receiver: its own 16-byte nonce and HMAC-SHA256 over both (``SecretHandshake``).
+    case proof(nonce: [UInt8], mac: [UInt8])
+
+    /// Both handshake nonces are this long.
+    public static let nonceSize = 16
+    public static let proofSize = 32
 
     public var type: ControlType {
         switch self {
@@ -35,6 +43,8 @@ public enum ControlMessage: Hashable, Sendable {
         case .ack: .ack
         case .stopAll: .stopAll
         case .stopAllReply: .stopAllReply
+        case .challenge: .challenge
+        case .proof: .proof
         }
     }
 
@@ -70,25 +80,34 @@ public enum ControlMessage: Hashable, Sendable {
     }
 
     public struct StopAll: Hashable, Sendable {
-        public enum Action: UInt8, Hashable, Sendable { case stop = 1, release = 2 }
+        /// `query` (3) changes nothing: a receiver answers with its name and whether it holds,
+        /// so a sender can name it as the ``target`` of the signed command that follows.
+        public enum Action: UInt8, Hashable, Sendable { case stop = 1, release = 2, query = 3 }
         public var action: Action
         /// Sender's wall clock, ms since 1970: receivers refuse a command more than 30 s off
         /// their own clock, and one not newer than the last they obeyed (replay).
         public var unixMillis: UInt64
+        /// Fresh per command (random): a receiver takes a nonce at most once.
         public var nonce: UInt64
         public var session: String
+        /// The receiver this command is for — its display name, as in its stop-all reply — or
+        /// empty: every receiver of the session. Signed with the rest, so a command captured on
+        /// its way to one robot is refused by every other.
+        public var target: String
         /// First 16 bytes of HMAC-SHA256(teacher key, every payload byte before the MAC);
         /// all zero when no key is set.
         public var mac: [UInt8]
 
-        public init(action: Action, unixMillis: UInt64, nonce: UInt64, session: String, mac: [UInt8] = .init(repeating: 0, count: 16)) {
-            self.action = action; self.unixMillis = unixMillis; self.nonce = nonce; self.session = session; self.mac = mac
+        public init(action: Action, unixMillis: UInt64, nonce: UInt64, session: String, target: String = "",
+                    mac: [UInt8] = .init(repeating: 0, count: 16)) {
+            self.action = action; self.unixMillis = unixMillis; self.nonce = nonce; self.session = session
+            self.target = target; self.mac = mac
         }
 
         /// The bytes the MAC covers.
         public var signedBytes: [UInt8] {
             var w = ByteWriter()
-            w.u8(action.rawValue); w.u64(unixMillis); w.u64(nonce); w.str8(session)
+            w.u8(action.rawValue); w.u64(unixMillis); w.u64(nonce); w.str8(session); w.str8(target)
             return w.bytes
         }
 
@@ -142,6 +161,8 @@ public enum ControlMessage: Hashable, Sendable {
         case .ack(let bits): w.u64(bits)
         case .stopAll(let s): w.raw(s.signedBytes); w.raw(s.mac.prefix(16)); if s.mac.count < 16 { w.raw(repeatElement(0, count: 16 - s.mac.count)) }
         case .stopAllReply(let r): w.u64(r.nonce); w.u8(r.outcome.rawValue); w.str8(r.displayName); w.str8(r.text)
+        case .challenge(let nonce): w.raw(nonce)
+        case .proof(let nonce, let mac): w.raw(nonce); w.raw(mac)
         }
         return w.bytes
     }
@@ -181,7 +202,7 @@ public enum ControlMessage: Hashable, Sendable {
                 throw ControlMessageError(.badField, at: at, bytes: Array(payload))
             }
             message = .stopAll(StopAll(action: action, unixMillis: try r.u64(), nonce: try r.u64(),
-                                       session: try r.str8(), mac: Array(try r.take(16))))
+                                       session: try r.str8(), target: try r.str8(), mac: Array(try r.take(16))))
         case .stopAllReply:
             let nonce = try r.u64()
             let at = r.offset - payload.startIndex
@@ -189,6 +210,13 @@ public enum ControlMessage: Hashable, Sendable {
                 throw ControlMessageError(.badField, at: at, bytes: Array(payload))
             }
             message = .stopAllReply(StopAllReply(nonce: nonce, outcome: outcome, displayName: try r.str8(), text: try r.str8()))
+        case .challenge:
+            message = .challenge(nonce: Array(try r.take(nonceSize)))
+        case .proof:
+            message = .proof(nonce: Array(try r.take(nonceSize)), mac: Array(try r.take(proofSize)))
+        case .sealed:
+            // An envelope is opened by SealedEnvelope, never decoded as a message.
+            throw ControlMessageError(.badField, at: 0, bytes: Array(payload))
         }
         try r.expectEnd()
         return message
@@ -218,20 +246,26 @@ public struct ControlDatagram: Hashable, Sendable {
         guard datagram.count >= ControlHeader.size else { throw ControlMessageError(.tooShort, at: 0, bytes: datagram) }
         guard datagram.count <= ControlHeader.maxDatagram else { throw ControlMessageError(.tooLong, at: 0, bytes: datagram) }
         guard ControlHeader.looksLikeControl(datagram) else { throw ControlMessageError(.badMagic, at: 0, bytes: datagram) }
-        guard datagram[2] == ControlHeader.version else { throw ControlMessageError(.unsupportedVersion, at: 2, bytes: datagram) }
+        let extended = datagram[2] == ControlHeader.extendedVersion
+        guard datagram[2] == ControlHeader.version || extended else {
+            throw ControlMessageError(.unsupportedVersion, at: 2, bytes: datagram)
+        }
+        guard !extended || datagram.count >= ControlHeader.extendedSize else { throw ControlMessageError(.tooShort, at: 0, bytes: datagram) }
         guard let type = ControlType(rawValue: datagram[3]) else { throw ControlMessageError(.unknownType, at: 3, bytes: datagram) }
         var r = ByteReader(datagram[4...])
         let connection = try r.u32(), sequence = try r.u32(), ack = try r.u32()
         let index = try r.u16(), count = try r.u16()
+        let connectionID = extended ? try r.u64() : 0
         guard connection != 0 else { throw ControlMessageError(.badField, at: 4, bytes: datagram) }
+        guard !extended || connectionID != 0 else { throw ControlMessageError(.badField, at: 20, bytes: datagram) }
         guard (sequence == 0) != type.isReliable else { throw ControlMessageError(.badField, at: 8, bytes: datagram) }
         guard count >= 1, index < count, count <= ReliableChannel.maxFragments,
               type == .data || count == 1 else {
             throw ControlMessageError(.badField, at: 16, bytes: datagram)
         }
         let header = ControlHeader(type: type, connection: connection, sequence: sequence, ack: ack,
-                                   fragmentIndex: index, fragmentCount: count)
-        return ControlDatagram(header: header, payload: datagram[ControlHeader.size...])
+                                   fragmentIndex: index, fragmentCount: count, connectionID: connectionID)
+        return ControlDatagram(header: header, payload: datagram[header.encodedSize...])
     }
 }
 

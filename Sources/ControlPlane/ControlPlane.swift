@@ -1,3 +1,4 @@
+import Crypto
 import RemoteWire
 
 /// The receiver's classroom settings (Protocol.md §7): who may drive, pairing, teacher key.
@@ -21,6 +22,10 @@ public struct ClassroomSettings: Sendable {
     /// (at most one a millisecond) stays under 2000/s; a flood is hundreds of thousands.
     public var rate: Double = 2000
     public var burst: Double = 200
+    /// Under `--accept secret`: the robot's secret (shown at start as words and a QR code).
+    public var secret: RobotSecret?
+    /// How often pairing codes and secrets may be tried, per source and in total.
+    public var attempts = AttemptLimiterOptions()
 
     public init() {}
 
@@ -37,10 +42,15 @@ extension String {
 }
 
 /// The receiver's control plane as a value type: rate limit, reliable channels, hello →
-/// admission → accept/deny, bye, ping → pong, stop-all. It never touches the engine: it returns
-/// ``Effect``s that the service applies to ``ReceiverEngine`` (bye frees the robot, stop-all
-/// holds it), and datagrams to send. Nothing here waits: reliable messages are queued and go
-/// out from ``poll(now:)``.
+/// admission → accept/deny, bye, ping → pong, stop-all, and under `--accept secret` the
+/// challenge/proof handshake and the authenticated envelopes (Protocol.md "Security"). It never
+/// touches the engine: it returns ``Effect``s that the service applies to ``ReceiverEngine``
+/// (bye frees the robot, stop-all holds it), and datagrams to send. Nothing here waits:
+/// reliable messages are queued and go out from ``poll(now:)``.
+///
+/// Every accepted controller gets a connection id (64 bits from the system CSPRNG) in the header
+/// of the accept; from then on a control datagram from its address without that id is dropped
+/// and counted (``PeerTable/wrongConnection``) — a forged `bye` changes nothing.
 public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     public enum Effect: Hashable, Sendable {
         /// A hello was accepted; `name` is its display name.
@@ -55,6 +65,13 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         case stopRefused(Source, String)
         /// A control datagram that did not decode (counted).
         case malformed(Source, ControlMessageError)
+        /// A wrong pairing code or secret (`what`); `failed` = wrong attempts so far, all sources.
+        case attemptFailed(Source, what: String, failed: Int)
+        /// An attempt refused unevaluated by the attempt limit; `throttled` = so far.
+        case attemptThrottled(Source, throttled: Int)
+        /// An envelope that did not open (forged, replayed, stale, unknown connection), or a plain
+        /// datagram from a source that must seal them; `refused` = so far.
+        case envelopeRefused(Source, SealedEnvelope.Failure, refused: Int)
     }
 
     public struct Output: Sendable {
@@ -67,39 +84,84 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// What a sealed datagram held, once opened (``open(_:from:now:)``).
+    public enum Opened: Hashable, Sendable {
+        /// An authenticated 8-byte state packet, newer than every state before it.
+        case state([UInt8])
+        /// An authenticated control datagram: hand it to ``control(_:from:now:unixMillis:sealed:)``.
+        case control([UInt8])
+        /// Refused (see the ``Effect/envelopeRefused(_:_:refused:)`` in the output).
+        case refused
+    }
+
+    /// One authenticated connection (`--accept secret`).
+    struct Sealing: Sendable {
+        var connectionID: UInt64
+        var keys: SessionKeys
+        var window = ReplayWindow()
+        var sent: UInt64 = 0
+        /// Counter of the last state packet taken: an older one (reordered) never reaches the engine.
+        var lastState: UInt64 = 0
+    }
+
     public let settings: ClassroomSettings
     public private(set) var peers: PeerTable<Source>
     public private(set) var admission: Admission<Source>
     public private(set) var stopGuard: StopAllGuard
+    public private(set) var attempts: AttemptLimiter<Source>
+    /// Receiver nonces of challenges not yet answered, with the hello's name.
+    var pending: [Source: (nonce: [UInt8], name: String)] = [:]
+    var sealing: [Source: Sealing] = [:]
+    /// Envelopes (and plain datagrams that should have been sealed) refused.
+    public private(set) var envelopesRefused = 0
     /// The connection id of one-shot denies to sources that never sent a control message: not
     /// the channels' id, so that such a deny (sequence 1, never retransmitted) cannot collide
     /// with the sequence numbers of a channel the source may open later.
     let oneShotConnection: UInt32
+    static var capacity: Int { 1024 }
 
     public init(settings: ClassroomSettings, connection: UInt32, oneShotConnection: UInt32) {
         precondition(connection != oneShotConnection && oneShotConnection != 0)
+        precondition(settings.accept != .secret || settings.secret != nil, "--accept secret needs a secret")
         self.settings = settings
         var options = PeerTable<Source>.Options()
         options.rate = settings.rate
         options.burst = settings.burst
         peers = PeerTable(connection: connection, options: options)
         admission = Admission(mode: settings.accept, pairingCode: settings.pairingCode, session: settings.session)
-        stopGuard = StopAllGuard(session: settings.session, teacherKey: settings.teacherKey)
+        stopGuard = StopAllGuard(session: settings.session, instance: settings.displayName, teacherKey: settings.teacherKey)
+        attempts = AttemptLimiter(options: settings.attempts)
         self.oneShotConnection = oneShotConnection
     }
 
     /// True while a teacher's stop-all holds the robot.
     public var holding: Bool { stopGuard.holding }
 
+    /// The source that drives: its reordering buffers are never dropped for memory.
+    public var owner: Source? {
+        get { peers.protected }
+        set { peers.protected = newValue }
+    }
+
     /// The rate limit, before any decoding: false = drop (and count it as `limited`).
     public mutating func admit(_ source: Source, now: ContinuousClock.Instant) -> Bool {
         peers.admit(source, now: now)
     }
 
-    /// May state packets from `source` drive (``Admission/mayDrive(_:)``)?
+    /// May plain state packets from `source` drive (``Admission/mayDrive(_:)``)?
     public func mayDrive(_ source: Source) -> Bool { admission.mayDrive(source) }
 
     public func displayName(of source: Source) -> String? { admission.displayName(of: source) }
+
+    /// The connection id of `source` (0: none).
+    public func connectionID(of source: Source) -> UInt64 { peers.connectionID(of: source) }
+
+    /// True for a datagram that is an authenticated envelope by its first bytes (checked fully
+    /// when opened).
+    public static func isSealed(_ bytes: some Collection<UInt8>) -> Bool {
+        guard bytes.count >= SealedEnvelope.overhead, ControlHeader.looksLikeControl(bytes) else { return false }
+        return bytes[bytes.index(bytes.startIndex, offsetBy: 3)] == ControlType.sealed.rawValue
+    }
 
     /// A state packet from `source` that may not drive: a deny, at most once a second. To a
     /// source with a channel it goes reliably; to a plain sender once, unacknowledged.
@@ -113,26 +175,69 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             let header = ControlHeader(type: .deny, connection: oneShotConnection, sequence: 1)
             out.datagrams.append((source, ControlDatagram(header: header, payload: ControlMessage.deny(deny).encodePayload()[...]).encode()))
         }
+        seal(&out)
         return out
     }
 
-    /// One admitted datagram that is not a state packet. `unixMillis`: this machine's wall clock
-    /// (stop-all times are checked against it).
-    public mutating func control(_ bytes: [UInt8], from source: Source, now: ContinuousClock.Instant,
-                                 unixMillis: UInt64) -> Output {
+    /// Opens an authenticated envelope from `source` (`--accept secret`). Nothing of a refused
+    /// one is looked at further; a state that is older than one already taken (reordered) is
+    /// refused too, so only ever newer states reach the engine.
+    public mutating func open(_ bytes: [UInt8], from source: Source, now: ContinuousClock.Instant) -> (Opened, Output) {
         var out = Output()
+        func refuse(_ why: SealedEnvelope.Failure) -> (Opened, Output) {
+            envelopesRefused += 1
+            out.effects.append(.envelopeRefused(source, why, refused: envelopesRefused))
+            return (.refused, out)
+        }
+        guard var s = sealing[source] else { return refuse(.malformed) }
+        guard let (header, _) = SealedEnvelope.peek(bytes), header.connectionID == s.connectionID else { return refuse(.malformed) }
+        let opened: SealedEnvelope
+        switch SealedEnvelope.open(bytes, key: s.keys.controllerToReceiver, window: &s.window) {
+        case .failure(let why): return refuse(why)
+        case .success(let e): opened = e
+        }
+        defer { sealing[source] = s }
+        if opened.inner.count == StatePacket.size {
+            guard opened.counter > s.lastState else { return refuse(.replayed) }
+            s.lastState = opened.counter
+            return (.state(opened.inner), out)
+        }
+        return (.control(opened.inner), out)
+    }
+
+    /// May an opened sealed state from `source` drive?
+    public func mayDriveSealed(_ source: Source) -> Bool { admission.mayDriveSealed(source) }
+
+    /// One admitted datagram that is not a state packet (or the control datagram an envelope
+    /// held, `sealed` true). `unixMillis`: this machine's wall clock (stop-all times are checked
+    /// against it).
+    public mutating func control(_ bytes: [UInt8], from source: Source, now: ContinuousClock.Instant,
+                                 unixMillis: UInt64, sealed: Bool = false) -> Output {
+        var out = Output()
+        // Under `secret`, a controller with a connection speaks only in envelopes; a plain hello
+        // (a restarted controller) and a stop-all (not a controller's) are the exceptions.
+        if sealing[source] != nil, !sealed, bytes.count > 3, bytes[3] != ControlType.hello.rawValue,
+           bytes[3] != ControlType.stopAll.rawValue {
+            // A plain ack may still be on its way from before the proof was checked (it went out
+            // with the proof): dropped unread, without a warning. Anything else is counted.
+            if bytes[3] == ControlType.ack.rawValue { return out }
+            envelopesRefused += 1
+            out.effects.append(.envelopeRefused(source, .malformed, refused: envelopesRefused))
+            return out
+        }
         let (incoming, replies) = peers.receive(bytes, from: source, now: now)
         for r in replies { out.datagrams.append((source, r)) }
         for item in incoming {
             switch item {
             case .malformed(let error):
                 out.effects.append(.malformed(source, error))
-            case .restarted:
+            case .restarted, .wrongConnection:
                 break
             case .message(let message):
                 handle(message, from: source, now: now, unixMillis: unixMillis, into: &out)
             }
         }
+        seal(&out)
         return out
     }
 
@@ -140,16 +245,9 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
                          unixMillis: UInt64, into out: inout Output) {
         switch message {
         case .hello(let h):
-            switch admission.hello(h, from: source) {
-            case .accept:
-                peers.send(.accept(.init(peerID: settings.peerID, displayName: settings.displayName,
-                                         failsafeMilliseconds: UInt16(clamping: settings.failsafeMilliseconds),
-                                         rateHertz: 50)), to: source, now: now)
-                out.effects.append(.accepted(source, name: h.displayName))
-            case .deny(let deny):
-                peers.send(.deny(deny), to: source, now: now)
-                out.effects.append(.denied(source, name: h.displayName, deny))
-            }
+            hello(h, from: source, now: now, into: &out)
+        case .proof(let nonce, let mac):
+            proof(nonce: nonce, mac: mac, from: source, now: now, into: &out)
         case .bye:
             let name = admission.displayName(of: source)
             admission.bye(from: source)
@@ -162,7 +260,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             case .take(let stop):
                 out.effects.append(.teacher(stop: stop, from: source))
                 outcome = stop ? .stopped : .released
-            case .repeated:
+            case .repeated, .answered:
                 outcome = stopGuard.holding ? .stopped : .released
             case .refused(let why):
                 out.effects.append(.stopRefused(source, why))
@@ -173,7 +271,91 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
                                                     displayName: settings.displayName, text: text)
             out.datagrams.append((source, peers.unreliable(.stopAllReply(reply), to: source)))
         default:
-            break   // accept/deny/pong/data/stop-all replies are not for a receiver
+            break   // accept/deny/pong/data/challenge/stop-all replies are not for a receiver
+        }
+    }
+
+    mutating func hello(_ h: ControlMessage.Hello, from source: Source, now: ContinuousClock.Instant, into out: inout Output) {
+        // A guess at the pairing code costs an attempt; a hello without one guesses nothing.
+        if settings.accept == .paired, !h.pairingCode.isEmpty, !attempts.allow(source, now: now) {
+            throttle(source, name: h.displayName, now: now, into: &out)
+            return
+        }
+        switch admission.hello(h, from: source) {
+        case .accept:
+            accept(source, name: h.displayName, now: now, into: &out)
+        case .challenge:
+            if pending[source] == nil, pending.count >= Self.capacity { pending.removeValue(forKey: pending.keys.first!) }
+            let nonce = SecretHandshake.nonce()
+            pending[source] = (nonce, h.displayName)
+            peers.send(.challenge(nonce: nonce), to: source, now: now)
+        case .deny(let deny):
+            if deny.reason == .wrongPairingCode {
+                attempts.failedAttempt()
+                out.effects.append(.attemptFailed(source, what: "pairing code", failed: attempts.failed))
+            }
+            peers.send(.deny(deny), to: source, now: now)
+            out.effects.append(.denied(source, name: h.displayName, deny))
+        }
+    }
+
+    mutating func proof(nonce: [UInt8], mac: [UInt8], from source: Source, now: ContinuousClock.Instant, into out: inout Output) {
+        guard settings.accept == .secret, let secret = settings.secret, let challenge = pending[source] else { return }
+        guard attempts.allow(source, now: now) else {
+            pending[source] = nil
+            throttle(source, name: challenge.name, now: now, into: &out)
+            return
+        }
+        pending[source] = nil
+        guard SecretHandshake.verify(mac, secret: secret, receiverNonce: challenge.nonce, controllerNonce: nonce) else {
+            attempts.failedAttempt()
+            out.effects.append(.attemptFailed(source, what: "secret", failed: attempts.failed))
+            let deny = ControlMessage.Deny(reason: .wrongPairingCode,
+                                           text: "wrong secret: check the 12 words against the robot's screen")
+            peers.send(.deny(deny), to: source, now: now)
+            out.effects.append(.denied(source, name: challenge.name, deny))
+            return
+        }
+        let id = Self.newConnectionID()
+        if sealing[source] == nil, sealing.count >= Self.capacity { sealing.removeValue(forKey: sealing.keys.first!) }
+        sealing[source] = Sealing(connectionID: id, keys: SecretHandshake.keys(secret: secret, receiverNonce: challenge.nonce,
+                                                                                controllerNonce: nonce, connectionID: id))
+        admission.admit(source, name: challenge.name)
+        accept(source, name: challenge.name, connectionID: id, now: now, into: &out)
+    }
+
+    mutating func accept(_ source: Source, name: String, connectionID: UInt64? = nil, now: ContinuousClock.Instant,
+                         into out: inout Output) {
+        peers.assign(connectionID: connectionID ?? Self.newConnectionID(), to: source, now: now)
+        peers.send(.accept(.init(peerID: settings.peerID, displayName: settings.displayName,
+                                 failsafeMilliseconds: UInt16(clamping: settings.failsafeMilliseconds),
+                                 rateHertz: 50)), to: source, now: now)
+        out.effects.append(.accepted(source, name: name))
+    }
+
+    mutating func throttle(_ source: Source, name: String, now: ContinuousClock.Instant, into out: inout Output) {
+        let deny = ControlMessage.Deny(reason: .rateLimited, text: "too many attempts: wait a minute, then try again")
+        peers.send(.deny(deny), to: source, now: now)
+        out.effects.append(.attemptThrottled(source, throttled: attempts.throttled))
+        out.effects.append(.denied(source, name: name, deny))
+    }
+
+    /// A connection id: 64 bits from the system's CSPRNG (getrandom(2)), never 0.
+    static func newConnectionID() -> UInt64 {
+        var rng = SystemRandomNumberGenerator()
+        return UInt64.random(in: 1...UInt64.max, using: &rng)
+    }
+
+    /// Seals every datagram to a source with an authenticated connection.
+    mutating func seal(_ out: inout Output) {
+        guard !sealing.isEmpty else { return }
+        for i in out.datagrams.indices {
+            let (to, datagram) = out.datagrams[i]
+            guard var s = sealing[to], datagram.count <= SealedEnvelope.maxInner else { continue }
+            s.sent += 1
+            out.datagrams[i].1 = SealedEnvelope.seal(datagram, connectionID: s.connectionID, instance: peers.connection,
+                                                     counter: s.sent, key: s.keys.receiverToController)
+            sealing[to] = s
         }
     }
 
@@ -181,16 +363,22 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     public mutating func poll(now: ContinuousClock.Instant) -> Output {
         var out = Output()
         out.datagrams = peers.poll(now: now).datagrams
+        seal(&out)
         return out
     }
 
     public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? { peers.deadline(now: now) }
 
-    /// For the status line: the pairing code under `--accept paired`, and the rate-limit count.
+    /// For the status line: the pairing code under `--accept paired`, failed attempts and the
+    /// rate-limit count.
     public var statusParts: [String] {
         var parts: [String] = []
         if settings.accept == .paired { parts.append("pairing code \(settings.pairingCode)") }
+        if settings.accept == .secret { parts.append("secret") }
+        if attempts.failed > 0 { parts.append("wrong codes \(attempts.failed)") }
+        if attempts.throttled > 0 { parts.append("throttled \(attempts.throttled)") }
         if peers.limited > 0 { parts.append("limited \(peers.limited)") }
         return parts
     }
 }
+

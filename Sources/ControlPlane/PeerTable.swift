@@ -20,6 +20,11 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         public var burst: Double = 200
         public var idleTimeout: Duration = .seconds(120)
         public var channel = ReliableChannel.Options()
+        /// Memory all channels together may hold for out-of-order datagrams and partial messages
+        /// (``ReliableChannel/bufferedBytes``). Beyond it the stalest peers' buffers — never the
+        /// protected one's (the owner) — are dropped until a quarter is free again: a thousand
+        /// sources sending 256 out-of-order fragments each cannot grow the receiver (issue 19).
+        public var bufferCap = 16 << 20
         public init() {}
     }
 
@@ -31,6 +36,9 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         case restarted
         /// The datagram or a reassembled message did not decode (counted in ``refused``).
         case malformed(ControlMessageError)
+        /// A control datagram without the source's connection id (counted in ``wrongConnection``):
+        /// dropped, nothing in it was looked at.
+        case wrongConnection
     }
 
     struct Peer: Sendable {
@@ -52,6 +60,14 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     public private(set) var refused = 0
     /// Sources dropped to stay under the capacity.
     public private(set) var evicted = 0
+    /// Control datagrams from a source with a connection that did not carry its connection id.
+    public private(set) var wrongConnection = 0
+    /// Peers whose reordering buffers were dropped to stay under ``Options/bufferCap``.
+    public private(set) var buffersDropped = 0
+    /// Bytes held by every channel for reordering (≤ ``Options/bufferCap`` after each call).
+    public private(set) var bufferedBytes = 0
+    /// The source whose buffers are never dropped for memory (the receiver sets its owner).
+    public var protected: Source?
 
     public init(connection: UInt32, options: Options = Options()) {
         precondition(connection != 0, "connection id 0 is reserved")
@@ -61,6 +77,22 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     }
 
     public var count: Int { peers.count }
+
+    /// The connection id `source`'s channel carries (0: none yet).
+    public func connectionID(of source: Source) -> UInt64 { peers[source]?.channel?.connectionID ?? 0 }
+
+    /// Gives `source`'s channel its connection id (made if missing): from now on every datagram
+    /// of it carries the id, and every control datagram from `source` must carry it too.
+    public mutating func assign(connectionID: UInt64, to source: Source, now: ContinuousClock.Instant) {
+        if peers[source] == nil {
+            makeRoom()
+            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+        }
+        if peers[source]!.channel == nil {
+            peers[source]!.channel = ReliableChannel(connection: connection, options: options.channel)
+        }
+        peers[source]!.channel!.connectionID = connectionID
+    }
     public func hasChannel(_ source: Source) -> Bool { peers[source]?.channel != nil }
     /// Smoothed round-trip time to `source`, once measured by its channel.
     public func roundTrip(to source: Source) -> Duration? { peers[source]?.channel?.roundTrip }
@@ -98,6 +130,13 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         }
         peers[source]!.lastSeen = now
         let type = datagram.header.type
+        // After the accept every datagram must carry the connection id (a hello may not: it is
+        // a restarted controller, or a retransmission of the hello that was accepted).
+        if let expected = peers[source]!.channel?.connectionID, expected != 0,
+           datagram.header.connectionID != expected, type != .hello {
+            wrongConnection += 1
+            return ([.wrongConnection], [])
+        }
         var incoming: [Incoming] = []
         var replies: [[UInt8]] = []
         if !type.isReliable {
@@ -122,7 +161,11 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         if peers[source]!.channel == nil {
             peers[source]!.channel = ReliableChannel(connection: connection, options: options.channel)
         }
-        for event in peers[source]!.channel!.receive(datagram, now: now) {
+        let heldBefore = peers[source]!.channel!.bufferedBytes
+        let events = peers[source]!.channel!.receive(datagram, now: now)
+        bufferedBytes += peers[source]!.channel!.bufferedBytes - heldBefore
+        if bufferedBytes > options.bufferCap { shed() }
+        for event in events {
             switch event {
             case .delivered(let m): incoming.append(.message(m))
             case .malformed(let e): refused += 1; incoming.append(.malformed(e))
@@ -189,8 +232,23 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
 
     /// Forgets `source` entirely (bucket and channel).
     public mutating func forget(_ source: Source) {
+        bufferedBytes -= peers[source]?.channel?.bufferedBytes ?? 0
         peers[source] = nil
         busy.remove(source)
+    }
+
+    /// Over the memory cap: drop the reordering buffers of the stalest peers (not the protected
+    /// one) until a quarter of the cap is free. Sorting is paid once per quarter of the cap.
+    mutating func shed() {
+        let goal = options.bufferCap - options.bufferCap / 4
+        let holders = peers.filter { $0.key != protected && ($0.value.channel?.bufferedBytes ?? 0) > 0 }
+            .sorted { $0.value.lastSeen < $1.value.lastSeen }
+        for (source, _) in holders {
+            guard bufferedBytes > goal else { break }
+            bufferedBytes -= peers[source]!.channel!.bufferedBytes
+            peers[source]!.channel!.dropBuffered()
+            buffersDropped += 1
+        }
     }
 
     /// Drops peers idle past the timeout with nothing to send; runs at most every 10 s.

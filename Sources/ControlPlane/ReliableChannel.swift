@@ -47,6 +47,11 @@ public struct ReliableChannel: Sendable {
     public let connection: UInt32
     public var options: Options
     public private(set) var peerConnection: UInt32?
+    /// The receiver-chosen connection id every datagram of this channel carries (version-2
+    /// header), or 0 before there is one (version 1). Set by the owner of the channel: the
+    /// receiver when it accepts, the controller when the accept arrives. Datagrams already
+    /// queued or in flight take it from their next (re)transmission on.
+    public var connectionID: UInt64 = 0
 
     // Sending side.
     var nextSequence: UInt32 = 1
@@ -60,6 +65,10 @@ public struct ReliableChannel: Sendable {
     var outOfOrder: [UInt32: ControlDatagram] = [:]
     var partial: [ControlDatagram] = []
     var ackOwed = false
+    /// Bytes held for reordering and reassembly (``bufferedBytes``).
+    var held = 0
+    /// What one held datagram costs beyond its payload (the array, the dictionary slot, the header).
+    static let heldOverhead = 128
 
     public private(set) var stats = Stats()
     public struct Stats: Hashable, Sendable {
@@ -77,6 +86,20 @@ public struct ReliableChannel: Sendable {
     public var roundTrip: Duration? { srtt }
     /// Datagrams sent but not yet acknowledged, plus those waiting for window space.
     public var backlog: Int { inFlight.count + unsent.count }
+    /// Memory held for the peer's out-of-order datagrams and partial messages (approximate:
+    /// payload bytes plus a fixed cost per datagram). What a peer can make us hold; a
+    /// ``PeerTable`` caps the sum over all peers.
+    public var bufferedBytes: Int { held }
+
+    /// Forgets every out-of-order datagram and partial message (memory pressure): the peer's
+    /// reliable sender retransmits what it still wants delivered.
+    public mutating func dropBuffered() {
+        outOfOrder = [:]
+        partial = []
+        held = 0
+    }
+
+    static func cost(_ d: ControlDatagram) -> Int { d.payload.count + heldOverhead }
 
     /// Queues a reliable message. Large `data` is fragmented. Throws if it exceeds 64 KiB.
     public mutating func send(_ message: ControlMessage) throws(ControlMessageError) {
@@ -90,7 +113,7 @@ public struct ReliableChannel: Sendable {
         for i in 0..<count {
             let chunk = payload[min(payload.count, i * size)..<min(payload.count, (i + 1) * size)]
             let header = ControlHeader(type: message.type, connection: connection, sequence: nextSequence,
-                                       fragmentIndex: UInt16(i), fragmentCount: UInt16(count))
+                                       fragmentIndex: UInt16(i), fragmentCount: UInt16(count), connectionID: connectionID)
             nextSequence &+= 1
             if nextSequence == 0 { nextSequence = 1 }
             unsent.append(ControlDatagram(header: header, payload: chunk))
@@ -100,7 +123,7 @@ public struct ReliableChannel: Sendable {
     /// Builds an unreliable datagram (ping, pong, stop-all) carrying the current cumulative ack.
     public func unreliable(_ message: ControlMessage) -> [UInt8] {
         precondition(!message.type.isReliable, "\(message.type) is a reliable message")
-        let header = ControlHeader(type: message.type, connection: connection, ack: received)
+        let header = ControlHeader(type: message.type, connection: connection, ack: received, connectionID: connectionID)
         return ControlDatagram(header: header, payload: message.encodePayload()[...]).encode()
     }
 
@@ -112,8 +135,7 @@ public struct ReliableChannel: Sendable {
             if peerConnection != nil {
                 events.append(.peerRestarted)
                 received = 0
-                outOfOrder = [:]
-                partial = []
+                dropBuffered()
             }
             peerConnection = header.connection
         }
@@ -135,7 +157,13 @@ public struct ReliableChannel: Sendable {
             return events
         }
         if ahead > 1 {
-            if outOfOrder.updateValue(datagram, forKey: seq) != nil { stats.duplicates += 1 }
+            // Kept as a compact copy: a slice would keep the whole received buffer alive.
+            let kept = ControlDatagram(header: datagram.header, payload: ArraySlice(Array(datagram.payload)))
+            if let old = outOfOrder.updateValue(kept, forKey: seq) {
+                stats.duplicates += 1
+                held -= Self.cost(old)
+            }
+            held += Self.cost(kept)
             return events
         }
         var next: ControlDatagram? = datagram
@@ -143,6 +171,7 @@ public struct ReliableChannel: Sendable {
             received = d.header.sequence
             events += assemble(d)
             next = outOfOrder.removeValue(forKey: received &+ 1)
+            if let n = next { held -= Self.cost(n) }
         }
         return events
     }
@@ -152,13 +181,21 @@ public struct ReliableChannel: Sendable {
         // Fragments of one message sit on consecutive sequences with indexes 0..<count; anything
         // else (a peer bug or an attack) discards the partial message rather than mixing bytes.
         if let first = partial.first, h.fragmentIndex != UInt16(partial.count) || h.fragmentCount != first.header.fragmentCount || h.type != first.header.type {
+            for p in partial { held -= Self.cost(p) }
             partial = []
         }
         guard h.fragmentIndex == UInt16(partial.count) else { return [] }
-        partial.append(d)
+        if h.fragmentCount > 1 {
+            let kept = ControlDatagram(header: h, payload: ArraySlice(Array(d.payload)))
+            partial.append(kept)
+            held += Self.cost(kept)
+        } else {
+            partial.append(d)
+        }
         guard partial.count == Int(h.fragmentCount) else { return [] }
         var payload: [UInt8] = []
         for fragment in partial { payload += fragment.payload }
+        if h.fragmentCount > 1 { for p in partial { held -= Self.cost(p) } }
         partial = []
         do {
             let message = try ControlMessage.decode(type: h.type, payload: payload[...])
@@ -206,6 +243,7 @@ public struct ReliableChannel: Sendable {
             let backoff = min(options.maxRTO, rto * (1 << min(entry.retries, 10)))
             entry.deadline = now + backoff
             entry.datagram.header.ack = received
+            entry.datagram.header.connectionID = connectionID
             inFlight[seq] = entry
             out.append(entry.datagram.encode())
             stats.retransmitted += 1
@@ -213,6 +251,7 @@ public struct ReliableChannel: Sendable {
         while inFlight.count < options.window, !unsent.isEmpty {
             var d = unsent.removeFirst()
             d.header.ack = received
+            d.header.connectionID = connectionID
             inFlight[d.header.sequence] = InFlight(datagram: d, firstSent: now, deadline: now + rto, retries: 0)
             out.append(d.encode())
             stats.sent += 1

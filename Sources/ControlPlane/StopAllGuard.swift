@@ -1,19 +1,28 @@
-/// Decides whether a receiver obeys a stop-all (Protocol.md §7.6): right session, time within
-/// 30 s of ours, not older than the last one obeyed (replay), and with a teacher key set, a
-/// valid MAC.
+/// Decides whether a receiver obeys a stop-all (Protocol.md §7.6): right session, meant for this
+/// receiver (its target is our display name, or empty for every receiver of the session), time
+/// within 30 s of ours, a nonce not taken before (remembered for longer than the time window,
+/// so a captured command cannot be replayed to us), not older than the last one obeyed, and
+/// with a teacher key set, a valid MAC. A `query` changes nothing and needs none of that.
 ///
 /// A guard with no session (`session` empty) takes the stop-all of any session. `receive` always
 /// gives its `--session` (default `AnalogRemote`); the empty case is for embedders with no
 /// session, which only a teacher who addresses them directly can reach.
 public struct StopAllGuard: Sendable {
     public let session: String
+    /// This receiver's display name: a command naming another receiver is refused.
+    public let instance: String
     public let teacherKey: [UInt8]?
     public static let clockTolerance: UInt64 = 30_000
-    var lastTaken: (millis: UInt64, nonce: UInt64)?
+    /// Nonces taken, with their time: kept while a command could still pass the clock check
+    /// (2 × the tolerance), at most ``nonceCapacity`` (the oldest go first).
+    var takenNonces: [UInt64: UInt64] = [:]
+    public static let nonceCapacity = 4096
+    var lastTaken: (millis: UInt64, nonce: UInt64, action: ControlMessage.StopAll.Action)?
     public private(set) var holding = false
 
-    public init(session: String, teacherKey: String?) {
+    public init(session: String, instance: String = "", teacherKey: String?) {
         self.session = session
+        self.instance = instance
         self.teacherKey = teacherKey.map { Array($0.utf8) }
     }
 
@@ -22,11 +31,17 @@ public struct StopAllGuard: Sendable {
         case take(stop: Bool)
         /// A repeat of the command last taken: nothing changes.
         case repeated
+        /// A query: answer with the name and whether the robot is held; nothing changes.
+        case answered
         case refused(String)
     }
 
     public mutating func consider(_ s: ControlMessage.StopAll, nowUnixMillis: UInt64) -> Verdict {
         guard session.isEmpty || s.session.utf8.elementsEqual(session.utf8) else { return .refused("stop-all for session \"\(s.session)\", ours is \"\(session)\"") }
+        if s.action == .query { return .answered }
+        guard s.target.isEmpty || s.target.utf8.elementsEqual(instance.utf8) else {
+            return .refused("stop-all for receiver \"\(s.target)\", this is \"\(instance)\"")
+        }
         if let key = teacherKey, !s.verify(key: key) {
             return .refused("stop-all with a wrong teacher key (MAC mismatch)")
         }
@@ -34,12 +49,27 @@ public struct StopAllGuard: Sendable {
         guard skew <= Self.clockTolerance else {
             return .refused("stop-all stamped \(skew / 1000) s away from this machine's clock (more than 30 s): check both clocks")
         }
-        if let last = lastTaken {
-            if last.millis == s.unixMillis && last.nonce == s.nonce { return .repeated }
-            guard s.unixMillis >= last.millis else { return .refused("stop-all older than the last one taken (replay)") }
+        if let last = lastTaken, last.millis == s.unixMillis, last.nonce == s.nonce, last.action == s.action {
+            return .repeated   // the sender repeats each command up to 10 times
         }
-        lastTaken = (s.unixMillis, s.nonce)
+        guard takenNonces[s.nonce] == nil else { return .refused("stop-all nonce already used (replay)") }
+        if let last = lastTaken, s.unixMillis < last.millis {
+            return .refused("stop-all older than the last one taken (replay)")
+        }
+        remember(s.nonce, at: nowUnixMillis)
+        lastTaken = (s.unixMillis, s.nonce, s.action)
         holding = s.action == .stop
         return .take(stop: holding)
+    }
+
+    mutating func remember(_ nonce: UInt64, at now: UInt64) {
+        let horizon = now > 2 * Self.clockTolerance ? now - 2 * Self.clockTolerance : 0
+        if takenNonces.count >= Self.nonceCapacity {
+            takenNonces = takenNonces.filter { $0.value >= horizon }
+            while takenNonces.count >= Self.nonceCapacity, let oldest = takenNonces.min(by: { $0.value < $1.value }) {
+                takenNonces.removeValue(forKey: oldest.key)
+            }
+        }
+        takenNonces[nonce] = now
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Console
+import ControlPlane
 import Logging
 import SystemIO
 
@@ -24,6 +25,8 @@ public struct ControlOptions: Sendable {
     /// hello; with neither it is a plain 8-byte sender.
     public var displayName: String?
     public var pairingCode: String?
+    /// `--secret WORDS` (`--accept secret`): prove the robot's secret, seal every datagram.
+    public var secret: RobotSecret?
 
     public init(peer: String, input: InputSpec?, rate: Double, configPath: String? = nil) {
         self.peer = peer

@@ -21,11 +21,14 @@ public final class ControlSession: SendLoopCompanion {
         public var displayName: String
         public var pairingCode: String?
         public var session: String
+        /// `--secret WORDS`: prove the robot's secret and seal every datagram (states included).
+        public var secret: RobotSecret?
 
-        public init(displayName: String, pairingCode: String? = nil, session: String = "") {
+        public init(displayName: String, pairingCode: String? = nil, session: String = "", secret: RobotSecret? = nil) {
             self.displayName = displayName
             self.pairingCode = pairingCode
             self.session = session
+            self.secret = secret
         }
     }
 
@@ -51,6 +54,8 @@ public final class ControlSession: SendLoopCompanion {
     private var nextPing: ContinuousClock.Instant?
     private var score: GameScore?
     private var buffer = [UInt8](repeating: 0, count: 2048)
+    /// Under `--secret`: the handshake and the envelopes.
+    private var sealed: SecretSession?
 
     public init(_ options: Options, logger: Logger) {
         self.options = options
@@ -66,8 +71,14 @@ public final class ControlSession: SendLoopCompanion {
     }
 
     public var allowsStates: Bool {
-        if case .accepted = phase { return true }
-        return options.pairingCode == nil
+        if case .accepted = phase { return sealed?.established ?? true }
+        return options.pairingCode == nil && options.secret == nil
+    }
+
+    /// Under `--secret`, every state goes out sealed (and none before the connection is known).
+    public func wrapState(_ packet: [UInt8]) -> [UInt8]? {
+        guard sealed != nil else { return packet }
+        return sealed?.seal(packet)
     }
 
     public var statusParts: [String] {
@@ -93,14 +104,31 @@ public final class ControlSession: SendLoopCompanion {
             start(socket: socket, peer: peer)
         }
         while let (length, from) = try? socket.receive(into: &buffer) {
-            guard from == peer, length <= buffer.count, ControlHeader.looksLikeControl(buffer[..<length]),
-                  let datagram = try? ControlDatagram.decode(Array(buffer[..<length])) else { continue }
+            guard from == peer, length <= buffer.count, ControlHeader.looksLikeControl(buffer[..<length]) else { continue }
+            var bytes = Array(buffer[..<length])
+            if sealed != nil {
+                // Under --secret: after the challenge, only what opens under the handshake's keys.
+                if bytes[3] == ControlType.sealed.rawValue {
+                    guard let inner = sealed?.open(bytes) else { continue }
+                    bytes = inner
+                } else if sealed?.established == true {
+                    continue
+                }
+            }
+            guard let datagram = try? ControlDatagram.decode(bytes) else { continue }
+            // After the accept, a datagram without our connection id is not from our receiver.
+            if channel.connectionID != 0, datagram.header.connectionID != channel.connectionID { continue }
             if datagram.header.type == .pong,
                case .pong(let id, _)? = try? ControlMessage.decode(type: .pong, payload: datagram.payload) {
                 quality.pongReceived(id: id, now: now)
             }
             for event in channel.receive(datagram, now: now) {
-                if case .delivered(let message) = event { actions += handle(message, now: now) }
+                guard case .delivered(let message) = event else { continue }
+                if case .accept = message, datagram.header.connectionID != 0 {
+                    // The receiver's connection id: every datagram from now on carries it.
+                    channel.connectionID = datagram.header.connectionID
+                }
+                actions += handle(message, now: now)
             }
         }
         if case .accepted = phase, let due = nextPing, now >= due {
@@ -111,7 +139,10 @@ public final class ControlSession: SendLoopCompanion {
         let (datagrams, events) = channel.poll(now: now)
         for d in datagrams { send(d) }
         if events.contains(.peerUnreachable), phase == .waiting {
-            if options.pairingCode != nil {
+            if options.secret != nil {
+                phase = .refused
+                actions.append(.end(.refused("\(peer) never answered the hello: is it running --accept secret?")))
+            } else if options.pairingCode != nil {
                 phase = .refused
                 actions.append(.end(.refused("\(peer) never answered the hello (an older receiver without pairing?): start without --pair")))
             } else {
@@ -127,6 +158,7 @@ public final class ControlSession: SendLoopCompanion {
         self.socket = socket
         self.peer = peer
         channel = ReliableChannel(connection: .random(in: 1...UInt32.max))
+        sealed = options.secret.map { SecretSession(secret: $0, instance: channel.connection) }
         quality = LinkQuality()
         nextPing = nil
         score = nil
@@ -137,6 +169,13 @@ public final class ControlSession: SendLoopCompanion {
 
     private func handle(_ message: ControlMessage, now: ContinuousClock.Instant) -> [CompanionAction] {
         switch message {
+        case .challenge(let nonce):
+            guard sealed != nil, let proof = sealed?.answer(challenge: nonce) else {
+                phase = .refused
+                return [.end(.refused("\(peer.map { "\($0)" } ?? "the receiver") needs the robot's secret: start the controller with --secret \"WORDS\" (the 12 words on the robot's screen)"))]
+            }
+            try? channel.send(proof)
+            return []
         case .accept(let a):
             let first = phase != .accepted(name: a.displayName)
             phase = .accepted(name: a.displayName)
@@ -174,16 +213,28 @@ public final class ControlSession: SendLoopCompanion {
             let wake = min(deadline, channel.nextDeadline(now: now) ?? deadline)
             _ = try? Poller.wait(for: socket.descriptor.rawValue, events: .readable, timeout: max(.zero, wake - .now))
             while let (length, from) = try? socket.receive(into: &buffer) {
-                guard from == self.peer, length <= buffer.count,
-                      let datagram = try? ControlDatagram.decode(Array(buffer[..<length])) else { continue }
+                guard from == self.peer, length <= buffer.count else { continue }
+                var bytes = Array(buffer[..<length])
+                if sealed != nil {
+                    guard let inner = sealed?.open(bytes) else { continue }
+                    bytes = inner
+                }
+                guard let datagram = try? ControlDatagram.decode(bytes),
+                      channel.connectionID == 0 || datagram.header.connectionID == channel.connectionID else { continue }
                 _ = channel.receive(datagram, now: .now)
             }
         }
     }
 
+    /// Sends a control datagram, sealed under `--secret` once the connection is known.
     private func send(_ datagram: [UInt8]) {
         guard let socket, let peer else { return }
-        _ = try? socket.send(datagram, to: peer)
+        var wire = datagram
+        if sealed?.established == true {
+            guard let s = sealed?.seal(datagram) else { return }
+            wire = s
+        }
+        _ = try? socket.send(wire, to: peer)
     }
 
     /// `game 12 points · rank 3 of 32` (with the round when there are several).

@@ -34,6 +34,7 @@ public struct SendLoop {
     /// throws: a failing `poll`, or the source refusing to start).
     public func run() throws -> EndReason {
         let sender = StateSender()
+        if let companion { sender.wrap = { [unowned companion] in companion.wrapState($0) } }
         var state = Running(schedule: SendSchedule(schedule))
         defer {
             source.close()

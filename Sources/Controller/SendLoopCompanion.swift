@@ -22,6 +22,13 @@ public protocol SendLoopCompanion: AnyObject {
     func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction]
     /// On the way out, after the neutral packets: say goodbye (bounded wait).
     func finish(socket: UDPSocket?, peer: SocketAddress?)
+    /// What an 8-byte state packet becomes on the wire (the authenticated envelope under
+    /// `--secret`), or nil to hold it back.
+    func wrapState(_ packet: [UInt8]) -> [UInt8]?
+}
+
+extension SendLoopCompanion {
+    public func wrapState(_ packet: [UInt8]) -> [UInt8]? { packet }
 }
 
 public enum CompanionAction: Equatable, Sendable {

@@ -13,6 +13,9 @@ final class StateSender {
     private(set) var failed = 0
     /// Why the latest send failed; nil once a send succeeds again.
     private(set) var lastError: SystemError?
+    /// Turns the 8-byte packet into what goes on the wire (the authenticated envelope under
+    /// `--secret`); nil = hold it back (no connection yet). Unset: the packet as it is.
+    var wrap: (([UInt8]) -> [UInt8]?)?
 
     /// Opens the socket for `peer`'s family now (so a failure shows before anything is sent).
     func prepare(for peer: SocketAddress) throws(SystemError) {
@@ -29,7 +32,14 @@ final class StateSender {
                 armedPeer = peer
             }
             StatePacket.encode(state, into: &packet)
-            if try socket.send(packet, to: peer) {
+            let wire: [UInt8]
+            if let wrap {
+                guard let wrapped = wrap(packet) else { return false }
+                wire = wrapped
+            } else {
+                wire = packet
+            }
+            if try socket.send(wire, to: peer) {
                 sent += 1
                 lastError = nil
                 return true

@@ -142,6 +142,12 @@ public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: S
             peers.send(.deny(.init(reason: .other, text: "the game is full (\(GameRound.maxPlayers) players)")), to: source, now: now)
             return
         }
+        // A connection id of its own (Protocol.md §7.1, version 2): the player's later datagrams
+        // must carry it, so a forged bye from its address changes nothing.
+        if peers.connectionID(of: source) == 0 {
+            var rng = SystemRandomNumberGenerator()
+            peers.assign(connectionID: UInt64.random(in: 1...UInt64.max, using: &rng), to: source, now: now)
+        }
         peers.send(.accept(.init(peerID: settings.peerID, displayName: settings.name,
                                  failsafeMilliseconds: settings.failsafeMilliseconds, rateHertz: settings.rateHertz)),
                    to: source, now: now)

@@ -24,14 +24,24 @@ extension ReceiverService {
         return ControlPlane(settings: settings, connection: connection, oneShotConnection: oneShot)
     }
 
-    /// `first`, `any` or `paired`, for the start-up log line.
-    var acceptLabel: String { plane.settings.accept == .paired ? "paired" : engine.ownership.policy.rawValue }
+    /// `first`, `any`, `paired` or `secret`, for the start-up log line.
+    var acceptLabel: String {
+        switch plane.settings.accept {
+        case .paired, .secret: plane.settings.accept.rawValue
+        case .first, .any: engine.ownership.policy.rawValue
+        }
+    }
 
-    /// Start-up lines: the pairing code (also in the status line), the teacher key's presence.
+    /// Start-up lines: the pairing code (also in the status line), the secret (words and a QR
+    /// code, on stdout), the teacher key's presence.
     func announceClassroom() {
         let settings = plane.settings
         if settings.accept == .paired {
             logger.notice("pairing code \(settings.pairingCode): controllers start with --pair \(settings.pairingCode)")
+        }
+        if settings.accept == .secret, let secret = settings.secret {
+            StandardOutput.write(SecretDisplay.text(secret))
+            logger.notice("authenticated mode: controllers start with --secret \"\(secret.words)\"")
         }
         if settings.teacherKey != nil {
             logger.info("stop-all needs the teacher key")
@@ -48,8 +58,9 @@ extension ReceiverService {
     func receiveBatch() throws(SystemError) {
         let now = ContinuousClock.now
         try drain.fill(from: socket)
-        var controls: [(bytes: [UInt8], from: SocketAddress)] = []
+        var controls: [(bytes: [UInt8], from: SocketAddress, sealed: Bool)] = []
         let owner = engine.ownership.owner
+        plane.owner = owner
         if let owner {
             for i in 0..<drain.count where drain.source(i) == owner {
                 if let c = take(drain.bytes(i), length: drain.length(i), from: owner, at: now) { controls.append(c) }
@@ -60,7 +71,7 @@ extension ReceiverService {
             if let owner, source == owner { continue }
             if let c = take(drain.bytes(i), length: drain.length(i), from: source, at: now) { controls.append(c) }
         }
-        for control in controls { handleControl(control.bytes, from: control.from, at: .now) }
+        for control in controls { handleControl(control.bytes, from: control.from, sealed: control.sealed, at: .now) }
     }
 
     /// One datagram: the rate limits first (nothing decoded past them) — the budget shared by
@@ -68,7 +79,7 @@ extension ReceiverService {
     /// engine at once; anything else is counted by the engine and returned, to be handed to the
     /// control plane after the batch.
     func take(_ bytes: ArraySlice<UInt8>, length: Int, from source: SocketAddress,
-              at now: ContinuousClock.Instant) -> (bytes: [UInt8], from: SocketAddress)? {
+              at now: ContinuousClock.Instant) -> (bytes: [UInt8], from: SocketAddress, sealed: Bool)? {
         if source != engine.ownership.owner, strangers?.take(now: now) == false {
             engine.limited(from: source, at: now)
             return nil
@@ -77,14 +88,31 @@ extension ReceiverService {
             engine.limited(from: source, at: now)
             return nil
         }
+        // An authenticated envelope (`--accept secret`) is opened here, in the batch: a sealed
+        // state goes to the engine like a plain one; everything else about it counts as control.
+        if plane.settings.accept == .secret, bytes.count == length, ControlPlane<SocketAddress>.isSealed(bytes) {
+            let (opened, output) = plane.open(Array(bytes), from: source, now: now)
+            handle(output, at: now)
+            switch opened {
+            case .state(let inner):
+                apply(engine.datagram(inner, length: inner.count, from: source, at: now, admitted: plane.mayDriveSealed(source)))
+                return nil
+            case .control(let inner):
+                apply(engine.datagram(bytes, length: length, from: source, at: now))
+                return (inner, source, true)
+            case .refused:
+                apply(engine.datagram(bytes, length: length, from: source, at: now))
+                return nil
+            }
+        }
         let admitted = length != StatePacket.size || plane.mayDrive(source)
         apply(engine.datagram(bytes, length: length, from: source, at: now, admitted: admitted))
         if !admitted { handle(plane.refusedState(from: source, now: now), at: now) }
-        return length == StatePacket.size ? nil : (Array(bytes), source)
+        return length == StatePacket.size ? nil : (Array(bytes), source, false)
     }
 
-    func handleControl(_ bytes: [UInt8], from source: SocketAddress, at now: ContinuousClock.Instant) {
-        handle(plane.control(bytes, from: source, now: now, unixMillis: Self.unixMillis()), at: now)
+    func handleControl(_ bytes: [UInt8], from source: SocketAddress, sealed: Bool, at now: ContinuousClock.Instant) {
+        handle(plane.control(bytes, from: source, now: now, unixMillis: Self.unixMillis(), sealed: sealed), at: now)
     }
 
     /// Sends what the plane asks for and applies its effects to the engine.
@@ -118,6 +146,18 @@ extension ReceiverService {
                 limited(["from": "\(source)"]) { logger.warning("stop-all refused: \(why)", metadata: $0) }
             case .malformed(let source, let error):
                 limited(["controller": "\(source)"]) { logger.debug("\(error)", metadata: $0) }
+            case .attemptFailed(let source, let what, let failed):
+                limited(["address": "\(source)", "failed": "\(failed)"]) {
+                    logger.warning("wrong \(what) tried", metadata: $0)
+                }
+            case .attemptThrottled(let source, let throttled):
+                limited(["address": "\(source)", "throttled": "\(throttled)"]) {
+                    logger.warning("attempt refused: too many pairing codes or secrets tried", metadata: $0)
+                }
+            case .envelopeRefused(let source, let why, let refused):
+                limited(["address": "\(source)", "why": "\(why.rawValue)", "refused": "\(refused)"]) {
+                    logger.warning("authenticated datagram refused", metadata: $0)
+                }
             }
         }
     }
@@ -153,7 +193,14 @@ extension ReceiverService {
     func logControlTotals() {
         let peers = plane.peers
         logger.debug("control plane", metadata: ["peers": "\(peers.count)", "limited": "\(peers.limited)",
-                                                 "refused": "\(peers.refused)", "evicted": "\(peers.evicted)"])
+                                                 "refused": "\(peers.refused)", "evicted": "\(peers.evicted)",
+                                                 "wrong_connection": "\(peers.wrongConnection)",
+                                                 "buffers_dropped": "\(peers.buffersDropped)"])
+        let attempts = plane.attempts
+        if attempts.failed > 0 || attempts.throttled > 0 || plane.envelopesRefused > 0 {
+            logger.notice("security", metadata: ["wrong_attempts": "\(attempts.failed)", "throttled_attempts": "\(attempts.throttled)",
+                                                 "envelopes_refused": "\(plane.envelopesRefused)"])
+        }
     }
 
     static func unixMillis() -> UInt64 {

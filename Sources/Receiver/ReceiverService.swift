@@ -4,7 +4,6 @@ import Glibc
 import Musl
 #endif
 import BoardProtocol
-import Classroom
 import Console
 import ControlPlane
 import Logging

@@ -49,8 +49,10 @@ final class EngineHarness {
     let clock = ManualClock()
     var engine: Engine
 
-    init(_ policy: Ownership<String>.Policy = .first, timeoutMs: Int = 250, capacity: Int = 1024, mapping: Mapping = .kit) {
-        engine = Engine(mapping: mapping, policy: policy, timeout: .milliseconds(timeoutMs), capacity: capacity)
+    init(_ policy: Ownership<String>.Policy = .first, timeoutMs: Int = 250, capacity: Int = 1024, mapping: Mapping = .kit,
+         reclaimMs: Int = 0) {
+        engine = Engine(mapping: mapping, policy: policy, timeout: .milliseconds(timeoutMs), capacity: capacity,
+                        reclaim: .milliseconds(reclaimMs))
     }
 
     func start() -> Engine.Step { engine.start() }

@@ -81,10 +81,11 @@ import Testing
     }
 
     /// A second controller (over IPv6) cannot move the robot while the first drives, and takes
-    /// over once the first has been silent past the timeout — after a resting state.
+    /// over once the first has been silent past the timeout — after a resting state. (With no
+    /// reclaim window: `--reclaim-s 0`; the window is pinned in ReceiverEngineTests.)
     @Test(arguments: BoardUnderTest.allCases)
     func secondControllerTakesOverOnlyAfterTheFirstFallsSilent(board: BoardUnderTest) throws {
-        let r = try RunningReceiver(["--failsafe-ms", "1000"], board: board)
+        let r = try RunningReceiver(["--failsafe-ms", "1000", "--reclaim-s", "0"], board: board)
         let a = try TestController(port: r.port)
         let b = try TestController(port: r.port, host: "::1")
         try startDriving(r, a)

@@ -108,6 +108,33 @@ import Testing
         #expect(h.send(Self.forward, from: "A", ms: 290).write == nil)
     }
 
+    /// Issue 19: after a failsafe caused by silence the robot stays reserved for its owner for
+    /// the reclaim window; the owner takes it back with a resting state, anyone else is ignored
+    /// until the window has passed.
+    @Test func theReclaimWindowKeepsTheRobotForItsOwnerAfterSilence() {
+        let h = EngineHarness(reclaimMs: 3000)
+        _ = h.start()
+        _ = h.send(.neutral, from: "A", ms: 0)
+        _ = h.send(Self.forward, from: "A", ms: 10)
+        let rest = ControllerState(angle: 0, buttons: .a)
+        // A silent: the failsafe trips at 260 ms, but B (resting, so it would drive at once) is ignored.
+        let tripped = h.send(rest, from: "B", ms: 300)
+        #expect(tripped.write == Self.rest)
+        #expect(tripped.notices == [.failsafe(.silence), .ignored("B", owner: "A")])
+        #expect(h.send(rest, from: "B", ms: 3000).write == nil)
+        #expect(h.engine.ownership.owner == "A")
+        // A comes back within the window: resting first, then it drives.
+        #expect(h.send(.neutral, from: "A", ms: 3005).notices == [.resumed("A")])
+        #expect(h.send(Self.forward, from: "A", ms: 3010).write?[Self.left] == 0xC0)
+        // A silent again (last heard 3010): B is ignored until 3010 + 250 + 3000, then takes over.
+        #expect(h.send(rest, from: "B", ms: 4000).notices == [.failsafe(.silence)])
+        #expect(h.send(rest, from: "B", ms: 6259).write == nil)
+        #expect(h.engine.ownership.owner == "A")
+        let takeover = h.send(rest, from: "B", ms: 6260)
+        #expect(takeover.notices.contains(.tookOwnership("B", previous: nil)))
+        #expect(takeover.write?[Self.led1] == 255)
+    }
+
     @Test func anyPolicyLetsTheLatestControllerDrive() {
         let h = driving(.any)
         let backward = h.send(ControllerState(angle: 0, buttons: .backward), from: "B", ms: 20)
