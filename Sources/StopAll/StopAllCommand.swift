@@ -29,9 +29,12 @@ public struct StopAllOptions: Sendable {
 }
 
 /// `analog-remote stop-all`: the teacher's stop (or release) for every receiver of a session
-/// (Protocol.md §7.6). One signed command, sent to each receiver 10 times over 0.45 s (it is
-/// unreliable: repeats make loss irrelevant) as soon as the receiver is known, until it replies.
-/// Receivers come from the session's DNS-SD browse (for `timeout`) or from `--peer`.
+/// (Protocol.md §7.6). Each receiver first gets an unsigned query, which its reply answers with
+/// its name; then a command signed for that receiver alone (its name is the command's target,
+/// and the nonce is fresh), so a command captured on its way to one robot is refused by every
+/// other. Each is sent up to 10 times over 0.45 s (unreliable: repeats make loss irrelevant) as
+/// soon as the receiver is known, until it replies. Receivers come from the session's DNS-SD
+/// browse (for `timeout`) or from `--peer`.
 ///
 /// Prints a line per receiver on stdout as it answers — `stopped "NAME" ADDRESS`,
 /// `released …`, `refused by "NAME" ADDRESS: WHY` — then `no answer from …` for the silent ones
@@ -47,22 +50,44 @@ public enum StopAllCommand {
         let address: SocketAddress
         var sent = 0
         var nextSend: ContinuousClock.Instant
+        /// The query first, then (once the receiver named itself) the command signed for it.
+        var nonce: UInt64
+        var datagram: [UInt8]
+        var querying = true
         var reply: ControlMessage.StopAllReply?
-        init(label: String?, address: SocketAddress, now: ContinuousClock.Instant) {
+        init(label: String?, address: SocketAddress, now: ContinuousClock.Instant, nonce: UInt64, query: [UInt8]) {
             self.label = label
             self.address = address
+            self.nonce = nonce
+            datagram = query
             nextSend = now
         }
         var done: Bool { reply != nil || sent >= StopAllCommand.repeats }
     }
 
     public static func run(_ options: StopAllOptions, status: StatusLine) throws -> ExitStatus {
-        var command = ControlMessage.StopAll(action: options.release ? .release : .stop, unixMillis: unixMillis(),
-                                             nonce: UInt64.random(in: 0...UInt64.max), session: options.session)
-        if let key = options.teacherKey { command.sign(key: Array(key.utf8)) }
         let connection = UInt32.random(in: 1...UInt32.max)
-        let datagram = ControlDatagram(header: ControlHeader(type: .stopAll, connection: connection),
-                                       payload: ControlMessage.stopAll(command).encodePayload()[...]).encode()
+        var rng = SystemRandomNumberGenerator()
+        func datagram(_ message: ControlMessage.StopAll) -> [UInt8] {
+            ControlDatagram(header: ControlHeader(type: .stopAll, connection: connection),
+                            payload: ControlMessage.stopAll(message).encodePayload()[...]).encode()
+        }
+        func newTarget(label: String?, address: SocketAddress, now: ContinuousClock.Instant) -> Target {
+            let nonce = UInt64.random(in: 0...UInt64.max, using: &rng)
+            let query = ControlMessage.StopAll(action: .query, unixMillis: unixMillis(), nonce: nonce, session: options.session)
+            return Target(label: label, address: address, now: now, nonce: nonce, query: datagram(query))
+        }
+        /// The receiver named itself: the command signed for it alone, with a fresh nonce.
+        func command(for t: Target, name: String, now: ContinuousClock.Instant) {
+            var c = ControlMessage.StopAll(action: options.release ? .release : .stop, unixMillis: unixMillis(),
+                                           nonce: UInt64.random(in: 0...UInt64.max, using: &rng), session: options.session, target: name)
+            if let key = options.teacherKey { c.sign(key: Array(key.utf8)) }
+            t.querying = false
+            t.nonce = c.nonce
+            t.datagram = datagram(c)
+            t.sent = 0
+            t.nextSend = now
+        }
         do {
             let signals = try SignalWatcher()
             let start = ContinuousClock.now
@@ -84,7 +109,7 @@ public enum StopAllCommand {
             } else {
                 for peer in options.peers {
                     do {
-                        targets.append(Target(label: nil, address: try SocketAddress.resolve(peer), now: start))
+                        targets.append(newTarget(label: nil, address: try SocketAddress.resolve(peer), now: start))
                     } catch {
                         throw UserFacingError("--peer \(peer): \(error) (check the name, or give an IP address)", status: .networkUnavailable)
                     }
@@ -106,7 +131,7 @@ public enum StopAllCommand {
                         sockets[t.address.family] = s
                         return s
                     }()
-                    _ = try? socket.send(datagram, to: t.address)
+                    _ = try? socket.send(t.datagram, to: t.address)
                     t.sent += 1
                     t.nextSend = now + spacing
                     lastSendAt = now
@@ -130,7 +155,15 @@ public enum StopAllCommand {
                         guard length <= buffer.count, let target = targets.first(where: { $0.address == from }),
                               let d = try? ControlDatagram.decode(Array(buffer[..<length])), d.header.type == .stopAllReply,
                               case .stopAllReply(let reply)? = try? ControlMessage.decode(type: .stopAllReply, payload: d.payload),
-                              reply.nonce == command.nonce, target.reply == nil else { continue }
+                              reply.nonce == target.nonce, target.reply == nil else { continue }
+                        if target.querying {
+                            if reply.outcome == .refused {
+                                target.reply = reply   // e.g. another session: said at once
+                            } else {
+                                command(for: target, name: reply.displayName, now: .now)
+                                continue
+                            }
+                        }
                         target.reply = reply
                         status.clear()
                         Stdout.line(describe(target, reply))
@@ -143,7 +176,7 @@ public enum StopAllCommand {
                             switch change {
                             case .available(let r), .updated(let r):
                                 guard let address = r.destination, !targets.contains(where: { $0.address == address }) else { continue }
-                                targets.append(Target(label: r.name, address: address, now: now))
+                                targets.append(newTarget(label: r.name, address: address, now: now))
                             default:
                                 break
                             }

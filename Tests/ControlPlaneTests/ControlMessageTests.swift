@@ -24,11 +24,18 @@ struct ControlVectors: Decodable {
 
 @Suite struct ControlMessageTests {
     static let examples: [(String, ControlDatagram)] = {
-        func d(_ type: ControlType, seq: UInt32, ack: UInt32 = 0, _ m: ControlMessage) -> ControlDatagram {
-            ControlDatagram(header: ControlHeader(type: type, connection: 0x1234_5678, sequence: seq, ack: ack), payload: m.encodePayload()[...])
+        func d(_ type: ControlType, seq: UInt32, ack: UInt32 = 0, id: UInt64 = 0, _ m: ControlMessage) -> ControlDatagram {
+            ControlDatagram(header: ControlHeader(type: type, connection: 0x1234_5678, sequence: seq, ack: ack, connectionID: id),
+                            payload: m.encodePayload()[...])
         }
         var stop = ControlMessage.StopAll(action: .stop, unixMillis: 1_795_000_000_000, nonce: 0x0102_0304_0506_0708, session: "class-3b")
         stop.sign(key: Array("teacher-secret".utf8))
+        var release = ControlMessage.StopAll(action: .release, unixMillis: 1_795_000_000_000, nonce: 0x0102_0304_0506_0709,
+                                             session: "class-3b", target: "robot-2")
+        release.sign(key: Array("teacher-secret".utf8))
+        let query = ControlMessage.StopAll(action: .query, unixMillis: 1_795_000_000_000, nonce: 0x0102_0304_0506_0710, session: "class-3b")
+        let secret = RobotSecret(bytes: Array(0..<12))
+        let nr = Array(UInt8(0x10)..<0x20), nc = Array(UInt8(0x20)..<0x30)
         return [
             ("hello from Ann with pairing code 4711", d(.hello, seq: 1, .hello(.init(peerID: 0xAABB_CCDD_0011_2233, displayName: "Ann", pairingCode: "4711", session: "class-3b")))),
             ("accept: receiver robot-1, failsafe 250 ms, 50 Hz", d(.accept, seq: 1, ack: 1, .accept(.init(peerID: 0x0102_0304_0506_0708, displayName: "robot-1", failsafeMilliseconds: 250, rateHertz: 50)))),
@@ -38,12 +45,21 @@ struct ControlVectors: Decodable {
             ("pong id 1", d(.pong, seq: 0, .pong(id: 1, sentNanos: 1_000_000))),
             ("data on channel 1: 'A'", d(.data, seq: 3, ack: 1, .data(channel: 1, bytes: [0x41]))),
             ("ack up to 3, 5 also received", d(.ack, seq: 0, ack: 3, .ack(selective: 1))),
-            ("stop-all for class-3b signed with key 'teacher-secret'", d(.stopAll, seq: 0, .stopAll(stop))),
+            ("stop-all for every receiver of class-3b signed with key 'teacher-secret'", d(.stopAll, seq: 0, .stopAll(stop))),
             ("stop-all reply: robot-1 stopped", d(.stopAllReply, seq: 0, .stopAllReply(.init(nonce: 0x0102_0304_0506_0708, outcome: .stopped, displayName: "robot-1")))),
             ("stop-all reply: robot-2 refused, wrong teacher key",
              d(.stopAllReply, seq: 0, .stopAllReply(.init(nonce: 0x0102_0304_0506_0708, outcome: .refused, displayName: "robot-2", text: "wrong teacher key")))),
             ("data on channel 1: game score 12 points, rank 3 of 32, round 1 of 1, playing",
              d(.data, seq: 4, ack: 1, GameScore(points: 12, rank: 3, players: 32, round: 1, rounds: 1, phase: .playing).message)),
+            ("accept with connection id 1122334455667788 (version 2)",
+             d(.accept, seq: 1, ack: 1, id: 0x1122_3344_5566_7788,
+               .accept(.init(peerID: 0x0102_0304_0506_0708, displayName: "robot-1", failsafeMilliseconds: 250, rateHertz: 50)))),
+            ("bye with connection id 1122334455667788 (version 2)", d(.bye, seq: 2, ack: 1, id: 0x1122_3344_5566_7788, .bye)),
+            ("release for robot-2 of class-3b signed with key 'teacher-secret'", d(.stopAll, seq: 0, .stopAll(release))),
+            ("stop-all query (unsigned)", d(.stopAll, seq: 0, .stopAll(query))),
+            ("challenge: receiver nonce 10…1f", d(.challenge, seq: 2, ack: 1, .challenge(nonce: nr))),
+            ("proof: controller nonce 20…2f, secret 00…0b",
+             d(.proof, seq: 2, ack: 2, .proof(nonce: nc, mac: SecretHandshake.proof(secret: secret, receiverNonce: nr, controllerNonce: nc)))),
         ]
     }()
 

@@ -16,9 +16,13 @@ struct FakeController {
     mutating func take(_ datagrams: [[UInt8]]) {
         for bytes in datagrams {
             guard let d = try? ControlDatagram.decode(bytes) else { continue }
+            // After the accept, only datagrams with our connection id (as the real controller).
+            if channel.connectionID != 0, d.header.connectionID != channel.connectionID { continue }
             for event in channel.receive(d, now: .now) {
                 switch event {
-                case .delivered(let m): delivered.append(m)
+                case .delivered(let m):
+                    delivered.append(m)
+                    if case .accept = m { channel.connectionID = d.header.connectionID }
                 case .peerRestarted: restarts += 1
                 default: break
                 }
@@ -94,10 +98,42 @@ struct FakeController {
         #expect(!p.mayDrive("C"))
 
         var ann = FakeController()
-        _ = feed(&p, ann.send(.hello(.init(peerID: 2, displayName: "Ann", pairingCode: "4711"))), from: "A")
+        ann.take(Self.to("A", feed(&p, ann.send(.hello(.init(peerID: 2, displayName: "Ann", pairingCode: "4711"))), from: "A")))
         let bye = feed(&p, ann.send(.bye), from: "A")
         #expect(bye.effects == [.left("A", name: "Ann")])
         #expect(!p.mayDrive("A"))
+    }
+
+    /// Issue 19, item 2: the accept carries a connection id (version-2 header, never 0, not the
+    /// same twice); a `bye` from the owner's own address without it — any other id, or none, any
+    /// sequence — changes nothing and is counted. Only the controller's own bye frees the robot.
+    @Test(arguments: [UInt64(0), 1, 0xDEAD_BEEF])
+    func aForgedByeFromTheOwnersAddressChangesNothing(forgedID: UInt64) throws {
+        var p = plane()
+        var ann = FakeController()
+        let accepted = feed(&p, ann.send(.hello(.init(peerID: 2, displayName: "Ann", pairingCode: "4711"))), from: "A")
+        ann.take(Self.to("A", accepted))
+        let id = ann.channel.connectionID
+        #expect(id != 0 && p.connectionID(of: "A") == id)
+        let acceptHeader = try ControlDatagram.decode(try #require(Self.to("A", accepted).first)).header
+        #expect(acceptHeader.type == .accept && acceptHeader.connectionID == id)
+
+        // The forger knows the address, the sender instance and the sequence, not the id.
+        for sequence: UInt32 in [1, 2, 3, 1000] {
+            let forged = ControlDatagram(header: ControlHeader(type: .bye, connection: ann.channel.connection, sequence: sequence,
+                                                               connectionID: forgedID == 0 ? 0 : (forgedID == id ? id &+ 1 : forgedID)),
+                                         payload: []).encode()
+            let out = feed(&p, [forged], from: "A")
+            #expect(out.effects.isEmpty, "forged bye (seq \(sequence)) had an effect: \(out.effects)")
+            #expect(p.mayDrive("A") && p.displayName(of: "A") == "Ann")
+        }
+        #expect(p.peers.wrongConnection == 4)
+        // The real bye still works.
+        #expect(feed(&p, ann.send(.bye), from: "A").effects == [.left("A", name: "Ann")])
+        // Connection ids differ per controller (64 random bits each).
+        var bob = FakeController()
+        bob.take(Self.to("B", feed(&p, bob.send(.hello(.init(peerID: 3, displayName: "Bob", pairingCode: "4711"))), from: "B")))
+        #expect(bob.channel.connectionID != 0 && bob.channel.connectionID != id)
     }
 
     @Test func firstModeAcceptsAnyHelloAndPlainSenders() {

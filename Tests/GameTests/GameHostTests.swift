@@ -39,7 +39,11 @@ final class GameRig {
         events += out.events
         for (source, bytes) in out.datagrams {
             guard var p = players[source], let d = try? ControlDatagram.decode(bytes) else { continue }
-            for case .delivered(let m) in p.channel.receive(d, now: now) { p.delivered.append(m) }
+            for case .delivered(let m) in p.channel.receive(d, now: now) {
+                p.delivered.append(m)
+                // As a real controller: the accept's connection id goes on every later datagram.
+                if case .accept = m { p.channel.connectionID = d.header.connectionID }
+            }
             players[source] = p
         }
         // Acks back.
