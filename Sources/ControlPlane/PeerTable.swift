@@ -24,7 +24,7 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         /// (``ReliableChannel/bufferedBytes``). Beyond it the stalest peers' buffers — never the
         /// protected one's (the owner) — are dropped until a quarter is free again: a thousand
         /// sources sending 256 out-of-order fragments each cannot grow the receiver (issue 19).
-        public var bufferCap = 16 << 20
+        public var bufferCap = 8 << 20
         public init() {}
     }
 

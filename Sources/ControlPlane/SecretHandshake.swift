@@ -71,7 +71,7 @@ public struct SessionKeys: Sendable {
 /// ```
 /// The additional authenticated data is bytes 0…35 (header and counter): nothing of the datagram
 /// can change without the tag failing.
-public struct SealedEnvelope: Sendable {
+public struct SealedEnvelope: Hashable, Sendable {
     public static let headerSize = ControlHeader.extendedSize + 8
     public static let tagSize = 16
     public static let overhead = headerSize + tagSize
