@@ -122,6 +122,25 @@ enum CodecThroughput {
             })
         }
 
+        // The authenticated mode's cost per state (issue 19): what a controller adds to seal it
+        // and a receiver to open it, ChaCha20-Poly1305 with a replay window.
+        let secret = RobotSecret(bytes: Array(0..<12))
+        let keys = SecretHandshake.keys(secret: secret, receiverNonce: Array(repeating: 1, count: 16),
+                                        controllerNonce: Array(repeating: 2, count: 16), connectionID: 0x1122_3344_5566_7788)
+        let packet = StatePacket.encode(ControllerState(angle: 0.25, buttons: .forward))
+        results.append(measure("authenticated envelope: seal + open a state packet (ChaCha20-Poly1305)", minimum: minimum, batch: 1024) { n in
+            var window = ReplayWindow()
+            var sum: UInt64 = 0
+            for i in 0..<n {
+                let sealed = SealedEnvelope.seal(packet, connectionID: 0x1122_3344_5566_7788, instance: 1, counter: UInt64(i + 1),
+                                                 key: keys.controllerToReceiver)
+                if case .success(let e) = SealedEnvelope.open(sealed, key: keys.controllerToReceiver, window: &window) {
+                    sum &+= UInt64(e.inner[7])
+                }
+            }
+            return sum
+        })
+
         results.append(measure("board writer: set motors, next W, confirm (MemoryMapWriter)", minimum: minimum, batch: 1024) { n in
             var writer = MemoryMapWriter(profile: .kit)
             writer.connected()

@@ -63,10 +63,16 @@ enum LatencyPaths {
 
     /// A line written to the controller's stdin (a pipe) → `control`'s send loop → UDP → the
     /// receiver → `W` on the board side.
-    static func wholePath(_ placement: Placement, _ settings: LatencySettings) throws(BenchError) -> PathMeasurement {
+    ///
+    /// `secret`: both in the authenticated mode (`receive --accept secret`, `control --secret`;
+    /// child processes only), so every state travels sealed: the row that shows what it adds.
+    static func wholePath(_ placement: Placement, _ settings: LatencySettings, secret: Bool = false) throws(BenchError) -> PathMeasurement {
         var board = try BoardSide()
-        let receiver = try RunningReceiver(placement, board: &board, settings: settings)
-        let controller = try RunningController(placement, port: receiver.port, settings: settings)
+        let words = "acorn actor adult agent alarm album alley amber angle ankle apple apron"
+        let receiver = try RunningReceiver(placement, board: &board, settings: settings,
+                                           extraArguments: secret ? ["--accept", "secret", "--secret", words] : [])
+        let controller = try RunningController(placement, port: receiver.port, settings: settings,
+                                               extraArguments: secret ? ["--secret", words] : [])
         var result: PathMeasurement
         do {
             result = try sample(board: &board, receiver: receiver, settings: settings,
@@ -171,6 +177,7 @@ final class RunningReceiver {
         self.settings = settings
         switch placement {
         case .inProcess:
+            precondition(extraArguments.isEmpty, "extra arguments are for the child receiver")
             // The receiver probes the board while it is built: answer meanwhile.
             let receiver = try InProcessReceiver(boardPath: board.path, interruption: settings.interruption) {
                 if board.waitReadable(until: Monotonic.now() + 2_000_000) { _ = try? board.service() }
@@ -233,11 +240,11 @@ final class RunningController {
     private let input: Descriptor
     private let thread: BenchThread?
 
-    init(_ placement: Placement, port: UInt16, settings: LatencySettings) throws(BenchError) {
+    init(_ placement: Placement, port: UInt16, settings: LatencySettings, extraArguments: [String] = []) throws(BenchError) {
         switch placement {
         case .child:
             let process = try Child(executable: settings.executable,
-                                    arguments: ["control", "--quiet", "--peer", "127.0.0.1:\(port)", "--input", "stdin"],
+                                    arguments: ["control", "--quiet", "--peer", "127.0.0.1:\(port)", "--input", "stdin"] + extraArguments,
                                     label: "controller", withStdin: true)
             guard let stdin = process.stdin else { throw .setup("controller: no stdin pipe") }
             child = process
@@ -245,6 +252,7 @@ final class RunningController {
             thread = nil
         case .inProcess:
             var fds: [Int32] = [-1, -1]
+            precondition(extraArguments.isEmpty, "extra arguments are for the child controller")
             guard pipe(&fds) == 0 else { throw .setup("controller pipe: \(SystemError(call: "pipe", errno: errno).reason)") }
             let readEnd = Descriptor(adopting: fds[0], label: "controller stdin")
             input = Descriptor(adopting: fds[1], label: "controller stdin")

@@ -39,7 +39,9 @@ import Testing
             r.waitUntilDrained()
         }
         #expect(r.waitUntilDrained())
-        // The owner still drives: the receiver is alive and answering.
+        // The owner still drives: the receiver is alive and answering (resting first: the
+        // attack took longer than the failsafe timeout).
+        try owner.send(.neutral)
         try owner.send(ControllerState(angle: 0, buttons: .forward))
         #expect(r.waitForMap { $0 == RunningReceiver.kitMap(left: 0xC0, right: 0x40) })
         let peak = try #require(Self.peakResidentKiB(pid: r.process.pid))
