@@ -32,6 +32,34 @@ extension Harness {
         precondition(again == message)
     }
 
+    /// Datagrams into the authenticated mode's envelope opener (Protocol.md §8.3), under the
+    /// vectors' keys: nothing that was not sealed with them opens, a refused one never moves the
+    /// replay window, and no counter opens twice. The input's records are the datagrams; a record
+    /// starting with 0xFF is replaced by a genuine envelope (counter = its second byte) so that
+    /// the fuzzer can mix real ones, replays and mutations.
+    static func sealedEnvelope(_ bytes: [UInt8]) {
+        let keys = SecretHandshake.keys(secret: RobotSecret(bytes: Array(0..<12)), receiverNonce: Array(0x10..<0x20),
+                                        controllerNonce: Array(0x20..<0x30), connectionID: 0x1122_3344_5566_7788)
+        var window = ReplayWindow()
+        var opened: Set<UInt64> = []
+        for record in Records(bytes) {
+            var datagram = Array(record)
+            if datagram.first == 0xFF {
+                let counter = UInt64(datagram.count > 1 ? datagram[1] : 1) + 1
+                datagram = SealedEnvelope.seal(Array(datagram.dropFirst(2).prefix(16)), connectionID: 0x1122_3344_5566_7788,
+                                               instance: 1, counter: counter, key: keys.controllerToReceiver)
+            }
+            let before = window
+            switch SealedEnvelope.open(datagram, key: keys.controllerToReceiver, window: &window) {
+            case .success(let e):
+                precondition(opened.insert(e.counter).inserted, "counter \(e.counter) opened twice")
+                precondition(e.inner.count == datagram.count - SealedEnvelope.overhead)
+            case .failure:
+                precondition(window == before, "a refused envelope moved the window")
+            }
+        }
+    }
+
     /// A stream of datagrams into one reliable channel: whatever arrives, in whatever order.
     static func reliableFragments(_ bytes: [UInt8]) {
         var channel = ReliableChannel(connection: 0x0102_0304)

@@ -19,6 +19,7 @@ public enum Harness: String, CaseIterable, Sendable {
     case stateLine = "state-line"
     case terminalInput = "terminal-input"
     case txtRecord = "txt-record"
+    case sealedEnvelope = "sealed-envelope"
 
     /// Feeds one input to the decoder and checks what it made of it.
     public func run(_ bytes: [UInt8]) {
@@ -36,6 +37,7 @@ public enum Harness: String, CaseIterable, Sendable {
         case .stateLine: Self.stateLine(bytes)
         case .terminalInput: Self.terminalInput(bytes)
         case .txtRecord: Self.txtRecord(bytes)
+        case .sealedEnvelope: Self.sealedEnvelope(bytes)
         }
     }
 }
