@@ -115,6 +115,7 @@ public enum BenchCommand {
                 (.receive, "2′", .child, "receive path: datagram → W on the board pty; `analog-remote receive` as a child process"),
                 (.whole, "3", .inProcess, "whole path: stdin line → W on the board pty; SendLoop + ReceiverService on threads of the bench"),
                 (.whole, "3′", .child, "whole path: stdin line → W on the board pty; `control` and `receive` as child processes"),
+                (.whole, "3n", .child, "whole path, named: as 3′ with `control --name` (the control session rides along, nothing sealed)"),
                 (.whole, "3s", .child, "whole path, authenticated: as 3′ with `receive --accept secret` and `control --secret` (every state sealed, 50 Hz)"),
             ]
             var whole = settings
@@ -123,7 +124,7 @@ public enum BenchCommand {
             for (section, id, placement, name) in paths where wanted(section) {
                 progress("\(name), \(section == .receive ? plan.pathSamples : plan.wholeSamples) samples")
                 let m = section == .receive ? try LatencyPaths.receivePath(placement, settings)
-                                            : try LatencyPaths.wholePath(placement, whole, secret: id == "3s")
+                                            : try LatencyPaths.wholePath(placement, whole, secret: id == "3s", named: id == "3n")
                 var row = LatencyRow(id: id, name: name, latency: m.total, lost: m.lost, stages: m.stages,
                                      receiverSummary: m.receiverSummary,
                                      note: placement == .inProcess ? "stages stamped at the receiver's hand-off to the board link" : "real binaries")

@@ -66,13 +66,16 @@ enum LatencyPaths {
     ///
     /// `secret`: both in the authenticated mode (`receive --accept secret`, `control --secret`;
     /// child processes only), so every state travels sealed: the row that shows what it adds.
-    static func wholePath(_ placement: Placement, _ settings: LatencySettings, secret: Bool = false) throws(BenchError) -> PathMeasurement {
+    /// `named`: the controller says hello (`control --name`), so its control session rides along
+    /// without sealing anything: what the session itself costs, apart from the envelope.
+    static func wholePath(_ placement: Placement, _ settings: LatencySettings, secret: Bool = false,
+                          named: Bool = false) throws(BenchError) -> PathMeasurement {
         var board = try BoardSide()
         let words = "acorn actor adult agent alarm album alley amber angle ankle apple apron"
         let receiver = try RunningReceiver(placement, board: &board, settings: settings,
                                            extraArguments: secret ? ["--accept", "secret", "--secret", words] : [])
         let controller = try RunningController(placement, port: receiver.port, settings: settings,
-                                               extraArguments: secret ? ["--secret", words] : [])
+                                               extraArguments: (secret ? ["--secret", words] : []) + (named ? ["--name", "bench"] : []))
         var result: PathMeasurement
         do {
             result = try sample(board: &board, receiver: receiver, settings: settings,
