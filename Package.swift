@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "ALSAMIDI", dependencies: ["CALSA", "SystemIO"]),
         .target(name: "Discovery", dependencies: ["CDNSSD", "Console", "SystemIO"]),
         .target(name: "Gamepad", dependencies: ["CSDL2", "Console", "RemoteWire", "SystemIO", tomlKit]),
-        .target(name: "Console", dependencies: [logging]),
+        .target(name: "Console", dependencies: ["SystemIO", logging]),
 
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
         // The control plane (Protocol.md §7): messages, reliable channel, signing, peers, admission,

@@ -70,9 +70,7 @@ public final class GameService {
             throw UserFacingError("\(error)\(hint)", status: .networkUnavailable)
         }
         started = .now
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        startedWall = ts
+        startedWall = WallClock.now()
         var settings = GameSettings(name: configuration.name, session: configuration.session, rounds: configuration.rounds,
                                     roundLength: configuration.roundLength, peerID: .random(in: 1...UInt64.max))
         settings.scoreInterval = .milliseconds(100)

@@ -54,7 +54,7 @@ extension ReceiverService {
     }
 
     func handleControl(_ bytes: [UInt8], from source: SocketAddress, at now: ContinuousClock.Instant) {
-        handle(plane.control(bytes, from: source, now: now, unixMillis: Self.unixMillis()), at: now)
+        handle(plane.control(bytes, from: source, now: now, unixMillis: WallClock.unixMillis()), at: now)
     }
 
     /// Sends what the plane asks for and applies its effects to the engine.
@@ -124,11 +124,5 @@ extension ReceiverService {
         let peers = plane.peers
         logger.debug("control plane", metadata: ["peers": "\(peers.count)", "limited": "\(peers.limited)",
                                                  "refused": "\(peers.refused)", "evicted": "\(peers.evicted)"])
-    }
-
-    static func unixMillis() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(max(0, ts.tv_nsec)) / 1_000_000
     }
 }
