@@ -5,6 +5,7 @@ import Musl
 #endif
 import BoardProtocol
 import Console
+import BoardLink
 import ControlPlane
 import Logging
 import RemoteWire
@@ -206,7 +207,7 @@ public final class ReceiverService {
 
     // MARK: Logging and status
 
-    private func log(_ event: BoardLinkEvent) {
+    private func log(_ event: BoardEvent) {
         switch event {
         case .connected(let device): logger.info("board connected", metadata: ["device": "\(device)"])
         case .disconnected(let device, let reason):

@@ -1,3 +1,4 @@
+import BoardLink
 import Receiver
 import RemoteWire
 
@@ -67,6 +68,6 @@ final class EngineHarness {
     }
 
     func tick(ms: Int) -> Engine.Step { engine.tick(at: clock.at(ms: ms)) }
-    func boardLink(_ event: BoardLinkEvent, ms: Int) -> Engine.Step { engine.boardLink(event, at: clock.at(ms: ms)) }
+    func boardLink(_ event: BoardEvent, ms: Int) -> Engine.Step { engine.boardLink(event, at: clock.at(ms: ms)) }
     func shutdown() -> [UInt8: UInt8] { engine.shutdown() }
 }

@@ -1,3 +1,4 @@
+import BoardLink
 import PropertyBased
 import Receiver
 import RemoteWire
@@ -116,8 +117,8 @@ import Testing
         #expect(h.engine.counters.ignored == 0)
     }
 
-    @Test(arguments: [BoardLinkEvent.reconnected(device: "sim"), .disconnected(device: "sim", reason: "unplugged")])
-    func boardLinkEventsStopAndRequireRestAgain(event: BoardLinkEvent) {
+    @Test(arguments: [BoardEvent.reconnected(device: "sim"), .disconnected(device: "sim", reason: "unplugged")])
+    func boardLinkEventsStopAndRequireRestAgain(event: BoardEvent) {
         let h = driving()
         let step = h.boardLink(event, ms: 20)
         #expect(step.write == Self.rest)
