@@ -111,7 +111,7 @@ let package = Package(
                     dependencies: ["BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
-                    dependencies: ["BoardLink", "BoardProtocol", "Receiver", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
+                    dependencies: ["BoardLink", "BoardProtocol", "ControlPlane", "Receiver", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "ControllerTests",
                     dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", "TestSupport",
                                    logging, propertyBased]),

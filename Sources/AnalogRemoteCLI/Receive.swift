@@ -1,6 +1,7 @@
 import ArgumentParser
 import BoardProtocol
 import Console
+import ControlPlane
 import Discovery
 import Logging
 import Receiver
@@ -38,7 +39,7 @@ struct Receive: ParsableCommand {
 
     @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments); `paired` = like first, but only controllers started with --pair CODE (the code is shown at start).",
                                valueName: "first|any|paired"))
-    var accept: AcceptPolicy = .first
+    var accept: AcceptMode = .first
 
     @Option(help: ArgumentHelp("With --accept paired: the pairing code controllers must give (default: 4 random digits, shown at start).",
                                valueName: "code"))
@@ -107,7 +108,6 @@ struct Receive: ParsableCommand {
             }
             if let conflict = plan.conflict { throw UserFacingError(conflict, status: .badConfiguration) }
             configuration.port = port
-            configuration.policy = accept.policy
             configuration.classroom = try classroom()
             configuration.failsafeTimeout = .milliseconds(failsafeMs)
             configuration.advertise = !noAdvertise
@@ -129,13 +129,4 @@ struct Receive: ParsableCommand {
 
 extension ProfileChoice: ExpressibleByArgument {}
 
-enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
-    case first, any, paired
-
-    var policy: Ownership<SocketAddress>.Policy {
-        switch self {
-        case .first, .paired: .first
-        case .any: .any
-        }
-    }
-}
+extension AcceptMode: ExpressibleByArgument {}

@@ -1,34 +1,32 @@
+import ControlPlane
+
 /// Who may drive: a value-type state machine over source addresses, with the time passed in.
 ///
-/// Policy ``Policy/first`` (the default): the first source to send a valid state owns the robot
-/// until it has been silent for `timeout`; valid states from anyone else are ignored meanwhile.
-/// Policy ``Policy/any``: every valid state is accepted and its source becomes the owner (latest
-/// wins). Rejected packets (bad length, NaN/infinite angle) must not be offered at all: they do
+/// Under `--accept first` (the default) and `paired`: the first source to send a valid state owns
+/// the robot until it has been silent for `timeout`; valid states from anyone else are ignored
+/// meanwhile (under `paired` only admitted sources get this far). Under `any`: every valid state
+/// is accepted and its source becomes the owner (latest wins). Rejected packets (bad length, NaN/infinite angle) must not be offered at all: they do
 /// not refresh the owner's liveness.
 ///
 /// Generic over the source type so tests can use plain strings.
 public struct Ownership<Source: Hashable & Sendable>: Sendable {
-    public enum Policy: String, Sendable, CaseIterable {
-        case first, any
-    }
-
     public enum Verdict: Equatable, Sendable {
         /// From the owner: use it.
         case accepted
         /// The sender just became the owner. `previous` is the owner it replaced: only under
-        /// ``Policy/any`` — under ``Policy/first`` the old owner had already lapsed.
+        /// `any` — under `first` the old owner had already lapsed.
         case tookOwnership(previous: Source?)
         /// Someone else owns the robot: count it, drop it.
         case ignored(owner: Source)
     }
 
-    public let policy: Policy
+    public let policy: AcceptMode
     public let timeout: Duration
     public private(set) var owner: Source?
     /// When the owner last sent a valid state.
     public private(set) var ownerLastSeen: ContinuousClock.Instant?
 
-    public init(policy: Policy, timeout: Duration) {
+    public init(policy: AcceptMode, timeout: Duration) {
         self.policy = policy
         self.timeout = timeout
     }
@@ -54,7 +52,7 @@ public struct Ownership<Source: Hashable & Sendable>: Sendable {
             ownerLastSeen = now
             return .accepted
         }
-        if let current = owner, policy == .first {
+        if let current = owner, policy != .any {
             return .ignored(owner: current)
         }
         let previous = owner

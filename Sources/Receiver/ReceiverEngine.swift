@@ -1,4 +1,5 @@
 import BoardLink
+import ControlPlane
 import RemoteWire
 
 /// The whole receiver decision path without I/O: datagram → counters → ownership → failsafe →
@@ -75,7 +76,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         }
     }
 
-    public init(mapping: Mapping, policy: Ownership<Source>.Policy, timeout: Duration, capacity: Int = 1024) {
+    public init(mapping: Mapping, policy: AcceptMode, timeout: Duration, capacity: Int = 1024) {
         self.mapping = mapping
         ownership = Ownership(policy: policy, timeout: timeout)
         failsafe = Failsafe(timeout: timeout)

@@ -25,7 +25,7 @@ extension ReceiverService {
     }
 
     /// `first`, `any` or `paired`, for the start-up log line.
-    var acceptLabel: String { plane.settings.accept == .paired ? "paired" : engine.ownership.policy.rawValue }
+    var acceptLabel: String { plane.settings.accept.rawValue }
 
     /// Start-up lines: the pairing code (also in the status line), the teacher key's presence.
     func announceClassroom() {

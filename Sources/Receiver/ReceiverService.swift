@@ -15,8 +15,7 @@ import SystemIO
 public struct ReceiverConfiguration: Sendable {
     /// 0 = any free port (printed at start-up).
     public var port: UInt16 = 0
-    public var policy: Ownership<SocketAddress>.Policy = .first
-    /// Pairing, teacher key, rate limit: the control plane (Protocol.md §7).
+    /// Who may drive (`--accept`), pairing, teacher key, rate limit: the control plane (Protocol.md §7).
     public var classroom = ClassroomSettings()
     public var failsafeTimeout: Duration = .milliseconds(250)
     public var mapping: Mapping = .kit
@@ -106,7 +105,7 @@ public final class ReceiverService {
             throw error
         }
         boardResolution = board.resolution
-        engine = ReceiverEngine(mapping: board.resolution?.mapping ?? configuration.mapping, policy: configuration.policy,
+        engine = ReceiverEngine(mapping: board.resolution?.mapping ?? configuration.mapping, policy: configuration.classroom.accept,
                                 timeout: configuration.failsafeTimeout, capacity: configuration.controllerCapacity)
         plane = Self.makeControlPlane(configuration)
     }

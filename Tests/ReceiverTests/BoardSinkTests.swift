@@ -1,4 +1,5 @@
 import BoardLink
+import ControlPlane
 import Foundation
 @testable import Receiver
 import RemoteWire

@@ -1,4 +1,5 @@
 import BoardLink
+import ControlPlane
 import Receiver
 import RemoteWire
 
@@ -37,7 +38,7 @@ final class OwnershipHarness {
     let clock = ManualClock()
     var machine: Ownership<String>
 
-    init(_ policy: Ownership<String>.Policy, timeoutMs: Int = 250) {
+    init(_ policy: AcceptMode, timeoutMs: Int = 250) {
         machine = Ownership(policy: policy, timeout: .milliseconds(timeoutMs))
     }
 
@@ -50,7 +51,7 @@ final class EngineHarness {
     let clock = ManualClock()
     var engine: Engine
 
-    init(_ policy: Ownership<String>.Policy = .first, timeoutMs: Int = 250, capacity: Int = 1024, mapping: Mapping = .kit) {
+    init(_ policy: AcceptMode = .first, timeoutMs: Int = 250, capacity: Int = 1024, mapping: Mapping = .kit) {
         engine = Engine(mapping: mapping, policy: policy, timeout: .milliseconds(timeoutMs), capacity: capacity)
     }
 

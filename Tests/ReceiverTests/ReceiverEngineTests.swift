@@ -1,4 +1,5 @@
 import BoardLink
+import ControlPlane
 import PropertyBased
 import Receiver
 import RemoteWire
@@ -11,7 +12,7 @@ import Testing
     static let rest: [UInt8: UInt8] = [left: 0, right: 0, led1: 0, led2: 0]
 
     /// Resting at 0 ms (lifts the start-up failsafe), then forward at 10 ms, from `source`.
-    func driving(_ policy: Ownership<String>.Policy = .first, capacity: Int = 1024, from source: String = "A") -> EngineHarness {
+    func driving(_ policy: AcceptMode = .first, capacity: Int = 1024, from source: String = "A") -> EngineHarness {
         let h = EngineHarness(policy, capacity: capacity)
         _ = h.start()
         _ = h.send(.neutral, from: source, ms: 0)
