@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "SystemIO"),
         .target(name: "SerialTTY", dependencies: ["SystemIO"]),
         .target(name: "ALSAMIDI", dependencies: ["CALSA", "SystemIO"]),
-        .target(name: "Discovery", dependencies: ["CDNSSD", "Console", "SystemIO"]),
+        .target(name: "Discovery", dependencies: ["CDNSSD", "Console", "RemoteWire", "SystemIO"]),
         .target(name: "Gamepad", dependencies: ["CSDL2", "Console", "RemoteWire", "SystemIO", tomlKit]),
         .target(name: "Console", dependencies: ["SystemIO", logging]),
 

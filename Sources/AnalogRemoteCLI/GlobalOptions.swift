@@ -39,6 +39,13 @@ func runReporting(_ body: () throws -> ExitStatus) throws {
     if status != .success { throw ExitCode(status.rawValue) }
 }
 
+/// For `validate()`: a value that parses but is refused with its own exit status rather than
+/// ArgumentParser's usage error — the same one line and status `runReporting` gives.
+func refuse(_ error: UserFacingError) -> ExitCode {
+    printError("analog-remote: \(error.message)")
+    return ExitCode(error.status.rawValue)
+}
+
 func printError(_ line: String) {
     StandardError.write(line + "\n")
 }

@@ -5,6 +5,7 @@ import ControlPlane
 import Discovery
 import Logging
 import Receiver
+import RemoteWire
 import SystemIO
 
 struct Receive: ParsableCommand {
@@ -49,8 +50,8 @@ struct Receive: ParsableCommand {
                                valueName: "key"))
     var teacherKey: String?
 
-    @Option(help: "Stop the motors when the driving controller is silent this long (50…5000 ms).")
-    var failsafeMs: Int = 250
+    @Option(help: "Stop the motors when the driving controller is silent this long (\(FailsafeTimeout.receiverRange.lowerBound)…\(FailsafeTimeout.receiverRange.upperBound) ms).")
+    var failsafeMs: Int = FailsafeTimeout.standard.milliseconds
 
     @Option(help: ArgumentHelp("Mapping file (.toml or .json) from states to memory-map values; default: the profile's own mapping (examples/stock-map.toml, examples/motors-map.toml document both).",
                                valueName: "file"))
@@ -75,8 +76,8 @@ struct Receive: ParsableCommand {
                                valueName: "name"))
     var name: String?
 
-    @Option(help: "Packets per second this receiver asks controllers to send (announced with --failsafe-ms; 1…1000).")
-    var expectedRate: Int = TimingContract.standard.rateHz
+    @Option(help: "Packets per second this receiver asks controllers to send (announced with --failsafe-ms; \(SendRate.range.lowerBound)…\(SendRate.range.upperBound)).")
+    var expectedRate: Int = SendRate.standardHz
 
     @Flag(help: "Do not announce this receiver on the LAN (DNS-SD); controllers need --peer HOST:PORT then. Works without avahi-daemon.")
     var noAdvertise = false
@@ -84,17 +85,26 @@ struct Receive: ParsableCommand {
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
-        guard (1...1000).contains(expectedRate) else { throw ValidationError("--expected-rate must be 1…1000 packets per second") }
+        guard SendRate.range.contains(expectedRate) else { throw ValidationError("--expected-rate must be 1…1000 packets per second") }
+        // Exit 2 with the one line, as a refused configuration (not a usage error).
+        guard FailsafeTimeout.receiverRange.contains(failsafeMs) else {
+            throw refuse(UserFacingError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds",
+                                         status: .badConfiguration))
+        }
     }
 
     func run() throws {
         try runReporting {
+<<<<<<< HEAD
             guard ReceiverConfiguration.failsafeRange.contains(failsafeMs) else {
                 throw UserFacingError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds",
                                       status: .badConfiguration)
             }
             // The mapping is read and checked before anything touches the board; which profile's
             // mapping is driven is decided by --profile, the file's `profile`, or the probe.
+=======
+            // The mapping is read and checked before anything touches the board.
+>>>>>>> 96ebbb1 (FailsafeTimeout and SendRate (RemoteWire): one type for the failsafe from --failsafe-ms to the TXT key, the accept field and the engine, its default 250 and its ranges written once (receiverRange 50…5000 for receive, announcedRange 1…600000 per Protocol.md §6); one default 50 Hz and range 1…1000 for send rates. receive checks --failsafe-ms in validate() (same line, exit 2) instead of in run())
             var configuration = ReceiverConfiguration()
             var plan = BoardPlan(choice: profile)
             if let map {
@@ -109,13 +119,13 @@ struct Receive: ParsableCommand {
             if let conflict = plan.conflict { throw UserFacingError(conflict, status: .badConfiguration) }
             configuration.port = port
             configuration.classroom = try classroom()
-            configuration.failsafeTimeout = .milliseconds(failsafeMs)
+            configuration.failsafe = FailsafeTimeout(milliseconds: failsafeMs)
             configuration.advertise = !noAdvertise
             let status = global.bootstrap()
             let logger = Logger(label: "receive")
             let advertising = noAdvertise ? nil : ReceiverAdvertising(
                 options: AdvertisingOptions(session: try SessionID(session), name: name ?? HostName.current(),
-                                            timing: TimingContract(failsafeMilliseconds: failsafeMs, rateHz: expectedRate)),
+                                            timing: TimingContract(failsafe: configuration.failsafe, rateHz: expectedRate)),
                 logger: logger)
             let spec = board, trace = traceBoard, boardPlan = plan
             let service = try ReceiverService(configuration: configuration, status: status, logger: logger,

@@ -16,7 +16,7 @@ import SystemIO
 extension ReceiverService {
     static func makeControlPlane(_ configuration: ReceiverConfiguration) -> ControlPlane<SocketAddress> {
         var settings = configuration.classroom
-        settings.failsafeMilliseconds = Int(configuration.failsafeTimeout.milliseconds)
+        settings.failsafe = configuration.failsafe
         if settings.peerID == 0 { settings.peerID = UInt64.random(in: 1...UInt64.max) }
         let connection = UInt32.random(in: 1...UInt32.max)
         var oneShot = UInt32.random(in: 1...UInt32.max)

@@ -17,7 +17,7 @@ public struct ReceiverConfiguration: Sendable {
     public var port: UInt16 = 0
     /// Who may drive (`--accept`), pairing, teacher key, rate limit: the control plane (Protocol.md §7).
     public var classroom = ClassroomSettings()
-    public var failsafeTimeout: Duration = .milliseconds(250)
+    public var failsafe = FailsafeTimeout.standard
     public var mapping: Mapping = .kit
     /// False with `--no-advertise` (the service is then given no ``ReceiverAdvertising``).
     public var advertise = true
@@ -29,8 +29,6 @@ public struct ReceiverConfiguration: Sendable {
     public var controllerCapacity = 1024
 
     public init() {}
-
-    public static let failsafeRange = 50...5000
 }
 
 /// The receive loop: one thread, one `poll` over the UDP socket, the signal watcher and the
@@ -106,7 +104,7 @@ public final class ReceiverService {
         }
         boardResolution = board.resolution
         engine = ReceiverEngine(mapping: board.resolution?.mapping ?? configuration.mapping, policy: configuration.classroom.accept,
-                                timeout: configuration.failsafeTimeout, capacity: configuration.controllerCapacity)
+                                timeout: configuration.failsafe.duration, capacity: configuration.controllerCapacity)
         plane = Self.makeControlPlane(configuration)
     }
 
@@ -125,7 +123,7 @@ public final class ReceiverService {
         }
         logger.info("receiving", metadata: [
             "port": "\(port)", "accept": "\(acceptLabel)",
-            "failsafe_ms": "\(configuration.failsafeTimeout.milliseconds)",
+            "failsafe_ms": "\(configuration.failsafe.milliseconds)",
             "advertise": "\(advertising.map { "session \($0.options.session)" } ?? "off")",
         ])
         announceClassroom()
@@ -235,7 +233,7 @@ public final class ReceiverService {
         case .ownerSilent(let source):
             logger.notice("owner silent, robot free for any controller", metadata: who(source))
         case .failsafe(let reason):
-            let why = reason == .boardLink ? "board link changed" : "no state for \(configuration.failsafeTimeout.milliseconds) ms"
+            let why = reason == .boardLink ? "board link changed" : "no state for \(configuration.failsafe.milliseconds) ms"
             status.update(statusText(at: .now), force: true)
             logger.warning("FAILSAFE: motors stopped (\(why)); waiting for a resting state (no forward/backward, level)")
         case .holding(let source):
@@ -272,13 +270,6 @@ public final class ReceiverService {
         StatusText.line(engine: engine, now: now, name: { plane.displayName(of: $0) }, classroom: plane.statusParts,
                         board: boardRefusal != nil ? "BOARD REFUSED" : boardResolution.map(StatusText.board))
             + (advertising.map { " · " + $0.summary } ?? "")
-    }
-}
-
-extension Duration {
-    var milliseconds: Int64 {
-        let (s, atto) = components
-        return s * 1000 + atto / 1_000_000_000_000_000
     }
 }
 
