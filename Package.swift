@@ -10,7 +10,8 @@
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses
 //             value-type state machines plus the loops that drive them; import anything above
-//   the CLI   AnalogRemoteCLI Fuzz                        executables: parse, validate, hand off; nothing imports them
+//   the CLI   AnalogRemoteCLI Fuzz ErrorReporting         the executables (parse, validate, hand off; nothing imports
+//             them) and the one place that maps errors to exit codes and messages; no adapter or role imports any
 //
 // Every dependency below is used by an import, and every import of a package module is declared.
 
@@ -59,7 +60,7 @@ let package = Package(
         .target(name: "SerialTTY", dependencies: ["SystemIO"]),
         .target(name: "ALSAMIDI", dependencies: ["CALSA", "SystemIO"]),
         .target(name: "Discovery", dependencies: ["CDNSSD", "Console", "RemoteWire", "SystemIO"]),
-        .target(name: "Gamepad", dependencies: ["CSDL2", "Console", "RemoteWire", "SystemIO", tomlKit]),
+        .target(name: "Gamepad", dependencies: ["CSDL2", "RemoteWire", "SystemIO", tomlKit]),
         .target(name: "Console", dependencies: ["SystemIO", logging]),
 
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
@@ -84,10 +85,11 @@ let package = Package(
                 dependencies: ["BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller", "Receiver", "RemoteWire",
                                "SerialTTY", "SystemIO", logging]),
 
-        // MARK: The one command-line tool — parse, validate, hand off.
+        // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
+        .target(name: "ErrorReporting", dependencies: ["Console", "Discovery", "Gamepad"]),
         .executableTarget(name: "AnalogRemoteCLI",
                           dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller",
-                                         "Discovery", "Game", "Gamepad", "Receiver", "RemoteWire", "SerialTTY", "StopAll", "SystemIO",
+                                         "Discovery", "ErrorReporting", "Game", "Gamepad", "Receiver", "RemoteWire", "SerialTTY", "StopAll", "SystemIO",
                                          argumentParser, logging]),
 
         // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
@@ -118,6 +120,7 @@ let package = Package(
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
+        .testTarget(name: "ErrorReportingTests", dependencies: ["Console", "Discovery", "ErrorReporting", "Gamepad"]),
         .testTarget(name: "LayoutTests", dependencies: ["TestSupport"]),
     ]
 )

@@ -94,17 +94,9 @@ struct Receive: ParsableCommand {
     }
 
     func run() throws {
-        try runReporting {
-<<<<<<< HEAD
-            guard ReceiverConfiguration.failsafeRange.contains(failsafeMs) else {
-                throw UserFacingError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds",
-                                      status: .badConfiguration)
-            }
+        try runReporting(discoveryFallback: "--no-advertise") {
             // The mapping is read and checked before anything touches the board; which profile's
             // mapping is driven is decided by --profile, the file's `profile`, or the probe.
-=======
-            // The mapping is read and checked before anything touches the board.
->>>>>>> 96ebbb1 (FailsafeTimeout and SendRate (RemoteWire): one type for the failsafe from --failsafe-ms to the TXT key, the accept field and the engine, its default 250 and its ranges written once (receiverRange 50…5000 for receive, announcedRange 1…600000 per Protocol.md §6); one default 50 Hz and range 1…1000 for send rates. receive checks --failsafe-ms in validate() (same line, exit 2) instead of in run())
             var configuration = ReceiverConfiguration()
             var plan = BoardPlan(choice: profile)
             if let map {

@@ -37,7 +37,7 @@ public struct SessionTarget: Sendable {
 /// to the status line.
 ///
 /// Life cycle (what `ControlCommand` does):
-/// 1. `init` starts browsing; no mDNS responder → ``UserFacingError`` with exit status 5.
+/// 1. `init` starts browsing; no mDNS responder → ``DiscoveryError`` (exit status 5 in the CLI).
 /// 2. ``chooseAtStart(interactive:)`` (on the caller's thread, before the input starts): waits
 ///    for the settle window; several receivers and no `--receiver` → asks on a terminal, or
 ///    lists them and throws exit status 6.
@@ -63,9 +63,10 @@ public final class SessionFollower: Sendable {
     private let finished: EventFlag
     private let running = Atomic<Bool>(false)
 
-    /// Starts browsing the session. No mDNS responder: exit status 5, with `--peer` as the way round.
+    /// Starts browsing the session. No mDNS responder: ``DiscoveryError`` (the CLI says exit status
+    /// 5, with `--peer` as the way round).
     public convenience init(target: SessionTarget, destination: Destination, logger: Logger, status: StatusLine,
-                            settle: Duration = .milliseconds(500)) throws(UserFacingError) {
+                            settle: Duration = .milliseconds(500)) throws {
         let mailbox: EventMailbox<BrowserEvent>
         do {
             mailbox = try EventMailbox<BrowserEvent>()
@@ -76,7 +77,7 @@ public final class SessionFollower: Sendable {
         do throws(DiscoveryError) {
             browser = try SessionBrowser(session: target.session, onEvent: mailbox.post)
         } catch {
-            throw error.userFacing()
+            throw error
         }
         try self.init(target: target, destination: destination, logger: logger, status: status, settle: settle,
                       mailbox: mailbox, browser: browser)

@@ -77,7 +77,8 @@ public final class GameService {
         host = GameHost(settings: settings, connection: .random(in: 1...UInt32.max), now: started)
     }
 
-    public func run() throws(UserFacingError) -> ExitStatus {
+    /// Throws a ``UserFacingError``, or a ``DiscoveryError`` from announcing (the CLI maps it).
+    public func run() throws -> ExitStatus {
         let port: UInt16
         do {
             port = try socket.localAddress().port
@@ -100,7 +101,7 @@ public final class GameService {
                 advertiser = try SessionAdvertiser(session: session, name: configuration.name, port: port, onEvent: mailbox.post)
             } catch {
                 socket.close()
-                throw error.userFacing(fallback: "--no-advertise")
+                throw error
             }
         }
         defer { advertiser?.stop() }

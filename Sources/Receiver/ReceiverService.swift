@@ -7,6 +7,7 @@ import BoardProtocol
 import Console
 import BoardLink
 import ControlPlane
+import Discovery
 import Logging
 import RemoteWire
 import SystemIO
@@ -65,7 +66,7 @@ public final class ReceiverService {
     /// either), then the board.
     public init(configuration: ReceiverConfiguration, status: StatusLine, logger: Logger,
                 advertising: ReceiverAdvertising? = nil,
-                openBoard: (BoardEventInbox) throws(UserFacingError) -> any BoardSink) throws(UserFacingError) {
+                openBoard: (BoardEventInbox) throws(UserFacingError) -> any BoardSink) throws {
         self.configuration = configuration
         self.status = status
         self.logger = logger
@@ -86,7 +87,7 @@ public final class ReceiverService {
         if let advertising {
             do {
                 try advertising.start(port: socket.localAddress().port)
-            } catch let error as UserFacingError {
+            } catch let error as DiscoveryError {
                 throw error
             } catch {
                 throw UserFacingError("\(error)", status: .networkUnavailable)

@@ -76,7 +76,7 @@ public enum StopAllCommand {
                 do throws(DiscoveryError) {
                     browser = try SessionBrowser(session: session, onEvent: box.post)
                 } catch {
-                    throw error.userFacing(fallback: "--peer HOST:PORT")
+                    throw error
                 }
                 mailbox = box
                 directory = ReceiverDirectory(session: session)
