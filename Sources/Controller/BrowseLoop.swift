@@ -106,7 +106,7 @@ public struct BrowseLoop {
 }
 
 extension FollowReceiver.Action {
-    var ambiguousList: [Receiver]? {
+    var ambiguousList: [DiscoveredReceiver]? {
         if case .ambiguous(let list) = self { return list }
         return nil
     }

@@ -188,7 +188,7 @@ public final class SessionFollower: Sendable {
 
     /// Feeds what happened to FollowReceiver and acts on it. Returns the receivers to choose
     /// from when it reported an ambiguity.
-    private func step(now: ContinuousClock.Instant, sent: Bool) -> [Receiver]? {
+    private func step(now: ContinuousClock.Instant, sent: Bool) -> [DiscoveredReceiver]? {
         let events = mailbox.drain()
         let (actions, summary) = follow.withLock { f -> ([FollowReceiver.Action], String) in
             // A packet that went out belongs to the destination set before these events.
@@ -197,7 +197,7 @@ public final class SessionFollower: Sendable {
             actions += f.tick(now: now)
             return (actions, f.summary)
         }
-        var ambiguous: [Receiver]?
+        var ambiguous: [DiscoveredReceiver]?
         for action in actions {
             if case .ambiguous(let list) = action { ambiguous = list } else { act(action) }
         }
@@ -238,13 +238,13 @@ public final class SessionFollower: Sendable {
 
     // MARK: Several receivers, none chosen
 
-    private func ambiguityError(_ list: [Receiver]) -> UserFacingError {
+    private func ambiguityError(_ list: [DiscoveredReceiver]) -> UserFacingError {
         UserFacingError("\(list.count) receivers in session \"\(target.session)\" and none chosen: pick one with --receiver NAME",
                         status: .ambiguousReceiver)
     }
 
     /// At start: ask on a terminal, or list them (stdout) and fail with exit status 6.
-    private func ask(_ list: [Receiver]) throws(UserFacingError) {
+    private func ask(_ list: [DiscoveredReceiver]) throws(UserFacingError) {
         status.clear()
         guard interactive.load(ordering: .relaxed) else {
             for r in list { BrowseListing.writeLine(BrowseListing.describe(r)) }
@@ -273,7 +273,7 @@ public final class SessionFollower: Sendable {
     /// others are there): nobody can be asked without fighting the input for the terminal.
     /// Non-interactive runs end with exit status 6 as at start; interactive ones say so and
     /// keep looking (the receiver left comes back, or `--receiver` on the next start).
-    private func ambiguousWhileRunning(_ list: [Receiver]) {
+    private func ambiguousWhileRunning(_ list: [DiscoveredReceiver]) {
         let names = list.map { BrowseListing.quote($0.name) }.joined(separator: ", ")
         if interactive.load(ordering: .relaxed) {
             logger.warning("\(list.count) receivers in session \(BrowseListing.quote(target.session.text)) and none chosen (\(names)): restart with --receiver NAME to drive one")
@@ -306,7 +306,7 @@ public final class SessionFollower: Sendable {
 /// How a person's answer picks a receiver from a numbered list: its number (1-based), its
 /// instance name, or its peer id. Surrounding blanks do not count.
 public enum ReceiverChoice {
-    public static func pick(_ answer: String, from list: [Receiver]) -> Receiver? {
+    public static func pick(_ answer: String, from list: [DiscoveredReceiver]) -> DiscoveredReceiver? {
         let trimmed = answer.trimmingCharacters(in: .whitespaces)
         if let n = Int(trimmed) { return list.indices.contains(n - 1) ? list[n - 1] : nil }
         return list.first { $0.name == trimmed } ?? list.first { !$0.announcement.peer.isEmpty && $0.announcement.peer == trimmed }
