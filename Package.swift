@@ -99,7 +99,7 @@ let package = Package(
 
         // MARK: Tests (Swift Testing) — one target per module, EndToEndTests run the built binary,
         // LayoutTests check the dependency rule above.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["SystemIO"], path: "Tests/TestSupport"),
         .testTarget(name: "RemoteWireTests", dependencies: ["RemoteWire", "TestSupport", propertyBased]),
         .testTarget(name: "BoardProtocolTests", dependencies: ["BoardProtocol", "TestSupport", propertyBased]),
         .testTarget(name: "MIDIFramingTests", dependencies: ["MIDIFraming", "TestSupport", propertyBased]),

@@ -65,9 +65,10 @@ public final class SpawnedProcess: Sendable {
     }
 
     /// Starts `executable arguments…` (a path, not looked up on PATH) with the parent's
-    /// environment. `onOutput` is called (on a reader thread) whenever stdout or stderr grew.
+    /// environment plus `environment`. Only the first `keepStdout`/`keepStderr` bytes are kept.
+    /// `onOutput` is called (on a reader thread) whenever stdout or stderr grew.
     public init(executable: String, arguments: [String], label: String, withStdin: Bool = false,
-                keepStdout: Int = 1 << 20, keepStderr: Int = 64 * 1024,
+                environment: [String: String] = [:], keepStdout: Int = 1 << 20, keepStderr: Int = 64 * 1024,
                 onOutput: (@Sendable () -> Void)? = nil) throws(SystemError) {
         self.label = label
         var stdinPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
@@ -106,9 +107,10 @@ public final class SpawnedProcess: Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
+        let envp: [UnsafeMutablePointer<CChar>?] = Self.environment(adding: environment).map { strdup($0) } + [nil]
+        defer { for p in argv + envp { free(p) } }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         for fd in [stdinPipe[0], outPipe[1], errPipe[1]] where fd >= 0 { close(fd) }
         guard rc == 0 else {
             for fd in [stdinPipe[1], outPipe[0], errPipe[0]] where fd >= 0 { close(fd) }
@@ -123,6 +125,19 @@ public final class SpawnedProcess: Sendable {
     }
 
     deinit { stop(grace: .seconds(2)) }
+
+    /// `KEY=value` for this process's environment with `overrides` replacing or adding keys.
+    static func environment(adding overrides: [String: String]) -> [String] {
+        var entries: [String] = []
+        var index = 0
+        while let entry = environ[index] {
+            let text = String(cString: entry)
+            let key = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
+            if overrides[key] == nil { entries.append(text) }
+            index += 1
+        }
+        return entries + overrides.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+    }
 
     public var stdout: String { out.text }
     public var stderr: String { err.text }
