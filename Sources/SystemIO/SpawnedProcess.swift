@@ -10,7 +10,7 @@ import Synchronization
 /// stdout and stderr are read by a thread each until end of file (a child logging thousands of
 /// lines never blocks on a full pipe); stdin is /dev/null or a pipe. SIGINT, SIGTERM and SIGPIPE
 /// are back to their default action and unblocked in the child (a parent that ignores or blocks
-/// them would pass that on). Stopped by pid — SIGTERM, then SIGKILL — by ``stop(grace:meanwhile:)``
+/// them would pass that on), and no other descriptor of the parent is inherited. Stopped by pid — SIGTERM, then SIGKILL — by ``stop(grace:meanwhile:)``
 /// or at deinit, so an error in the parent never leaves it running.
 public final class SpawnedProcess: Sendable {
     public let pid: pid_t
@@ -89,9 +89,9 @@ public final class SpawnedProcess: Sendable {
         }
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], STDOUT_FILENO)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], STDERR_FILENO)
-        for fd in [stdinPipe[0], outPipe[1], errPipe[1]] where fd > STDERR_FILENO {
-            posix_spawn_file_actions_addclose(&actions, fd)
-        }
+        // Nothing else the parent has open reaches the child (not only our pipes: a pipe another
+        // thread of the parent owns would never see end of file while a child holds a copy).
+        Self.closeOthers(&actions)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -125,6 +125,29 @@ public final class SpawnedProcess: Sendable {
     }
 
     deinit { stop(grace: .seconds(2)) }
+
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which Glibc's module map hides.
+    private static let closeFrom: CloseFrom? = {
+        // A nil handle is glibc's RTLD_DEFAULT: the symbol as the program links it.
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: CloseFrom.self)
+    }()
+
+    /// Adds "close every descriptor above stderr" to `actions`: with glibc's closefrom action, or
+    /// else one close per descriptor open now (/proc/self/fd; one opened meanwhile may slip through).
+    private static func closeOthers(_ actions: inout posix_spawn_file_actions_t) {
+        if let closeFrom, closeFrom(&actions, STDERR_FILENO + 1) == 0 { return }
+        guard let dir = opendir("/proc/self/fd") else { return }
+        defer { closedir(dir) }
+        let own = dirfd(dir)
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if let fd = Int32(name), fd > STDERR_FILENO, fd != own { posix_spawn_file_actions_addclose(&actions, fd) }
+        }
+    }
 
     /// `KEY=value` for this process's environment with `overrides` replacing or adding keys.
     static func environment(adding overrides: [String: String]) -> [String] {
