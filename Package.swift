@@ -10,7 +10,8 @@
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses
 //             value-type state machines plus the loops that drive them; import anything above
-//   the CLI   AnalogRemoteCLI Fuzz                        executables: parse, validate, hand off; nothing imports them
+//   the CLI   AnalogRemoteCLI Fuzz ErrorReporting         the executables (parse, validate, hand off; nothing imports
+//             them) and the one place that maps errors to exit codes and messages; no adapter or role imports any
 //
 // Every dependency below is used by an import, and every import of a package module is declared.
 
@@ -19,8 +20,8 @@ import PackageDescription
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let tomlKit: Target.Dependency = .product(name: "TOMLKit", package: "TOMLKit")
-let propertyBased: Target.Dependency = .product(name: "PropertyBased", package: "swift-property-based")
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+let propertyBased: Target.Dependency = .product(name: "PropertyBased", package: "swift-property-based")
 
 let package = Package(
     name: "AnalogRemote",
@@ -59,9 +60,9 @@ let package = Package(
         .target(name: "SystemIO"),
         .target(name: "SerialTTY", dependencies: ["SystemIO"]),
         .target(name: "ALSAMIDI", dependencies: ["CALSA", "SystemIO"]),
-        .target(name: "Discovery", dependencies: ["CDNSSD", "Console", "SystemIO"]),
-        .target(name: "Gamepad", dependencies: ["CSDL2", "Console", "RemoteWire", "SystemIO", tomlKit]),
-        .target(name: "Console", dependencies: [logging]),
+        .target(name: "Discovery", dependencies: ["CDNSSD", "Console", "RemoteWire", "SystemIO"]),
+        .target(name: "Gamepad", dependencies: ["CSDL2", "RemoteWire", "SystemIO", tomlKit]),
+        .target(name: "Console", dependencies: ["SystemIO", logging]),
         .target(name: "TerminalQR", dependencies: ["CQRencode"]),
 
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
@@ -86,10 +87,11 @@ let package = Package(
                 dependencies: ["BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller", "Receiver", "RemoteWire",
                                "SerialTTY", "SystemIO", logging]),
 
-        // MARK: The one command-line tool — parse, validate, hand off.
+        // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
+        .target(name: "ErrorReporting", dependencies: ["Console", "Discovery", "Gamepad"]),
         .executableTarget(name: "AnalogRemoteCLI",
                           dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller",
-                                         "Discovery", "Game", "Gamepad", "Receiver", "RemoteWire", "SerialTTY", "StopAll", "SystemIO",
+                                         "Discovery", "ErrorReporting", "Game", "Gamepad", "Receiver", "RemoteWire", "SerialTTY", "StopAll", "SystemIO",
                                          argumentParser, logging]),
 
         // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
@@ -99,7 +101,7 @@ let package = Package(
 
         // MARK: Tests (Swift Testing) — one target per module, EndToEndTests run the built binary,
         // LayoutTests check the dependency rule above.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["SystemIO"], path: "Tests/TestSupport"),
         .testTarget(name: "RemoteWireTests", dependencies: ["RemoteWire", "TestSupport", propertyBased]),
         .testTarget(name: "BoardProtocolTests", dependencies: ["BoardProtocol", "TestSupport", propertyBased]),
         .testTarget(name: "MIDIFramingTests", dependencies: ["MIDIFraming", "TestSupport", propertyBased]),
@@ -107,19 +109,20 @@ let package = Package(
         .testTarget(name: "DiscoveryTests", dependencies: ["Console", "Discovery", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "GamepadTests",
                     dependencies: ["Console", "Controller", "Gamepad", "RemoteWire", "SystemIO", propertyBased]),
-        .testTarget(name: "ControlPlaneTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "TestSupport", propertyBased]),
+        .testTarget(name: "ControlPlaneTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "TestSupport", crypto, propertyBased]),
         .testTarget(name: "GameTests", dependencies: ["ControlPlane", "Game", "RemoteWire"]),
         .testTarget(name: "BoardLinkTests",
                     dependencies: ["BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
-                    dependencies: ["BoardProtocol", "Receiver", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
+                    dependencies: ["BoardLink", "BoardProtocol", "ControlPlane", "Receiver", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "ControllerTests",
                     dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", "TestSupport",
                                    logging, propertyBased]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
+        .testTarget(name: "ErrorReportingTests", dependencies: ["Console", "Discovery", "ErrorReporting", "Gamepad"]),
         .testTarget(name: "LayoutTests", dependencies: ["TestSupport"]),
     ]
 )

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Controller
 import Discovery
+import RemoteWire
 
 struct Browse: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,7 +39,7 @@ struct Browse: ParsableCommand {
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be in 0…3600 seconds") }
-        if let rate, !TimingContract.rateRange.contains(rate) { throw ValidationError("--rate must be 1…10000 Hz") }
+        if let rate, !SendRate.announcedRange.contains(rate) { throw ValidationError("--rate must be 1…10000 Hz") }
     }
 
     func run() throws {

@@ -2,6 +2,7 @@ import ArgumentParser
 import ControlPlane
 import Controller
 import Discovery
+import RemoteWire
 import SystemIO
 
 struct Control: ParsableCommand {
@@ -73,7 +74,7 @@ struct Control: ParsableCommand {
             if let receiver, receiver.isEmpty { throw ValidationError("--receiver must not be empty") }
         }
         if let rate {
-            guard rate.isFinite, (1...1000).contains(rate) else {
+            guard rate.isFinite, rate >= Double(SendRate.range.lowerBound), rate <= Double(SendRate.range.upperBound) else {
                 throw ValidationError("--rate \(rate): must be between 1 and 1000 packets per second.")
             }
         }
@@ -83,7 +84,7 @@ struct Control: ParsableCommand {
     func run() throws {
         try runReporting {
             let status = global.bootstrap()
-            var options = ControlOptions(peer: peer ?? "", input: input, rate: rate ?? 50, configPath: config)
+            var options = ControlOptions(peer: peer ?? "", input: input, rate: rate ?? Double(SendRate.standardHz), configPath: config)
             if let session {
                 options.session = SessionTarget(session: try SessionID(session), receiver: receiver, requestedRate: rate)
             }

@@ -170,74 +170,43 @@ struct DemoRun {
     }
 }
 
-/// A child process of the demo: stdout kept as lines, stderr kept for messages, stopped by pid.
+/// A child process of the demo (a ``SpawnedProcess``): stdout read as lines, stderr kept for
+/// messages, stopped by pid.
 final class Child: Sendable {
-    private let process: Process
-    private let name: String
-    private let collected = Collected()
-
-    private final class Collected: Sendable {
-        let lines = Mutex<[String]>([])
-        let partial = Mutex<[UInt8]>([])
-        let errors = Mutex<[UInt8]>([])
-        let arrived = EventFlagBox()
-    }
-
-    final class EventFlagBox: Sendable {
-        let flag = try? EventFlag()
-    }
+    private let process: SpawnedProcess
+    private let arrived: EventFlag?
 
     init(_ executable: URL, _ arguments: [String], name: String) throws {
-        self.name = name
-        process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let collected = collected
-        out.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            collected.partial.withLock { partial in
-                partial.append(contentsOf: data)
-                while let nl = partial.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: partial[..<nl], as: UTF8.self)
-                    partial.removeSubrange(...nl)
-                    collected.lines.withLock { $0.append(line) }
-                }
-            }
-            collected.arrived.flag?.raise()
-        }
-        err.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            collected.errors.withLock { $0.append(contentsOf: data) }
-        }
+        let arrived = try? EventFlag()
+        self.arrived = arrived
         do {
-            try process.run()
+            process = try SpawnedProcess(executable: executable.path, arguments: arguments, label: name,
+                                         onOutput: { arrived?.raise() })
         } catch {
             throw UserFacingError("demo: cannot start \(name): \(error)", status: .failure)
         }
     }
 
-    var isRunning: Bool { process.isRunning }
-    var output: String { collected.lines.withLock { $0.joined(separator: "\n") } }
+    var isRunning: Bool { !process.hasExited }
+    /// The complete lines written to stdout so far.
+    private var lines: [String] {
+        let text = process.stdout
+        guard let last = text.lastIndex(of: "\n") else { return [] }
+        return text[..<last].split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+    var output: String { lines.joined(separator: "\n") }
     var errors: String {
-        let text = collected.errors.withLock { String(decoding: $0, as: UTF8.self) }
+        let text = process.stderr
         return text.isEmpty ? "(no message)" : text.split(separator: "\n").last.map(String.init) ?? text
     }
 
-    func lines(from index: Int) -> [String] {
-        collected.lines.withLock { Array($0.dropFirst(index)) }
-    }
+    func lines(from index: Int) -> [String] { Array(lines.dropFirst(index)) }
 
     /// Waits (up to `timeout`) for more than `count` stdout lines.
     func waitForOutput(after count: Int, timeout: Duration) {
-        guard let flag = collected.arrived.flag else { return }
+        guard let flag = arrived else { return }
         let deadline = ContinuousClock.now + timeout
-        while collected.lines.withLock({ $0.count }) <= count, ContinuousClock.now < deadline {
+        while lines.count <= count, ContinuousClock.now < deadline {
             _ = try? Poller.wait(for: flag.descriptor.rawValue, events: .readable, timeout: deadline - .now)
             flag.clear()
         }
@@ -247,28 +216,23 @@ final class Child: Sendable {
     func waitForLine(where predicate: (String) -> Bool) -> String? {
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
-            if let line = collected.lines.withLock({ $0.first(where: predicate) }) { return line }
-            if !process.isRunning { return collected.lines.withLock { $0.first(where: predicate) } }
-            waitForOutput(after: collected.lines.withLock { $0.count }, timeout: .milliseconds(100))
+            if let line = lines.first(where: predicate) { return line }
+            if process.hasExited { return lines.first(where: predicate) }
+            waitForOutput(after: lines.count, timeout: .milliseconds(100))
         }
         return nil
     }
 
     /// Exit status once it has exited (waits).
     func wait() -> Int32 {
-        process.waitUntilExit()
-        return process.terminationStatus
+        while !process.wait(timeout: .seconds(60)) {}
+        return process.exitStatus ?? -1
     }
 
     /// SIGTERM (each of our commands stops cleanly on it: neutral out, safe state written), then
     /// SIGKILL after 3 s. Safe to call twice.
     func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(3)
-        while process.isRunning, ContinuousClock.now < deadline { usleep(5_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.stop(grace: .seconds(3))
     }
 }
 

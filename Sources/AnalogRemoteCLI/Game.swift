@@ -54,7 +54,7 @@ struct Game: ParsableCommand {
     }
 
     func run() throws {
-        try runReporting {
+        try runReporting(discoveryFallback: "--no-advertise") {
             var configuration = GameConfiguration(session: session, name: name ?? "\(HostName.current() ?? "class") game")
             configuration.port = port
             configuration.rounds = rounds

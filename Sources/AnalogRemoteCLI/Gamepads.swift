@@ -1,5 +1,6 @@
 import ArgumentParser
 import Console
+import ErrorReporting
 import Gamepad
 
 struct Gamepads: ParsableCommand {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import Console
+import ErrorReporting
 import Logging
 
 /// Options every long-running subcommand takes.
@@ -27,16 +28,25 @@ struct GlobalOptions: ParsableArguments {
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 extension LogFormat: ExpressibleByArgument {}
 
-/// Runs a command body; a ``UserFacingError`` becomes one line on stderr and its exit status.
-func runReporting(_ body: () throws -> ExitStatus) throws {
+/// Runs a command body; a ``UserFacingError`` or an adapter's typed error (``ErrorReport``)
+/// becomes one line on stderr and its exit status. `discoveryFallback`: see ``ErrorReport``.
+func runReporting(discoveryFallback: String = "--peer HOST:PORT", _ body: () throws -> ExitStatus) throws {
     let status: ExitStatus
     do {
         status = try body()
-    } catch let error as UserFacingError {
-        printError("analog-remote: \(error.message)")
-        throw ExitCode(error.status.rawValue)
+    } catch {
+        guard let report = ErrorReport.userFacing(error, discoveryFallback: discoveryFallback) else { throw error }
+        printError("analog-remote: \(report.message)")
+        throw ExitCode(report.status.rawValue)
     }
     if status != .success { throw ExitCode(status.rawValue) }
+}
+
+/// For `validate()`: a value that parses but is refused with its own exit status rather than
+/// ArgumentParser's usage error — the same one line and status `runReporting` gives.
+func refuse(_ error: UserFacingError) -> ExitCode {
+    printError("analog-remote: \(error.message)")
+    return ExitCode(error.status.rawValue)
 }
 
 func printError(_ line: String) {

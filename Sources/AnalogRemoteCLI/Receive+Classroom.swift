@@ -8,7 +8,7 @@ extension Receive {
     /// before the board is touched.
     func classroom() throws(UserFacingError) -> ClassroomSettings {
         var settings = ClassroomSettings()
-        settings.accept = AcceptMode(rawValue: accept.rawValue) ?? .first
+        settings.accept = accept
         if let pairingCode {
             guard accept == .paired else {
                 throw UserFacingError("--pairing-code needs --accept paired (other modes take any controller)", status: .usage)

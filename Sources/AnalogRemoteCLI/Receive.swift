@@ -1,9 +1,11 @@
 import ArgumentParser
 import BoardProtocol
 import Console
+import ControlPlane
 import Discovery
 import Logging
 import Receiver
+import RemoteWire
 import SystemIO
 
 struct Receive: ParsableCommand {
@@ -38,7 +40,7 @@ struct Receive: ParsableCommand {
 
     @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments); `paired` = like first, but only controllers started with --pair CODE (the code is shown at start); `secret` = like first, but only controllers that prove they know the robot's secret (--secret WORDS), and every datagram of theirs authenticated (for classrooms; see README \"Which mode\").",
                                valueName: "first|any|paired|secret"))
-    var accept: AcceptPolicy = .first
+    var accept: AcceptMode = .first
 
     @Option(help: ArgumentHelp("With --accept paired: the pairing code controllers must give (default: 4 random digits, shown at start).",
                                valueName: "code"))
@@ -52,8 +54,8 @@ struct Receive: ParsableCommand {
                                valueName: "key"))
     var teacherKey: String?
 
-    @Option(help: "Stop the motors when the driving controller is silent this long (50…5000 ms).")
-    var failsafeMs: Int = 250
+    @Option(help: "Stop the motors when the driving controller is silent this long (\(FailsafeTimeout.receiverRange.lowerBound)…\(FailsafeTimeout.receiverRange.upperBound) ms).")
+    var failsafeMs: Int = FailsafeTimeout.standard.milliseconds
 
     @Option(help: ArgumentHelp("After the failsafe stops a silent owner, keep the robot reserved for that controller this many seconds before another may take it (0…60; not with --accept any).",
                                valueName: "seconds"))
@@ -82,8 +84,8 @@ struct Receive: ParsableCommand {
                                valueName: "name"))
     var name: String?
 
-    @Option(help: "Packets per second this receiver asks controllers to send (announced with --failsafe-ms; 1…1000).")
-    var expectedRate: Int = TimingContract.standard.rateHz
+    @Option(help: "Packets per second this receiver asks controllers to send (announced with --failsafe-ms; \(SendRate.range.lowerBound)…\(SendRate.range.upperBound)).")
+    var expectedRate: Int = SendRate.standardHz
 
     @Flag(help: "Do not announce this receiver on the LAN (DNS-SD); controllers need --peer HOST:PORT then. Works without avahi-daemon.")
     var noAdvertise = false
@@ -91,18 +93,19 @@ struct Receive: ParsableCommand {
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
-        guard (1...1000).contains(expectedRate) else { throw ValidationError("--expected-rate must be 1…1000 packets per second") }
+        guard SendRate.range.contains(expectedRate) else { throw ValidationError("--expected-rate must be 1…1000 packets per second") }
+        // Exit 2 with the one line, as a refused configuration (not a usage error).
+        guard FailsafeTimeout.receiverRange.contains(failsafeMs) else {
+            throw refuse(UserFacingError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds",
+                                         status: .badConfiguration))
+        }
+        guard ReceiverConfiguration.reclaimRange.contains(reclaimS) else {
+            throw ValidationError("--reclaim-s \(reclaimS) is out of range; allowed: 0…60 seconds")
+        }
     }
 
     func run() throws {
-        try runReporting {
-            guard ReceiverConfiguration.failsafeRange.contains(failsafeMs) else {
-                throw UserFacingError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds",
-                                      status: .badConfiguration)
-            }
-            guard ReceiverConfiguration.reclaimRange.contains(reclaimS) else {
-                throw UserFacingError("--reclaim-s \(reclaimS) is out of range; allowed: 0…60 seconds", status: .badConfiguration)
-            }
+        try runReporting(discoveryFallback: "--no-advertise") {
             // The mapping is read and checked before anything touches the board; which profile's
             // mapping is driven is decided by --profile, the file's `profile`, or the probe.
             var configuration = ReceiverConfiguration()
@@ -118,16 +121,15 @@ struct Receive: ParsableCommand {
             }
             if let conflict = plan.conflict { throw UserFacingError(conflict, status: .badConfiguration) }
             configuration.port = port
-            configuration.policy = accept.policy
             configuration.classroom = try classroom()
-            configuration.failsafeTimeout = .milliseconds(failsafeMs)
+            configuration.failsafe = FailsafeTimeout(milliseconds: failsafeMs)
             configuration.reclaim = .seconds(reclaimS)
             configuration.advertise = !noAdvertise
             let status = global.bootstrap()
             let logger = Logger(label: "receive")
             let advertising = noAdvertise ? nil : ReceiverAdvertising(
                 options: AdvertisingOptions(session: try SessionID(session), name: name ?? HostName.current(),
-                                            timing: TimingContract(failsafeMilliseconds: failsafeMs, rateHz: expectedRate)),
+                                            timing: TimingContract(failsafe: configuration.failsafe, rateHz: expectedRate)),
                 logger: logger)
             let spec = board, trace = traceBoard, boardPlan = plan
             let service = try ReceiverService(configuration: configuration, status: status, logger: logger,
@@ -141,13 +143,4 @@ struct Receive: ParsableCommand {
 
 extension ProfileChoice: ExpressibleByArgument {}
 
-enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
-    case first, any, paired, secret
-
-    var policy: Ownership<SocketAddress>.Policy {
-        switch self {
-        case .first, .paired, .secret: .first
-        case .any: .any
-        }
-    }
-}
+extension AcceptMode: ExpressibleByArgument {}

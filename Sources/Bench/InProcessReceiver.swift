@@ -48,7 +48,7 @@ final class InProcessReceiver {
         let built = DispatchSemaphore(value: 0)
         thread = BenchThread(name: "bench receiver") {
             let service: ReceiverService
-            do throws(UserFacingError) {
+            do {
                 service = try ReceiverService(configuration: fixed, status: StatusLine(quiet: true), logger: logger) { events throws(UserFacingError) in
                     let inner = try BoardSinks.open(spec: "serial:\(boardPath)", mapping: mapping, events: events, traceBoard: false)
                     let stamping = StampingSink(inner: inner)
@@ -56,7 +56,7 @@ final class InProcessReceiver {
                     return stamping
                 }
             } catch {
-                slots.outcome.withLock { $0 = "in-process receiver: \(error.message)" }
+                slots.outcome.withLock { $0 = "in-process receiver: \(error)" }
                 built.signal()
                 return
             }

@@ -246,9 +246,9 @@ final class RunningController {
     init(_ placement: Placement, port: UInt16, settings: LatencySettings, extraArguments: [String] = []) throws(BenchError) {
         switch placement {
         case .child:
-            let process = try Child(executable: settings.executable,
-                                    arguments: ["control", "--quiet", "--peer", "127.0.0.1:\(port)", "--input", "stdin"] + extraArguments,
-                                    label: "controller", withStdin: true)
+            let process = try Child.bench(executable: settings.executable,
+                                          arguments: ["control", "--quiet", "--peer", "127.0.0.1:\(port)", "--input", "stdin"] + extraArguments,
+                                          label: "controller", withStdin: true)
             guard let stdin = process.stdin else { throw .setup("controller: no stdin pipe") }
             child = process
             input = stdin

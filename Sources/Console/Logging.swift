@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 public import Logging
+import SystemIO
 
 /// How log records look on stderr: `text` for people, `json` (one object per line) for machines.
 public enum LogFormat: String, CaseIterable, Sendable {
@@ -48,8 +49,7 @@ public struct ConsoleLogHandler: LogHandler {
     }
 
     static func wallClock() -> String {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
+        let ts = WallClock.now()
         let ms = (ts.tv_nsec / 1_000_000)
         return "\(ts.tv_sec).\(ms < 10 ? "00" : ms < 100 ? "0" : "")\(ms)"
     }

@@ -16,7 +16,7 @@ public struct ClassroomSettings: Sendable {
     /// GameKit's peer id for `accept` (random per process).
     public var peerID: UInt64 = 0
     /// The failsafe timeout announced in `accept` (the receiver's `--failsafe-ms`).
-    public var failsafeMilliseconds = 250
+    public var failsafe = FailsafeTimeout.standard
     /// Per-source rate limit (datagrams per second, burst), before any decoding. Above what an
     /// honest controller can send: `control --rate 1000` plus its change-triggered packets
     /// (at most one a millisecond) stays under 2000/s; a flood is hundreds of thousands.
@@ -328,7 +328,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
                          into out: inout Output) {
         peers.assign(connectionID: connectionID ?? Self.newConnectionID(), to: source, now: now)
         peers.send(.accept(.init(peerID: settings.peerID, displayName: settings.displayName,
-                                 failsafeMilliseconds: UInt16(clamping: settings.failsafeMilliseconds),
+                                 failsafeMilliseconds: UInt16(clamping: settings.failsafe.milliseconds),
                                  rateHertz: 50)), to: source, now: now)
         out.effects.append(.accepted(source, name: name))
     }

@@ -25,7 +25,8 @@ public struct BrowseLoop {
     }
 
     /// Returns `.success` when stopped by a signal or at the end of `once`. Throws a
-    /// ``UserFacingError``: no responder (5), several receivers with `follow` and no name (6).
+    /// ``DiscoveryError`` (no responder: exit status 5 in the CLI) or a ``UserFacingError``
+    /// (several receivers with `follow` and no name: 6).
     public func run() throws -> ExitStatus {
         do {
             let signals = try SignalWatcher()
@@ -34,7 +35,7 @@ public struct BrowseLoop {
             do throws(DiscoveryError) {
                 browser = try SessionBrowser(session: session, onEvent: mailbox.post)
             } catch {
-                throw error.userFacing()
+                throw error
             }
             defer { browser.stop() }
             let started = ContinuousClock.now
@@ -105,7 +106,7 @@ public struct BrowseLoop {
 }
 
 extension FollowReceiver.Action {
-    var ambiguousList: [Receiver]? {
+    var ambiguousList: [DiscoveredReceiver]? {
         if case .ambiguous(let list) = self { return list }
         return nil
     }

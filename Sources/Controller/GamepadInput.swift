@@ -14,23 +14,18 @@ public final class GamepadInput: InputSource {
     public private(set) var name = "gamepad"
     public var descriptor: Int32? { pad.descriptor }
 
-    /// Starts SDL and begins looking for the selected pad (it may not be plugged in yet).
-    public convenience init(selector text: String?, configPath: String?) throws(UserFacingError) {
+    /// Starts SDL and begins looking for the selected pad (it may not be plugged in yet). Throws the
+    /// gamepad library's typed errors (the CLI maps them to exit statuses).
+    public convenience init(selector text: String?, configPath: String?) throws {
         var selector = GamepadSelector.first
         var config = GamepadConfig()
         if let text {
-            do { selector = try GamepadSelector(selector: text) } catch { throw error.userFacing }
+            selector = try GamepadSelector(selector: text)
         }
         if let configPath {
-            do { config = try GamepadConfig.load(path: configPath) } catch { throw error.userFacing }
+            config = try GamepadConfig.load(path: configPath)
         }
-        let source: GamepadSource
-        do {
-            source = try GamepadSource(.init(selector: selector, config: config))
-        } catch {
-            throw error.userFacing
-        }
-        self.init(source: source)
+        self.init(source: try GamepadSource(.init(selector: selector, config: config)))
     }
 
     /// Wraps a running source (tests attach virtual pads to it).

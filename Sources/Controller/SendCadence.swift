@@ -1,4 +1,5 @@
 import Discovery
+import RemoteWire
 
 /// How often a controller sends, given what it was asked for and the receiver's contract.
 ///
@@ -21,7 +22,7 @@ public struct SendCadence: Equatable, Sendable {
 
     public static let packetsPerFailsafe = 5
     public static let minimumPeriod: Duration = .milliseconds(2)
-    public static let standardRateHz = 50
+    public static let standardRateHz = SendRate.standardHz
 
     public let period: Duration
     /// Which rule set the period.
@@ -42,7 +43,7 @@ public struct SendCadence: Equatable, Sendable {
         if let c = receiver {
             if c.rateHz > 0 { candidates.append((.seconds(1) / c.rateHz, .receiverRate)) }
             if c.failsafeMilliseconds > 0 {
-                candidates.append((.milliseconds(c.failsafeMilliseconds) / packetsPerFailsafe, .failsafe))
+                candidates.append((c.failsafe.duration / packetsPerFailsafe, .failsafe))
             }
         }
         if candidates.isEmpty { candidates.append((.seconds(1) / standardRateHz, .standard)) }
@@ -50,7 +51,7 @@ public struct SendCadence: Equatable, Sendable {
         var best = candidates[0]
         for c in candidates.dropFirst() where c.0 < best.0 { best = c }
         if best.0 < minimumPeriod { best = (minimumPeriod, .floor) }
-        let honours = receiver.map { best.0 * packetsPerFailsafe <= $0.failsafe } ?? true
+        let honours = receiver.map { best.0 * packetsPerFailsafe <= $0.failsafe.duration } ?? true
         return SendCadence(period: best.0, boundBy: best.1, honoursFailsafe: honours)
     }
 

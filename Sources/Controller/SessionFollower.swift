@@ -37,7 +37,7 @@ public struct SessionTarget: Sendable {
 /// to the status line.
 ///
 /// Life cycle (what `ControlCommand` does):
-/// 1. `init` starts browsing; no mDNS responder → ``UserFacingError`` with exit status 5.
+/// 1. `init` starts browsing; no mDNS responder → ``DiscoveryError`` (exit status 5 in the CLI).
 /// 2. ``chooseAtStart(interactive:)`` (on the caller's thread, before the input starts): waits
 ///    for the settle window; several receivers and no `--receiver` → asks on a terminal, or
 ///    lists them and throws exit status 6.
@@ -63,9 +63,10 @@ public final class SessionFollower: Sendable {
     private let finished: EventFlag
     private let running = Atomic<Bool>(false)
 
-    /// Starts browsing the session. No mDNS responder: exit status 5, with `--peer` as the way round.
+    /// Starts browsing the session. No mDNS responder: ``DiscoveryError`` (the CLI says exit status
+    /// 5, with `--peer` as the way round).
     public convenience init(target: SessionTarget, destination: Destination, logger: Logger, status: StatusLine,
-                            settle: Duration = .milliseconds(500)) throws(UserFacingError) {
+                            settle: Duration = .milliseconds(500)) throws {
         let mailbox: EventMailbox<BrowserEvent>
         do {
             mailbox = try EventMailbox<BrowserEvent>()
@@ -76,7 +77,7 @@ public final class SessionFollower: Sendable {
         do throws(DiscoveryError) {
             browser = try SessionBrowser(session: target.session, onEvent: mailbox.post)
         } catch {
-            throw error.userFacing()
+            throw error
         }
         try self.init(target: target, destination: destination, logger: logger, status: status, settle: settle,
                       mailbox: mailbox, browser: browser)
@@ -187,7 +188,7 @@ public final class SessionFollower: Sendable {
 
     /// Feeds what happened to FollowReceiver and acts on it. Returns the receivers to choose
     /// from when it reported an ambiguity.
-    private func step(now: ContinuousClock.Instant, sent: Bool) -> [Receiver]? {
+    private func step(now: ContinuousClock.Instant, sent: Bool) -> [DiscoveredReceiver]? {
         let events = mailbox.drain()
         let (actions, summary) = follow.withLock { f -> ([FollowReceiver.Action], String) in
             // A packet that went out belongs to the destination set before these events.
@@ -196,7 +197,7 @@ public final class SessionFollower: Sendable {
             actions += f.tick(now: now)
             return (actions, f.summary)
         }
-        var ambiguous: [Receiver]?
+        var ambiguous: [DiscoveredReceiver]?
         for action in actions {
             if case .ambiguous(let list) = action { ambiguous = list } else { act(action) }
         }
@@ -237,13 +238,13 @@ public final class SessionFollower: Sendable {
 
     // MARK: Several receivers, none chosen
 
-    private func ambiguityError(_ list: [Receiver]) -> UserFacingError {
+    private func ambiguityError(_ list: [DiscoveredReceiver]) -> UserFacingError {
         UserFacingError("\(list.count) receivers in session \"\(target.session)\" and none chosen: pick one with --receiver NAME",
                         status: .ambiguousReceiver)
     }
 
     /// At start: ask on a terminal, or list them (stdout) and fail with exit status 6.
-    private func ask(_ list: [Receiver]) throws(UserFacingError) {
+    private func ask(_ list: [DiscoveredReceiver]) throws(UserFacingError) {
         status.clear()
         guard interactive.load(ordering: .relaxed) else {
             for r in list { BrowseListing.writeLine(BrowseListing.describe(r)) }
@@ -272,7 +273,7 @@ public final class SessionFollower: Sendable {
     /// others are there): nobody can be asked without fighting the input for the terminal.
     /// Non-interactive runs end with exit status 6 as at start; interactive ones say so and
     /// keep looking (the receiver left comes back, or `--receiver` on the next start).
-    private func ambiguousWhileRunning(_ list: [Receiver]) {
+    private func ambiguousWhileRunning(_ list: [DiscoveredReceiver]) {
         let names = list.map { BrowseListing.quote($0.name) }.joined(separator: ", ")
         if interactive.load(ordering: .relaxed) {
             logger.warning("\(list.count) receivers in session \(BrowseListing.quote(target.session.text)) and none chosen (\(names)): restart with --receiver NAME to drive one")
@@ -305,7 +306,7 @@ public final class SessionFollower: Sendable {
 /// How a person's answer picks a receiver from a numbered list: its number (1-based), its
 /// instance name, or its peer id. Surrounding blanks do not count.
 public enum ReceiverChoice {
-    public static func pick(_ answer: String, from list: [Receiver]) -> Receiver? {
+    public static func pick(_ answer: String, from list: [DiscoveredReceiver]) -> DiscoveredReceiver? {
         let trimmed = answer.trimmingCharacters(in: .whitespaces)
         if let n = Int(trimmed) { return list.indices.contains(n - 1) ? list[n - 1] : nil }
         return list.first { $0.name == trimmed } ?? list.first { !$0.announcement.peer.isEmpty && $0.announcement.peer == trimmed }

@@ -1,24 +1,29 @@
-// Pure: standard library only. What a receiver says about itself in its TXT record
+// Pure (no I/O). What a receiver says about itself in its TXT record
 // (Protocol.md §6): v, session, peer, name, failsafe, rate.
+
+import RemoteWire
 
 /// The receiver's timing contract: how long silence may last before it stops the motors, and how
 /// often it expects a packet. A controller derives its resend period from it (``SendCadence``).
 public struct TimingContract: Equatable, Hashable, Sendable, CustomStringConvertible {
-    public var failsafeMilliseconds: Int
+    public var failsafe: FailsafeTimeout
     public var rateHz: Int
 
-    public init(failsafeMilliseconds: Int, rateHz: Int) {
-        self.failsafeMilliseconds = failsafeMilliseconds
+    public init(failsafe: FailsafeTimeout, rateHz: Int) {
+        self.failsafe = failsafe
         self.rateHz = rateHz
     }
 
-    /// What a receiver announces by default, and what a controller assumes when the keys are absent.
-    public static let standard = TimingContract(failsafeMilliseconds: 250, rateHz: 50)
-    /// Values outside these ranges are treated as absent (``standard`` applies, with a note).
-    public static let failsafeRange = 1...600_000
-    public static let rateRange = 1...10_000
+    public init(failsafeMilliseconds: Int, rateHz: Int) {
+        self.init(failsafe: FailsafeTimeout(milliseconds: failsafeMilliseconds), rateHz: rateHz)
+    }
 
-    public var failsafe: Duration { .milliseconds(failsafeMilliseconds) }
+    /// What a receiver announces by default, and what a controller assumes when the keys are absent.
+    /// Values outside ``FailsafeTimeout/announcedRange`` and ``SendRate/announcedRange`` are
+    /// treated as absent (``standard`` applies, with a note).
+    public static let standard = TimingContract(failsafe: .standard, rateHz: SendRate.standardHz)
+
+    public var failsafeMilliseconds: Int { failsafe.milliseconds }
     public var description: String { "failsafe \(failsafeMilliseconds) ms, rate \(rateHz) Hz" }
 }
 
@@ -90,9 +95,9 @@ public struct ReceiverAnnouncement: Equatable, Hashable, Sendable {
             }
             return n
         }
-        timing.failsafeMilliseconds = number("failsafe", in: TimingContract.failsafeRange,
-                                             default: TimingContract.standard.failsafeMilliseconds)
-        timing.rateHz = number("rate", in: TimingContract.rateRange, default: TimingContract.standard.rateHz)
+        timing.failsafe = FailsafeTimeout(milliseconds: number("failsafe", in: FailsafeTimeout.announcedRange,
+                                                               default: TimingContract.standard.failsafeMilliseconds))
+        timing.rateHz = number("rate", in: SendRate.announcedRange, default: TimingContract.standard.rateHz)
         let announcement = ReceiverAnnouncement(version: version, session: session, peer: txt.text("peer") ?? "",
                                                 displayName: txt.text("name") ?? "", timing: timing)
         return .usable(announcement, notes: notes)

@@ -9,7 +9,7 @@ import Console
 /// scripts can read them: `available "NAME" ADDRESS:PORT v=1 peer=… failsafe=MS rate=HZ if=IFACE`.
 public enum BrowseListing {
     /// `"robot" 198.18.0.1:45678 v=1 peer=… name="robot" failsafe=250 rate=50 if=eth0 also=[fe80::1%eth0]:45678`
-    public static func describe(_ r: Receiver, interfaceName: (UInt32) -> String = InterfaceNames.name(of:)) -> String {
+    public static func describe(_ r: DiscoveredReceiver, interfaceName: (UInt32) -> String = InterfaceNames.name(of:)) -> String {
         var parts = [quote(r.name), r.destination.map(String.init(describing:)) ?? "?"]
         let a = r.announcement
         parts.append("v=\(a.version)")

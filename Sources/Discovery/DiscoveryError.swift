@@ -1,4 +1,3 @@
-public import Console
 public import SystemIO
 
 /// Why discovery could not start or keep going.
@@ -27,18 +26,6 @@ public enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible 
             "discovery: \(e)"
         case .calledFromHandler(let call):
             "\(call) called from inside a discovery handler (it would wait for itself)"
-        }
-    }
-
-    /// The one line for the person at the terminal, with the exit status. `fallback` is the way
-    /// round discovery the command offers (`--peer HOST:PORT` for a controller, `--no-advertise`
-    /// for a receiver).
-    public func userFacing(fallback: String = "--peer HOST:PORT") -> UserFacingError {
-        switch self {
-        case .noResponder:
-            UserFacingError("no mDNS responder is running — start avahi-daemon, or use \(fallback)", status: .noMDNSDaemon)
-        default:
-            UserFacingError("discovery: \(description)", status: .failure)
         }
     }
 

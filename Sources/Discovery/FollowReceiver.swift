@@ -67,11 +67,11 @@ public struct FollowReceiver: Sendable {
         /// A receiver's state changed (show it in the status line and log it).
         case state(name: String, PeerState)
         /// Send to this address from now on (first choice, or the receiver moved).
-        case sendTo(SocketAddress, receiver: Receiver)
+        case sendTo(SocketAddress, receiver: DiscoveredReceiver)
         /// The followed receiver is gone: stop sending, keep looking.
         case stopSending(name: String)
         /// Several receivers and none chosen: list them; exit 6 when non-interactive.
-        case ambiguous([Receiver])
+        case ambiguous([DiscoveredReceiver])
         /// A service of this type and subtype that is not ours (session mismatch, other version).
         case ignored(name: String, reason: String)
         /// The mDNS responder went away; discovery retries on its own. Sending goes on.
@@ -214,7 +214,7 @@ public struct FollowReceiver: Sendable {
         return [.ambiguous(candidates)]
     }
 
-    private mutating func follow(_ r: Receiver) -> [Action] {
+    private mutating func follow(_ r: DiscoveredReceiver) -> [Action] {
         guard let d = r.destination else { return [] }
         followed = r.name
         destination = d

@@ -1,7 +1,7 @@
 public import SystemIO
 
 /// A receiver of the session, as far as discovery knows: announced, resolved and reachable.
-public struct Receiver: Equatable, Sendable, CustomStringConvertible {
+public struct DiscoveredReceiver: Equatable, Sendable, CustomStringConvertible {
     /// The DNS-SD instance name (what `--receiver NAME` matches; unique on the link).
     public let name: String
     public var announcement: ReceiverAnnouncement
@@ -25,9 +25,9 @@ public struct Receiver: Equatable, Sendable, CustomStringConvertible {
 
 public enum DirectoryChange: Equatable, Sendable {
     /// Complete for the first time (resolved, TXT usable and of this session, an address known).
-    case available(Receiver)
+    case available(DiscoveredReceiver)
     /// Its destination, port, host or TXT changed.
-    case updated(Receiver)
+    case updated(DiscoveredReceiver)
     /// Gone from every interface (or its TXT stopped being usable).
     case unavailable(name: String)
     /// Resolved, but not a receiver of this session (a hash collision shows up here as a session
@@ -55,7 +55,7 @@ public struct ReceiverDirectory: Sendable {
 
     struct Entry: Sendable {
         var sightings: [UInt32: Sighting] = [:]
-        var published: Receiver?
+        var published: DiscoveredReceiver?
         var lastIgnoredReason: String?
     }
 
@@ -69,11 +69,11 @@ public struct ReceiverDirectory: Sendable {
     }
 
     /// Receivers now available, by name.
-    public var receivers: [Receiver] {
+    public var receivers: [DiscoveredReceiver] {
         entries.values.compactMap(\.published).sorted { $0.name < $1.name }
     }
 
-    public func receiver(named name: String) -> Receiver? { entries[name]?.published }
+    public func receiver(named name: String) -> DiscoveredReceiver? { entries[name]?.published }
 
     /// When ``expire(now:)`` has work to do, if ever.
     public var nextDeadline: ContinuousClock.Instant? { staleDeadline }
@@ -155,7 +155,7 @@ public struct ReceiverDirectory: Sendable {
     }
 
     /// The receiver the sightings describe, or why they describe none (nil, nil: not complete yet).
-    static func view(name: String, _ sightings: [UInt32: Sighting], session: SessionID) -> (Receiver?, String?) {
+    static func view(name: String, _ sightings: [UInt32: Sighting], session: SessionID) -> (DiscoveredReceiver?, String?) {
         let resolved = sightings.sorted { $0.key < $1.key }.filter { $0.value.host != nil && $0.value.txt != nil }
         guard let first = resolved.first, let txtBytes = first.value.txt, let host = first.value.host else { return (nil, nil) }
         guard let txt = TXTRecord.decode(txtBytes) else { return (nil, "its TXT record is malformed") }
@@ -170,7 +170,7 @@ public struct ReceiverDirectory: Sendable {
             var unique: [SocketAddress] = []
             for a in addresses.sorted(by: preferred) where !unique.contains(a) { unique.append(a) }
             guard !unique.isEmpty else { return (nil, nil) }
-            return (Receiver(name: name, announcement: announcement, host: host, port: first.value.port,
+            return (DiscoveredReceiver(name: name, announcement: announcement, host: host, port: first.value.port,
                              addresses: unique, interfaces: resolved.map(\.key), notes: notes), nil)
         }
     }

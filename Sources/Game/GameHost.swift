@@ -15,8 +15,8 @@ public struct GameSettings: Sendable {
     public var scoreInterval: Duration = .milliseconds(100)
     public var peerID: UInt64
     /// The timing contract sent in `accept` (what a receiver would say).
-    public var failsafeMilliseconds: UInt16 = 250
-    public var rateHertz: UInt16 = 50
+    public var failsafe = FailsafeTimeout.standard
+    public var rateHertz = SendRate.standardHz
 
     public init(name: String, session: String, rounds: Int = 1, roundLength: Duration? = nil, peerID: UInt64) {
         precondition((1...255).contains(rounds), "rounds must be 1…255")
@@ -149,7 +149,8 @@ public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: S
             peers.assign(connectionID: UInt64.random(in: 1...UInt64.max, using: &rng), to: source, now: now)
         }
         peers.send(.accept(.init(peerID: settings.peerID, displayName: settings.name,
-                                 failsafeMilliseconds: settings.failsafeMilliseconds, rateHertz: settings.rateHertz)),
+                                 failsafeMilliseconds: UInt16(clamping: settings.failsafe.milliseconds),
+                                 rateHertz: UInt16(clamping: settings.rateHertz))),
                    to: source, now: now)
         talking.insert(source)
         lastSent[source] = nil

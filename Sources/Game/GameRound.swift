@@ -1,3 +1,5 @@
+import Console
+
 /// The button game (seed 004's closing example): every player who joins counts a point per
 /// press of A (a press, not a hold); the scoreboard ranks players by points, ties share a rank.
 ///
@@ -109,24 +111,11 @@ public struct GameRound: Sendable {
     public func json(header: KeyValuePairs<String, String> = [:]) -> String {
         let perRound = round > 1
         let rows = standings.map { row in
-            "{\"rank\":\(row.rank),\"name\":\(Self.jsonString(row.player.name)),\"points\":\(row.player.points)"
+            "{\"rank\":\(row.rank),\"name\":\(ConsoleLogHandler.quote(row.player.name)),\"points\":\(row.player.points)"
                 + (perRound ? ",\"rounds\":[" + row.player.roundPoints.map(String.init).joined(separator: ",") + "]" : "") + "}"
         }
-        let fields = header.map { "\(Self.jsonString($0.key)):\(Self.jsonString($0.value))," }.joined()
+        let fields = header.map { "\(ConsoleLogHandler.quote($0.key)):\(ConsoleLogHandler.quote($0.value))," }.joined()
         return "{" + fields + "\"players\":[" + rows.joined(separator: ",") + "]}\n"
-    }
-
-    static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where u.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out + "\""
     }
 }
 

@@ -70,16 +70,15 @@ public final class GameService {
             throw UserFacingError("\(error)\(hint)", status: .networkUnavailable)
         }
         started = .now
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        startedWall = ts
+        startedWall = WallClock.now()
         var settings = GameSettings(name: configuration.name, session: configuration.session, rounds: configuration.rounds,
                                     roundLength: configuration.roundLength, peerID: .random(in: 1...UInt64.max))
         settings.scoreInterval = .milliseconds(100)
         host = GameHost(settings: settings, connection: .random(in: 1...UInt32.max), now: started)
     }
 
-    public func run() throws(UserFacingError) -> ExitStatus {
+    /// Throws a ``UserFacingError``, or a ``DiscoveryError`` from announcing (the CLI maps it).
+    public func run() throws -> ExitStatus {
         let port: UInt16
         do {
             port = try socket.localAddress().port
@@ -102,7 +101,7 @@ public final class GameService {
                 advertiser = try SessionAdvertiser(session: session, name: configuration.name, port: port, onEvent: mailbox.post)
             } catch {
                 socket.close()
-                throw error.userFacing(fallback: "--no-advertise")
+                throw error
             }
         }
         defer { advertiser?.stop() }

@@ -19,7 +19,7 @@ public struct AdvertiseLoop {
         self.status = status
     }
 
-    /// Throws a ``UserFacingError``: no responder (5), or registration refused (1).
+    /// Throws a ``DiscoveryError`` (the CLI: no responder 5, registration refused 1).
     public func run() throws -> ExitStatus {
         do {
             let signals = try SignalWatcher()
@@ -29,7 +29,7 @@ public struct AdvertiseLoop {
                 advertiser = try SessionAdvertiser(session: session, name: name ?? HostName.current(), port: port,
                                                    timing: timing, onEvent: mailbox.post)
             } catch {
-                throw error.userFacing()
+                throw error
             }
             defer { advertiser.stop() }
             status.update("announcing session \"\(session)\" (\(session.subtype)) on port \(port)…", force: true)
@@ -50,7 +50,7 @@ public struct AdvertiseLoop {
                         status.clear()
                         StandardOutput.write(BrowseListing.responderLost(retryIn: retry) + "\n")
                     case .failed(let error):
-                        throw error.userFacing()
+                        throw error
                     }
                 }
             }

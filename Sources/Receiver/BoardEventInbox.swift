@@ -1,9 +1,10 @@
+import BoardLink
 import SystemIO
 
 /// Board link events crossing from the link's thread to the receive loop. At most 64 wait: the
 /// loop only needs to know that the link changed, not every flap.
-public typealias BoardEventInbox = EventMailbox<BoardLinkEvent>
+public typealias BoardEventInbox = EventMailbox<BoardEvent>
 
-extension EventMailbox where Event == BoardLinkEvent {
+extension EventMailbox where Event == BoardEvent {
     public convenience init() throws(SystemError) { try self.init(capacity: 64) }
 }

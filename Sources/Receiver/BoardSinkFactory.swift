@@ -12,7 +12,7 @@ import SystemIO
 /// At start the board is probed before anything else (one bounded `R`): the ``BoardPlan``
 /// decides the profile and the mapping, and a board that lacks an address the mapping writes is
 /// refused with one line (exit 2) after its own safe state. On every later connect the board
-/// must be the same kind: a different one is refused the same way (``BoardLinkEvent/refused(device:reason:)``).
+/// must be the same kind: a different one is refused the same way (``BoardEvent/refused(device:reason:)``).
 public enum BoardSinks {
     /// How long start-up waits for the probe's answer (and the safe state after it).
     public static let probeTimeout: Duration = .seconds(3)
@@ -62,14 +62,7 @@ public enum BoardSinks {
         let initial = plan.decidedProfile?.profile ?? .motors
         let connection: BoardConnection
         do {
-            connection = try BoardConnection(spec: parsed, profile: initial, fit: BoardFitter(fit)) { event in
-                switch event {
-                case .connected(let device): events.post(.connected(device: device))
-                case .disconnected(let device, let reason): events.post(.disconnected(device: device, reason: reason))
-                case .reconnected(let device): events.post(.reconnected(device: device))
-                case .refused(let device, let reason): events.post(.refused(device: device, reason: reason))
-                }
-            }
+            connection = try BoardConnection(spec: parsed, profile: initial, fit: BoardFitter(fit)) { event in events.post(event) }
         } catch {
             throw UserFacingError(error.description, status: error.isDeviceUnavailable ? .deviceUnavailable : .failure)
         }

@@ -1,42 +1,40 @@
+import ControlPlane
+
 /// Who may drive: a value-type state machine over source addresses, with the time passed in.
 ///
-/// Policy ``Policy/first`` (the default): the first source to send a valid state owns the robot
-/// until it has been silent for `timeout` plus `reclaim`; valid states from anyone else are
-/// ignored meanwhile. The failsafe stops the motors after `timeout` of silence; the `reclaim`
-/// window after it keeps the robot for the same owner, so a flood that starves the owner for a
-/// moment cannot hand the robot to one of the flooding sources (issue 19).
-/// Policy ``Policy/any``: every valid state is accepted and its source becomes the owner (latest
-/// wins). Rejected packets (bad length, NaN/infinite angle) must not be offered at all: they do
+/// Under `--accept first` (the default), `paired` and `secret`: the first source to send a valid
+/// state owns the robot until it has been silent for `timeout` plus `reclaim`; valid states from
+/// anyone else are ignored meanwhile (under `paired`/`secret` only admitted sources get this far).
+/// The failsafe stops the motors after `timeout` of silence; the `reclaim` window after it keeps the
+/// robot for the same owner, so a flood that starves the owner for a moment cannot hand the robot
+/// to one of the flooding sources (issue 19). Under `any`: every valid state is accepted and its
+/// source becomes the owner (latest wins). Rejected packets (bad length, NaN/infinite angle) must not be offered at all: they do
 /// not refresh the owner's liveness.
 ///
 /// Generic over the source type so tests can use plain strings.
 public struct Ownership<Source: Hashable & Sendable>: Sendable {
-    public enum Policy: String, Sendable, CaseIterable {
-        case first, any
-    }
-
     public enum Verdict: Equatable, Sendable {
         /// From the owner: use it.
         case accepted
         /// The sender just became the owner. `previous` is the owner it replaced: only under
-        /// ``Policy/any`` — under ``Policy/first`` the old owner had already lapsed.
+        /// `any` — under `first` the old owner had already lapsed.
         case tookOwnership(previous: Source?)
         /// Someone else owns the robot: count it, drop it.
         case ignored(owner: Source)
     }
 
-    public let policy: Policy
+    public let policy: AcceptMode
     public let timeout: Duration
-    /// How long after `timeout` of silence the robot stays reserved for its owner (``Policy/first``).
+    /// How long after `timeout` of silence the robot stays reserved for its owner (every mode but `any`).
     public let reclaim: Duration
     public private(set) var owner: Source?
     /// When the owner last sent a valid state.
     public private(set) var ownerLastSeen: ContinuousClock.Instant?
 
-    public init(policy: Policy, timeout: Duration, reclaim: Duration = .zero) {
+    public init(policy: AcceptMode, timeout: Duration, reclaim: Duration = .zero) {
         self.policy = policy
         self.timeout = timeout
-        self.reclaim = policy == .first ? max(.zero, reclaim) : .zero
+        self.reclaim = policy != .any ? max(.zero, reclaim) : .zero
     }
 
     /// The instant the owner's ownership lapses, if there is an owner.
@@ -60,7 +58,7 @@ public struct Ownership<Source: Hashable & Sendable>: Sendable {
             ownerLastSeen = now
             return .accepted
         }
-        if let current = owner, policy == .first {
+        if let current = owner, policy != .any {
             return .ignored(owner: current)
         }
         let previous = owner

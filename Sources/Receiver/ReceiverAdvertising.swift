@@ -1,4 +1,3 @@
-public import Console
 public import Discovery
 public import Logging
 import Synchronization
@@ -52,17 +51,13 @@ public final class ReceiverAdvertising: Sendable {
 
     deinit { stop() }
 
-    /// Announces `port`. Throws exit status 5 (no mDNS responder: start avahi-daemon, or use
-    /// `--no-advertise`) or 1 (the daemon refused the registration).
-    public func start(port: UInt16) throws(UserFacingError) {
+    /// Announces `port`. Throws ``DiscoveryError/noResponder(call:)`` (the CLI: exit status 5,
+    /// start avahi-daemon or use `--no-advertise`) or another ``DiscoveryError`` (the daemon
+    /// refused the registration: exit status 1).
+    public func start(port: UInt16) throws(DiscoveryError) {
         let session = options.session
-        let advertiser: SessionAdvertiser
-        do throws(DiscoveryError) {
-            advertiser = try SessionAdvertiser(session: session, name: options.name, port: port, timing: options.timing) {
-                [weak self] event in self?.handle(event)
-            }
-        } catch {
-            throw error.userFacing(fallback: "--no-advertise")
+        let advertiser = try SessionAdvertiser(session: session, name: options.name, port: port, timing: options.timing) {
+            [weak self] event in self?.handle(event)
         }
         state.withLock {
             $0.advertiser = advertiser

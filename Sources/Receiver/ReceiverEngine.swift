@@ -1,16 +1,6 @@
+import BoardLink
+import ControlPlane
 import RemoteWire
-
-/// Events from the board link that the receiver must react to (mirrors BoardLink's
-/// `BoardEvent`; the adapter in BoardSinkFactory.swift translates).
-public enum BoardLinkEvent: Sendable, Equatable {
-    case connected(device: String)
-    case disconnected(device: String, reason: String)
-    case reconnected(device: String)
-    /// The board must not be driven (it lacks an address, is another kind than at start, or
-    /// dropped a write): one line saying why and what to do. The link wrote its safe state and
-    /// writes nothing more until the board is connected again.
-    case refused(device: String, reason: String)
-}
 
 /// The whole receiver decision path without I/O: datagram → counters → ownership → failsafe →
 /// mapping → the values to hand to the board. The service loop feeds it datagrams, board
@@ -86,7 +76,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         }
     }
 
-    public init(mapping: Mapping, policy: Ownership<Source>.Policy, timeout: Duration, capacity: Int = 1024,
+    public init(mapping: Mapping, policy: AcceptMode, timeout: Duration, capacity: Int = 1024,
                 reclaim: Duration = .zero) {
         self.mapping = mapping
         ownership = Ownership(policy: policy, timeout: timeout, reclaim: reclaim)
@@ -261,7 +251,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
 
     /// The board link dropped or came back: whatever the board holds is unknown, so stop and
     /// require a resting state again.
-    public mutating func boardLink(_ event: BoardLinkEvent, at now: ContinuousClock.Instant) -> Step {
+    public mutating func boardLink(_ event: BoardEvent, at now: ContinuousClock.Instant) -> Step {
         var step = tick(at: now)
         switch event {
         case .connected:

@@ -16,7 +16,7 @@ import SystemIO
 extension ReceiverService {
     static func makeControlPlane(_ configuration: ReceiverConfiguration) -> ControlPlane<SocketAddress> {
         var settings = configuration.classroom
-        settings.failsafeMilliseconds = Int(configuration.failsafeTimeout.milliseconds)
+        settings.failsafe = configuration.failsafe
         if settings.peerID == 0 { settings.peerID = UInt64.random(in: 1...UInt64.max) }
         let connection = UInt32.random(in: 1...UInt32.max)
         var oneShot = UInt32.random(in: 1...UInt32.max)
@@ -25,12 +25,7 @@ extension ReceiverService {
     }
 
     /// `first`, `any`, `paired` or `secret`, for the start-up log line.
-    var acceptLabel: String {
-        switch plane.settings.accept {
-        case .paired, .secret: plane.settings.accept.rawValue
-        case .first, .any: engine.ownership.policy.rawValue
-        }
-    }
+    var acceptLabel: String { plane.settings.accept.rawValue }
 
     /// Start-up lines: the pairing code (also in the status line), the secret (words and a QR
     /// code, on stdout), the teacher key's presence.
@@ -112,7 +107,7 @@ extension ReceiverService {
     }
 
     func handleControl(_ bytes: [UInt8], from source: SocketAddress, sealed: Bool, at now: ContinuousClock.Instant) {
-        handle(plane.control(bytes, from: source, now: now, unixMillis: Self.unixMillis(), sealed: sealed), at: now)
+        handle(plane.control(bytes, from: source, now: now, unixMillis: WallClock.unixMillis(), sealed: sealed), at: now)
     }
 
     /// Sends what the plane asks for and applies its effects to the engine.
@@ -201,11 +196,5 @@ extension ReceiverService {
             logger.notice("security", metadata: ["wrong_attempts": "\(attempts.failed)", "throttled_attempts": "\(attempts.throttled)",
                                                  "envelopes_refused": "\(plane.envelopesRefused)"])
         }
-    }
-
-    static func unixMillis() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(max(0, ts.tv_nsec)) / 1_000_000
     }
 }

@@ -5,7 +5,9 @@ import Musl
 #endif
 import BoardProtocol
 import Console
+import BoardLink
 import ControlPlane
+import Discovery
 import Logging
 import RemoteWire
 import SystemIO
@@ -14,10 +16,9 @@ import SystemIO
 public struct ReceiverConfiguration: Sendable {
     /// 0 = any free port (printed at start-up).
     public var port: UInt16 = 0
-    public var policy: Ownership<SocketAddress>.Policy = .first
-    /// Pairing, teacher key, rate limit: the control plane (Protocol.md §7).
+    /// Who may drive (`--accept`), pairing, teacher key, rate limit: the control plane (Protocol.md §7).
     public var classroom = ClassroomSettings()
-    public var failsafeTimeout: Duration = .milliseconds(250)
+    public var failsafe = FailsafeTimeout.standard
     public var mapping: Mapping = .kit
     /// False with `--no-advertise` (the service is then given no ``ReceiverAdvertising``).
     public var advertise = true
@@ -39,7 +40,6 @@ public struct ReceiverConfiguration: Sendable {
 
     public init() {}
 
-    public static let failsafeRange = 50...5000
     public static let defaultReclaimSeconds = 3
     public static let reclaimRange = 0...60
 }
@@ -83,7 +83,7 @@ public final class ReceiverService {
     /// either), then the board.
     public init(configuration: ReceiverConfiguration, status: StatusLine, logger: Logger,
                 advertising: ReceiverAdvertising? = nil,
-                openBoard: (BoardEventInbox) throws(UserFacingError) -> any BoardSink) throws(UserFacingError) {
+                openBoard: (BoardEventInbox) throws(UserFacingError) -> any BoardSink) throws {
         self.configuration = configuration
         self.status = status
         self.logger = logger
@@ -104,7 +104,7 @@ public final class ReceiverService {
         if let advertising {
             do {
                 try advertising.start(port: socket.localAddress().port)
-            } catch let error as UserFacingError {
+            } catch let error as DiscoveryError {
                 throw error
             } catch {
                 throw UserFacingError("\(error)", status: .networkUnavailable)
@@ -121,11 +121,11 @@ public final class ReceiverService {
             throw error
         }
         boardResolution = board.resolution
-        engine = ReceiverEngine(mapping: board.resolution?.mapping ?? configuration.mapping, policy: configuration.policy,
-                                timeout: configuration.failsafeTimeout, capacity: configuration.controllerCapacity,
+        engine = ReceiverEngine(mapping: board.resolution?.mapping ?? configuration.mapping, policy: configuration.classroom.accept,
+                                timeout: configuration.failsafe.duration, capacity: configuration.controllerCapacity,
                                 reclaim: configuration.reclaim)
         plane = Self.makeControlPlane(configuration)
-        strangers = configuration.policy == .first
+        strangers = configuration.classroom.accept != .any
             ? TokenBucket(rate: configuration.strangerRate, burst: configuration.strangerBurst) : nil
         drain = DatagramDrain(capacity: configuration.batch)
     }
@@ -145,7 +145,7 @@ public final class ReceiverService {
         }
         logger.info("receiving", metadata: [
             "port": "\(port)", "accept": "\(acceptLabel)",
-            "failsafe_ms": "\(configuration.failsafeTimeout.milliseconds)",
+            "failsafe_ms": "\(configuration.failsafe.milliseconds)",
             "advertise": "\(advertising.map { "session \($0.options.session)" } ?? "off")",
         ])
         announceClassroom()
@@ -215,7 +215,7 @@ public final class ReceiverService {
 
     // MARK: Logging and status
 
-    private func log(_ event: BoardLinkEvent) {
+    private func log(_ event: BoardEvent) {
         switch event {
         case .connected(let device): logger.info("board connected", metadata: ["device": "\(device)"])
         case .disconnected(let device, let reason):
@@ -244,10 +244,10 @@ public final class ReceiverService {
         case .ownerSilent(let source):
             logger.notice("owner silent, robot free for any controller", metadata: who(source))
         case .failsafe(let reason):
-            let why = reason == .boardLink ? "board link changed" : "no state for \(configuration.failsafeTimeout.milliseconds) ms"
+            let why = reason == .boardLink ? "board link changed" : "no state for \(configuration.failsafe.milliseconds) ms"
             status.update(statusText(at: .now), force: true)
             let kept = reason == .silence && engine.ownership.reclaim > .zero
-                ? "; the robot stays reserved for its owner for \(engine.ownership.reclaim.milliseconds / 1000) s" : ""
+                ? "; the robot stays reserved for its owner for \(engine.ownership.reclaim.components.seconds) s" : ""
             logger.warning("FAILSAFE: motors stopped (\(why)); waiting for a resting state (no forward/backward, level)\(kept)")
         case .holding(let source):
             logger.notice("failsafe on: holding states that would move the robot until a resting one arrives",
@@ -283,13 +283,6 @@ public final class ReceiverService {
         StatusText.line(engine: engine, now: now, name: { plane.displayName(of: $0) }, classroom: plane.statusParts,
                         board: boardRefusal != nil ? "BOARD REFUSED" : boardResolution.map(StatusText.board))
             + (advertising.map { " · " + $0.summary } ?? "")
-    }
-}
-
-extension Duration {
-    var milliseconds: Int64 {
-        let (s, atto) = components
-        return s * 1000 + atto / 1_000_000_000_000_000
     }
 }
 

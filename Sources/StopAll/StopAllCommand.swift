@@ -74,12 +74,12 @@ public enum StopAllCommand {
         }
         func newTarget(label: String?, address: SocketAddress, now: ContinuousClock.Instant) -> Target {
             let nonce = UInt64.random(in: 0...UInt64.max, using: &rng)
-            let query = ControlMessage.StopAll(action: .query, unixMillis: unixMillis(), nonce: nonce, session: options.session)
+            let query = ControlMessage.StopAll(action: .query, unixMillis: WallClock.unixMillis(), nonce: nonce, session: options.session)
             return Target(label: label, address: address, now: now, nonce: nonce, query: datagram(query))
         }
         /// The receiver named itself: the command signed for it alone, with a fresh nonce.
         func command(for t: Target, name: String, now: ContinuousClock.Instant) {
-            var c = ControlMessage.StopAll(action: options.release ? .release : .stop, unixMillis: unixMillis(),
+            var c = ControlMessage.StopAll(action: options.release ? .release : .stop, unixMillis: WallClock.unixMillis(),
                                            nonce: UInt64.random(in: 0...UInt64.max, using: &rng), session: options.session, target: name)
             if let key = options.teacherKey { c.sign(key: Array(key.utf8)) }
             t.querying = false
@@ -101,7 +101,7 @@ public enum StopAllCommand {
                 do throws(DiscoveryError) {
                     browser = try SessionBrowser(session: session, onEvent: box.post)
                 } catch {
-                    throw error.userFacing(fallback: "--peer HOST:PORT")
+                    throw error
                 }
                 mailbox = box
                 directory = ReceiverDirectory(session: session)
@@ -166,7 +166,7 @@ public enum StopAllCommand {
                         }
                         target.reply = reply
                         status.clear()
-                        Stdout.line(describe(target, reply))
+                        StandardOutput.write(describe(target, reply) + "\n")
                     }
                 }
                 if let mailbox, var dir = directory {
@@ -188,10 +188,10 @@ public enum StopAllCommand {
             }
             status.clear()
             for t in targets where t.reply == nil {
-                Stdout.line("no answer from \(name(t, nil)) (sent \(t.sent) time\(t.sent == 1 ? "" : "s"); is it running?)")
+                StandardOutput.write("no answer from \(name(t, nil)) (sent \(t.sent) time\(t.sent == 1 ? "" : "s"); is it running?)" + "\n")
             }
             let took = targets.filter { $0.reply.map { $0.outcome != .refused } ?? false }.count
-            Stdout.line("reached \(took) of \(targets.count) receiver\(targets.count == 1 ? "" : "s")")
+            StandardOutput.write("reached \(took) of \(targets.count) receiver\(targets.count == 1 ? "" : "s")" + "\n")
             if targets.isEmpty {
                 throw UserFacingError("no receivers found in session \"\(options.session)\" within \(options.timeout) (are they running and announced in this session?)",
                                       status: .failure)
@@ -214,28 +214,6 @@ public enum StopAllCommand {
         case .stopped: "stopped \(name(t, reply))"
         case .released: "released \(name(t, reply))"
         case .refused: "refused by \(name(t, reply)): \(reply.text)"
-        }
-    }
-
-    static func unixMillis() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(max(0, ts.tv_nsec)) / 1_000_000
-    }
-}
-
-/// Unbuffered lines on stdout (a script reading a pipe sees each one as it happens).
-enum Stdout {
-    static func line(_ text: String) {
-        let bytes = Array((text + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return write(STDOUT_FILENO, base + offset, raw.count - offset)
-            }
-            if n <= 0 { if n < 0 && errno == EINTR { continue }; return }
-            offset += n
         }
     }
 }

@@ -1,4 +1,5 @@
 import ControlPlane
+import Crypto
 import Foundation
 import Game
 import PropertyBased
@@ -141,7 +142,7 @@ struct ControlVectors: Decodable {
         ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
     ])
     func fipsVectors(input: String, digest: String) {
-        #expect(Hex.string(SHA256.hash(Array(input.utf8))) == digest)
+        #expect(Hex.string(SHA256.hash(data: Array(input.utf8))) == digest)
     }
 
     @Test func rfc4231HMACCase2() {

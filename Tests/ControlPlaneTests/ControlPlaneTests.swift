@@ -41,7 +41,7 @@ struct FakeController {
         s.teacherKey = key
         s.session = session
         s.displayName = "robot-1"
-        s.failsafeMilliseconds = 300
+        s.failsafe = FailsafeTimeout(milliseconds: 300)
         s.peerID = 42
         return ControlPlane(settings: s, connection: 0xAAAA, oneShotConnection: 0xBBBB)
     }

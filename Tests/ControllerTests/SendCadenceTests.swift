@@ -1,5 +1,6 @@
 import Controller
 import Discovery
+import RemoteWire
 import Testing
 
 @Suite struct SendCadenceTests {
@@ -48,11 +49,11 @@ import Testing
                     let p = SendCadence.plan(requestedRateHz: request, receiver: c)
                     #expect(p.period >= SendCadence.minimumPeriod)
                     if p.boundBy != .floor {
-                        #expect(p.period * 5 <= c.failsafe)
+                        #expect(p.period * 5 <= c.failsafe.duration)
                         #expect(p.period <= .seconds(1) / rate)
                         if let request { #expect(p.period <= .seconds(1) / request) }
                     }
-                    #expect(p.honoursFailsafe == (p.period * 5 <= c.failsafe))
+                    #expect(p.honoursFailsafe == (p.period * 5 <= c.failsafe.duration))
                 }
             }
         }

@@ -212,8 +212,8 @@ struct AnnouncedReceiver {
         var second = try AnnouncedReceiver("robot-b", at: b)
         first.peer = "00000000000000aa"
         second.peer = "00000000000000bb"
-        func receiver(_ r: AnnouncedReceiver) throws -> Receiver {
-            Receiver(name: r.name, announcement: ReceiverAnnouncement(session: try SessionID(r.session), peer: r.peer, displayName: r.name),
+        func receiver(_ r: AnnouncedReceiver) throws -> DiscoveredReceiver {
+            DiscoveredReceiver(name: r.name, announcement: ReceiverAnnouncement(session: try SessionID(r.session), peer: r.peer, displayName: r.name),
                      host: "h.local.", port: r.address.port, addresses: [r.address], interfaces: [1], notes: [])
         }
         let list = [try receiver(first), try receiver(second)]

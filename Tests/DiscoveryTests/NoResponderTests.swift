@@ -84,16 +84,6 @@ enum NoResponder {
             _ = try SessionAdvertiser(session: try SessionID("X"), name: "robot", port: 1, onEvent: { _ in })
         }
     }
-
-    @Test func noResponderMapsToExitFiveWithTheFallbackNamed() {
-        let e = DiscoveryError.noResponder(call: "DNSServiceBrowse")
-        #expect(e.userFacing().status == .noMDNSDaemon)
-        #expect(e.userFacing().message == "no mDNS responder is running — start avahi-daemon, or use --peer HOST:PORT")
-        #expect(e.userFacing(fallback: "--no-advertise").message.hasSuffix("or use --no-advertise"))
-        let other = DiscoveryError.failed(call: "DNSServiceRegister", code: -65549)
-        #expect(other.userFacing().status == .failure)
-        #expect(other.userFacing().message == "discovery: DNSServiceRegister failed: invalid (-65549)")
-    }
 }
 
 @Suite struct DNSServiceLoopTests {
@@ -163,7 +153,7 @@ enum NoResponder {
         let v4 = try #require(SocketAddress(addressBytes: [198, 18, 0, 1], port: 45678))
         let v6 = try #require(SocketAddress(addressBytes: [0xFE, 0x80] + Array(repeating: 0, count: 13) + [1], port: 45678, scopeID: 1))
         let a = ReceiverAnnouncement(session: try SessionID("s"), peer: "00000000000000aa", displayName: "ロボ 1")
-        let r = Receiver(name: "ロボ 1 #2", announcement: a, host: "h.local.", port: 45678, addresses: [v4, v6],
+        let r = DiscoveredReceiver(name: "ロボ 1 #2", announcement: a, host: "h.local.", port: 45678, addresses: [v4, v6],
                          interfaces: [1], notes: [])
         let line = BrowseListing.line(for: .available(r), interfaceName: { _ in "veth0" })
         #expect(line == "available \"ロボ 1 #2\" 198.18.0.1:45678 v=1 peer=00000000000000aa name=\"ロボ 1\" failsafe=250 rate=50 if=veth0 also=[fe80::1%lo]:45678")

@@ -16,6 +16,7 @@ struct DependencyRule {
     struct Target {
         var name: String
         var isTest: Bool
+        var isExecutable = false
         /// Module names: local targets by name, products by their `.product(name:)`.
         var dependencies: Set<String>
     }
@@ -86,7 +87,8 @@ struct DependencyRule {
             }
             // Test targets, and libraries that live under Tests/ (TestSupport), are in no tier.
             let isTest = chunk.kind == ".testTarget(name:" || chunk.text.contains("path: \"Tests/")
-            targets[name] = Target(name: name, isTest: isTest, dependencies: dependencies)
+            targets[name] = Target(name: name, isTest: isTest, isExecutable: chunk.kind == ".executableTarget(name:",
+                                   dependencies: dependencies)
         }
     }
 
@@ -121,10 +123,9 @@ struct DependencyRule {
             for undeclared in packageImports.subtracting(target.dependencies).sorted() {
                 out.append("\(name) imports \(undeclared), which is not among its dependencies in Package.swift")
             }
-            for (cli, tier) in tiers.sorted(by: { $0.key < $1.key }) where tier == .cli {
-                if imported.contains(cli) || target.dependencies.contains(cli) {
-                    out.append("\(name) imports the executable \(cli) (nothing may)")
-                }
+            for executable in targets.values.filter(\.isExecutable).map(\.name).sorted()
+            where imported.contains(executable) || target.dependencies.contains(executable) {
+                out.append("\(name) imports the executable \(executable) (nothing may)")
             }
             guard !target.isTest else { continue }
             guard let tier = tiers[name] else {
@@ -140,7 +141,11 @@ struct DependencyRule {
                 for module in imported.sorted() where tiers[module] == .roles || tiers[module] == .cli {
                     out.append("\(name) is an adapter and imports the \(tiers[module] == .roles ? "role" : "CLI") \(module)")
                 }
-            case .cLibraries, .roles, .cli:
+            case .roles:
+                for module in imported.sorted() where tiers[module] == .cli {
+                    out.append("\(name) is a role and imports the CLI module \(module)")
+                }
+            case .cLibraries, .cli:
                 break
             }
         }

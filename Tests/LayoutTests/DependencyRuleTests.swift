@@ -108,6 +108,18 @@ import Testing
         #expect(DependencyRule(package: package).violations(files: files) == ["PlayerTests imports the executable Tool (nothing may)"])
     }
 
+    @Test func aRoleThatImportsACommandLineModuleIsAViolation() {
+        let package = Self.fixture
+            .replacingOccurrences(of: "//   the CLI   Tool ", with: "//   the CLI   Tool Report")
+            .replacingOccurrences(of: #"    .systemLibrary(name: "CThing"),"#,
+                                  with: "    .systemLibrary(name: \"CThing\"),\n    .target(name: \"Report\"),")
+            .replacingOccurrences(of: #"["Net", "Wire"]"#, with: #"["Net", "Report", "Wire"]"#)
+        var files = Self.clean
+        files["Report"] = ["struct R {}"]
+        files["Player"] = ["import Net\nimport Report\nimport Wire\n"]
+        #expect(DependencyRule(package: package).violations(files: files) == ["Player is a role and imports the CLI module Report"])
+    }
+
     @Test func aDependencyNoFileImportsIsADeadEdge() {
         let package = Self.fixture.replacingOccurrences(of: #"["Net", "Wire"]"#, with: #"["Console", "Net", "Wire"]"#)
         #expect(DependencyRule(package: package).violations(files: Self.clean)

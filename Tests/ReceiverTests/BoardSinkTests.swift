@@ -1,3 +1,5 @@
+import BoardLink
+import ControlPlane
 import Foundation
 @testable import Receiver
 import RemoteWire
@@ -49,7 +51,7 @@ import Testing
         let ready = try Poller.wait(for: inbox.descriptor, events: .readable, timeout: .seconds(5))
         #expect(ready.contains(.readable))
         // Both posts may not have landed yet when the first wakes us: collect until both are in.
-        var events: [BoardLinkEvent] = []
+        var events: [BoardEvent] = []
         let deadline = ContinuousClock.now + .seconds(5)
         while events.count < 2 && ContinuousClock.now < deadline {
             _ = try Poller.wait(for: inbox.descriptor, events: .readable, timeout: .milliseconds(100))

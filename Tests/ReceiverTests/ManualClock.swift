@@ -1,3 +1,5 @@
+import BoardLink
+import ControlPlane
 import Receiver
 import RemoteWire
 
@@ -36,7 +38,7 @@ final class OwnershipHarness {
     let clock = ManualClock()
     var machine: Ownership<String>
 
-    init(_ policy: Ownership<String>.Policy, timeoutMs: Int = 250) {
+    init(_ policy: AcceptMode, timeoutMs: Int = 250) {
         machine = Ownership(policy: policy, timeout: .milliseconds(timeoutMs))
     }
 
@@ -49,7 +51,7 @@ final class EngineHarness {
     let clock = ManualClock()
     var engine: Engine
 
-    init(_ policy: Ownership<String>.Policy = .first, timeoutMs: Int = 250, capacity: Int = 1024, mapping: Mapping = .kit,
+    init(_ policy: AcceptMode = .first, timeoutMs: Int = 250, capacity: Int = 1024, mapping: Mapping = .kit,
          reclaimMs: Int = 0) {
         engine = Engine(mapping: mapping, policy: policy, timeout: .milliseconds(timeoutMs), capacity: capacity,
                         reclaim: .milliseconds(reclaimMs))
@@ -69,6 +71,6 @@ final class EngineHarness {
     }
 
     func tick(ms: Int) -> Engine.Step { engine.tick(at: clock.at(ms: ms)) }
-    func boardLink(_ event: BoardLinkEvent, ms: Int) -> Engine.Step { engine.boardLink(event, at: clock.at(ms: ms)) }
+    func boardLink(_ event: BoardEvent, ms: Int) -> Engine.Step { engine.boardLink(event, at: clock.at(ms: ms)) }
     func shutdown() -> [UInt8: UInt8] { engine.shutdown() }
 }

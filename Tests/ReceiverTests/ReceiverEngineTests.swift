@@ -1,3 +1,5 @@
+import BoardLink
+import ControlPlane
 import PropertyBased
 import Receiver
 import RemoteWire
@@ -10,7 +12,7 @@ import Testing
     static let rest: [UInt8: UInt8] = [left: 0, right: 0, led1: 0, led2: 0]
 
     /// Resting at 0 ms (lifts the start-up failsafe), then forward at 10 ms, from `source`.
-    func driving(_ policy: Ownership<String>.Policy = .first, capacity: Int = 1024, from source: String = "A") -> EngineHarness {
+    func driving(_ policy: AcceptMode = .first, capacity: Int = 1024, from source: String = "A") -> EngineHarness {
         let h = EngineHarness(policy, capacity: capacity)
         _ = h.start()
         _ = h.send(.neutral, from: source, ms: 0)
@@ -143,8 +145,8 @@ import Testing
         #expect(h.engine.counters.ignored == 0)
     }
 
-    @Test(arguments: [BoardLinkEvent.reconnected(device: "sim"), .disconnected(device: "sim", reason: "unplugged")])
-    func boardLinkEventsStopAndRequireRestAgain(event: BoardLinkEvent) {
+    @Test(arguments: [BoardEvent.reconnected(device: "sim"), .disconnected(device: "sim", reason: "unplugged")])
+    func boardLinkEventsStopAndRequireRestAgain(event: BoardEvent) {
         let h = driving()
         let step = h.boardLink(event, ms: 20)
         #expect(step.write == Self.rest)

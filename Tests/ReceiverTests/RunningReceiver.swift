@@ -84,10 +84,12 @@ final class RunningReceiver {
         }
     }
 
-    /// Waits until the latest map satisfies `predicate` (or `timeout` passes).
+    /// Waits until the latest map satisfies `predicate` (or `timeout` passes). With a separate
+    /// board-sim it waits on that process's output: the receiver may be gone (a crash test) while
+    /// the board still prints what it was last sent.
     @discardableResult
     func waitForMap(timeout: Duration = .seconds(5), _ predicate: ([UInt8]) -> Bool) -> Bool {
-        process.waitForOutput(timeout: timeout) { _, _ in
+        (boardSim ?? process).waitForOutput(timeout: timeout) { _, _ in
             Self.maps(in: boardTrace).last.map(predicate) ?? false
         }
     }

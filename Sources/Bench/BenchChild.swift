@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+import SystemIO
+
+/// The bench's children are ``SpawnedProcess``es; this adds what only the bench needs.
+typealias Child = SpawnedProcess
+
+extension SpawnedProcess {
+    /// Starts a child for the bench; a failure is a setup error naming it.
+    static func bench(executable: String, arguments: [String], label: String, withStdin: Bool = false) throws(BenchError) -> SpawnedProcess {
+        do {
+            return try SpawnedProcess(executable: executable, arguments: arguments, label: label, withStdin: withStdin)
+        } catch {
+            throw error.call == "pipe" ? .setup("\(label): pipe: \(error.reason)")
+                : .setup("\(label): cannot start \(executable): \(error.reason)")
+        }
+    }
+
+    /// Waits for a line of stdout that starts with `prefix`; returns the rest of it.
+    func waitForLine(prefix: String, timeout: Duration, interruption: Interruption) throws(BenchError) -> Substring {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            try interruption.check()
+            for line in stdout.split(separator: "\n") where line.hasPrefix(prefix) {
+                return line.dropFirst(prefix.count)
+            }
+            if hasExited || ContinuousClock.now >= deadline {
+                let why = hasExited ? "exited (status \(exitStatus ?? -1))" : "said nothing for \(timeout)"
+                let said = stderr.split(separator: "\n").suffix(3).joined(separator: " | ")
+                throw .setup("\(label) \(why) before printing `\(prefix)…`\(said.isEmpty ? "" : ": \(said)")")
+            }
+            Monotonic.sleep(nanoseconds: 2_000_000)
+        }
+    }
+
+    /// A receiver child: `analog-remote receive …`, or, when the environment variable
+    /// `BENCH_RECEIVER_WRAPPER` is set (e.g. `valgrind --tool=callgrind`), that command with
+    /// the receiver's command line appended — how BENCHMARKS.md's profiles were taken.
+    static func receiver(executable: String, arguments: [String]) throws(BenchError) -> SpawnedProcess {
+        let wrapper = ProcessInfo.processInfo.environment["BENCH_RECEIVER_WRAPPER"]?
+            .split(separator: " ").map(String.init) ?? []
+        guard let tool = wrapper.first else {
+            return try bench(executable: executable, arguments: ["receive"] + arguments, label: "receiver")
+        }
+        let path = tool.hasPrefix("/") ? tool : try which(tool)
+        return try bench(executable: path, arguments: Array(wrapper.dropFirst()) + [executable, "receive"] + arguments,
+                         label: "receiver (under \(tool))")
+    }
+
+    static func which(_ name: String) throws(BenchError) -> String {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(dir)/\(name)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        throw .setup("BENCH_RECEIVER_WRAPPER: \(name) is not on PATH")
+    }
+
+    /// The path of the running executable (this `analog-remote`).
+    static func ownExecutable() throws(BenchError) -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { throw .setup("cannot find this executable (/proc/self/exe)") }
+        return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

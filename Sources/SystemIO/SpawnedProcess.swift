@@ -1,0 +1,223 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Dispatch
+import Synchronization
+
+/// The one way this package starts a process (the bench's children, the demo's three commands).
+/// stdout and stderr are read by a thread each until end of file (a child logging thousands of
+/// lines never blocks on a full pipe); stdin is /dev/null or a pipe. SIGINT, SIGTERM and SIGPIPE
+/// are back to their default action and unblocked in the child (a parent that ignores or blocks
+/// them would pass that on), and no other descriptor of the parent is inherited. Stopped by pid — SIGTERM, then SIGKILL — by ``stop(grace:meanwhile:)``
+/// or at deinit, so an error in the parent never leaves it running.
+public final class SpawnedProcess: Sendable {
+    public let pid: pid_t
+    public let label: String
+    /// The write end of its stdin, when it has one.
+    public let stdin: Descriptor?
+    private let out: Collector
+    private let err: Collector
+    private let status = Mutex<Int32?>(nil)
+
+    /// Output collected by a thread until end of file. Only the first `keep` bytes are kept, but
+    /// every line is counted. `onData` runs on that thread after each read.
+    final class Collector: Sendable {
+        private let box = Box()
+        private let done = DispatchSemaphore(value: 0)
+
+        private final class Box: Sendable {
+            let value = Mutex<(bytes: [UInt8], lines: Int)>(([], 0))
+        }
+
+        init(fd: Descriptor, keep: Int, label: String, onData: (@Sendable () -> Void)?) {
+            DispatchQueue(label: label).async { [box, done] in
+                var buffer = [UInt8](repeating: 0, count: 16_384)
+                let raw = fd.rawValue
+                while true {
+                    let n = read(raw, &buffer, buffer.count)
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 { break }
+                    box.value.withLock { v in
+                        v.lines += buffer[..<n].count { $0 == 0x0A }
+                        if v.bytes.count < keep { v.bytes += buffer[..<min(n, keep - v.bytes.count)] }
+                    }
+                    onData?()
+                }
+                fd.close()
+                done.signal()
+                onData?()
+            }
+        }
+
+        var text: String { box.value.withLock { String(decoding: $0.bytes, as: UTF8.self) } }
+        var lines: Int { box.value.withLock { $0.lines } }
+
+        /// Waits at most `timeout` for end of file; returns whether it came.
+        func join(timeout: Duration) -> Bool {
+            let (s, atto) = timeout.components
+            let nanos = Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000)
+            guard done.wait(timeout: .now() + .nanoseconds(nanos)) == .success else { return false }
+            done.signal()
+            return true
+        }
+    }
+
+    /// Starts `executable arguments…` (a path, not looked up on PATH) with the parent's
+    /// environment plus `environment`. Only the first `keepStdout`/`keepStderr` bytes are kept.
+    /// `onOutput` is called (on a reader thread) whenever stdout or stderr grew.
+    public init(executable: String, arguments: [String], label: String, withStdin: Bool = false,
+                environment: [String: String] = [:], keepStdout: Int = 1 << 20, keepStderr: Int = 64 * 1024,
+                onOutput: (@Sendable () -> Void)? = nil) throws(SystemError) {
+        self.label = label
+        var stdinPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
+        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0, !withStdin || pipe(&stdinPipe) == 0 else {
+            let e = errno
+            for fd in outPipe + errPipe + stdinPipe where fd >= 0 { close(fd) }
+            throw SystemError(call: "pipe", errno: e, subject: label)
+        }
+        for fd in [outPipe[0], errPipe[0], stdinPipe[1]] where fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if withStdin {
+            posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], STDIN_FILENO)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        }
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], STDOUT_FILENO)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], STDERR_FILENO)
+        // Nothing else the parent has open reaches the child (not only our pipes: a pipe another
+        // thread of the parent owns would never see end of file while a child holds a copy).
+        Self.closeOthers(&actions)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t(), empty = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGPIPE)
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = Self.environment(adding: environment).map { strdup($0) } + [nil]
+        defer { for p in argv + envp { free(p) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        for fd in [stdinPipe[0], outPipe[1], errPipe[1]] where fd >= 0 { close(fd) }
+        guard rc == 0 else {
+            for fd in [stdinPipe[1], outPipe[0], errPipe[0]] where fd >= 0 { close(fd) }
+            throw SystemError(call: "posix_spawn", errno: rc, subject: executable)
+        }
+        self.pid = pid
+        stdin = withStdin ? Descriptor(adopting: stdinPipe[1], label: "\(label) stdin") : nil
+        out = Collector(fd: Descriptor(adopting: outPipe[0], label: "\(label) stdout"), keep: keepStdout,
+                        label: "\(label) stdout", onData: onOutput)
+        err = Collector(fd: Descriptor(adopting: errPipe[0], label: "\(label) stderr"), keep: keepStderr,
+                        label: "\(label) stderr", onData: onOutput)
+    }
+
+    deinit { stop(grace: .seconds(2)) }
+
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which Glibc's module map hides.
+    private static let closeFrom: CloseFrom? = {
+        // A nil handle is glibc's RTLD_DEFAULT: the symbol as the program links it.
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: CloseFrom.self)
+    }()
+
+    /// Adds "close every descriptor above stderr" to `actions`: with glibc's closefrom action, or
+    /// else one close per descriptor open now (/proc/self/fd; one opened meanwhile may slip through).
+    private static func closeOthers(_ actions: inout posix_spawn_file_actions_t) {
+        if let closeFrom, closeFrom(&actions, STDERR_FILENO + 1) == 0 { return }
+        guard let dir = opendir("/proc/self/fd") else { return }
+        defer { closedir(dir) }
+        let own = dirfd(dir)
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if let fd = Int32(name), fd > STDERR_FILENO, fd != own { posix_spawn_file_actions_addclose(&actions, fd) }
+        }
+    }
+
+    /// `KEY=value` for this process's environment with `overrides` replacing or adding keys.
+    static func environment(adding overrides: [String: String]) -> [String] {
+        var entries: [String] = []
+        var index = 0
+        while let entry = environ[index] {
+            let text = String(cString: entry)
+            let key = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
+            if overrides[key] == nil { entries.append(text) }
+            index += 1
+        }
+        return entries + overrides.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+    }
+
+    public var stdout: String { out.text }
+    public var stderr: String { err.text }
+    /// Lines written to stderr so far (log lines).
+    public var stderrLines: Int { err.lines }
+
+    /// Reaps the child if it has exited; true once it has.
+    public var hasExited: Bool {
+        status.withLock { status in
+            if status != nil { return true }
+            var raw: Int32 = 0
+            if waitpid(pid, &raw, WNOHANG) == pid {
+                status = raw
+                return true
+            }
+            return false
+        }
+    }
+
+    /// The exit code (or 128 + signal), once exited.
+    public var exitStatus: Int32? {
+        guard hasExited, let raw = status.withLock({ $0 }) else { return nil }
+        let signal = raw & 0x7F
+        return signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
+    }
+
+    public func signal(_ sig: Int32) {
+        if !hasExited { kill(pid, sig) }
+    }
+
+    /// Closes its stdin: a command reading stdin sees end of file and stops.
+    public func closeStdin() {
+        stdin?.close()
+    }
+
+    /// Waits until it exits, calling `meanwhile` between checks (e.g. to answer the board it is
+    /// shutting down); returns whether it exited in time. Its output is then read to the end.
+    @discardableResult
+    public func wait(timeout: Duration, meanwhile: () -> Void = {}) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !hasExited {
+            if ContinuousClock.now >= deadline { return false }
+            meanwhile()
+            usleep(1_000)
+        }
+        _ = out.join(timeout: .seconds(2))
+        _ = err.join(timeout: .seconds(2))
+        return true
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`. Safe to call twice.
+    public func stop(grace: Duration, meanwhile: () -> Void = {}) {
+        guard !hasExited else { return }
+        kill(pid, SIGTERM)
+        if !wait(timeout: grace, meanwhile: meanwhile) {
+            kill(pid, SIGKILL)
+            _ = wait(timeout: .seconds(5))
+        }
+    }
+}
