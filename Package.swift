@@ -8,7 +8,7 @@
 //   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode     module map + shim only
 //   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad Console TerminalQR
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
-//   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses
+//   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses PhoneLink WebServer
 //             value-type state machines plus the loops that drive them; import anything above
 //   the CLI   AnalogRemoteCLI Fuzz ErrorReporting         the executables (parse, validate, hand off; nothing imports
 //             them) and the one place that maps errors to exit codes and messages; no adapter or role imports any
@@ -22,6 +22,16 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let tomlKit: Target.Dependency = .product(name: "TOMLKit", package: "TOMLKit")
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 let propertyBased: Target.Dependency = .product(name: "PropertyBased", package: "swift-property-based")
+// The phone page's server (WebServer only).
+let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+let hummingbirdCore: Target.Dependency = .product(name: "HummingbirdCore", package: "hummingbird")
+let hummingbirdTLS: Target.Dependency = .product(name: "HummingbirdTLS", package: "hummingbird")
+let hummingbirdWebSocket: Target.Dependency = .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioWebSocket: Target.Dependency = .product(name: "NIOWebSocket", package: "swift-nio")
+let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
+let swiftASN1: Target.Dependency = .product(name: "SwiftASN1", package: "swift-asn1")
+let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
 
 let package = Package(
     name: "AnalogRemote",
@@ -39,6 +49,13 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        // The phone page (`analog-remote web`) only: WebServer is the one module that imports these.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // MARK: Codecs — standard library only: no I/O, no C, no Foundation.
@@ -82,6 +99,17 @@ let package = Package(
         .target(name: "Controller",
                 dependencies: ["Console", "ControlPlane", "Discovery", "Game", "Gamepad", "RemoteWire", "SystemIO", logging]),
 
+        // The phone page, `analog-remote web`: PhoneLink is one controller per page (SendLoop +
+        // ControlSession) and the page's messages, no server framework; WebServer serves the page
+        // and its WebSocket over HTTPS (Hummingbird 2) and is the only module importing the
+        // server, TLS and certificate packages.
+        .target(name: "PhoneLink", dependencies: ["Console", "Controller", "Discovery", "RemoteWire", "SystemIO", logging]),
+        .target(name: "WebServer",
+                dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "PhoneLink", "SystemIO", "TerminalQR", logging,
+                               hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioWebSocket, nioSSL,
+                               crypto, swiftASN1, x509],
+                resources: [.embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/style.css")]),
+
         // MARK: Benchmarks — `analog-remote bench`: the real code paths against floors measured in the same run.
         .target(name: "Bench",
                 dependencies: ["BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller", "Receiver", "RemoteWire",
@@ -91,8 +119,8 @@ let package = Package(
         .target(name: "ErrorReporting", dependencies: ["Console", "Discovery", "Gamepad"]),
         .executableTarget(name: "AnalogRemoteCLI",
                           dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller",
-                                         "Discovery", "ErrorReporting", "Game", "Gamepad", "Receiver", "RemoteWire", "SerialTTY", "StopAll", "SystemIO",
-                                         argumentParser, logging]),
+                                         "Discovery", "ErrorReporting", "Game", "Gamepad", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
+                                         "StopAll", "SystemIO", "WebServer", argumentParser, logging]),
 
         // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
         .target(name: "FuzzHarnesses",
@@ -119,6 +147,9 @@ let package = Package(
         .testTarget(name: "ControllerTests",
                     dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", "TestSupport",
                                    logging, propertyBased]),
+        .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
+        .testTarget(name: "WebServerTests", dependencies: ["WebServer"]),
+        .testTarget(name: "PhoneLinkTests", dependencies: ["Controller", "PhoneLink", "RemoteWire", "SystemIO", logging]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "TestSupport"]),

@@ -2,7 +2,8 @@
 # The project's two entry points. Both run scripts/setup.sh first (idempotent: installs only the
 # Debian packages that are missing), so they work on a fresh machine.
 #   ./run.sh demo [ARGS…]   build and run the demo (simulated board: no hardware needed)
-#   ./run.sh test           build and run the whole test suite, the fuzzers, then the two-host discovery test
+#   ./run.sh test           build and run the whole test suite, the fuzzers, then the two-host discovery test and
+#                           the phone page in headless Chromium
 set -euo pipefail
 cd "$(dirname "$0")"
 what=${1:-}
@@ -22,6 +23,7 @@ case "$what" in
     if [[ -x scripts/two-host-test.sh ]]; then
       bash scripts/two-host-test.sh
     fi
+    bash scripts/web-browser-test.sh
     ;;
   *)
     echo "usage: ./run.sh demo [ARGS…] | ./run.sh test" >&2

@@ -16,6 +16,7 @@ PACKAGES=(
   dbus                           # avahi talks to its clients over the system bus
   iproute2                       # ip netns, for the two-host discovery test
   libqrencode-dev                # QR code of the phone page URL in the terminal (analog-remote web)
+  chromium                       # headless browser for the phone page test (scripts/web-browser-test.sh)
   pkg-config                     # SwiftPM finds the C libraries through it
 )
 

@@ -31,7 +31,7 @@ public struct BenchOptions: Sendable {
 }
 
 public enum BenchSection: String, CaseIterable, Sendable {
-    case floor, receive, whole, scale, freshness, codec
+    case floor, receive, whole, phone, scale, freshness, codec
 }
 
 /// `analog-remote bench`: measures, prints one table on stdout (progress on stderr), and with
@@ -67,6 +67,9 @@ public enum BenchCommand {
     /// unless its previous send was under 1 ms ago (its minimum gap, by design); at the 0.5–1.5 ms
     /// of the other series most samples would measure that wait instead of the path.
     static let wholePacing: ClosedRange<Int64> = 2000...3000
+    /// The phone path is paced below a page's message limit (200 a second, `web`'s PageBridge):
+    /// faster, the server would drop samples as a flood.
+    static let phonePacing: ClosedRange<Int64> = 6000...8000
 
     public static func run(_ options: BenchOptions) throws(UserFacingError) -> ExitStatus {
         let interruption = Interruption()
@@ -128,6 +131,17 @@ public enum BenchCommand {
                 var row = LatencyRow(id: id, name: name, latency: m.total, lost: m.lost, stages: m.stages,
                                      receiverSummary: m.receiverSummary,
                                      note: placement == .inProcess ? "stages stamped at the receiver's hand-off to the board link" : "real binaries")
+                report.addRatios(&row)
+                report.paths.append(row)
+            }
+            if wanted(.phone) {
+                let name = "phone path: page message → W on the board pty; `web --plain-http` and `receive` as child processes"
+                progress("\(name), \(plan.wholeSamples) samples")
+                var phone = whole
+                phone.pacer = Pacer(microseconds: Self.phonePacing)
+                let m = try LatencyPaths.phonePath(phone)
+                var row = LatencyRow(id: "3w", name: name, latency: m.total, lost: m.lost, receiverSummary: m.receiverSummary,
+                                     note: "real binaries; the page's WebSocket text message is the phone event")
                 report.addRatios(&row)
                 report.paths.append(row)
             }

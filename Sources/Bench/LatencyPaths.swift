@@ -93,7 +93,7 @@ enum LatencyPaths {
     }
 
     /// Sends `stimulus(i)` for sample i (i < 0: the resting state), waits for its `W`.
-    private static func sample(board: inout BoardSide, receiver: RunningReceiver, settings: LatencySettings, stages names: [String],
+    static func sample(board: inout BoardSide, receiver: RunningReceiver, settings: LatencySettings, stages names: [String],
                                _ stimulus: (Int) throws(BenchError) -> Void) throws(BenchError) -> PathMeasurement {
         let total = settings.samples + settings.warmUp
         var all = SampleSet(warmUp: settings.warmUp, expected: settings.samples)

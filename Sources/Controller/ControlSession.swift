@@ -257,3 +257,37 @@ public final class ControlSession: SendLoopCompanion {
         return UInt64(max(0, s)) &* 1_000_000_000 &+ UInt64(max(0, atto / 1_000_000_000))
     }
 }
+
+extension ControlSession {
+    /// The link as values, for a UI that is not the status line (the phone page of `analog-remote
+    /// web`): where the hello stands, the receiver's name, round-trip time and loss.
+    public struct Snapshot: Equatable, Sendable {
+        public enum Phase: Equatable, Sendable {
+            /// No destination yet.
+            case idle
+            /// The hello is out, no answer yet.
+            case waiting
+            /// The receiver accepted this controller (under the name it announced).
+            case accepted(receiverName: String)
+            /// The receiver never answered (an older receiver): states flow without a name.
+            case unanswered
+            case refused
+        }
+
+        public var phase: Phase
+        public var roundTrip: Duration?
+        /// 0…1 over the last pings.
+        public var loss: Double?
+    }
+
+    public var snapshot: Snapshot {
+        let p: Snapshot.Phase = switch phase {
+        case .idle: .idle
+        case .waiting: .waiting
+        case .accepted(let name): .accepted(receiverName: name)
+        case .unanswered: .unanswered
+        case .refused: .refused
+        }
+        return Snapshot(phase: p, roundTrip: quality.lastRoundTrip, loss: quality.lossRate)
+    }
+}

@@ -19,6 +19,10 @@ public struct SendLoop {
     public let status: StatusLine
     /// The classroom control session, if the controller speaks control messages.
     public var companion: (any SendLoopCompanion)?
+    /// Whether this loop's state socket is the one the fatal-signal guard sends neutral from
+    /// (``FatalSignalGuard`` holds one peer per process). False when one process runs many loops
+    /// (`analog-remote web`, one per phone): they would overwrite each other's peer.
+    public var armsFatalSignalGuard = true
 
     public init(source: any InputSource, destination: Destination, schedule: SendSchedule.Configuration,
                 signals: SignalWatcher, status: StatusLine) {
@@ -33,7 +37,7 @@ public struct SendLoop {
     /// neutral packets went out. The input source is closed on every way out (also when this
     /// throws: a failing `poll`, or the source refusing to start).
     public func run() throws -> EndReason {
-        let sender = StateSender()
+        let sender = StateSender(armsFatalSignalGuard: armsFatalSignalGuard)
         if let companion { sender.wrap = { [unowned companion] in companion.wrapState($0) } }
         var state = Running(schedule: SendSchedule(schedule))
         defer {

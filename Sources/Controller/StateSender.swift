@@ -17,6 +17,12 @@ final class StateSender {
     /// `--secret`); nil = hold it back (no connection yet). Unset: the packet as it is.
     var wrap: (([UInt8]) -> [UInt8]?)?
 
+    private let armsFatalSignalGuard: Bool
+
+    init(armsFatalSignalGuard: Bool = true) {
+        self.armsFatalSignalGuard = armsFatalSignalGuard
+    }
+
     /// Opens the socket for `peer`'s family now (so a failure shows before anything is sent).
     func prepare(for peer: SocketAddress) throws(SystemError) {
         _ = try socket(for: peer)
@@ -27,7 +33,7 @@ final class StateSender {
     func send(_ state: ControllerState, to peer: SocketAddress) -> Bool {
         do {
             let socket = try socket(for: peer)
-            if armedPeer != peer {
+            if armsFatalSignalGuard, armedPeer != peer {
                 FatalSignalGuard.armNeutral(socket: socket.descriptor.rawValue, peer: peer)
                 armedPeer = peer
             }
@@ -54,7 +60,7 @@ final class StateSender {
     }
 
     func close() {
-        FatalSignalGuard.disarmNeutral()
+        if armsFatalSignalGuard { FatalSignalGuard.disarmNeutral() }
         armedPeer = nil
         for socket in sockets.values { socket.close() }
         sockets.removeAll()

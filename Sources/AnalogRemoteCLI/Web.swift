@@ -1,0 +1,123 @@
+import ArgumentParser
+import Console
+import Discovery
+import PhoneLink
+import SystemIO
+import WebServer
+
+struct Web: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "web",
+        abstract: "Serve the phone page: each phone that opens it and picks a robot drives it by tilting.",
+        discussion: """
+            One command serves many phones. Each page that picks a robot is one controller on the UDP \
+            side, exactly like `analog-remote control`: its own socket, its own hello with the name \
+            the student typed (and --pair code typed on the page), its own RTT and loss. Receivers \
+            need no change.
+
+            HTTPS by default (browsers give the tilt sensor only to secure pages): a self-signed \
+            certificate is made on first start and kept in $XDG_STATE_HOME/analog-remote (default \
+            ~/.local/state/analog-remote), or give your own with --tls-cert/--tls-key. Phones show a \
+            warning for a self-signed certificate once; compare the fingerprint printed here.
+
+            stdout: "serving https on tcp port N" once listening, then "url URL" per IPv4 address, \
+            then "certificate sha256 AA:BB:…". The first URL is shown as a QR code on stderr \
+            (not with --quiet).
+
+            Safety: a page that is hidden, frozen, closed or offline, or whose WebSocket drops, makes \
+            its controller send neutral three times at once and stop; a page silent for --stale-ms \
+            is neutral, for --silent-ms it is stopped. SIGINT/SIGTERM: every phone sends neutral ×3 \
+            and bye, then the server stops.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: ArgumentHelp("A robot to offer: HOST:PORT of its receiver (repeat for several).", valueName: "host:port"))
+    var peer: [String] = []
+
+    @Option(help: ArgumentHelp("Offer the session's receivers, live, found with DNS-SD (needs avahi-daemon).", valueName: "id"))
+    var session: String?
+
+    @Option(help: ArgumentHelp("Address to listen on (0.0.0.0 = every IPv4 interface).", valueName: "address"))
+    var host = "0.0.0.0"
+
+    @Option(help: ArgumentHelp("TCP port to listen on (0 = any free port).", valueName: "port"))
+    var port = 8443
+
+    @Option(help: ArgumentHelp("Your own certificate (PEM) instead of the self-signed one; needs --tls-key.", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The private key (PEM) of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
+    @Flag(help: "Serve plain HTTP (no tilt sensor in browsers: for laptops driving with keys).")
+    var plainHttp = false
+
+    @Option(help: "Packets per second while a phone's state does not change (1…1000).")
+    var rate: Double = 50
+
+    @Option(help: ArgumentHelp("A phone silent this long is neutral (50…5000 ms).", valueName: "ms"))
+    var staleMs = 200
+
+    @Option(help: ArgumentHelp("A phone silent this long is stopped and frees its robot (≥ --stale-ms, ≤ 600000 ms).", valueName: "ms"))
+    var silentMs = 3000
+
+    @Option(help: ArgumentHelp("Pages open at once (1…4096).", valueName: "n"))
+    var maxPages = 256
+
+    @Option(help: ArgumentHelp("Phones driving at once (1…1000).", valueName: "n"))
+    var maxDrivers = 100
+
+    @Flag(help: "Do not print the URL as a QR code.")
+    var noQr = false
+
+    func validate() throws {
+        switch (peer.isEmpty, session) {
+        case (true, nil): throw ValidationError("say which robots to offer: --peer HOST:PORT (repeatable), or --session ID to find them on the LAN.")
+        case (false, .some): throw ValidationError("--peer and --session exclude each other: give one of them.")
+        case (_, let s?): do { _ = try SessionID(s) } catch { throw ValidationError("--session: \(error)") }
+        default: break
+        }
+        for p in peer where SocketAddress.split(p) == nil {
+            throw ValidationError("--peer \(p): expected HOST:PORT, IPv4:PORT or [IPv6]:PORT with a port 1…65535.")
+        }
+        if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together: give both, or neither for the self-signed certificate.") }
+        if plainHttp, tlsCert != nil { throw ValidationError("--plain-http and --tls-cert exclude each other.") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port \(port): use 0…65535 (0 = any free port).") }
+        guard rate.isFinite, (1...1000).contains(rate) else { throw ValidationError("--rate \(rate): must be between 1 and 1000 packets per second.") }
+        guard (50...5000).contains(staleMs) else { throw ValidationError("--stale-ms \(staleMs): use 50…5000 (below the receivers' failsafe, default 250).") }
+        guard silentMs >= staleMs, silentMs <= 600_000 else { throw ValidationError("--silent-ms \(silentMs): use --stale-ms…600000.") }
+        guard (1...4096).contains(maxPages) else { throw ValidationError("--max-pages \(maxPages): use 1…4096.") }
+        guard (1...1000).contains(maxDrivers) else { throw ValidationError("--max-drivers \(maxDrivers): use 1…1000.") }
+    }
+
+    func run() throws {
+        try runReporting {
+            let status = global.bootstrap()
+            let robots: WebOptions.Robots
+            var sessionText = ""
+            if let session {
+                robots = .session(try SessionID(session))
+                sessionText = session
+            } else {
+                var list: [(label: String, address: SocketAddress)] = []
+                for p in peer {
+                    do throws(AddressError) {
+                        list.append((p, try SocketAddress.resolve(p)))
+                    } catch {
+                        throw UserFacingError("--peer \(p): cannot resolve \(error.host): \(error.reason) (check the name, or give an IP address)",
+                                              status: .networkUnavailable)
+                    }
+                }
+                robots = .peers(list)
+            }
+            let security: WebOptions.Security = if plainHttp { .plainHTTP }
+                else if let tlsCert, let tlsKey { .files(certificate: tlsCert, key: tlsKey) }
+                else { .selfSigned(directory: WebCertificate.stateDirectory()) }
+            let options = WebOptions(robots: robots, security: security, host: host, port: port, session: sessionText, rate: rate,
+                                     timing: .init(stale: .milliseconds(staleMs), silent: .milliseconds(silentMs)),
+                                     limits: .init(pages: maxPages, drivers: maxDrivers), qrCode: !noQr)
+            return try WebCommand.run(options, status: status)
+        }
+    }
+}

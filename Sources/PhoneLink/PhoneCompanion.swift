@@ -1,0 +1,50 @@
+import Controller
+import SystemIO
+
+/// Rides along with a phone's send loop: the classroom control session (hello with the typed
+/// name, pairing code, pings) does the protocol; this only watches its ``ControlSession/snapshot``
+/// and tells the page when it changes (link phase at once, round-trip time and loss at most
+/// twice a second).
+final class PhoneCompanion: SendLoopCompanion {
+    private let session: ControlSession
+    private let report: @Sendable (PageReport) -> Void
+    private var lastPhase: ControlSession.Snapshot.Phase?
+    private var lastReport: ContinuousClock.Instant?
+
+    init(session: ControlSession, report: @escaping @Sendable (PageReport) -> Void) {
+        self.session = session
+        self.report = report
+    }
+
+    var descriptor: Int32? { session.descriptor }
+    var nextDeadline: ContinuousClock.Instant? { session.nextDeadline }
+    var allowsStates: Bool { session.allowsStates }
+    var statusParts: [String] { session.statusParts }
+
+    func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
+        let actions = session.service(socket: socket, peer: peer, now: now)
+        let snapshot = session.snapshot
+        let changed = snapshot.phase != lastPhase
+        if changed || lastReport.map({ now - $0 >= .milliseconds(500) }) ?? true {
+            lastPhase = snapshot.phase
+            lastReport = now
+            report(.status(Self.status(snapshot)))
+        }
+        return actions
+    }
+
+    func finish(socket: UDPSocket?, peer: SocketAddress?) {
+        session.finish(socket: socket, peer: peer)
+    }
+
+    static func status(_ s: ControlSession.Snapshot) -> PageReport.Status {
+        let rtt = s.roundTrip.map { Double($0.components.seconds) * 1000 + Double($0.components.attoseconds) / 1e15 }
+        switch s.phase {
+        case .idle: return .init(link: "connecting")
+        case .waiting: return .init(link: "connecting")
+        case .accepted(let name): return .init(link: "driving", receiver: name.isEmpty ? nil : name, rtt: rtt, loss: s.loss)
+        case .unanswered: return .init(link: "unanswered")
+        case .refused: return .init(link: "refused")
+        }
+    }
+}

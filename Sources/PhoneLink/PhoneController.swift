@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Console
+import Controller
+import Foundation
+import Logging
+import SystemIO
+
+/// One page = one controller on the UDP side: its own UDP socket (so its own source address and
+/// port at the receiver), its own hello with the name the student typed, its own pairing code,
+/// RTT and loss. It is the `analog-remote control` send loop (``SendLoop`` with
+/// ``ControlSession``), run on a thread of its own with a ``PhoneSource`` as its input.
+///
+/// Ways out, each ending in neutral ×3 then bye (the send loop's own way out): ``stop(_:)``
+/// (the page said stop, was hidden or closed, its WebSocket dropped), SIGINT/SIGTERM to the
+/// server, the page going silent (``PhoneSource/Timing/silent``), the receiver refusing.
+public final class PhoneController: Sendable {
+    public struct Options: Sendable {
+        public var displayName: String
+        public var pairingCode: String?
+        public var session: String
+        public var rate: Double
+        public var timing: PhoneSource.Timing
+
+        public init(displayName: String, pairingCode: String?, session: String, rate: Double = 50,
+                    timing: PhoneSource.Timing = .init()) {
+            self.displayName = displayName
+            self.pairingCode = pairingCode
+            self.session = session
+            self.rate = rate
+            self.timing = timing
+        }
+    }
+
+    public let destination: Destination
+    private let mailbox: EventMailbox<PhoneInput>
+    private let done: EventFlag
+
+    /// Starts the controller's thread. `report` and `finished` are called on that thread.
+    public init(_ options: Options, peer: Destination.Peer, logger: Logger,
+                report: @escaping @Sendable (PageReport) -> Void,
+                finished: @escaping @Sendable (EndReason) -> Void) throws(SystemError) {
+        destination = try Destination(peer)
+        mailbox = try EventMailbox<PhoneInput>(capacity: 64)
+        done = try EventFlag()
+        let signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
+        let (destination, mailbox, done) = (destination, mailbox, done)
+        let thread = Thread {
+            let source = PhoneSource(name: "phone \"\(options.displayName)\"", mailbox: mailbox, timing: options.timing)
+            var loop = SendLoop(source: source, destination: destination, schedule: .init(rate: options.rate),
+                                signals: signals, status: StatusLine(quiet: true))
+            loop.armsFatalSignalGuard = false
+            let session = ControlSession(.init(displayName: options.displayName, pairingCode: options.pairingCode,
+                                               session: options.session), logger: logger)
+            loop.companion = PhoneCompanion(session: session, report: report)
+            let reason: EndReason
+            do {
+                reason = try loop.run()
+            } catch {
+                reason = .deviceLost("\(source.name): \(error)")
+            }
+            withExtendedLifetime(signals) {}
+            done.raise()
+            finished(reason)
+        }
+        thread.name = "phone \(options.displayName)"
+        thread.stackSize = 512 * 1024
+        thread.start()
+    }
+
+    /// Hands the page's state to the loop (any thread; never blocks).
+    public func post(_ input: PhoneInput) { mailbox.post(input) }
+
+    /// Ends the controller: neutral ×3 at once, then bye. Any thread; never blocks.
+    public func stop(_ why: String) { mailbox.post(.stop(why)) }
+
+    /// True once the loop has ended (its neutral packets are out).
+    public var isFinished: Bool {
+        (try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: .zero)).map { !$0.isEmpty } ?? false
+    }
+
+    /// Blocks until the loop has ended or `timeout` passed; returns whether it ended.
+    @discardableResult
+    public func wait(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !isFinished {
+            let left = deadline - .now
+            if left <= .zero { return false }
+            _ = try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: left)
+        }
+        return true
+    }
+}

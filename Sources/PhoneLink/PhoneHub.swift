@@ -1,0 +1,260 @@
+import Controller
+import Logging
+import Synchronization
+import SystemIO
+
+/// Every page connected to `analog-remote web`, the robots they may pick, and who drives which.
+/// Thread-safe (one lock); called from the server's WebSocket tasks, the robot list's thread and
+/// the phones' send-loop threads. Nothing here blocks or does I/O except starting a controller's
+/// thread.
+///
+/// Limits (bad input must not hurt the other phones): at most ``Limits/pages`` pages at once and
+/// ``Limits/drivers`` controllers; a display name is unique among the pages of this server
+/// (case-insensitive); a page that joins again first ends its old controller.
+public final class PhoneHub: Sendable {
+    public struct Limits: Sendable {
+        public var pages: Int
+        public var drivers: Int
+
+        public init(pages: Int = 256, drivers: Int = 100) {
+            self.pages = pages
+            self.drivers = drivers
+        }
+    }
+
+    public struct Settings: Sendable {
+        public var session: String
+        public var rate: Double
+        public var timing: PhoneSource.Timing
+        public var limits: Limits
+
+        public init(session: String, rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
+            self.session = session
+            self.rate = rate
+            self.timing = timing
+            self.limits = limits
+        }
+    }
+
+    /// A robot a page may pick: where it is, what it is called.
+    public struct Robot: Equatable, Sendable {
+        public var id: String
+        public var name: String
+        public var peer: Destination.Peer
+
+        public init(id: String, name: String, peer: Destination.Peer) {
+            self.id = id
+            self.name = name
+            self.peer = peer
+        }
+    }
+
+    public typealias PageID = UInt64
+    public typealias Sink = @Sendable (PageReport) -> Void
+
+    private struct Page {
+        var sink: Sink
+        var name: String?
+        var robot: String?
+        var controller: PhoneController?
+        /// A join in progress: counts as a driver, so concurrent joins cannot pass the limit.
+        var joining = false
+
+        var drives: Bool { controller != nil || joining }
+    }
+
+    private struct State {
+        var nextID: PageID = 1
+        var pages: [PageID: Page] = [:]
+        var robots: [Robot] = []
+        /// Every controller whose thread has not ended, also those of pages already gone.
+        var running: [ObjectIdentifier: PhoneController] = [:]
+    }
+
+    public let settings: Settings
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    public init(settings: Settings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+    }
+
+    // MARK: Pages
+
+    /// A new page; nil when ``Limits/pages`` are already connected (the caller tells the page).
+    public func open(sink: @escaping Sink) -> PageID? {
+        let opened = state.withLock { s -> (PageID, [PageReport.Robot])? in
+            guard s.pages.count < settings.limits.pages else { return nil }
+            let id = s.nextID
+            s.nextID += 1
+            s.pages[id] = Page(sink: sink)
+            return (id, Self.list(s))
+        }
+        guard let (id, list) = opened else { return nil }
+        sink(.robots(list))
+        return id
+    }
+
+    /// The page is gone (tab closed, WebSocket dropped): its controller sends neutral ×3 and
+    /// stops. Idempotent.
+    public func close(_ id: PageID, why: String) {
+        let controller = state.withLock { s -> PhoneController? in
+            s.pages.removeValue(forKey: id)?.controller
+        }
+        controller?.stop(why)
+        if controller != nil { broadcastRobots() }
+    }
+
+    /// What the page sent, decoded.
+    public func handle(_ message: PageMessage, from id: PageID) {
+        switch message {
+        case .join(let robot, let name, let code):
+            join(id, robot: robot, name: name, code: code)
+        case .state(let s):
+            let controller = state.withLock { $0.pages[id]?.controller }
+            controller?.post(.state(s))
+        case .stop(let why):
+            let controller = state.withLock { s -> PhoneController? in
+                defer { s.pages[id]?.controller = nil; s.pages[id]?.robot = nil }
+                return s.pages[id]?.controller
+            }
+            controller?.stop("the page said stop (\(why))")
+            if controller != nil { broadcastRobots() }
+        }
+    }
+
+    /// Tells the page what went wrong (one line) without ending anything.
+    public func refuse(_ id: PageID, _ text: String) {
+        let sink = state.withLock { $0.pages[id]?.sink }
+        sink?(.error(text))
+    }
+
+    private func join(_ id: PageID, robot robotID: String, name: String, code: String?) {
+        enum Outcome { case refused(String), start(Robot, Sink, PhoneController?) }
+        let outcome = state.withLock { s -> Outcome in
+            guard let page = s.pages[id] else { return .refused("this page is not connected") }
+            guard let robot = s.robots.first(where: { $0.id == robotID }) else {
+                return .refused("no robot \"\(robotID)\" here any more: pick one from the list")
+            }
+            let folded = name.lowercased()
+            if s.pages.contains(where: { $0.key != id && $0.value.name?.lowercased() == folded }) {
+                return .refused("name: \"\(name)\" is taken on this server: pick another")
+            }
+            guard !page.joining else { return .refused("still joining: wait a moment") }
+            let drivers = s.pages.values.filter(\.drives).count - (page.controller == nil ? 0 : 1)
+            guard drivers < settings.limits.drivers else {
+                return .refused("this server drives \(settings.limits.drivers) robots already: ask the teacher")
+            }
+            s.pages[id]?.name = name
+            s.pages[id]?.robot = robot.id
+            let old = page.controller
+            s.pages[id]?.controller = nil
+            s.pages[id]?.joining = true
+            return .start(robot, page.sink, old)
+        }
+        switch outcome {
+        case .refused(let text):
+            refuse(id, text)
+        case .start(let robot, let sink, let old):
+            old?.stop("the page picked another robot")
+            let options = PhoneController.Options(displayName: name, pairingCode: code, session: settings.session,
+                                                  rate: settings.rate, timing: settings.timing)
+            let controller: PhoneController
+            do {
+                controller = try PhoneController(options, peer: robot.peer, logger: logger, report: sink) { [weak self] reason in
+                    sink(.ended(Self.describe(reason)))
+                    self?.finished(id)
+                }
+                let key = ObjectIdentifier(controller)
+                state.withLock { s in if !controller.isFinished { s.running[key] = controller } }
+            } catch {
+                state.withLock { $0.pages[id]?.joining = false }
+                refuse(id, "cannot start a controller: \(error)")
+                return
+            }
+            let kept = state.withLock { s -> Bool in
+                guard s.pages[id] != nil else { return false }
+                s.pages[id]?.controller = controller
+                s.pages[id]?.joining = false
+                return true
+            }
+            if !kept { controller.stop("the page left while joining") }
+            logger.info("phone joined", metadata: ["name": "\(name)", "robot": "\(robot.name)", "peer": "\(robot.peer.address)"])
+            sink(.joined(robot: robot.id, name: robot.name))
+            broadcastRobots()
+        }
+    }
+
+    /// A controller ended on its own (refused, page silent, signal).
+    private func finished(_ id: PageID) {
+        state.withLock { s in
+            s.running = s.running.filter { !$0.value.isFinished }
+            if let c = s.pages[id]?.controller, c.isFinished {
+                s.pages[id]?.controller = nil
+                s.pages[id]?.robot = nil
+            }
+        }
+        broadcastRobots()
+    }
+
+    // MARK: Robots
+
+    /// The robots pages may pick (a fixed `--peer` list, or the session's receivers as DNS-SD
+    /// finds them). A robot that moved takes its drivers along.
+    public func setRobots(_ robots: [Robot]) {
+        let moved = state.withLock { s -> [(PhoneController, Destination.Peer)] in
+            s.robots = robots
+            var moved: [(PhoneController, Destination.Peer)] = []
+            for page in s.pages.values {
+                guard let c = page.controller, let r = robots.first(where: { $0.id == page.robot }) else { continue }
+                if c.destination.current != r.peer { moved.append((c, r.peer)) }
+            }
+            return moved
+        }
+        for (c, peer) in moved { c.destination.set(peer) }
+        broadcastRobots()
+    }
+
+    public var robots: [Robot] { state.withLock { $0.robots } }
+
+    /// Pages connected, controllers running.
+    public var counts: (pages: Int, drivers: Int) {
+        state.withLock { s in (s.pages.count, s.pages.values.filter(\.drives).count) }
+    }
+
+    /// Controllers still running (their pages may be gone: they are sending their neutral packets).
+    public var running: Int {
+        state.withLock { s in s.running.values.filter { !$0.isFinished }.count }
+    }
+
+    /// Stops every controller (the server is shutting down) and waits up to `timeout` for their
+    /// neutral packets.
+    public func stopAll(timeout: Duration) {
+        let controllers = state.withLock { s in Array(s.running.values) }
+        for c in controllers { c.stop("the server is stopping") }
+        let deadline = ContinuousClock.now + timeout
+        for c in controllers { c.wait(timeout: max(.zero, deadline - .now)) }
+    }
+
+    private func broadcastRobots() {
+        let (sinks, list) = state.withLock { s in (s.pages.values.map(\.sink), Self.list(s)) }
+        for sink in sinks { sink(.robots(list)) }
+    }
+
+    private static func list(_ s: State) -> [PageReport.Robot] {
+        s.robots.map { r in
+            let driver = s.pages.values.first { $0.robot == r.id && $0.controller != nil }?.name
+            return PageReport.Robot(id: r.id, name: r.name, address: r.peer.address.description, driver: driver)
+        }
+    }
+
+    static func describe(_ reason: EndReason) -> String {
+        switch reason {
+        case .refused(let why): "refused: \(why)"
+        case .deviceLost(let why): "\(why): sent neutral and stopped"
+        case .signal: "the server is stopping: sent neutral and stopped"
+        default: "stopped: sent neutral"
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Console
+import Controller
+import Discovery
+import Foundation
+import Logging
+import Synchronization
+import SystemIO
+
+/// The session's receivers, live, for the robot picker: a DNS-SD ``SessionBrowser`` posts to a
+/// mailbox; a small thread feeds ``ReceiverDirectory`` and hands the list to the hub on every
+/// change. Each robot's id is its DNS-SD instance name (unique on the link); its resend period
+/// follows its announced timing contract (Protocol.md §6.3).
+public final class SessionRobots: Sendable {
+    private let browser: SessionBrowser
+    private let stopFlag: EventFlag
+    private let running = Atomic<Bool>(true)
+
+    /// Starts browsing. No mDNS responder: ``DiscoveryError/noResponder(call:)`` (the CLI maps it
+    /// to exit status 5 and offers `--peer`).
+    public init(session: SessionID, hub: PhoneHub, logger: Logger) throws {
+        let mailbox = try EventMailbox<BrowserEvent>()
+        stopFlag = try EventFlag()
+        browser = try SessionBrowser(session: session, onEvent: mailbox.post)
+        let stopFlag = stopFlag
+        let thread = Thread {
+            var directory = ReceiverDirectory(session: session)
+            while true {
+                let ready = (try? Poller.wait([(mailbox.descriptor, .readable), (stopFlag.descriptor.rawValue, .readable)],
+                                              until: directory.nextDeadline)) ?? []
+                if ready.count > 1, !ready[1].isEmpty { return }
+                let now = ContinuousClock.now
+                var changes: [DirectoryChange] = []
+                for event in mailbox.drain() { changes += directory.apply(event, now: now) }
+                if let d = directory.nextDeadline, d <= now { changes += directory.expire(now: now) }
+                for change in changes {
+                    logger.info("\(BrowseListing.line(for: change))")
+                }
+                if !changes.isEmpty { hub.setRobots(directory.receivers.compactMap(Self.robot)) }
+            }
+        }
+        thread.name = "session robots"
+        thread.start()
+    }
+
+    static func robot(_ r: DiscoveredReceiver) -> PhoneHub.Robot? {
+        guard let address = r.destination else { return nil }
+        let period = SendCadence.plan(requestedPeriod: nil, receiver: r.announcement.timing).period
+        let name = r.announcement.displayName.isEmpty ? r.name : r.announcement.displayName
+        return PhoneHub.Robot(id: r.name, name: name, peer: Destination.Peer(address: address, label: r.name, period: period))
+    }
+
+    /// Stops browsing and the thread. Idempotent.
+    public func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        stopFlag.raise()
+        browser.stop()
+    }
+}

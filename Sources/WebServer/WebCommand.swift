@@ -1,0 +1,196 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Console
+import Controller
+import Discovery
+import Foundation
+import Hummingbird
+import HummingbirdTLS
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOSSL
+import PhoneLink
+import Synchronization
+import TerminalQR
+import SystemIO
+
+/// What `analog-remote web` was asked to do (parsed and validated by the CLI).
+public struct WebOptions: Sendable {
+    public enum Robots: Sendable {
+        /// `--peer HOST:PORT`, repeatable: a fixed list (label as typed, resolved address).
+        case peers([(label: String, address: SystemIO.SocketAddress)])
+        /// `--session ID`: the session's receivers, live, from DNS-SD.
+        case session(SessionID)
+    }
+
+    public enum Security: Sendable {
+        /// The self-signed certificate in this directory (made on first start).
+        case selfSigned(directory: String)
+        /// `--tls-cert FILE --tls-key FILE`.
+        case files(certificate: String, key: String)
+        /// `--plain-http`: no TLS (browsers then give no DeviceOrientation: laptops with keys only).
+        case plainHTTP
+    }
+
+    public var robots: Robots
+    public var security: Security
+    public var host: String
+    public var port: Int
+    /// The session ID the hellos carry (empty with `--peer`).
+    public var session: String
+    public var rate: Double
+    public var timing: PhoneSource.Timing
+    public var limits: PhoneHub.Limits
+    /// Print the URL as a QR code on stderr.
+    public var qrCode: Bool
+
+    public init(robots: Robots, security: Security, host: String = "0.0.0.0", port: Int = 8443, session: String = "",
+                rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: PhoneHub.Limits = .init(), qrCode: Bool = true) {
+        self.robots = robots
+        self.security = security
+        self.host = host
+        self.port = port
+        self.session = session
+        self.rate = rate
+        self.timing = timing
+        self.limits = limits
+        self.qrCode = qrCode
+    }
+}
+
+/// `analog-remote web`: serve the phone page; each page that picks a robot becomes one
+/// controller (``PhoneController``). Runs until SIGINT/SIGTERM; then every phone's controller
+/// sends neutral ×3 and bye before the server stops.
+public enum WebCommand {
+    public static func run(_ options: WebOptions, status: StatusLine) throws -> ExitStatus {
+        let logger = Logger(label: "web")
+        _ = signal(SIGPIPE, SIG_IGN)
+        let signals: SignalWatcher
+        do {
+            signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
+        } catch {
+            throw UserFacingError("web: cannot watch signals: \(error)", status: .failure)
+        }
+        raiseDescriptorLimit()
+
+        let tls: TLSConfiguration?
+        var fingerprint: String?
+        switch options.security {
+        case .plainHTTP:
+            tls = nil
+        case .selfSigned(let directory):
+            let cert: WebCertificate
+            do {
+                cert = try WebCertificate.selfSigned(directory: directory, hostNames: [HostName.current() ?? ""].map { $0 + ".local" })
+            } catch {
+                throw UserFacingError("web: \(error)", status: .badConfiguration)
+            }
+            if cert.created { logger.notice("made a self-signed certificate: \(cert.origin)") }
+            tls = try serverConfiguration(cert)
+            fingerprint = cert.fingerprint
+        case .files(let certificate, let key):
+            let cert: WebCertificate
+            do {
+                cert = try WebCertificate.load(certificate: certificate, key: key)
+            } catch {
+                throw UserFacingError("web: \(error)", status: .badConfiguration)
+            }
+            tls = try serverConfiguration(cert)
+            fingerprint = cert.fingerprint
+        }
+
+        let hub = PhoneHub(settings: .init(session: options.session, rate: options.rate, timing: options.timing,
+                                           limits: options.limits), logger: logger)
+        var sessionRobots: SessionRobots?
+        switch options.robots {
+        case .peers(let peers):
+            hub.setRobots(peers.enumerated().map { i, p in
+                PhoneHub.Robot(id: "p\(i + 1)", name: p.label, peer: Destination.Peer(address: p.address, label: p.label))
+            })
+        case .session(let id):
+            sessionRobots = try SessionRobots(session: id, hub: hub, logger: logger)
+        }
+        defer { sessionRobots?.stop() }
+
+        let server = try WebServer(hub: hub, tls: tls, host: options.host, port: options.port, logger: logger)
+        let port: Int
+        do {
+            port = try server.start()
+        } catch {
+            throw UserFacingError("web: cannot serve on \(options.host):\(options.port): \(error) (is the port taken? try --port 0)",
+                                  status: .networkUnavailable)
+        }
+        let scheme = tls == nil ? "http" : "https"
+        StandardOutput.write("serving \(scheme) on tcp port \(port)\n")
+        let urls = LocalAddresses.ipv4(includingLoopback: options.host == "127.0.0.1")
+            .map { "\(scheme)://\($0):\(port)/" }
+        for url in urls { StandardOutput.write("url \(url)\n") }
+        if let fingerprint { StandardOutput.write("certificate sha256 \(fingerprint)\n") }
+        if options.qrCode, status.enabled, let first = urls.first {
+            status.printAbove("scan to open \(first):\n" + TerminalQR.render(first))
+        }
+
+        // Wait for a signal or the server's end, redrawing the status line once a second.
+        while signals.signal == nil, !server.hasEnded {
+            _ = try? Poller.wait([(signals.readableDescriptor, .readable), (server.ended.descriptor.rawValue, .readable)],
+                                 until: .now + .seconds(1))
+            let (pages, drivers) = hub.counts
+            status.update("web: \(pages) page\(pages == 1 ? "" : "s") open · \(drivers) driving · \(hub.robots.count) robot\(hub.robots.count == 1 ? "" : "s")")
+        }
+        // Each controller sees the signal itself; this waits for their neutral packets and byes.
+        hub.stopAll(timeout: .seconds(2))
+        server.stop()
+        status.clear()
+        if let failure = server.failure {
+            throw UserFacingError("web: the server stopped: \(failure)", status: .failure)
+        }
+        return .success
+    }
+
+    static func serverConfiguration(_ cert: WebCertificate) throws -> TLSConfiguration {
+        do {
+            let chain = try NIOSSLCertificate.fromPEMBytes(Array(cert.certificatePEM.utf8))
+            let key = try NIOSSLPrivateKey(bytes: Array(cert.privateKeyPEM.utf8), format: .pem)
+            return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        } catch {
+            throw UserFacingError("web: \(cert.origin): cannot use the certificate or key: \(error)", status: .badConfiguration)
+        }
+    }
+
+    /// 200 phones need ~1000 descriptors (socket, eventfds): lift the soft limit to the hard one.
+    static func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}
+
+/// The host's IPv4 addresses, for the URLs phones open.
+enum LocalAddresses {
+    static func ipv4(includingLoopback: Bool) -> [String] {
+        var head: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&head) == 0, let first = head else { return ["127.0.0.1"] }
+        defer { freeifaddrs(head) }
+        var out: [String] = []
+        var cursor: UnsafeMutablePointer<ifaddrs>? = first
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ifa_next }
+            guard let sa = entry.pointee.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET) else { continue }
+            let flags = Int32(bitPattern: entry.pointee.ifa_flags)
+            guard flags & Int32(IFF_UP) != 0 else { continue }
+            if flags & Int32(IFF_LOOPBACK) != 0 && !includingLoopback { continue }
+            var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
+                var addr = sin.pointee.sin_addr
+                _ = inet_ntop(AF_INET, &addr, &buffer, socklen_t(buffer.count))
+            }
+            out.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return out.isEmpty ? ["127.0.0.1"] : out
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOSSL
+import PhoneLink
+import Synchronization
+import SystemIO
+
+/// The HTTP(S) side of `analog-remote web`, on Hummingbird 2: `GET /` (the page), `/app.js`,
+/// `/style.css` (all embedded in the binary: no CDN, no internet), and `GET /ws`, the page's
+/// WebSocket, served by ``PageBridge``. Runs on Swift concurrency's own threads; the caller's
+/// thread only starts and stops it.
+final class WebServer: Sendable {
+    /// Raised when the server has stopped (on ``stop()`` or on its own, see ``failure``).
+    let ended: EventFlag
+    private let started: EventFlag
+    private let shared = Mutex<Shared>(Shared())
+    private let hub: PhoneHub
+    private let tls: TLSConfiguration?
+    private let host: String
+    private let port: Int
+    private let logger: Logger
+
+    private struct Shared {
+        var port: Int?
+        var failure: String?
+        var task: Task<Void, Never>?
+    }
+
+    /// TCP connections at once (pages, page loads, the odd stray client). Beyond it, new
+    /// connections wait in the backlog: the phones already connected are unaffected.
+    static let maximumConnections = 512
+
+    init(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, logger: Logger) throws {
+        ended = try EventFlag()
+        started = try EventFlag()
+        self.hub = hub
+        self.tls = tls
+        self.host = host
+        self.port = port
+        self.logger = logger
+    }
+
+    var hasEnded: Bool {
+        (try? Poller.wait(for: ended.descriptor.rawValue, events: .readable, timeout: .zero)).map { !$0.isEmpty } ?? false
+    }
+
+    var failure: String? { shared.withLock { $0.failure } }
+
+    /// Starts serving; returns the TCP port once bound (throws what binding threw).
+    func start() throws -> Int {
+        let task = Task { [self] in
+            do {
+                let app = try Self.application(hub: hub, tls: tls, host: host, port: port, logger: logger) { [self] bound in
+                    shared.withLock { $0.port = bound }
+                    started.raise()
+                }
+                try await app.runService(gracefulShutdownSignals: [])
+            } catch is CancellationError {
+            } catch {
+                shared.withLock { if $0.failure == nil { $0.failure = "\(error)" } }
+            }
+            ended.raise()
+        }
+        shared.withLock { $0.task = task }
+        while true {
+            let ready = try Poller.wait([(started.descriptor.rawValue, .readable), (ended.descriptor.rawValue, .readable)], until: nil)
+            if let bound = shared.withLock({ $0.port }) { return bound }
+            if !ready[1].isEmpty { throw WebServerError(description: failure ?? "the server ended at once") }
+        }
+    }
+
+    /// Stops accepting and closes every connection; waits up to 3 s.
+    func stop() {
+        shared.withLock { $0.task }?.cancel()
+        _ = try? Poller.wait(for: ended.descriptor.rawValue, events: .readable, timeout: .seconds(3))
+    }
+
+    static func application(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, logger: Logger,
+                            bound: @escaping @Sendable (Int) -> Void) throws -> some ApplicationProtocol {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.get("/") { _, _ in PageAssets.response(.index) }
+        router.get("/index.html") { _, _ in PageAssets.response(.index) }
+        router.get("/app.js") { _, _ in PageAssets.response(.script) }
+        router.get("/style.css") { _, _ in PageAssets.response(.style) }
+
+        let limits = PageBridge.Limits()
+        let sockets = Router(context: BasicWebSocketRequestContext.self)
+        sockets.ws("/ws") { inbound, outbound, _ in
+            try await PageBridge.serve(hub: hub, limits: limits, inbound: inbound, outbound: outbound, logger: logger)
+        }
+        let ws = WebSocketServerConfiguration(maxFrameSize: limits.maximumMessage,
+                                              autoPing: .enabled(timePeriod: .seconds(10)),
+                                              closeTimeout: .seconds(1))
+        let plain = HTTPServerBuilder.http1WebSocketUpgrade(webSocketRouter: sockets,
+                                                             configuration: .init(http1: .init(idleTimeout: .seconds(30)), ws: ws))
+        let server = try tls.map { try HTTPServerBuilder.tls(plain, tlsConfiguration: $0) } ?? plain
+        // Hummingbird's own log: its errors at shutdown (cancelled child channels) are noise; a
+        // failure to bind is thrown, and the page's errors are ours to log.
+        var quiet = logger
+        quiet.logLevel = .critical
+        return Application(
+            router: router,
+            server: server,
+            configuration: .init(address: .hostname(host, port: port), serverName: nil,
+                                 availableConnectionsDelegate: MaximumAvailableConnections(maximumConnections)),
+            onServerRunning: { channel in bound(channel.localAddress?.port ?? port) },
+            logger: quiet)
+    }
+}
+
+struct WebServerError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The page's files, embedded in the binary by SwiftPM (`resources: [.embedInCode(…)]`).
+enum PageAssets {
+    enum File { case index, script, style }
+
+    static func response(_ file: File) -> Response {
+        let (bytes, type): ([UInt8], String) = switch file {
+        case .index: (PackageResources.index_html, "text/html; charset=utf-8")
+        case .script: (PackageResources.app_js, "text/javascript; charset=utf-8")
+        case .style: (PackageResources.style_css, "text/css; charset=utf-8")
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        headers[.cacheControl] = "no-store"
+        headers[.contentSecurityPolicy] = "default-src 'self'; connect-src 'self'; img-src 'self' data:"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
