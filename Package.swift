@@ -6,7 +6,7 @@
 //
 //   codecs    RemoteWire BoardProtocol MIDIFraming        import nothing but the standard library
 //   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode     module map + shim only
-//   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad Console TerminalQR
+//   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses PhoneLink WebServer
 //             value-type state machines plus the loops that drive them; import anything above
@@ -81,6 +81,8 @@ let package = Package(
         .target(name: "Gamepad", dependencies: ["CSDL2", "RemoteWire", "SystemIO", tomlKit]),
         .target(name: "Console", dependencies: ["SystemIO", logging]),
         .target(name: "TerminalQR", dependencies: ["CQRencode"]),
+        // A MIDI keyboard as a controller: mapping, [midi] config, session rules, the three device kinds.
+        .target(name: "MIDIControl", dependencies: ["ALSAMIDI", "MIDIFraming", "RemoteWire", "SerialTTY", "SystemIO", tomlKit]),
 
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
         // The control plane (Protocol.md §7): messages, reliable channel, signing, peers, admission,
@@ -97,7 +99,8 @@ let package = Package(
                 dependencies: ["BoardLink", "BoardProtocol", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO",
                                "TerminalQR", logging, tomlKit]),
         .target(name: "Controller",
-                dependencies: ["Console", "ControlPlane", "Discovery", "Game", "Gamepad", "RemoteWire", "SystemIO", logging]),
+                dependencies: ["Console", "ControlPlane", "Discovery", "Game", "Gamepad", "MIDIControl", "MIDIFraming", "RemoteWire",
+                               "SystemIO", logging]),
 
         // The phone page, `analog-remote web`: PhoneLink is one controller per page (SendLoop +
         // ControlSession) and the page's messages, no server framework; WebServer serves the page
@@ -119,12 +122,13 @@ let package = Package(
         .target(name: "ErrorReporting", dependencies: ["Console", "Discovery", "Gamepad"]),
         .executableTarget(name: "AnalogRemoteCLI",
                           dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller",
-                                         "Discovery", "ErrorReporting", "Game", "Gamepad", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
+                                         "Discovery", "ErrorReporting", "Game", "Gamepad", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
                                          "StopAll", "SystemIO", "WebServer", argumentParser, logging]),
 
         // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
         .target(name: "FuzzHarnesses",
-                dependencies: ["BoardProtocol", "ControlPlane", "Controller", "Discovery", "Gamepad", "MIDIFraming", "Receiver", "RemoteWire"]),
+                dependencies: ["BoardProtocol", "ControlPlane", "Controller", "Discovery", "Gamepad", "MIDIControl", "MIDIFraming", "Receiver",
+                               "RemoteWire"]),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzHarnesses", "CLibFuzzer"]),
 
         // MARK: Tests (Swift Testing) — one target per module, EndToEndTests run the built binary,
@@ -137,6 +141,8 @@ let package = Package(
         .testTarget(name: "DiscoveryTests", dependencies: ["Console", "Discovery", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "GamepadTests",
                     dependencies: ["Console", "Controller", "Gamepad", "RemoteWire", "SystemIO", propertyBased]),
+        .testTarget(name: "MIDIControlTests",
+                    dependencies: ["ALSAMIDI", "MIDIControl", "MIDIFraming", "RemoteWire", "TestSupport"]),
         .testTarget(name: "ControlPlaneTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "TestSupport", crypto, propertyBased]),
         .testTarget(name: "GameTests", dependencies: ["ControlPlane", "Game", "RemoteWire"]),
         .testTarget(name: "BoardLinkTests",
@@ -145,8 +151,8 @@ let package = Package(
         .testTarget(name: "ReceiverTests",
                     dependencies: ["BoardLink", "BoardProtocol", "ControlPlane", "Receiver", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "ControllerTests",
-                    dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", "TestSupport",
-                                   logging, propertyBased]),
+                    dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "MIDIControl", "RemoteWire", "SerialTTY",
+                                   "SystemIO", "TestSupport", logging, propertyBased]),
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
         .testTarget(name: "WebServerTests", dependencies: ["WebServer"]),
         .testTarget(name: "PhoneLinkTests", dependencies: ["Controller", "PhoneLink", "RemoteWire", "SystemIO", logging]),

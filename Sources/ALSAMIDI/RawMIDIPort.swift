@@ -25,14 +25,16 @@ public final class RawMIDIPort: Sendable {
     /// The descriptors to poll while output is full (writable).
     public let outputDescriptors: [Int32]
 
-    /// Opens `name` (`hw:CARD,DEV[,SUB]` or any ALSA rawmidi name).
-    public init(_ name: String) throws(ALSAError) {
+    /// Opens `name` (`hw:CARD,DEV[,SUB]` or any ALSA rawmidi name). `output: false` opens the
+    /// input only (a keyboard read as a controller: some devices have no output).
+    public init(_ name: String, output wantsOutput: Bool = true) throws(ALSAError) {
         self.name = name
         guard ALSA.soundDevicesPresent else { throw ALSAError(.noSoundDevices, device: name) }
         var input: OpaquePointer?
         var output: OpaquePointer?
         try ALSA.check("snd_rawmidi_open", device: name) {
-            snd_rawmidi_open(&input, &output, name, Int32(SND_RAWMIDI_NONBLOCK))
+            wantsOutput ? snd_rawmidi_open(&input, &output, name, Int32(SND_RAWMIDI_NONBLOCK))
+                        : snd_rawmidi_open(&input, nil, name, Int32(SND_RAWMIDI_NONBLOCK))
         }
         func descriptors(_ h: OpaquePointer?, events: Int16) -> [Int32] {
             guard let h else { return [] }

@@ -8,6 +8,6 @@ struct AnalogRemote: ParsableCommand {
         discussion: "Exit codes: 0 done or stopped on request; 1 runtime failure; 2 bad configuration; 3 device unavailable; 4 network unavailable; 5 no mDNS daemon; 6 several receivers, none chosen; 64 bad arguments.",
         version: "0.1.0",
         subcommands: [Demo.self, Receive.self, Control.self, Browse.self, Advertise.self, BoardSim.self, Boards.self,
-                      Gamepads.self, StopAll.self, Game.self, Web.self, BenchCLI.self]
+                      Gamepads.self, MidiInputs.self, StopAll.self, Game.self, Web.self, BenchCLI.self]
     )
 }

@@ -8,7 +8,7 @@ import SystemIO
 struct Control: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "control",
-        abstract: "Read a tilt and buttons (keyboard, stdin, script, gamepad) and send them to a receiver.",
+        abstract: "Read a tilt and buttons (keyboard, stdin, script, gamepad, MIDI) and send them to a receiver.",
         discussion: """
             Sends the 8-byte state packet over UDP at once on every change and again every period \
             (--rate). On every way out (end of input, q, SIGINT, SIGTERM, SIGHUP, a lost device) it \
@@ -19,6 +19,9 @@ struct Control: ParsableCommand {
             keyboard: ←/→ tilt, space centres, W/↑ S/↓ drive, A, B, q quits
             gamepad:  left stick tilts, d-pad up/right trigger forward, d-pad down/left trigger backward, \
             south/east buttons A/B; waits for a pad and survives unplugging (README "Gamepads")
+            midi:     a MIDI keyboard (midi, midi:CLIENT:PORT, midi:NAME, midi:hw:C,D,S, \
+            midi-serial:PATH[@BAUD]): pitch bend tilts, C4 forward, D4 backward, E4 A, F4 B, \
+            C3+E3+G3 together A+B; `analog-remote midi-inputs` lists ports (README "MIDI keyboards")
 
             --session ID finds the receiver with DNS-SD (needs avahi-daemon; exit 5 without) and \
             follows it when it restarts on another address or port. Several receivers and no \
@@ -45,7 +48,7 @@ struct Control: ParsableCommand {
     @Option(help: "Packets per second while the state does not change (1…1000; default 50, or with --session what the receiver asks for); changes are sent at once.")
     var rate: Double?
 
-    @Option(help: ArgumentHelp("Controller config file (TOML): the gamepad mapping, in its [gamepad] table (README \"Gamepads\").",
+    @Option(help: ArgumentHelp("Controller config file (TOML): the gamepad mapping in its [gamepad] table, the MIDI mapping in [midi] (README \"Gamepads\", \"MIDI keyboards\").",
                                valueName: "file"))
     var config: String?
 

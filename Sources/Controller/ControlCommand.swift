@@ -16,7 +16,8 @@ public struct ControlOptions: Sendable {
     public var input: InputSpec?
     /// Packets per second while nothing changes (1…1000).
     public var rate: Double
-    /// `--config FILE`: the controller config (the gamepad mapping lives in its `[gamepad]` table).
+    /// `--config FILE`: the controller config (the gamepad mapping lives in its `[gamepad]` table,
+    /// the MIDI mapping in `[midi]`).
     public var configPath: String?
     /// `--session`: find the receiver by DNS-SD instead of `peer` (which is then ignored).
     public var session: SessionTarget?
@@ -102,6 +103,8 @@ public enum ControlCommand {
             }
         case .gamepad(let which):
             return try GamepadInput(selector: which, configPath: configPath)
+        case .midi(let spec):
+            return try MIDIInput(spec: spec, configPath: configPath)
         }
     }
 }

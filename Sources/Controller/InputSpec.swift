@@ -1,3 +1,5 @@
+public import MIDIControl
+
 /// The `--input` choices. To add a source: a case here, its parsing in ``init(argument:)``, and
 /// its construction in ``ControlCommand/makeSource(_:)``.
 public enum InputSpec: Equatable, Sendable {
@@ -10,9 +12,12 @@ public enum InputSpec: Equatable, Sendable {
     /// A gamepad: `gamepad` (the first pad with a mapping) or `gamepad:WHICH` (index, name
     /// substring or GUID) — ``GamepadInput``.
     case gamepad(String?)
+    /// A MIDI keyboard or pad controller: `midi`, `midi:PORT`, `midi:hw:C,D,S`,
+    /// `midi-serial:PATH[@BAUD]` — ``MIDIInput``.
+    case midi(MIDIDeviceSpec)
 
     /// The forms accepted, for help texts.
-    public static let forms = "keyboard, stdin, script:FILE, gamepad[:WHICH]"
+    public static let forms = "keyboard, stdin, script:FILE, gamepad[:WHICH], \(MIDIDeviceSpec.forms)"
 
     public init?(argument: String) {
         switch argument {
@@ -24,6 +29,9 @@ public enum InputSpec: Equatable, Sendable {
                 self = .script(path: String(argument.dropFirst(7)))
             } else if argument.hasPrefix("gamepad:"), argument.count > 8 {
                 self = .gamepad(String(argument.dropFirst(8)))
+            } else if argument == "midi" || argument.hasPrefix("midi:") || argument.hasPrefix("midi-serial:") {
+                guard let spec = MIDIDeviceSpec(argument: argument) else { return nil }
+                self = .midi(spec)
             } else {
                 return nil
             }

@@ -3,6 +3,7 @@ import ControlPlane
 import Controller
 import Discovery
 import Gamepad
+import MIDIControl
 import MIDIFraming
 import Receiver
 import RemoteWire
@@ -126,6 +127,46 @@ extension Harness {
             packets = packets.dropFirst(4)
             _ = USBMIDIPacket(header: p[0], p[1], p[2], p[3]).midiBytes
         }
+    }
+
+    /// A MIDI keyboard's bytes in reads of any size (records), 7 ms apart: the decoder gives the
+    /// same messages whole and in pieces, every message is in range and re-encodes to itself, and
+    /// the session's output always fits the wire; unplugging is neutral.
+    static func midiStream(_ bytes: [UInt8]) {
+        var whole = MIDIStreamDecoder()
+        let all = whole.decode(bytes)
+        var pieces = MIDIStreamDecoder()
+        var session = MIDISession(mapping: .standard)
+        var now = ContinuousClock.now
+        _ = session.handle(.connected("fuzz"), at: now)
+        var messages: [MIDIMessage] = []
+        for record in Records(bytes) {
+            now = now.advanced(by: .milliseconds(7))
+            if let due = session.nextDeadline, due <= now { _ = session.handle(.tick, at: now) }
+            for message in pieces.decode(record) {
+                messages.append(message)
+                _ = session.handle(.message(message), at: now)
+                let out = session.output
+                precondition(out.angle.isFinite && out.angle.magnitude <= ControllerState.maxAngle && out.buttons.isSubset(of: .defined))
+            }
+        }
+        // Records drop their length bytes, so only the whole-stream decode is compared to itself.
+        var again = MIDIStreamDecoder()
+        precondition(again.decode(all.flatMap(\.bytes)) == all)
+        for message in all + messages {
+            precondition((message.channel ?? 0) <= 15)
+            if case .pitchBend(_, let v) = message { precondition(v <= PitchBend.maximum) }
+            var single = MIDIStreamDecoder()
+            precondition(single.decode(message.bytes) == [message])
+        }
+        _ = session.handle(.disconnected("fuzz: unplugged"), at: now)
+        precondition(session.output == .neutral)
+    }
+
+    static func midiConfig(_ bytes: [UInt8]) {
+        guard let config = try? MIDIConfig.parse(String(decoding: bytes, as: UTF8.self), file: "fuzz") else { return }
+        let m = config.mapping
+        precondition(m.fullLockAngle > 0 && m.fullLockAngle <= ControllerState.maxAngle && (0..<1).contains(m.deadzone))
     }
 
     static func mapping(_ bytes: [UInt8], json: Bool) {

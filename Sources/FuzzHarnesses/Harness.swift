@@ -12,6 +12,8 @@ public enum Harness: String, CaseIterable, Sendable {
     case receiverDatagrams = "receiver-datagrams"
     case boardReplies = "board-replies"
     case midiNotePairs = "midi-note-pairs"
+    case midiStream = "midi-stream"
+    case midiConfig = "midi-config"
     case mappingTOML = "mapping-toml"
     case mappingJSON = "mapping-json"
     case gamepadConfig = "gamepad-config"
@@ -30,6 +32,8 @@ public enum Harness: String, CaseIterable, Sendable {
         case .receiverDatagrams: Self.receiverDatagrams(bytes)
         case .boardReplies: Self.boardReplies(bytes)
         case .midiNotePairs: Self.midiNotePairs(bytes)
+        case .midiStream: Self.midiStream(bytes)
+        case .midiConfig: Self.midiConfig(bytes)
         case .mappingTOML: Self.mapping(bytes, json: false)
         case .mappingJSON: Self.mapping(bytes, json: true)
         case .gamepadConfig: Self.gamepadConfig(bytes)

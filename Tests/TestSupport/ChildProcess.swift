@@ -44,6 +44,11 @@ public final class ChildProcess: Sendable {
         }
     }
 
+    /// Writes raw bytes (MIDI, binary) to the child's stdin.
+    public func write(bytes: [UInt8]) {
+        inPipe?.fileHandleForWriting.write(Data(bytes))
+    }
+
     /// Closes the child's stdin (it sees EOF).
     public func closeStdin() {
         process.closeStdin()
