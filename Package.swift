@@ -119,7 +119,7 @@ let package = Package(
                                "SerialTTY", "SystemIO", logging]),
 
         // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
-        .target(name: "ErrorReporting", dependencies: ["Console", "Discovery", "Gamepad"]),
+        .target(name: "ErrorReporting", dependencies: ["Console", "Discovery", "Gamepad", "MIDIControl"]),
         .executableTarget(name: "AnalogRemoteCLI",
                           dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller",
                                          "Discovery", "ErrorReporting", "Game", "Gamepad", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",

@@ -1,4 +1,3 @@
-import Console
 import MIDIControl
 import MIDIFraming
 
@@ -21,25 +20,12 @@ public final class MIDIInput: InputSource {
     private var ended = false
     public private(set) var name: String
 
-    /// Reads the `[midi]` table of `configPath` (exit 2 when it is wrong), then opens the device
-    /// (exit 3 when it cannot), before anything is sent.
-    public convenience init(spec: MIDIDeviceSpec, configPath: String?) throws(UserFacingError) {
-        var config = MIDIConfig()
-        if let configPath {
-            do { config = try MIDIConfig.load(path: configPath) } catch {
-                throw UserFacingError(error.description, status: .badConfiguration)
-            }
-        }
+    /// Reads the `[midi]` table of `configPath`, then opens the device, before anything is sent.
+    /// Throws ``MIDIConfigError`` (the CLI: exit 2) or ``MIDIDeviceError`` (exit 3).
+    public convenience init(spec: MIDIDeviceSpec, configPath: String?) throws {
+        let config = try configPath.map { path throws(MIDIConfigError) in try MIDIConfig.load(path: path) } ?? MIDIConfig()
         self.init(spec: spec, mapping: config.mapping)
-        device = try Self.open(spec)
-    }
-
-    static func open(_ spec: MIDIDeviceSpec) throws(UserFacingError) -> MIDIDevice {
-        do {
-            return try MIDIDevice.open(spec)
-        } catch {
-            throw UserFacingError(error.description, status: .deviceUnavailable)
-        }
+        device = try MIDIDevice.open(spec)
     }
 
     public init(spec: MIDIDeviceSpec, mapping: MIDIMapping) {
@@ -56,7 +42,7 @@ public final class MIDIInput: InputSource {
     }
 
     public func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
-        let opened = try device ?? Self.open(spec)
+        let opened = try device ?? MIDIDevice.open(spec)
         device = opened
         return [.state(session.output)] + take(session.handle(.connected(opened.name), at: now))
     }

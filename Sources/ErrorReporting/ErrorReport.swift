@@ -1,6 +1,7 @@
 public import Console
 import Discovery
 import Gamepad
+import MIDIControl
 
 /// The CLI's side of errors: adapters and roles throw typed errors; this module alone turns them
 /// into the one stderr line and the exit status (README "Exit codes").
@@ -15,6 +16,8 @@ public enum ErrorReport {
         case let e as GamepadError: e.userFacing
         case let e as GamepadConfigError: e.userFacing
         case let e as GamepadSelectorError: e.userFacing
+        case let e as MIDIConfigError: e.userFacing
+        case let e as MIDIDeviceError: e.userFacing
         default: nil
         }
     }

@@ -33,8 +33,12 @@ public final class ChildProcess: Sendable {
     public var isRunning: Bool { !process.hasExited }
 
     public func write(_ text: String) {
+        write(bytes: Array(text.utf8))
+    }
+
+    /// Writes raw bytes (MIDI, binary) to the child's stdin.
+    public func write(bytes: [UInt8]) {
         guard let fd = process.stdin?.rawValue else { return }
-        let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
@@ -42,11 +46,6 @@ public final class ChildProcess: Sendable {
             if n <= 0 { return }
             offset += n
         }
-    }
-
-    /// Writes raw bytes (MIDI, binary) to the child's stdin.
-    public func write(bytes: [UInt8]) {
-        inPipe?.fileHandleForWriting.write(Data(bytes))
     }
 
     /// Closes the child's stdin (it sees EOF).
