@@ -53,6 +53,9 @@ public struct GamepadConfig: Hashable, Sendable {
         if text.utf8.contains(0) {
             throw GamepadConfigError(file: file, key: nil, problem: "a NUL byte in the file; allowed: text without NUL bytes")
         }
+        if let problem = TOMLPreflight.problem(in: text) {
+            throw GamepadConfigError(file: file, key: nil, problem: problem)
+        }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)

@@ -1,3 +1,4 @@
+import SystemIO
 import TOMLKit
 
 /// A parsed configuration document, whatever its syntax: TOML and JSON both become this tree,
@@ -35,6 +36,9 @@ struct ConfigSyntaxError: Error {
 
 extension ConfigValue {
     static func parseTOML(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
+        if let problem = TOMLPreflight.problem(in: text) {
+            throw ConfigSyntaxError(line: nil, message: problem)
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)

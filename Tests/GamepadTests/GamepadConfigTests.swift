@@ -159,5 +159,13 @@ import Testing
         #expect(throws: GamepadConfigError(file: nul.path, key: nil, problem: "a NUL byte at offset 20 (line 2); allowed: text without NUL bytes")) {
             try GamepadConfig.load(path: nul.path)
         }
+        // TOMLKit aborts the process on these (found by fuzzing): refused with one line first.
+        #expect(throws: GamepadConfigError(file: "pad.toml", key: nil,
+                                           problem: "line 2: a table header must start with a key name or a quoted key, e.g. [drive] (not valid TOML)")) {
+            try GamepadConfig.parse("[gamepad]\n[?x]\n", file: "pad.toml")
+        }
+        #expect(throws: GamepadConfigError(file: "pad.toml", key: nil, problem: "line 2: a } where an array element belongs (not valid TOML)")) {
+            try GamepadConfig.parse("[gamepad]\nmappings = [}\n", file: "pad.toml")
+        }
     }
 }

@@ -89,6 +89,9 @@ let badMappings: [BadMapping] = [
     // A NUL byte: a C parser would stop there and silently drop the rest (issue 19).
     .toml("[drive]\nspeed = 64\u{0}\nspeed = 999", "a NUL byte at offset 18; allowed: text without NUL bytes"),
     .json("{}\u{0}garbage", "a NUL byte at offset 2; allowed: text without NUL bytes"),
+    // Shapes that make TOMLKit abort the process (found by fuzzing): refused before it sees them.
+    .toml("[drive]\nspeed = 64\n[?x]\n", "line 3: a table header must start with a key name or a quoted key, e.g. [drive] (not valid TOML)"),
+    .toml("[drive]\nspeed = [}\n", "line 2: a } where an array element belongs (not valid TOML)"),
 ]
 
 @Suite struct MappingFileTests {

@@ -224,7 +224,8 @@ import Testing
 
     /// The three configuration cases of issue 19 through the binary: one line, exit 2, no port
     /// opened, no board touched — and a FIFO does not hang the receiver in open(2).
-    @Test(arguments: ["nul", "comma", "fifo"])
+    /// `abort`: a header TOMLKit would abort the process on (exit 134 before) — one line, exit 2.
+    @Test(arguments: ["nul", "comma", "fifo", "abort"])
     func strictConfigurationFiles(kind: String) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strict-map-\(getpid())-\(kind)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -240,6 +241,10 @@ import Testing
             path = dir.appendingPathComponent("m.json").path
             try Data("{\"drive\": {\"speed\": 64},}\n".utf8).write(to: URL(fileURLWithPath: path))
             problem = "line 1: JSON syntax error: expected a \"key\" (a trailing comma is not allowed)"
+        case "abort":
+            path = dir.appendingPathComponent("m.toml").path
+            try Data("[drive]\nspeed = 64\n[?x]\n".utf8).write(to: URL(fileURLWithPath: path))
+            problem = "line 3: a table header must start with a key name or a quoted key, e.g. [drive] (not valid TOML)"
         default:
             path = dir.appendingPathComponent("x.toml").path
             #expect(mkfifo(path, 0o600) == 0)
