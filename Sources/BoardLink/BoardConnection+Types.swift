@@ -68,6 +68,8 @@ public struct BoardSnapshot: Sendable, Hashable {
     public var profile: MemoryMapProfile?
     /// Set while the board is refused (``BoardEvent/refused(device:reason:)``).
     public var refusal: String?
+    /// A command is on the wire and its reply has not come yet: new values wait for it.
+    public var awaitingReply = false
 
     public init(isConnected: Bool = false, device: String, confirmed: [UInt8: UInt8] = [:], commandsSent: Int = 0,
                 commandsFailed: Int = 0, disconnections: Int = 0, lastError: String? = nil) {

@@ -8,10 +8,12 @@ import SystemIO
 
 /// A board kept in the state its owner wants, on its own thread.
 ///
-/// The owner sets desired memory-map values from any thread (``setDesired(_:)`` returns at once);
-/// the connection's thread writes them with a ``MemoryMapWriter`` (only what changed, contiguous
-/// addresses merged into one `W`, one command outstanding, the latest value winning) through a
-/// ``BoardSession`` (reply timeout, resynchronisation).
+/// The owner sets desired memory-map values from any thread; they are written with a
+/// ``MemoryMapWriter`` (only what changed, contiguous addresses merged into one `W`, one command
+/// outstanding, the latest value winning) through a ``BoardSession`` (reply timeout,
+/// resynchronisation). When the link is idle, ``setDesired(_:)`` writes the line itself, on the
+/// caller's thread (one hop from the caller to the device); while a reply is awaited or the
+/// device is down it only records the values, and the connection's thread sends them later.
 ///
 /// Faults: end of file, an I/O error, a hang-up, or ``BoardOptions/unansweredLimit`` timeouts in a
 /// row count as the board gone. The connection reports ``BoardEvent/disconnected(device:reason:)``,
@@ -26,7 +28,9 @@ import SystemIO
 /// write of each address after every open is read back at once; a board that did not keep it
 /// is refused the same way, one command after that write.
 ///
-/// The thread sleeps in poll(2) on the device and a wake-up flag: no busy polling.
+/// The connection's thread reads every reply. It sleeps in poll(2) on the device and a wake-up
+/// flag; while the link is up and idle it also looks at the clock once per reply timeout (a
+/// command the owner's thread started meanwhile must time out if unanswered).
 public final class BoardConnection: Sendable {
     private let core: ConnectionCore
 
@@ -52,7 +56,9 @@ public final class BoardConnection: Sendable {
 
     deinit { close() }
 
-    /// Thread-safe, returns at once: merges into the desired map; latest value wins.
+    /// Thread-safe: merges into the desired map (latest value wins) and, if the link is idle,
+    /// writes the next command to the device before returning (a non-blocking write, bounded
+    /// by the reply timeout when the device takes no input).
     public func setDesired(_ values: [UInt8: UInt8]) {
         core.setDesired(values)
     }
@@ -97,56 +103,58 @@ public final class BoardConnection: Sendable {
     }
 }
 
-/// The state shared between the owner's threads and the connection's thread.
+/// The link's state and the two threads that use it.
+///
+/// One hop: everything — the device, the ``MemoryMapWriter``, the ``BoardSession``, the
+/// counters — lives in one ``LinkState`` behind one `Mutex`. Whoever changes the state and finds
+/// the link idle (up, no command awaiting its reply) sends the next command itself, under that
+/// lock: the owner's thread in ``setDesired(_:)`` (so a value reaches the device without waking
+/// another thread), the connection's thread after a reply, a timeout or a reopen. The writer's
+/// rules therefore hold whoever sends (one command in flight, latest value wins, merged runs,
+/// the probe and the safe state first, read-backs, nothing past the map).
+///
+/// The connection's thread alone reads the device (every reply), times commands out, reopens
+/// the device and reports ``BoardEvent``s, in the order they happened: a fault that the
+/// owner's thread meets while writing is handled there under the lock (once: the device is then
+/// gone for both) and its event queued for the connection's thread, which it wakes.
+///
+/// Traps: bytes are written only under the lock, so two lines never interleave; `onEvent`
+/// and `fit`'s caller's waiters run outside it (`onEvent` may call back in). A command started
+/// by the owner's thread while the connection's thread sleeps must still time out: while the
+/// link is up and idle that thread looks at the clock once per reply timeout, which is never
+/// later than the deadline of a command started meanwhile.
 final class ConnectionCore: Sendable {
     let spec: BoardSpec
-    let profile: MemoryMapProfile
     let options: BoardOptions
     let onEvent: @Sendable (BoardEvent) -> Void
-    let fit: @Sendable (BoardIdentity) -> BoardFit
     private let wake: EventFlag
     private let finished: EventFlag
-
-    private struct Shared: Sendable {
-        var pending: [UInt8: UInt8] = [:]
-        /// writeSafeState asked for the safe state (of the profile in use, known on the loop).
-        var wantsSafe = false
-        /// Bumped by every setDesired; the loop publishes the generation it has absorbed.
-        var requested: UInt64 = 0
-        var absorbed: UInt64 = 0
-        /// The newest absorbed generation at which the safe state was confirmed with nothing
-        /// outstanding that would overwrite it.
-        var safeConfirmed: UInt64?
-        var snapshot: BoardSnapshot
-        var stopRequested = false
-        var started = false
-        var stopped = false
-        var waiters: [ObjectIdentifier: EventFlag] = [:]
-        /// The loop's thread, so that calls made from inside `onEvent` do not wait for themselves.
-        var loopThread: pthread_t?
-    }
-    private let shared: Mutex<Shared>
+    private let state: Mutex<LinkState>
 
     init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions,
          fit: @escaping @Sendable (BoardIdentity) -> BoardFit,
          onEvent: @escaping @Sendable (BoardEvent) -> Void) throws(SystemError) {
         self.spec = spec
-        self.profile = profile
         self.options = options
-        self.fit = fit
         self.onEvent = onEvent
         wake = try EventFlag()
         finished = try EventFlag()
-        shared = Mutex(Shared(snapshot: BoardSnapshot(device: spec.device)))
+        state = Mutex(LinkState(spec: spec, profile: profile, options: options, fit: fit))
     }
 
     func start(with transport: any BoardTransport) {
-        shared.withLock { $0.started = true }
+        state.withLock { s in
+            s.started = true
+            s.install(transport, reconnect: false)
+        }
         let thread = Thread { [self] in
-            shared.withLock { $0.loopThread = pthread_self() }
-            var loop = ConnectionLoop(core: self, transport: transport)
-            loop.run()
-            shared.withLock { $0.stopped = true }
+            state.withLock { $0.loopThread = pthread_self() }
+            run()
+            let waiters = state.withLock { s -> [EventFlag] in
+                s.stopped = true
+                return Array(s.waiters.values)
+            }
+            for w in waiters { w.raise() }
             finished.raise()
         }
         thread.name = "board \(spec.device)"
@@ -155,42 +163,47 @@ final class ConnectionCore: Sendable {
 
     // MARK: owner side
 
+    /// Merges `values` into the desired map and, when the link is idle, writes the next command
+    /// from this thread (see the type's documentation).
     func setDesired(_ values: [UInt8: UInt8]) {
         guard !values.isEmpty else { return }
-        shared.withLock { s in
-            s.pending.merge(values) { $1 }
+        let after = state.withLock { s in
+            s.writer.setDesired(values)
             s.requested &+= 1
+            s.pump()
+            return s.afterChange()
         }
-        wake.raise()
+        notify(after)
     }
 
     var onLoopThread: Bool {
-        shared.withLock { s in s.loopThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        state.withLock { s in s.loopThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 
     func writeSafeState(timeout: Duration) -> Bool {
         // From inside onEvent the loop cannot make progress while we wait: do not deadlock.
         if onLoopThread {
-            shared.withLock { s in
-                s.wantsSafe = true
+            state.withLock { s in
+                s.writer.setDesired(s.writer.safeState)
                 s.requested &+= 1
+                s.pump()
             }
-            wake.raise()
             return false
         }
         let deadline = ContinuousClock.now + timeout
         guard let flag = try? EventFlag() else { return false }
         let id = ObjectIdentifier(flag)
-        let generation: UInt64 = shared.withLock { s in
-            s.wantsSafe = true
+        let (generation, after) = state.withLock { s in
+            s.writer.setDesired(s.writer.safeState)
             s.requested &+= 1
             s.waiters[id] = flag
-            return s.requested
+            s.pump()
+            return (s.requested, s.afterChange())
         }
-        wake.raise()
-        defer { _ = shared.withLock { $0.waiters.removeValue(forKey: id) } }
+        notify(after)
+        defer { _ = state.withLock { $0.waiters.removeValue(forKey: id) } }
         while true {
-            let (done, stopped) = shared.withLock { s in ((s.safeConfirmed ?? 0) >= generation, s.stopped) }
+            let (done, stopped) = state.withLock { s in ((s.safeConfirmed ?? 0) >= generation, s.stopped) }
             if done { return true }
             if stopped || ContinuousClock.now >= deadline { return false }
             _ = try? Poller.wait([(flag.descriptor.rawValue, .readable)], until: deadline)
@@ -198,17 +211,17 @@ final class ConnectionCore: Sendable {
         }
     }
 
-    var snapshot: BoardSnapshot { shared.withLock { $0.snapshot } }
+    var snapshot: BoardSnapshot { state.withLock { $0.snapshot } }
 
-    /// Waits until `condition` holds for the published snapshot, the loop stops, or `timeout`.
+    /// Waits until `condition` holds for the snapshot, the loop stops, or `timeout`.
     func waitUntil(timeout: Duration, _ condition: @escaping (BoardSnapshot) -> Bool) -> BoardSnapshot? {
         let deadline = ContinuousClock.now + timeout
         guard let flag = try? EventFlag() else { return nil }
         let id = ObjectIdentifier(flag)
-        shared.withLock { $0.waiters[id] = flag }
-        defer { _ = shared.withLock { $0.waiters.removeValue(forKey: id) } }
+        state.withLock { $0.waiters[id] = flag }
+        defer { _ = state.withLock { $0.waiters.removeValue(forKey: id) } }
         while true {
-            let (snapshot, stopped) = shared.withLock { ($0.snapshot, $0.stopped) }
+            let (snapshot, stopped) = state.withLock { ($0.snapshot, $0.stopped) }
             if condition(snapshot) { return snapshot }
             if stopped || ContinuousClock.now >= deadline { return nil }
             _ = try? Poller.wait([(flag.descriptor.rawValue, .readable)], until: deadline)
@@ -217,7 +230,7 @@ final class ConnectionCore: Sendable {
     }
 
     func stop() {
-        let wasRunning = shared.withLock { s -> Bool in
+        let wasRunning = state.withLock { s -> Bool in
             let running = s.started && !s.stopped && !s.stopRequested
             s.stopRequested = true
             return running
@@ -226,44 +239,98 @@ final class ConnectionCore: Sendable {
         wake.raise()
         if onLoopThread { return }   // close() from inside onEvent: the loop ends after this step
         // Joins the thread: it finishes the current step (at most one poll wake-up) and exits.
-        while !shared.withLock({ $0.stopped }) {
+        while !state.withLock({ $0.stopped }) {
             _ = try? Poller.wait([(finished.descriptor.rawValue, .readable)], timeout: .seconds(1))
         }
     }
 
-    // MARK: loop side
+    /// Wakes whoever waits for a change; wakes the connection's thread when a fault met on
+    /// another thread left it something to do (an event to report, a reopen to plan).
+    private func notify(_ after: LinkState.After) {
+        for w in after.waiters { w.raise() }
+        if after.wakeLoop { wake.raise() }
+    }
 
-    var wakeDescriptor: Int32 { wake.descriptor.rawValue }
+    // MARK: the connection's thread
 
-    /// Takes the values set since the last call, whether the safe state was asked for (after
-    /// those values), and whether to stop.
-    func takeRequests() -> (values: [UInt8: UInt8], safe: Bool, generation: UInt64, stop: Bool) {
-        wake.clear()
-        return shared.withLock { s in
-            defer { s.pending = [:]; s.wantsSafe = false }
-            return (s.pending, s.wantsSafe, s.requested, s.stopRequested)
+    /// Sleeps in poll(2) until the device has bytes or hangs up, someone wakes it, a reply
+    /// times out, the idle link's clock check, or it is time to reopen.
+    private func run() {
+        deliverEvents()
+        while true {
+            let plan = state.withLock { s -> LinkState.Plan? in
+                if s.stopRequested { return nil }
+                s.pump()
+                return s.plan(wake: wake.descriptor.rawValue, now: .now)
+            }
+            deliverEvents()
+            guard let plan else { break }
+            let ready: [Poller.Events]
+            do {
+                ready = try Poller.wait(plan.descriptors, until: plan.deadline)
+            } catch {
+                state.withLock { $0.lastError = "\(spec.device): poll: \(error.reason)" }
+                continue
+            }
+            if !ready[0].isEmpty { wake.clear() }
+            let (after, reopen) = state.withLock { s in
+                s.handle(ready: ready.dropFirst(), epoch: plan.epoch)
+                return (s.afterChange(), s.transport == nil && s.nextAttempt.map { ContinuousClock.now >= $0 } == true)
+            }
+            for w in after.waiters { w.raise() }
+            if reopen { self.reopen() }
+            deliverEvents()
+        }
+        state.withLock { s in
+            s.transport?.close()
+            s.transport = nil
+            s.epoch &+= 1
         }
     }
 
-    /// Publishes the loop's view and wakes anyone waiting for the safe state.
-    func publish(absorbed: UInt64, safeConfirmed: Bool, _ update: (inout BoardSnapshot) -> Void) {
-        let waiters: [EventFlag] = shared.withLock { s in
-            s.absorbed = absorbed
-            if safeConfirmed { s.safeConfirmed = absorbed }
-            update(&s.snapshot)
-            return Array(s.waiters.values)
+    /// Opens the device again (outside the lock: an open may take a while) and installs it.
+    private func reopen() {
+        do {
+            let transport = try BoardTransports.open(spec, profile: state.withLock { $0.initialProfile })
+            let after = state.withLock { s in
+                s.install(transport, reconnect: true)
+                return s.afterChange()
+            }
+            for w in after.waiters { w.raise() }
+        } catch {
+            state.withLock { s in
+                s.lastError = error.message
+                s.nextAttempt = .now + options.reconnectInterval
+            }
         }
-        for w in waiters { w.raise() }
+    }
+
+    /// Reports the queued events, in order, on this thread, outside the lock.
+    private func deliverEvents() {
+        let events = state.withLock { s -> [BoardEvent] in
+            defer { s.events.removeAll() }
+            return s.events
+        }
+        for event in events { onEvent(event) }
     }
 }
 
-/// The connection's thread: owns the device, the writer and the session.
-struct ConnectionLoop {
-    let core: ConnectionCore
+/// Everything about the link, behind ``ConnectionCore``'s lock: the device, the writer and the
+/// session, the counters, the waiters. Its methods never call out (no `onEvent`): events are
+/// queued for the connection's thread.
+struct LinkState: Sendable {
+    let device: String
+    /// The profile the device is opened with (and whose safe state the crash guard writes
+    /// until a probe says more).
+    let initialProfile: MemoryMapProfile
+    let options: BoardOptions
+    let fit: @Sendable (BoardIdentity) -> BoardFit
     var transport: (any BoardTransport)?
+    /// Bumped whenever the device is installed or lost: readiness polled on an older device is
+    /// ignored.
+    var epoch: UInt64 = 0
     var writer: MemoryMapWriter
     var session: BoardSession
-    var generation: UInt64 = 0
     var nextAttempt: ContinuousClock.Instant?
     /// This link came from a reconnect: report it once the safe state is confirmed.
     var reconnecting = false
@@ -271,63 +338,82 @@ struct ConnectionLoop {
     var sent = 0
     var failed = 0
     var disconnections = 0
+    /// Events for the connection's thread to report.
+    var events: [BoardEvent] = []
+    /// A fault was handled off the connection's thread: wake it.
+    var loopMustLook = false
+    /// Bumped by every setDesired and writeSafeState.
+    var requested: UInt64 = 0
+    /// The newest generation at which the safe state was confirmed with nothing outstanding
+    /// that would overwrite it (kept up to date while someone waits).
+    var safeConfirmed: UInt64?
+    var stopRequested = false
+    var started = false
+    var stopped = false
+    var waiters: [ObjectIdentifier: EventFlag] = [:]
+    /// The loop's thread, so that calls made from inside `onEvent` do not wait for themselves.
+    var loopThread: pthread_t?
 
-    init(core: ConnectionCore, transport: any BoardTransport) {
-        self.core = core
+    init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions,
+         fit: @escaping @Sendable (BoardIdentity) -> BoardFit) {
+        device = spec.device
+        initialProfile = profile
+        self.options = options
+        self.fit = fit
+        writer = MemoryMapWriter(profile: profile, verifies: true)
+        session = BoardSession(replyTimeout: options.replyTimeout)
+    }
+
+    /// A freshly opened device: nothing on the board is known; the probe goes first.
+    mutating func install(_ transport: any BoardTransport, reconnect: Bool) {
         self.transport = transport
-        writer = MemoryMapWriter(profile: core.profile, verifies: true)
-        session = BoardSession(replyTimeout: core.options.replyTimeout)
-    }
-
-    var device: String { core.spec.device }
-
-    mutating func run() {
+        epoch &+= 1
+        session.reset()
         writer.connected()
-        publish()
-        core.onEvent(.connected(device: device))
-        while true {
-            let request = core.takeRequests()
-            if request.stop { break }
-            if !request.values.isEmpty { writer.setDesired(request.values) }
-            if request.safe { writer.setDesired(writer.safeState) }
-            generation = request.generation
-            pump()
-            publish()
-            wait()
-            if transport == nil, let at = nextAttempt, ContinuousClock.now >= at { reopen() }
-        }
-        transport?.close()
-        transport = nil
-        publish()
+        nextAttempt = nil
+        reconnecting = reconnect
+        if !reconnect { events.append(.connected(device: device)) }
     }
 
-    /// Starts the next write if the link is idle.
+    /// Starts the next write if the link is idle: formats the line and writes it, here, on
+    /// the calling thread (under the lock).
     mutating func pump() {
-        guard let t = transport, session.isIdle, let command = writer.nextCommand() else { return }
+        guard !stopRequested, let t = transport, session.isIdle, let command = writer.nextCommand() else { return }
         let line = session.start(command, now: .now)
         do {
-            try t.send(line, timeout: core.options.replyTimeout)
+            try t.send(line, timeout: options.replyTimeout)
             sent += 1
         } catch {
             lose(error.cause)
         }
     }
 
-    /// Sleeps until the device has bytes or hangs up, the owner wakes us, a reply times out, or
-    /// it is time to reopen.
-    mutating func wait() {
-        var fds: [(fd: Int32, events: Poller.Events)] = [(core.wakeDescriptor, .readable)]
-        if let t = transport { fds += t.readDescriptors.map { ($0, Poller.Events.readable) } }
-        let deadline = [session.deadline, transport == nil ? nextAttempt : nil].compactMap { $0 }.min()
-        let ready: [Poller.Events]
-        do {
-            ready = try Poller.wait(fds, until: deadline)
-        } catch {
-            lastError = "\(device): poll: \(error.reason)"
-            return
+    struct Plan {
+        var descriptors: [(fd: Int32, events: Poller.Events)]
+        var deadline: ContinuousClock.Instant?
+        var epoch: UInt64
+    }
+
+    /// What the connection's thread polls next: the wake flag first, then the device.
+    mutating func plan(wake: Int32, now: ContinuousClock.Instant) -> Plan {
+        loopMustLook = false
+        var fds: [(fd: Int32, events: Poller.Events)] = [(wake, .readable)]
+        let deadline: ContinuousClock.Instant?
+        if let t = transport {
+            fds += t.readDescriptors.map { ($0, Poller.Events.readable) }
+            // Idle: another thread may start a command while we sleep; look again within one
+            // reply timeout, which is never later than that command's deadline.
+            deadline = session.deadline ?? now + options.replyTimeout
+        } else {
+            deadline = nextAttempt
         }
-        if let t = transport, ready.count > 1 {
-            let device = ready.dropFirst()
+        return Plan(descriptors: fds, deadline: deadline, epoch: epoch)
+    }
+
+    /// After a poll: read what the device sent (if it is still the device polled), time the
+    /// command in flight out, and send the next one.
+    mutating func handle(ready device: ArraySlice<Poller.Events>, epoch polled: UInt64) {
+        if polled == epoch, let t = transport, !device.isEmpty {
             if device.contains(where: { $0.contains(.readable) || $0.contains(.hangUp) }) {
                 drain(t)
             }
@@ -337,10 +423,11 @@ struct ConnectionLoop {
         }
         if transport != nil, let event = session.checkTimeout(now: .now) {
             handle(event)
-            if session.consecutiveTimeouts >= core.options.unansweredLimit {
+            if session.consecutiveTimeouts >= options.unansweredLimit {
                 lose("the board stopped answering (\(session.consecutiveTimeouts) commands without a reply)")
             }
         }
+        pump()
     }
 
     /// Reads everything waiting and feeds it to the session.
@@ -363,7 +450,7 @@ struct ConnectionLoop {
         case .completed(_, let response):
             switch writer.completed(response) {
             case .identified(let identity)?:
-                switch core.fit(identity) {
+                switch fit(identity) {
                 case .use(let profile):
                     writer.identified(profile: profile)
                     transport?.armCrashGuard(safeState: writer.safeState)
@@ -380,7 +467,7 @@ struct ConnectionLoop {
             }
             if reconnecting && !writer.isWritingSafeState && writer.refusal == nil {
                 reconnecting = false
-                core.onEvent(.reconnected(device: device))
+                events.append(.reconnected(device: device))
             }
         case .failed(_, let error):
             writer.failed()
@@ -397,63 +484,61 @@ struct ConnectionLoop {
         transport?.armCrashGuard(safeState: writer.safeState)
         reconnecting = false
         lastError = reason
-        publish()
-        core.onEvent(.refused(device: device, reason: reason))
+        events.append(.refused(device: device, reason: reason))
     }
 
-    /// The device is gone: close it, tell the owner, and plan the next open.
+    /// The device is gone: close it, tell the owner, and plan the next open. Whichever thread
+    /// meets the fault first handles it; the other then finds no device (or a newer epoch).
     mutating func lose(_ reason: String) {
         transport?.close()
         transport = nil
+        epoch &+= 1
         session.reset()
         writer.disconnected()
         reconnecting = false
         disconnections += 1
         lastError = "\(device): \(reason)"
-        nextAttempt = .now + core.options.reconnectInterval
-        publish()
-        core.onEvent(.disconnected(device: device, reason: reason))
+        nextAttempt = .now + options.reconnectInterval
+        events.append(.disconnected(device: device, reason: reason))
+        loopMustLook = true
     }
 
-    mutating func reopen() {
-        do {
-            transport = try BoardTransports.open(core.spec, profile: core.profile)
-            session.reset()
-            writer.connected()
-            reconnecting = true
-            nextAttempt = nil
-        } catch {
-            lastError = error.message
-            nextAttempt = .now + core.options.reconnectInterval
-        }
+    struct After {
+        var waiters: [EventFlag]
+        var wakeLoop: Bool
     }
 
-    func publish() {
+    /// After any change: who to wake. The safe-state check is made only while someone waits.
+    mutating func afterChange() -> After {
+        guard !waiters.isEmpty || loopMustLook else { return After(waiters: [], wakeLoop: false) }
+        if !waiters.isEmpty, isSafeConfirmed { safeConfirmed = requested }
+        defer { loopMustLook = false }
+        return After(waiters: Array(waiters.values), wakeLoop: loopMustLook)
+    }
+
+    /// The board holds the safe state and nothing on the wire would overwrite it.
+    var isSafeConfirmed: Bool {
         let safe = writer.safeState
-        var safeConfirmed = transport != nil && (writer.identity != nil || writer.refusal != nil)
-            && !writer.isWritingSafeState && writer.isConfirmed(safe)
-        if safeConfirmed, case let .write(address, bytes)? = writer.outstanding {
+        guard transport != nil, writer.identity != nil || writer.refusal != nil,
+              !writer.isWritingSafeState, writer.isConfirmed(safe) else { return false }
+        if case let .write(address, bytes)? = writer.outstanding {
             // A write on the wire that would overwrite a safe value: not safe yet.
             for (i, b) in bytes.enumerated() where safe[address &+ UInt8(i)].map({ $0 != b }) ?? false {
-                safeConfirmed = false
+                return false
             }
         }
-        let (connected, confirmed, sent, failed, disconnections, lastError) =
-            (transport != nil, writer.confirmed, self.sent, self.failed, self.disconnections, self.lastError)
-        let identity = transport == nil ? nil : writer.identity
-        let refusal = transport == nil ? nil : writer.refusal
-        let known = transport != nil && refusal == nil && writer.identity != nil && !writer.isWritingSafeState
-        let profile = known ? writer.profile : nil
-        core.publish(absorbed: generation, safeConfirmed: safeConfirmed) { s in
-            s.isConnected = connected
-            s.confirmed = confirmed
-            s.commandsSent = sent
-            s.commandsFailed = failed
-            s.disconnections = disconnections
-            s.lastError = lastError
-            s.identity = identity
-            s.refusal = refusal
-            s.profile = profile
-        }
+        return true
+    }
+
+    var snapshot: BoardSnapshot {
+        let connected = transport != nil
+        var s = BoardSnapshot(isConnected: connected, device: device, confirmed: writer.confirmed, commandsSent: sent,
+                              commandsFailed: failed, disconnections: disconnections, lastError: lastError)
+        s.identity = connected ? writer.identity : nil
+        s.refusal = connected ? writer.refusal : nil
+        let known = connected && writer.refusal == nil && writer.identity != nil && !writer.isWritingSafeState
+        s.profile = known ? writer.profile : nil
+        s.awaitingReply = connected && !session.isIdle
+        return s
     }
 }

@@ -72,8 +72,11 @@ public final class ReceiverService {
     /// The budget shared by every source but the owner (nil under `--accept any`, where every
     /// source may become the owner).
     var strangers: TokenBucket?
-    /// One wake-up's datagrams (ReceiverService+Drain.swift).
+    /// One wake-up's datagrams (DatagramDrain.swift).
     var drain: DatagramDrain
+    /// While a wake-up's datagrams are handled: the board values they asked for, merged
+    /// (latest wins), handed to the board once at the end (one write per wake-up at most).
+    private var held: [UInt8: UInt8]?
     /// Status refresh period while a status line is shown; no periodic wake-ups otherwise.
     private let statusPeriod: Duration = .milliseconds(200)
 
@@ -178,7 +181,7 @@ public final class ReceiverService {
                     apply(engine.boardLink(event, at: .now))
                 }
             }
-            if !ready[2].isEmpty { try receiveBatch() }
+            if !ready[2].isEmpty { try holdingBoardWrites { () throws(SystemError) in try receiveBatch() } }
             let now = ContinuousClock.now
             handle(plane.poll(now: now), at: now)
             apply(engine.tick(at: now))
@@ -189,8 +192,21 @@ public final class ReceiverService {
         }
     }
 
+    /// Runs `body` with board writes held: what it asks the board for is merged (latest wins)
+    /// and handed over once at the end, so a burst of states read in one wake-up is one write.
+    func holdingBoardWrites(_ body: () throws(SystemError) -> Void) throws(SystemError) {
+        held = [:]
+        defer {
+            if let values = held, !values.isEmpty { board.setDesired(values) }
+            held = nil
+        }
+        try body()
+    }
+
     func apply(_ step: ReceiverEngine<SocketAddress>.Step) {
-        if let values = step.write { board.setDesired(values) }
+        if let values = step.write {
+            if held != nil { held!.merge(values) { $1 } } else { board.setDesired(values) }
+        }
         for notice in step.notices { log(notice) }
     }
 

@@ -15,14 +15,14 @@ extension SocketAddress {
             sa.sin_family = sa_family_t(AF_INET)
             sa.sin_port = port.bigEndian
             withUnsafeMutableBytes(of: &sa.sin_addr) { $0.copyBytes(from: bytes) }
-            storage = withUnsafeBytes(of: &sa) { Array($0) }
+            storage = withUnsafeBytes(of: &sa) { RawSockAddr($0) }
         case 16:
             var sa = sockaddr_in6()
             sa.sin6_family = sa_family_t(AF_INET6)
             sa.sin6_port = port.bigEndian
             withUnsafeMutableBytes(of: &sa.sin6_addr) { $0.copyBytes(from: bytes) }
             if bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80 { sa.sin6_scope_id = scopeID }
-            storage = withUnsafeBytes(of: &sa) { Array($0) }
+            storage = withUnsafeBytes(of: &sa) { RawSockAddr($0) }
         default:
             return nil
         }

@@ -8,15 +8,17 @@ import Musl
 /// per-controller bookkeeping. IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`) print as IPv4.
 public struct SocketAddress: Hashable, Sendable {
     public enum Family: Sendable { case inet, inet6 }
-    /// The raw sockaddr bytes (sockaddr_in or sockaddr_in6).
-    let storage: [UInt8]
+    /// The raw sockaddr bytes (sockaddr_in or sockaddr_in6), inline: no allocation per address,
+    /// and equality and hashing are a few word compares (the receiver keys every datagram's
+    /// source by it).
+    let storage: RawSockAddr
 
     public var family: Family {
         storage.withUnsafeBytes { $0.load(as: sa_family_t.self) } == sa_family_t(AF_INET6) ? .inet6 : .inet
     }
 
     init(raw: UnsafeRawPointer, length: Int) {
-        storage = Array(UnsafeRawBufferPointer(start: raw, count: length))
+        storage = RawSockAddr(UnsafeRawBufferPointer(start: raw, count: length))
     }
 
     public var port: UInt16 {
@@ -144,5 +146,33 @@ enum CString {
     static func string(_ pointer: UnsafePointer<CChar>?) -> String {
         guard let pointer else { return "" }
         return String(cString: pointer)
+    }
+}
+
+/// Up to 32 bytes of a sockaddr (sockaddr_in6 has 28), zero-padded, and their count.
+struct RawSockAddr: Hashable, Sendable {
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    private var count: UInt8 = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        let n = min(bytes.count, 32)
+        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(n))) }
+        count = UInt8(n)
+    }
+
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        Swift.withUnsafeBytes(of: words) { body(UnsafeRawBufferPointer(rebasing: $0.prefix(Int(count)))) }
+    }
+
+    static func == (a: RawSockAddr, b: RawSockAddr) -> Bool {
+        a.words == b.words && a.count == b.count
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+        hasher.combine(count)
     }
 }

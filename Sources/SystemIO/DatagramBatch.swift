@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Buffers to receive up to ``capacity`` datagrams with one `recvmmsg(2)`
+/// (``UDPSocket/receive(into:)``): allocated once, reused for every call, so a receive allocates
+/// nothing. Datagram `i < count` is ``bytes(_:)`` from ``source(_:)``; a datagram longer than a
+/// slot arrives cut to ``slotSize`` bytes with its real ``length(_:)`` (`MSG_TRUNC`).
+public struct DatagramBatch {
+    public let capacity: Int
+    public let slotSize: Int
+    /// Datagrams held since the last receive.
+    public private(set) var count = 0
+    private var buffer: [UInt8]
+    private var names: [sockaddr_storage]
+    private var vectors: [iovec]
+    /// `struct mmsghdr[capacity]`, laid out by hand (Glibc's Swift module hides the GNU
+    /// declarations): a `msghdr`, then the `unsigned int msg_len`, padded to 8 bytes.
+    private var headers: [UInt64]
+
+    public init(capacity: Int = 64, slotSize: Int = 2048) {
+        precondition(capacity >= 1 && slotSize >= 1)
+        self.capacity = capacity
+        self.slotSize = slotSize
+        buffer = [UInt8](repeating: 0, count: capacity * slotSize)
+        names = [sockaddr_storage](repeating: sockaddr_storage(), count: capacity)
+        vectors = [iovec](repeating: iovec(), count: capacity)
+        headers = [UInt64](repeating: 0, count: capacity * MultipleMessages.stride / 8)
+    }
+
+    /// The datagram's real length (may exceed the bytes kept, see ``bytes(_:)``).
+    public func length(_ i: Int) -> Int {
+        headers.withUnsafeBytes { Int($0.load(fromByteOffset: i * MultipleMessages.stride + MultipleMessages.lengthOffset, as: UInt32.self)) }
+    }
+
+    /// The bytes kept of datagram `i` (all of it unless it was longer than a slot); no copy.
+    public func bytes(_ i: Int) -> ArraySlice<UInt8> {
+        buffer[i * slotSize ..< i * slotSize + min(length(i), slotSize)]
+    }
+
+    public func source(_ i: Int) -> SocketAddress {
+        let length = headers.withUnsafeBytes { $0.load(fromByteOffset: i * MultipleMessages.stride, as: msghdr.self).msg_namelen }
+        return withUnsafeBytes(of: names[i]) { SocketAddress(raw: $0.baseAddress!, length: Int(length)) }
+    }
+
+    /// One `recvmmsg(2)`, non-blocking: the first `maximum` slots are offered; returns how many
+    /// were filled (0 when nothing is waiting).
+    mutating func receive(fd: Int32, maximum: Int) throws(SystemError) -> Int {
+        count = 0
+        let (capacity, slotSize) = (max(1, min(maximum, self.capacity)), self.slotSize)
+        let result = buffer.withUnsafeMutableBytes { bytes in
+            names.withUnsafeMutableBufferPointer { names in
+                vectors.withUnsafeMutableBufferPointer { vectors in
+                    headers.withUnsafeMutableBytes { headers -> Result<Int32?, SystemError> in
+                        for i in 0..<capacity {
+                            vectors[i] = iovec(iov_base: bytes.baseAddress! + i * slotSize, iov_len: slotSize)
+                            var header = msghdr()
+                            header.msg_name = UnsafeMutableRawPointer(names.baseAddress! + i)
+                            header.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
+                            header.msg_iov = vectors.baseAddress! + i
+                            header.msg_iovlen = 1
+                            headers.storeBytes(of: header, toByteOffset: i * MultipleMessages.stride, as: msghdr.self)
+                            headers.storeBytes(of: 0, toByteOffset: i * MultipleMessages.stride + MultipleMessages.lengthOffset, as: UInt32.self)
+                        }
+                        guard let call = MultipleMessages.receive else { return .failure(SystemError(call: "recvmmsg", errno: ENOSYS)) }
+                        do throws(SystemError) {
+                            return .success(try Syscall.nonBlocking("recvmmsg") {
+                                call(fd, headers.baseAddress!, UInt32(capacity), Int32(MSG_DONTWAIT) | Int32(MSG_TRUNC), nil)
+                            })
+                        } catch {
+                            return .failure(error)
+                        }
+                    }
+                }
+            }
+        }
+        let n = try result.get()
+        count = Int(n ?? 0)
+        return count
+    }
+}
+
+/// `recvmmsg(2)` and the layout of its `struct mmsghdr`, which Glibc's Swift module does not
+/// declare (they need `_GNU_SOURCE`): the function is looked up once in the C library.
+enum MultipleMessages {
+    typealias Function = @convention(c) (Int32, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<timespec>?) -> Int32
+    static let lengthOffset = MemoryLayout<msghdr>.size
+    static let stride = (MemoryLayout<msghdr>.size + MemoryLayout<UInt32>.size + 7) / 8 * 8
+    static let receive: Function? = dlsym(nil, "recvmmsg").map { unsafeBitCast($0, to: Function.self) }
+}
+
+extension UDPSocket {
+    /// Receives as many queued datagrams as `batch` holds (or `maximum`, if fewer) with one
+    /// `recvmmsg(2)`; returns how many (0 when nothing is waiting). Fewer than asked means the
+    /// queue was empty at that moment.
+    @discardableResult
+    public func receive(into batch: inout DatagramBatch, maximum: Int = .max) throws(SystemError) -> Int {
+        try batch.receive(fd: descriptor.rawValue, maximum: maximum)
+    }
+}
