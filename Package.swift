@@ -78,7 +78,7 @@ let package = Package(
         .target(name: "SerialTTY", dependencies: ["SystemIO"]),
         .target(name: "ALSAMIDI", dependencies: ["CALSA", "SystemIO"]),
         .target(name: "Discovery", dependencies: ["CDNSSD", "Console", "RemoteWire", "SystemIO"]),
-        .target(name: "Gamepad", dependencies: ["CSDL2", "RemoteWire", "SystemIO", tomlKit]),
+        .target(name: "Gamepad", dependencies: ["CSDL2", "Console", "RemoteWire", "SystemIO", tomlKit]),
         .target(name: "Console", dependencies: ["SystemIO", logging]),
         .target(name: "TerminalQR", dependencies: ["CQRencode"]),
         // A MIDI keyboard as a controller: mapping, [midi] config, session rules, the three device kinds.

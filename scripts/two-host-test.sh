@@ -22,7 +22,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${ANALOG_REMOTE:-$ROOT/.build/debug/analog-remote}
 # The real commands first: receive + control across the link, then discovery on its own.
-CASES=(board_follows control_sessions_isolated control_follows_restart responders_die_robot_drives
+CASES=(readme_two_machines board_follows control_sessions_isolated control_follows_restart responders_die_robot_drives
        advertise_seen_by_avahi hand_published_found sessions_isolated follow_new_port ambiguous_exit_6
        responder_restart name_clash discovery_time)
 
@@ -160,7 +160,8 @@ case_board_follows() {
         grep -q 'notice: receiver "robot-a" connected' "$out" || { cat "$out" >&2; fail "run $i: no \"connected\" peer state in the controller's log"; return 1; }
         # The next controller is another source: it may drive once this one is silent for the
         # receiver's failsafe (--accept first).
-        wait_count "$LOGS/recv" 'owner silent' "$i" 5 || { cat "$LOGS/recv" >&2; fail "run $i: the receiver did not free the robot"; return 1; }
+        # (The controller says bye on its way out, so the robot is free at once.)
+        wait_count "$LOGS/recv" 'owner silent|owner said bye' "$i" 5 || { cat "$LOGS/recv" >&2; fail "run $i: the receiver did not free the robot"; return 1; }
     done
     grep -q "sending to \"robot-a\" at $ADDR_A:46001 every 20 ms (the receiver's rate)" "$LOGS/ctl1" \
         || { cat "$LOGS/ctl1" >&2; fail "the controller did not follow the receiver's timing contract"; return 1; }
@@ -170,6 +171,48 @@ case_board_follows() {
     local worst=0 t
     for t in "${times[@]}" "${named[@]}"; do [ "$t" -gt "$worst" ] && worst=$t; done
     [ "$worst" -lt 3000 ] || { fail "discovery took $worst ms (more than 3 s)"; return 1; }
+}
+
+# The README's "Two machines, one session" example, run as written (the lines are read from
+# README.md; only the board is the simulated one, `--board sim --trace-board`, and the README's
+# example address is host A's): the receiver on its default port 27183, `control --session`, and
+# `control --peer HOST` with no port. Each drives the board and ends with status 0 (it heard back).
+case_readme_two_machines() {
+    local readme="$ROOT/README.md" recv_line session_line peer_line
+    recv_line=$(grep -m1 -E '^analog-remote receive --session class-3b --board serial:/dev/ttyACM0$' "$readme") \
+        || { fail "README lacks the receiver line of the two-machine example"; return 1; }
+    session_line=$(grep -m1 -E '^analog-remote control --session class-3b$' "$readme") \
+        || { fail "README lacks the control --session line"; return 1; }
+    peer_line=$(grep -m1 -E '^analog-remote control --peer 192\.168\.1\.7$' "$readme") \
+        || { fail "README lacks the control --peer HOST line"; return 1; }
+    local recv_args ctl_args
+    read -r -a recv_args <<< "${recv_line#analog-remote }"
+    recv_args=("${recv_args[@]/serial:\/dev\/ttyACM0/sim}")
+    host_spawn A "$LOGS/recv" "$BIN" "${recv_args[@]}" --trace-board
+    local recv=$SPAWNED
+    wait_for "$LOGS/recv" '^receiving on udp port 27183$' 10 || { cat "$LOGS/recv" >&2; fail "the receiver is not on port 27183"; return 1; }
+    wait_for "$LOGS/recv" '^notice: announced as ' 10 || { cat "$LOGS/recv" >&2; fail "the receiver was not announced"; return 1; }
+    local run line out ctl
+    for run in session peer; do
+        if [ "$run" = session ]; then line=$session_line; else line=${peer_line/192.168.1.7/$ADDR_A}; fi
+        read -r -a ctl_args <<< "${line#analog-remote }"
+        out="$LOGS/ctl-$run"
+        mkfifo "$out.in"
+        SPAWN_STDIN="$out.in" host_spawn B "$out" "$BIN" "${ctl_args[@]}"
+        ctl=$SPAWNED
+        exec 7>"$out.in"
+        feed 7 "0 a"
+        wait_map "$LOGS/recv" "$MAP_LED1" 10 || { cat "$out" "$LOGS/recv" >&2; fail "$line: LED 1 did not light"; return 1; }
+        feed 7 "0.3 forward"
+        wait_map "$LOGS/recv" '^map .{68}aa2a$' 5 || { cat "$out" "$LOGS/recv" >&2; fail "$line: the motors did not follow"; return 1; }
+        end_feed 7
+        reap "$ctl"
+        [ "$REAPED" -eq 0 ] || { cat "$out" >&2; fail "$line: exited $REAPED at end of input"; return 1; }
+        wait_map "$LOGS/recv" "$MAP_REST" 5 || { cat "$LOGS/recv" >&2; fail "$line: the board is not at rest after the controller left"; return 1; }
+        echo "    ran: $line"
+    done
+    kill -TERM "$recv" 2>/dev/null; reap "$recv"
+    [ "$REAPED" -eq 0 ] || { cat "$LOGS/recv" >&2; fail "the receiver exited $REAPED"; return 1; }
 }
 
 # Isolation with the real commands: two receivers in two sessions on A, one controller per
@@ -284,8 +327,10 @@ case_hand_published_found() {
         || { cat "$LOGS/found" >&2; fail "browse --once on B did not list the hand-published receiver"; return 1; }
     echo "    browse on B: $(head -1 "$LOGS/found")"
     # And driven by our controller: a receiver that does not announce itself sits behind the
-    # hand-made announcement; the controller honours its rate=40 (every 25 ms).
-    host_spawn A "$LOGS/recv" "$BIN" receive --no-advertise --port 45002 --board sim --trace-board
+    # hand-made announcement; the controller honours its rate=40 (every 25 ms). The receiver is in
+    # the announced session (`--session`, also without announcing): the controller's hello names
+    # the session it found, and a receiver of another session refuses it (Protocol.md §7.4).
+    host_spawn A "$LOGS/recv" "$BIN" receive --no-advertise --session "$session" --port 45002 --board sim --trace-board
     wait_for "$LOGS/recv" '^receiving on udp port 45002' 10 || { cat "$LOGS/recv" >&2; fail "receive --no-advertise did not start"; return 1; }
     controller B "$LOGS/ctl" 7 --session "$session"
     feed 7 "0 b"
@@ -366,13 +411,17 @@ case_ambiguous_exit_6() {
     status=0
     printf '2\n' | host_run B script -qec "$BIN control --session amb-test --input script:$LOGS/drive.script" /dev/null \
         > "$LOGS/tty" 2>&1 || status=$?
-    [ "$status" -eq 0 ] || { cat "$LOGS/tty" >&2; fail "control on a terminal: exit status $status, expected 0"; return 1; }
+    # amb-1 and amb-2 are announcements only (`advertise`): nothing listens behind them, so the
+    # controller says "no receiver" and, having never heard back, ends with status 4.
+    [ "$status" -eq 4 ] || { cat "$LOGS/tty" >&2; fail "control on a terminal: exit status $status, expected 4 (nothing answered)"; return 1; }
     grep -q 'drive which one? \[1-2, or a name\]' "$LOGS/tty" && grep -q 'sending to "amb-2" at ' "$LOGS/tty" \
         || { cat -v "$LOGS/tty" >&2; fail "control on a terminal did not ask, or did not drive amb-2"; return 1; }
+    grep -q "analog-remote: no receiver at $ADDR_A:45072" "$LOGS/tty" \
+        || { cat -v "$LOGS/tty" >&2; fail "control on a terminal did not say that nothing listens at amb-2's port"; return 1; }
     host_run B "$BIN" browse --quiet --session amb-test --receiver amb-2 --once --timeout 2 > "$LOGS/named" 2>&1 \
         || { cat "$LOGS/named" >&2; fail "--receiver amb-2 failed"; return 1; }
     [ "$(wc -l < "$LOGS/named")" -eq 1 ] && grep -q '^"amb-2" ' "$LOGS/named" || { cat "$LOGS/named" >&2; fail "--receiver amb-2 did not pick amb-2"; return 1; }
-    echo "    browse and control, no name: exit 6 with both listed; on a terminal control asked and drove amb-2"
+    echo "    browse and control, no name: exit 6 with both listed; on a terminal control asked, sent to amb-2 and said no receiver listens there"
     echo "    browse --receiver amb-2: $(cat "$LOGS/named")"
 }
 

@@ -1,13 +1,54 @@
 import ArgumentParser
+import Console
 
 @main
 struct AnalogRemote: ParsableCommand {
+    static let version = "0.1.0"
+
     static let configuration = CommandConfiguration(
         commandName: "analog-remote",
         abstract: "Drive a robot board from another machine on the LAN: controllers send an 8-byte state over UDP, receivers turn it into board writes.",
-        discussion: "Exit codes: 0 done or stopped on request; 1 runtime failure; 2 bad configuration; 3 device unavailable; 4 network unavailable; 5 no mDNS daemon; 6 several receivers, none chosen; 64 bad arguments.",
-        version: "0.1.0",
+        discussion: "Exit codes: 0 done or stopped on request; 1 runtime failure; 2 bad configuration; 3 device unavailable; 4 network unavailable (also: a controller that never heard back); 5 no mDNS daemon; 6 several receivers, none chosen; 64 bad arguments.",
+        version: "analog-remote \(version)",
         subcommands: [Demo.self, Receive.self, Control.self, Browse.self, Advertise.self, BoardSim.self, Boards.self,
                       Gamepads.self, MidiInputs.self, StopAll.self, Game.self, Web.self, BenchCLI.self]
     )
+
+    /// Checks the command name first (also after `help`), so a typo is an error with a
+    /// suggestion (exit 64) rather than the top-level help and exit 0; then hands over.
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let problem = CommandNames.problem(arguments, names: configuration.subcommands.map { $0._commandName }) {
+            StandardError.write("analog-remote: \(problem)\n")
+            Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch {
+            // One error style: a usage error is one line, `analog-remote: WHAT`, exit 64, like
+            // every other error of this program (help, --version and errors from run() keep
+            // ArgumentParser's handling: they print what they must and carry their exit code).
+            if exitCode(for: error) == ExitCode(ExitStatus.usage.rawValue), !(error is ExitCode) {
+                let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "bad arguments"
+                StandardError.write("analog-remote: \(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)\n")
+                Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
+            }
+            Self.exit(withError: error)
+        }
+    }
+}
+
+/// The first word of the command line must name a command (or be `help` and then name one).
+enum CommandNames {
+    static func problem(_ arguments: [String], names: [String]) -> String? {
+        guard var word = arguments.first, !word.hasPrefix("-") else { return nil }
+        if word == "help" {
+            guard arguments.count >= 2 else { return nil }
+            word = arguments[1]
+            if word.hasPrefix("-") { return nil }
+        }
+        guard !names.contains(word) else { return nil }
+        return "unknown command \"\(word)\"\(Suggestion.hint(for: word, among: names)); commands: \(names.joined(separator: ", ")) (analog-remote help COMMAND shows its options)"
+    }
 }

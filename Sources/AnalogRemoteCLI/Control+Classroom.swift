@@ -4,6 +4,9 @@ import ControlPlane
 extension Control {
     /// `--name` and `--pair` (Protocol.md §7.4): both travel as str8, so at most 255 bytes.
     func validateClassroom() throws {
+        if plain, name != nil || pair != nil {
+            throw ValidationError("--plain sends only 8-byte states: it cannot say hello with --name or --pair.")
+        }
         if let name, name.isEmpty || name.utf8.count > 63 {
             throw ValidationError("--name \"\(name)\": give a display name of 1…63 bytes (UTF-8).")
         }

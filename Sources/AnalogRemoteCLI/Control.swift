@@ -16,9 +16,11 @@ struct Control: ParsableCommand {
 
             stdin:    ANGLE BUTTONS per line, e.g. `0.3 forward+a`, `-0.1 0x2`, `0 none`
             script:   T_MS ANGLE BUTTONS per line, T_MS = ms since the start
-            keyboard: ←/→ tilt, space centres, W/↑ S/↓ drive, A, B, q quits
+            keyboard: ←/→ steer (back to centre on release; --steer latch keeps the tilt), -/+ tilt scale, \
+            space stops (neutral), 0 centres, W/↑ S/↓ drive, A, B, Ctrl-Z suspends, q quits
             gamepad:  left stick tilts, d-pad up/right trigger forward, d-pad down/left trigger backward, \
-            south/east buttons A/B; waits for a pad and survives unplugging (README "Gamepads")
+            south/east buttons A/B; Start + Back together quit (so does q on the terminal); waits for a \
+            pad and survives unplugging (README "Gamepads")
             midi:     a MIDI keyboard (midi, midi:CLIENT:PORT, midi:NAME, midi:hw:C,D,S, \
             midi-serial:PATH[@BAUD]): pitch bend tilts, C4 forward, D4 backward, E4 A, F4 B, \
             C3+E3+G3 together A+B; `analog-remote midi-inputs` lists ports (README "MIDI keyboards")
@@ -30,7 +32,8 @@ struct Control: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: ArgumentHelp("Where to send: HOST:PORT, IPv4:PORT or [IPv6]:PORT.", valueName: "host:port"))
+    @Option(help: ArgumentHelp("Where to send: HOST, IPv4 or [IPv6], with :PORT when the receiver is not on the default port \(ReceiverPort.standard).",
+                               valueName: "host[:port]"))
     var peer: String?
 
     @Option(help: ArgumentHelp("Find the receiver by session ID (DNS-SD) instead of --peer, and follow it when it moves.",
@@ -61,6 +64,13 @@ struct Control: ParsableCommand {
     @Option(help: ArgumentHelp("The robot's secret, for a receiver started with --accept secret: the 12 words it shows (quote them; case, hyphens and cutting each word to 4 letters do not matter). Every datagram is then authenticated.", valueName: "words"))
     var secret: String?
 
+    @Option(help: ArgumentHelp("Keyboard steering: `centre` = releasing ←/→ returns the tilt to 0 (default); `latch` = the tilt stays until space or 0.",
+                               valueName: "centre|latch"))
+    var steer: KeyboardModel.Steering = .centre
+
+    @Flag(help: "Send only the 8-byte state packets, no hello or pings (for receivers that predate control messages). The robot's state is then not shown, and no answer is expected.")
+    var plain = false
+
     func validate() throws {
         switch (peer, session) {
         case (nil, nil):
@@ -68,8 +78,8 @@ struct Control: ParsableCommand {
         case (.some, .some):
             throw ValidationError("--peer and --session exclude each other: give one of them.")
         case (let peer?, nil):
-            guard SocketAddress.split(peer) != nil else {
-                throw ValidationError("--peer \(peer): expected HOST:PORT, IPv4:PORT or [IPv6]:PORT with a port 1…65535.")
+            guard SocketAddress.withDefaultPort(peer, port: ReceiverPort.standard) != nil else {
+                throw ValidationError("--peer \(peer): expected HOST, IPv4 or [IPv6], optionally with :PORT (1…65535; default \(ReceiverPort.standard)).")
             }
             if receiver != nil { throw ValidationError("--receiver needs --session (with --peer the receiver is given).") }
         case (nil, let session?):
@@ -87,16 +97,20 @@ struct Control: ParsableCommand {
     func run() throws {
         try runReporting {
             let status = global.bootstrap()
-            var options = ControlOptions(peer: peer ?? "", input: input, rate: rate ?? Double(SendRate.standardHz), configPath: config)
+            let target = peer.flatMap { SocketAddress.withDefaultPort($0, port: ReceiverPort.standard) } ?? ""
+            var options = ControlOptions(peer: target, input: input, rate: rate ?? Double(SendRate.standardHz), configPath: config)
             if let session {
                 options.session = SessionTarget(session: try SessionID(session), receiver: receiver, requestedRate: rate)
             }
             options.displayName = name
             options.pairingCode = pair
             if let secret, case .success(let parsed) = RobotSecret.parse(secret) { options.secret = parsed }
+            options.plain = plain
+            options.steering = steer
             return try ControlCommand.run(options, status: status)
         }
     }
 }
 
 extension InputSpec: ExpressibleByArgument {}
+extension KeyboardModel.Steering: ExpressibleByArgument {}

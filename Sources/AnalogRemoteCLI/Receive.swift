@@ -35,8 +35,8 @@ struct Receive: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: "UDP port to listen on (0 = any free port; the port is printed at start-up).")
-    var port: UInt16 = 0
+    @Option(help: "UDP port to listen on (default 27183, the port `control --peer HOST` sends to; 0 = any free port). The port is printed at start-up and announced.")
+    var port: UInt16 = ReceiverPort.standard
 
     @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments); `paired` = like first, but only controllers started with --pair CODE (the code is shown at start); `secret` = like first, but only controllers that prove they know the robot's secret (--secret WORDS), and every datagram of theirs authenticated (for classrooms; see README \"Which mode\").",
                                valueName: "first|any|paired|secret"))
@@ -94,14 +94,14 @@ struct Receive: ParsableCommand {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
         guard SendRate.range.contains(expectedRate) else { throw ValidationError("--expected-rate must be 1…1000 packets per second") }
-        // Exit 2 with the one line, as a refused configuration (not a usage error).
+        // Range errors are usage errors (exit 64), found here before anything is opened or announced.
         guard FailsafeTimeout.receiverRange.contains(failsafeMs) else {
-            throw refuse(UserFacingError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds",
-                                         status: .badConfiguration))
+            throw ValidationError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds")
         }
         guard ReceiverConfiguration.reclaimRange.contains(reclaimS) else {
             throw ValidationError("--reclaim-s \(reclaimS) is out of range; allowed: 0…60 seconds")
         }
+        do { _ = try classroom() } catch { throw ValidationError("\(error)") }
     }
 
     func run() throws {
@@ -121,6 +121,7 @@ struct Receive: ParsableCommand {
             }
             if let conflict = plan.conflict { throw UserFacingError(conflict, status: .badConfiguration) }
             configuration.port = port
+            configuration.boardName = board
             configuration.classroom = try classroom()
             configuration.failsafe = FailsafeTimeout(milliseconds: failsafeMs)
             configuration.reclaim = .seconds(reclaimS)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import StopAll
 import Discovery
+import RemoteWire
 import SystemIO
 
 struct StopAll: ParsableCommand {
@@ -30,7 +31,7 @@ struct StopAll: ParsableCommand {
                                valueName: "key"))
     var teacherKey: String?
 
-    @Option(help: ArgumentHelp("Address a receiver directly, without DNS-SD (repeatable).", valueName: "host:port"))
+    @Option(help: ArgumentHelp("Address a receiver directly, without DNS-SD (repeatable); the port defaults to \(ReceiverPort.standard).", valueName: "host[:port]"))
     var peer: [String] = []
 
     @Option(help: "Seconds to look for the session's receivers (DNS-SD).")
@@ -39,8 +40,8 @@ struct StopAll: ParsableCommand {
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         guard timeout > 0, timeout <= 60 else { throw ValidationError("--timeout must be in 0…60 seconds") }
-        for p in peer where SocketAddress.split(p) == nil {
-            throw ValidationError("--peer \(p): expected HOST:PORT, IPv4:PORT or [IPv6]:PORT with a port 1…65535.")
+        for p in peer where SocketAddress.withDefaultPort(p, port: ReceiverPort.standard) == nil {
+            throw ValidationError("--peer \(p): expected HOST, IPv4 or [IPv6], optionally with :PORT (1…65535; default \(ReceiverPort.standard)).")
         }
         if let teacherKey, teacherKey.isEmpty { throw ValidationError("--teacher-key is empty") }
     }
@@ -48,7 +49,8 @@ struct StopAll: ParsableCommand {
     func run() throws {
         try runReporting {
             let status = global.bootstrap()
-            return try StopAllCommand.run(.init(session: session, release: release, teacherKey: teacherKey, peers: peer,
+            return try StopAllCommand.run(.init(session: session, release: release, teacherKey: teacherKey,
+                                                peers: peer.compactMap { SocketAddress.withDefaultPort($0, port: ReceiverPort.standard) },
                                                 timeout: .milliseconds(Int(timeout * 1000))), status: status)
         }
     }

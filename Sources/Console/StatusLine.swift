@@ -54,7 +54,28 @@ public final class StatusLine: Sendable {
     static func fit(_ text: String) -> String {
         var size = winsize()
         let columns = ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 100
-        return text.count < columns ? text : String(text.prefix(columns - 1))
+        return fit(text, columns: columns)
+    }
+
+    /// Cuts `text` to fewer than `columns` visible characters. ANSI colour sequences (`ESC [ … m`)
+    /// take no column and are never cut in half; a cut line ends with a colour reset.
+    public static func fit(_ text: String, columns: Int) -> String {
+        var out = ""
+        var visible = 0
+        var escape = false
+        var cut = false
+        for ch in text {
+            if escape {
+                out.append(ch)
+                if ch == "m" { escape = false }
+                continue
+            }
+            if ch == "\u{1B}" { escape = true; out.append(ch); continue }
+            if visible >= columns - 1 { cut = true; continue }
+            out.append(ch)
+            visible += 1
+        }
+        return cut && text.contains("\u{1B}") ? out + "\u{1B}[0m" : out
     }
 
     private func write(_ text: String) { StandardError.write(text) }

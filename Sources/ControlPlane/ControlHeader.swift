@@ -101,6 +101,8 @@ public enum ControlType: UInt8, Hashable, Sendable, CaseIterable {
     case ack = 0x08
     case stopAll = 0x09
     case stopAllReply = 0x0A
+    /// Receiver → controller: what the robot is doing for it (Protocol.md §7.9).
+    case robotState = 0x0B
     /// Receiver → controller under `--accept secret`: prove you know the robot's secret.
     case challenge = 0x10
     /// Controller → receiver: the proof (an HMAC over both sides' nonces).
@@ -112,7 +114,7 @@ public enum ControlType: UInt8, Hashable, Sendable, CaseIterable {
     public var isReliable: Bool {
         switch self {
         case .hello, .accept, .deny, .bye, .data, .challenge, .proof: true
-        case .ping, .pong, .ack, .stopAll, .stopAllReply, .sealed: false
+        case .ping, .pong, .ack, .stopAll, .stopAllReply, .sealed, .robotState: false
         }
     }
 }

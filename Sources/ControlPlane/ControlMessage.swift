@@ -30,6 +30,8 @@ public enum ControlMessage: Hashable, Sendable {
     /// Both handshake nonces are this long.
     public static let nonceSize = 16
     public static let proofSize = 32
+    /// Receiver → controller: the robot's state for this controller (RobotReport.swift).
+    case robotState(RobotReport)
 
     public var type: ControlType {
         switch self {
@@ -45,6 +47,7 @@ public enum ControlMessage: Hashable, Sendable {
         case .stopAllReply: .stopAllReply
         case .challenge: .challenge
         case .proof: .proof
+        case .robotState: .robotState
         }
     }
 
@@ -163,6 +166,7 @@ public enum ControlMessage: Hashable, Sendable {
         case .stopAllReply(let r): w.u64(r.nonce); w.u8(r.outcome.rawValue); w.str8(r.displayName); w.str8(r.text)
         case .challenge(let nonce): w.raw(nonce)
         case .proof(let nonce, let mac): w.raw(nonce); w.raw(mac)
+        case .robotState(let report): return report.encodePayload()
         }
         return w.bytes
     }
@@ -217,6 +221,8 @@ public enum ControlMessage: Hashable, Sendable {
         case .sealed:
             // An envelope is opened by SealedEnvelope, never decoded as a message.
             throw ControlMessageError(.badField, at: 0, bytes: Array(payload))
+        case .robotState:
+            return .robotState(try RobotReport.decode(payload))
         }
         try r.expectEnd()
         return message

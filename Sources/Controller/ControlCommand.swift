@@ -28,6 +28,10 @@ public struct ControlOptions: Sendable {
     public var pairingCode: String?
     /// `--secret WORDS` (`--accept secret`): prove the robot's secret, seal every datagram.
     public var secret: RobotSecret?
+    /// `--plain`: no control messages at all (the original 8-byte sender, for old receivers).
+    public var plain = false
+    /// `--steer`: the keyboard's steering keys spring back to centre (default) or latch.
+    public var steering: KeyboardModel.Steering = .centre
 
     public init(peer: String, input: InputSpec?, rate: Double, configPath: String? = nil) {
         self.peer = peer
@@ -61,7 +65,7 @@ public enum ControlCommand {
         }
         defer { follower?.stop() }
         let spec = options.input ?? .default(stdinIsTerminal: isatty(STDIN_FILENO) == 1)
-        var source = try makeSource(spec, configPath: options.configPath)
+        var source = try makeSource(spec, configPath: options.configPath, steering: options.steering)
         if let follower {
             try follower.chooseAtStart(interactive: isatty(STDIN_FILENO) == 1)
             source = follower.wrap(source)
@@ -84,17 +88,22 @@ public enum ControlCommand {
         if case .deviceLost(let why) = reason {
             throw UserFacingError("\(why); sent the neutral state and stopped", status: reason.exitStatus)
         }
+        // Stopped on request, but nothing ever answered: say so and end non-zero (README "Exit codes").
+        if reason.exitStatus == .success, let why = loop.companion?.endFailure {
+            throw UserFacingError(why, status: .networkUnavailable)
+        }
         return reason.exitStatus
     }
 
     /// Builds the source for an `--input` choice. Failures that happen before anything is sent
     /// (a bad script, an unavailable device) are thrown as ``UserFacingError``.
-    public static func makeSource(_ spec: InputSpec, configPath: String? = nil) throws -> any InputSource {
+    public static func makeSource(_ spec: InputSpec, configPath: String? = nil,
+                                  steering: KeyboardModel.Steering = .centre) throws -> any InputSource {
         switch spec {
         case .stdin:
             return StdinSource()
         case .keyboard:
-            return KeyboardSource()
+            return KeyboardSource(steering: steering)
         case .script(let path):
             do {
                 return ScriptSource(script: try Script.load(path: path), name: "script:\(path)")

@@ -53,7 +53,12 @@ public final class ControlSession: SendLoopCompanion {
     private var peer: SocketAddress?
     private var nextPing: ContinuousClock.Instant?
     private var score: GameScore?
-    private var buffer = [UInt8](repeating: 0, count: 2048)
+    /// What the driver is told: the robot's state, answers, silence (DriverFeedback.swift).
+    public internal(set) var feedback = DriverFeedback(target: "", now: .now)
+    var toldSilence = false
+    /// Any receiver answered at least once (kept when following a receiver to a new address).
+    var everAnswered = false
+    var buffer = [UInt8](repeating: 0, count: 2048)
     /// Under `--secret`: the handshake and the envelopes.
     private var sealed: SecretSession?
 
@@ -103,7 +108,7 @@ public final class ControlSession: SendLoopCompanion {
         if peer != self.peer || socket !== self.socket {
             start(socket: socket, peer: peer)
         }
-        while let (length, from) = try? socket.receive(into: &buffer) {
+        while let (length, from) = receive(socket) {
             guard from == peer, length <= buffer.count, ControlHeader.looksLikeControl(buffer[..<length]) else { continue }
             var bytes = Array(buffer[..<length])
             if sealed != nil {
@@ -118,6 +123,7 @@ public final class ControlSession: SendLoopCompanion {
             guard let datagram = try? ControlDatagram.decode(bytes) else { continue }
             // After the accept, a datagram without our connection id is not from our receiver.
             if channel.connectionID != 0, datagram.header.connectionID != channel.connectionID { continue }
+            heard(datagram, now: now)
             if datagram.header.type == .pong,
                case .pong(let id, _)? = try? ControlMessage.decode(type: .pong, payload: datagram.payload) {
                 quality.pongReceived(id: id, now: now)
@@ -136,6 +142,7 @@ public final class ControlSession: SendLoopCompanion {
             send(channel.unreliable(.ping(id: id, sentNanos: nanoseconds(now))))
             nextPing = now + .seconds(1)
         }
+        watchSilence(now: now)
         let (datagrams, events) = channel.poll(now: now)
         for d in datagrams { send(d) }
         if events.contains(.peerUnreachable), phase == .waiting {
@@ -162,6 +169,8 @@ public final class ControlSession: SendLoopCompanion {
         quality = LinkQuality()
         nextPing = nil
         score = nil
+        feedback.restart(target: "\(peer)", now: .now)
+        toldSilence = false
         phase = .waiting
         try? channel.send(.hello(.init(peerID: peerID, displayName: options.displayName,
                                        pairingCode: options.pairingCode ?? "", session: options.session)))
@@ -234,7 +243,11 @@ public final class ControlSession: SendLoopCompanion {
             guard let s = sealed?.seal(datagram) else { return }
             wire = s
         }
-        _ = try? socket.send(wire, to: peer)
+        do {
+            _ = try socket.send(wire, to: peer)
+        } catch {
+            sendFailed(error)   // ECONNREFUSED may surface on any call: do not lose it here
+        }
     }
 
     /// `game 12 points · rank 3 of 32` (with the round when there are several).

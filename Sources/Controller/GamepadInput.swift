@@ -13,6 +13,10 @@ public final class GamepadInput: InputSource {
     let pad: GamepadSource
     public private(set) var name = "gamepad"
     public var descriptor: Int32? { pad.descriptor }
+    /// `q` and Ctrl-C/D/Z from the terminal, when stdin is one.
+    let keys: GamepadTerminalKeys?
+    public var secondDescriptor: Int32? { keys?.descriptor }
+    private var ended = false
 
     /// Starts SDL and begins looking for the selected pad (it may not be plugged in yet). Throws the
     /// gamepad library's typed errors (the CLI maps them to exit statuses).
@@ -29,25 +33,49 @@ public final class GamepadInput: InputSource {
     }
 
     /// Wraps a running source (tests attach virtual pads to it).
-    public init(source: GamepadSource) {
+    public init(source: GamepadSource, terminalKeys: Bool = true) {
         pad = source
+        keys = terminalKeys ? GamepadTerminalKeys() : nil
     }
 
+    /// The quit combination on the pad: Start and Back (select) held together.
+    public static let quitCombination: Buttons = [.start, .select]
+
     public func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
-        [.state(pad.state)] + read(now: now)
+        keys?.start()
+        return [.state(pad.state)] + read(now: now)
     }
 
     public func read(now: ContinuousClock.Instant) -> [InputEvent] {
-        pad.events().compactMap { event in
+        guard !ended else { return [] }
+        let typed = keys?.read() ?? []
+        if typed.contains(where: { if case .end = $0 { true } else { false } }) {
+            ended = true
+            return typed
+        }
+        var events = typed
+        for event in pad.events() {
             switch event {
-            case .state(let state): return .state(state)
-            case .status(let status):
-                name = "gamepad: \(status)"
-                return nil
-            case .notice(let line): return .notice(line)
+            case .state(let state) where state.buttons.isSuperset(of: Self.quitCombination):
+                ended = true
+                return events + [.notice("gamepad: Start + Back held: quitting"), .end(.quit)]
+            case .state(let state): events.append(.state(state))
+            case .status(let status): name = "gamepad: \(status)"
+            case .notice(let line): events.append(.notice(line))
             }
         }
+        return events
     }
 
-    public func close() { pad.close() }
+    public func suspend() { keys?.stop() }
+
+    public func resume(now: ContinuousClock.Instant) -> [InputEvent] {
+        keys?.start()
+        return []
+    }
+
+    public func close() {
+        keys?.stop()
+        pad.close()
+    }
 }

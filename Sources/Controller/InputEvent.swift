@@ -10,6 +10,8 @@ public enum InputEvent: Equatable, Sendable {
     /// A line for the person at the terminal (a bad stdin line, "kitty keyboard protocol on"),
     /// printed on stderr above the status line. Not an error: the source keeps going.
     case notice(String)
+    /// The person asked to suspend (Ctrl-Z on a raw terminal): neutral, terminal back, stop.
+    case suspend
 }
 
 /// Why the controller stops. Every reason ends the same way on the wire (neutral ×3); they differ

@@ -33,6 +33,13 @@ public protocol InputSource: AnyObject {
     func read(now: ContinuousClock.Instant) -> [InputEvent]
     func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent]
     func close()
+    /// A second descriptor to poll (a gamepad's terminal keys); ``read(now:)`` is called when
+    /// either is readable.
+    var secondDescriptor: Int32? { get }
+    /// The process is about to stop (Ctrl-Z, SIGTSTP): give the terminal back.
+    func suspend()
+    /// The process continued (SIGCONT): take the terminal again; the events to apply.
+    func resume(now: ContinuousClock.Instant) -> [InputEvent]
 }
 
 extension InputSource {
@@ -41,4 +48,7 @@ extension InputSource {
     public func read(now: ContinuousClock.Instant) -> [InputEvent] { [] }
     public func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] { [] }
     public func close() {}
+    public var secondDescriptor: Int32? { nil }
+    public func suspend() {}
+    public func resume(now: ContinuousClock.Instant) -> [InputEvent] { [] }
 }

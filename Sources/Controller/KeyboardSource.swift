@@ -13,16 +13,15 @@ import SystemIO
 /// The terminal is stdin; escape sequences go to stdout when it is the terminal too, else to
 /// stdin's descriptor. A terminal that hangs up (read returns 0 or EIO) is a lost device.
 public final class KeyboardSource: InputSource {
-    public let name = "keyboard"
     private let fd: Int32
     private var terminal: TerminalMode?
     private var decoder = TerminalInputDecoder()
     private var model: KeyboardModel
     private var ended = false
 
-    public init(fd: Int32 = STDIN_FILENO, timing: KeyboardModel.Timing = .init()) {
+    public init(fd: Int32 = STDIN_FILENO, timing: KeyboardModel.Timing = .init(), steering: KeyboardModel.Steering = .centre) {
         self.fd = fd
-        self.model = KeyboardModel(timing: timing)
+        self.model = KeyboardModel(timing: timing, steering: steering)
     }
 
     public var descriptor: Int32? { ended ? nil : fd }
@@ -30,9 +29,12 @@ public final class KeyboardSource: InputSource {
 
     /// The keys, in one line, printed when the UI starts.
     public var help: String {
-        let step = model.timing.tiltStep
-        return "keyboard: ←/→ tilt \(step) rad per press · space or 0 centre · W/↑ forward · S/↓ backward · A · B (held while the key repeats) · q quit"
+        let steer = model.steering == .centre ? "←/→ steer (back to centre on release)" : "←/→ tilt (stays)"
+        return "keyboard: \(steer), \(model.timing.stepsToFullLock) presses to full lock · -/+ tilt scale · space stop · 0 centre · W/↑ forward · S/↓ backward · A · B (held while the key repeats) · Ctrl-Z suspend · q quit"
     }
+
+    /// The status line's name: the tilt scale when it is not 100 %.
+    public var name: String { model.scaleQuarters == 4 ? "keyboard" : "keyboard (tilt \(model.scaleQuarters * 25)%)" }
 
     public func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
         guard isatty(fd) == 1 else {
@@ -67,6 +69,9 @@ public final class KeyboardSource: InputSource {
                 ended = true
                 events.append(.end(.quit))
                 return events
+            case .suspend:
+                events.append(.suspend)
+                return events
             case .releaseEventsDetected:
                 events.append(.notice("keyboard: the terminal reports key releases (kitty keyboard protocol): keys are held until released"))
             case .none:
@@ -91,6 +96,29 @@ public final class KeyboardSource: InputSource {
     public func close() {
         terminal?.restore()
         terminal = nil
+    }
+
+    /// Gives the terminal back (before the process stops: Ctrl-Z, SIGTSTP).
+    public func suspend() {
+        terminal?.restore()
+        terminal = nil
+    }
+
+    /// After SIGCONT: raw mode again (the shell may have reset the terminal, or it was restored
+    /// before stopping), from the neutral state — nothing is held across a stop.
+    public func resume(now: ContinuousClock.Instant) -> [InputEvent] {
+        guard !ended else { return [] }
+        terminal?.restore()
+        terminal = nil
+        let output = isatty(STDOUT_FILENO) == 1 ? STDOUT_FILENO : fd
+        do {
+            terminal = try TerminalMode(fd: fd, output: output)
+        } catch {
+            return lost("keyboard: cannot put the terminal back in raw mode after a stop: \(error)")
+        }
+        decoder = TerminalInputDecoder()
+        model.releaseAll()
+        return [.state(model.state)]
     }
 
     private func lost(_ why: String) -> [InputEvent] {

@@ -38,7 +38,10 @@ public struct SendLoop {
     /// throws: a failing `poll`, or the source refusing to start).
     public func run() throws -> EndReason {
         let sender = StateSender(armsFatalSignalGuard: armsFatalSignalGuard)
+        let companion = self.companion
         if let companion { sender.wrap = { [unowned companion] in companion.wrapState($0) } }
+        sender.onError = { companion?.sendFailed($0) }
+        let colour = Colour.wanted(enabled: status.enabled)
         var state = Running(schedule: SendSchedule(schedule))
         defer {
             source.close()
@@ -54,6 +57,8 @@ public struct SendLoop {
                 throw UserFacingError("cannot open a UDP socket for \(peer.description): \(error)", status: .networkUnavailable)
             }
         }
+        // Ctrl-Z / SIGTSTP / SIGCONT (JobControl.swift); without it the controller still runs.
+        let jobs = try? JobControl()
         var now = ContinuousClock.now
         serveCompanion(&state, sender: sender, now: now)   // a hello goes out before the first state
         state.take(try source.start(now: now), now: now, status: status)
@@ -71,6 +76,11 @@ public struct SendLoop {
             if reading, let d = source.nextDeadline { deadline = deadline.map { min($0, d) } ?? d }
             if let d = companion?.nextDeadline { deadline = deadline.map { min($0, d) } ?? d }
             if let fd = companion?.descriptor { watched.append((fd, .readable)) }
+            let second = reading ? source.secondDescriptor : nil
+            let secondIndex = watched.count
+            if let second { watched.append((second, .readable)) }
+            let jobsIndex = watched.count
+            if reading, let jobs { watched.append((jobs.descriptor, .readable)) }
 
             let ready = try Poller.wait(watched, until: deadline)
             now = .now
@@ -84,17 +94,51 @@ public struct SendLoop {
             if reading, !ready[1].isEmpty {
                 state.take([.end(.signal(signals.signal ?? SIGTERM))], now: now, status: status)
             }
-            if input != nil, !state.schedule.isStopping, !ready[2].isEmpty {
+            let secondReady = second != nil && !ready[secondIndex].isEmpty
+            if input != nil, !state.schedule.isStopping, !ready[2].isEmpty || secondReady {
                 state.take(source.read(now: now), now: now, status: status)
+            }
+            if reading, let jobs, ready.count > jobsIndex, !ready[jobsIndex].isEmpty {
+                let (stop, cont) = jobs.take()
+                if stop { state.suspendRequested = true }
+                if cont, !state.schedule.isStopping { resume(&state, sender: sender, now: now) }
+            }
+            if state.suspendRequested, let jobs, !state.schedule.isStopping {
+                state.suspendRequested = false
+                suspend(&state, sender: sender, jobs: jobs)
+                now = .now
+                resume(&state, sender: sender, now: now)
             }
             if !state.schedule.isStopping, let d = source.nextDeadline, d <= now {
                 state.take(source.deadlinePassed(now: now), now: now, status: status)
             }
             state.perform(state.schedule.advance(now: now), sender: sender, destination: destination)
             state.report(now: now, status: status, sender: sender, destination: destination, input: source.name,
-                         extra: companion?.statusParts ?? [])
+                         lead: companion?.lead(now: now, colour: colour), extra: companion?.statusParts ?? [])
         }
         return state.finished ?? .endOfInput
+    }
+
+    /// Ctrl-Z or SIGTSTP: neutral ×3 (the robot must not drive on while we are stopped), the
+    /// terminal back to the shell, then stop; returns once continued.
+    private func suspend(_ state: inout Running, sender: StateSender, jobs: JobControl) {
+        if let peer = destination.current, !state.holdStates {
+            for i in 0..<3 {
+                if i > 0 { usleep(5000) }
+                sender.send(.neutral, to: peer.address)
+            }
+        }
+        source.suspend()
+        status.clear()
+        if status.enabled { status.printAbove("control: suspended (neutral sent); `fg` resumes") }
+        jobs.stopProcess()
+        _ = jobs.take()   // the SIGCONT that woke us: resumed below, not twice
+    }
+
+    /// SIGCONT: the source takes its terminal again, and the current state goes out at once.
+    private func resume(_ state: inout Running, sender: StateSender, now: ContinuousClock.Instant) {
+        state.take(source.resume(now: now), now: now, status: status)
+        state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)
     }
 
     /// Lets the companion read and send on the state socket, then does what it asks.
@@ -120,6 +164,8 @@ public struct SendLoop {
         var lastReport: ContinuousClock.Instant?
         /// States are not sent while the companion holds them (a paired hello not yet accepted).
         var holdStates = false
+        /// Ctrl-Z from the input: suspend at the end of this turn.
+        var suspendRequested = false
 
         /// Feeds input events to the schedule; the resulting actions wait in ``pending``.
         mutating func take(_ events: [InputEvent], now: ContinuousClock.Instant, status: StatusLine) {
@@ -128,6 +174,7 @@ public struct SendLoop {
                 case .state(let s): pending += schedule.update(s, now: now)
                 case .end(let reason): pending += schedule.stop(reason, now: now)
                 case .notice(let text): status.printAbove(text)
+                case .suspend: suspendRequested = true
                 }
             }
         }
@@ -151,14 +198,21 @@ public struct SendLoop {
 
         /// Redraws the status line at most ten times a second (the loop wakes up to 1000 times).
         mutating func report(now: ContinuousClock.Instant, status: StatusLine, sender: StateSender,
-                             destination: Destination, input: String, extra: [String] = []) {
+                             destination: Destination, input: String, lead: String? = nil, extra: [String] = []) {
             guard status.enabled else { return }
             if let lastReport, now - lastReport < .milliseconds(100), finished == nil { return }
             lastReport = now
             status.update(StatusReport.line(peer: destination.current, note: destination.note, state: schedule.current,
                                             rate: meter.rate(now: now), input: input,
-                                            stopping: schedule.isStopping, sendError: sender.lastError?.reason,
-                                            extra: extra))
+                                            stopping: schedule.isStopping, sendError: Self.describe(sender.lastError, peer: destination.current),
+                                            lead: lead, extra: extra))
+        }
+
+        /// `no receiver at HOST:PORT` for ECONNREFUSED (nothing listens there), else the reason.
+        static func describe(_ error: SystemError?, peer: Destination.Peer?) -> String? {
+            guard let error else { return nil }
+            if error.errno == ECONNREFUSED, let peer { return "no receiver at \(peer.address)" }
+            return error.reason
         }
     }
 }

@@ -22,6 +22,13 @@ public protocol SendLoopCompanion: AnyObject {
     func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction]
     /// On the way out, after the neutral packets: say goodbye (bounded wait).
     func finish(socket: UDPSocket?, peer: SocketAddress?)
+    /// A state packet could not be sent (ECONNREFUSED: nothing listens at the peer).
+    func sendFailed(_ error: SystemError)
+    /// The status line's first part (what the robot does), or nil.
+    func lead(now: ContinuousClock.Instant, colour: Bool) -> String?
+    /// Set when the controller must end non-zero although it stopped on request (it never
+    /// heard a single answer): the one-line reason.
+    var endFailure: String? { get }
     /// What an 8-byte state packet becomes on the wire (the authenticated envelope under
     /// `--secret`), or nil to hold it back.
     func wrapState(_ packet: [UInt8]) -> [UInt8]?
@@ -29,6 +36,9 @@ public protocol SendLoopCompanion: AnyObject {
 
 extension SendLoopCompanion {
     public func wrapState(_ packet: [UInt8]) -> [UInt8]? { packet }
+    public func sendFailed(_ error: SystemError) {}
+    public func lead(now: ContinuousClock.Instant, colour: Bool) -> String? { nil }
+    public var endFailure: String? { nil }
 }
 
 public enum CompanionAction: Equatable, Sendable {

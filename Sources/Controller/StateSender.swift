@@ -6,6 +6,10 @@ import SystemIO
 /// thrown: the network may come back (Wi-Fi roaming), and the next packet replaces a lost one.
 final class StateSender {
     private var sockets: [SocketAddress.Family: UDPSocket] = [:]
+    /// The peer each socket is connected to (a connected socket hears ICMP port unreachable).
+    private var connected: [SocketAddress.Family: SocketAddress] = [:]
+    /// Told about every failed send (the control session turns ECONNREFUSED into "no receiver").
+    var onError: ((SystemError) -> Void)?
     private var packet = [UInt8](repeating: 0, count: StatePacket.size)
     /// The peer the fatal-signal guard sends its neutral packets to.
     private var armedPeer: SocketAddress?
@@ -55,6 +59,7 @@ final class StateSender {
         } catch {
             failed += 1
             lastError = error
+            onError?(error)
             return false
         }
     }
@@ -64,14 +69,24 @@ final class StateSender {
         armedPeer = nil
         for socket in sockets.values { socket.close() }
         sockets.removeAll()
+        connected.removeAll()
     }
 
     /// The socket states to `peer` go out on (opened on first use). The classroom control session
     /// sends and reads on it too: a receiver knows a controller by its source address and port.
     func socket(for peer: SocketAddress) throws(SystemError) -> UDPSocket {
-        if let s = sockets[peer.family] { return s }
-        let s = try UDPSocket.sender(for: peer)
-        sockets[peer.family] = s
+        let s: UDPSocket
+        if let existing = sockets[peer.family] {
+            s = existing
+        } else {
+            s = try UDPSocket.sender(for: peer)
+            sockets[peer.family] = s
+        }
+        if connected[peer.family] != peer {
+            // Connected, so that ECONNREFUSED (nothing listens at the peer) reaches us.
+            try s.connect(to: peer)
+            connected[peer.family] = peer
+        }
         return s
     }
 }

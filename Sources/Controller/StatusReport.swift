@@ -24,16 +24,23 @@ enum StatusReport {
     /// `note` (a session follower's account of the receiver) replaces the peer's description;
     /// `extra` (the classroom control session's parts) goes at the end.
     static func line(peer: Destination.Peer?, note: String? = nil, state: ControllerState, rate: Int, input: String,
-                     stopping: Bool, sendError: String?, extra: [String] = []) -> String {
+                     stopping: Bool, sendError: String?, lead: String? = nil, extra: [String] = []) -> String {
         let target = note.map { "→ \($0)" } ?? peer.map { "→ \($0.description)" } ?? "→ (no receiver yet: nothing sent)"
         let fraction = Double(state.angle) / Double(ControllerState.maxAngle)
         let sign = state.angle < 0 ? "-" : "+"
         let magnitude = Double(state.angle.magnitude)
         let hundredths = Int((magnitude * 100).rounded())
         let angle = "\(sign)\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100) rad"
-        var parts = [target, "\(StatusLine.bar(fraction)) \(angle)", state.buttons.description, "\(rate) pkt/s", input] + extra
+        // The robot's state (``lead``) comes first: on a narrow terminal the details are cut, not it.
+        var parts = (lead.map { [$0] } ?? []) + [target, "\(StatusLine.bar(fraction)) \(angle)", state.buttons.description, "\(rate) pkt/s", input] + extra
         if stopping { parts.append("stopping") }
-        if let sendError { parts.append("send failed: \(sendError)") }
+        if let sendError {
+            if !sendError.hasPrefix("no receiver") {
+                parts.append("send failed: \(sendError)")
+            } else if lead == nil {
+                parts.insert(sendError, at: 0)   // a plain sender has no lead to say it
+            }
+        }
         return parts.joined(separator: "  ")
     }
 }

@@ -1,13 +1,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Console
 import RemoteWire
 import SystemIO
 import TOMLKit
 
-/// The `[gamepad]` part of a controller config file (`--config FILE`, TOML). Other top-level
-/// tables belong to other parts of the controller and are left alone; inside `[gamepad]`
-/// every key must be known, so a typo is an error rather than a silently ignored setting.
+/// The `[gamepad]` part of a controller config file (`--config FILE`, TOML). Every top-level
+/// key must be one of ``knownTables`` and every key inside `[gamepad]` must be known, so a typo
+/// (`[gamepd]`) is an error naming it rather than a silently ignored setting.
 ///
 /// ```toml
 /// [gamepad]
@@ -49,6 +50,10 @@ public struct GamepadConfig: Hashable, Sendable {
         return try parse(text, file: path)
     }
 
+    /// The top-level tables a controller config file may have. Another part of the controller
+    /// that reads its own table from the same file adds its name here.
+    public static let knownTables: Set<String> = ["gamepad"]
+
     public static func parse(_ text: String, file: String) throws(GamepadConfigError) -> GamepadConfig {
         if text.utf8.contains(0) {
             throw GamepadConfigError(file: file, key: nil, problem: "a NUL byte in the file; allowed: text without NUL bytes")
@@ -66,6 +71,11 @@ public struct GamepadConfig: Hashable, Sendable {
             throw GamepadConfigError(file: file, key: nil, problem: "not valid TOML: \(error)")
         }
         var config = GamepadConfig(file: file)
+        for key in root.keys.sorted() where !knownTables.contains(key) {
+            let allowed = knownTables.sorted().map { "[\($0)]" }.joined(separator: ", ")
+            throw GamepadConfigError(file: file, key: key,
+                                     problem: "unknown key or table (allowed: \(allowed))\(Suggestion.hint(for: key, among: knownTables))")
+        }
         guard let value = root["gamepad"] else { return config }
         guard let table = value.table else {
             throw GamepadConfigError(file: file, key: "gamepad", problem: "must be a table ([gamepad])")
@@ -173,7 +183,7 @@ private struct Reader {
             guard let table = value.table else { throw fail(path, "must be a table ([gamepad.buttons])") }
             for bitName in table.keys.sorted() {
                 guard let entry = Buttons.names.first(where: { $0.name == bitName }) else {
-                    throw fail("\(path).\(bitName)", "not a packet bit (allowed: \(Buttons.names.map(\.name).joined(separator: ", ")))")
+                    throw fail("\(path).\(bitName)", "not a packet bit (allowed: \(Buttons.names.map(\.name).joined(separator: ", ")))\(Suggestion.hint(for: bitName, among: Buttons.names.map(\.name)))")
                 }
                 guard let element = table[bitName] else { continue }
                 let sources = try controls(element, key: "\(path).\(bitName)")
@@ -183,7 +193,7 @@ private struct Reader {
             let order = Buttons.names.map(\.button.rawValue)
             config.mapping.bindings.sort { order.firstIndex(of: $0.bit.rawValue)! < order.firstIndex(of: $1.bit.rawValue)! }
         default:
-            throw fail(path, "unknown key (allowed: \(Self.topKeys.joined(separator: ", ")))")
+            throw fail(path, "unknown key (allowed: \(Self.topKeys.joined(separator: ", ")))\(Suggestion.hint(for: key, among: Self.topKeys))")
         }
     }
 

@@ -1,3 +1,4 @@
+import Console
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -143,7 +144,7 @@ private struct Reader {
         var out: [String: ConfigValue] = [:]
         for (k, v) in entries {
             guard allowedKeys.contains(k) else {
-                throw fail(key.isEmpty ? k : "\(key).\(k)", "unknown key; allowed: \(allowedKeys.joined(separator: ", "))")
+                throw fail(key.isEmpty ? k : "\(key).\(k)", "unknown key; allowed: \(allowedKeys.joined(separator: ", "))\(Suggestion.hint(for: k, among: allowedKeys))")
             }
             out[k] = v
         }

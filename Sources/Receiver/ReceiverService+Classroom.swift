@@ -108,6 +108,7 @@ extension ReceiverService {
 
     func handleControl(_ bytes: [UInt8], from source: SocketAddress, sealed: Bool, at now: ContinuousClock.Instant) {
         handle(plane.control(bytes, from: source, now: now, unixMillis: WallClock.unixMillis(), sealed: sealed), at: now)
+        if Self.isPing(bytes) { reporter.pinged(source) }
     }
 
     /// Sends what the plane asks for and applies its effects to the engine.
@@ -122,10 +123,12 @@ extension ReceiverService {
         for effect in output.effects {
             switch effect {
             case .accepted(let source, let name):
+                reporter.accepted(source)
                 logger.notice("controller said hello: accepted", metadata: ["controller": "\(name)", "address": "\(source)"])
             case .denied(_, nil, _):
                 break   // a plain sender's states: logged once per source by the engine (notAdmitted)
             case .denied(let source, let name?, let deny):
+                sendReport(reporter.denied(deny), to: source)
                 limited(["controller": "\(name)", "address": "\(source)", "reason": "\(deny.reason.rawValue)"]) {
                     logger.notice("controller denied: \(deny.text)", metadata: $0)
                 }
@@ -133,6 +136,7 @@ extension ReceiverService {
                 var metadata: Logger.Metadata = ["address": "\(source)"]
                 if let name { metadata["controller"] = "\(name)" }
                 logger.notice("controller said bye", metadata: metadata)
+                reporter.left(source)
                 apply(engine.released(source, at: now))
             case .teacher(let stop, let source):
                 logger.debug("stop-all taken", metadata: ["from": "\(source)", "stop": "\(stop)"])

@@ -37,6 +37,8 @@ public struct ReceiverConfiguration: Sendable {
     public var strangerBurst: Double = 4_000
     /// Source addresses tracked at once (the stalest are evicted beyond it).
     public var controllerCapacity = 1024
+    /// The board as drivers are told it in robot-state reports (Protocol.md §7.9).
+    public var boardName = "sim"
 
     public init() {}
 
@@ -68,6 +70,8 @@ public final class ReceiverService {
     var engine: ReceiverEngine<SocketAddress>
     /// Control messages, pairing, rate limit, stop-all (ReceiverService+Classroom.swift).
     var plane: ControlPlane<SocketAddress>
+    /// What each controller that said hello is told about the robot (ReceiverService+RobotState.swift).
+    var reporter: RobotStateReporter<SocketAddress>
     private var notices = NoticeLimiter()
     /// The budget shared by every source but the owner (nil under `--accept any`, where every
     /// source may become the owner).
@@ -100,7 +104,7 @@ public final class ReceiverService {
         do {
             socket = try UDPSocket.bind(port: configuration.port)
         } catch {
-            let hint = error.errno == EADDRINUSE ? " (choose another --port, or --port 0 for any free port)"
+            let hint = error.errno == EADDRINUSE ? " (another receiver on this machine? choose another --port, or --port 0 for any free port)"
                 : error.errno == EACCES ? " (ports below 1024 need root; choose --port 1024 or above)" : ""
             throw UserFacingError("\(error)\(hint)", status: .networkUnavailable)
         }
@@ -131,6 +135,9 @@ public final class ReceiverService {
         strangers = configuration.classroom.accept != .any
             ? TokenBucket(rate: configuration.strangerRate, burst: configuration.strangerBurst) : nil
         drain = DatagramDrain(capacity: configuration.batch)
+        // The board as drivers are told it: the probed profile and firmware, else the --board spec.
+        reporter = RobotStateReporter(board: board.resolution.map { "\($0.kind.rawValue) profile, \($0.identity.summary)" }
+                                      ?? configuration.boardName)
     }
 
     /// Runs until a signal; returns the exit status (success when stopped on request).
@@ -178,6 +185,7 @@ public final class ReceiverService {
             if !ready[1].isEmpty {
                 for event in inbox.drain() {
                     log(event)
+                    reporter.boardLink(event)
                     apply(engine.boardLink(event, at: .now))
                 }
             }
@@ -185,6 +193,7 @@ public final class ReceiverService {
             let now = ContinuousClock.now
             handle(plane.poll(now: now), at: now)
             apply(engine.tick(at: now))
+            reportRobotState()
             if status.enabled && now >= nextStatus {
                 status.update(statusText(at: now))
                 nextStatus = now + statusPeriod

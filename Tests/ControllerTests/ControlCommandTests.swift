@@ -11,7 +11,7 @@ import Glibc
 /// caught by a UDP socket on loopback.
 @Suite(.serialized) struct ControlCommandTests {
     func control(_ capture: PacketCapture, _ extra: [String] = []) throws -> ChildProcess {
-        try ChildProcess(analogRemote: ["control", "--peer", capture.peer, "--quiet"] + extra, stdin: true)
+        try ChildProcess(analogRemote: ["control", "--plain", "--peer", capture.peer, "--quiet"] + extra, stdin: true)
     }
 
     /// The last three packets are neutral and the one before is not (so the neutral ones are the
@@ -122,7 +122,7 @@ import Glibc
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ctl-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).script")
         try "# test\n0 0.1 forward\n150 0.2 forward+a\n300 -0.3 backward\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let child = try ChildProcess(analogRemote: ["control", "--peer", capture.peer, "--quiet", "--input", "script:\(file.path)"])
+        let child = try ChildProcess(analogRemote: ["control", "--plain", "--peer", capture.peer, "--quiet", "--input", "script:\(file.path)"])
         #expect(child.wait() == 0, "stderr: \(child.stderr)")
         try capture.drain()
         var distinct: [ControllerState] = []
@@ -141,7 +141,7 @@ import Glibc
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ctl-bad-\(getpid()).script")
         try "0 0 none\n100 0.1 fast\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let child = try ChildProcess(analogRemote: ["control", "--peer", capture.peer, "--input", "script:\(file.path)"])
+        let child = try ChildProcess(analogRemote: ["control", "--plain", "--peer", capture.peer, "--input", "script:\(file.path)"])
         #expect(child.wait() == 2)
         #expect(eventually { child.stderr.hasSuffix("\n") })
         #expect(child.stderr == "analog-remote: script \(file.path):2: bad buttons `fast` (use a number, 0x hex, none, or names joined by + such as forward+a; names: forward backward a b x y l r start select home l3 r3 left right)\n")
@@ -151,7 +151,7 @@ import Glibc
     @Test func theShippedDemoScriptRuns() throws {
         let script = Paths.repositoryFile("examples/drive-square.script").path
         let capture = try PacketCapture()
-        let child = try ChildProcess(analogRemote: ["control", "--peer", capture.peer, "--quiet", "--rate", "10", "--input", "script:\(script)"])
+        let child = try ChildProcess(analogRemote: ["control", "--plain", "--peer", capture.peer, "--quiet", "--rate", "10", "--input", "script:\(script)"])
         // Seen turning while driving forward, then stopped for good.
         #expect(try capture.waitFor(timeout: .seconds(8)) { (try? StatePacket.decode($0)) == ControllerState(angle: 0.7854, buttons: [.forward, .a]) })
         child.signal(SIGINT)
@@ -161,7 +161,7 @@ import Glibc
     @Test func anIPv6PeerLiteralWorks() throws {
         let server = try UDPSocket.bind(port: 0, host: "::1")
         let port = try server.localAddress().port
-        let child = try ChildProcess(analogRemote: ["control", "--peer", "[::1]:\(port)", "--quiet"], stdin: true)
+        let child = try ChildProcess(analogRemote: ["control", "--plain", "--peer", "[::1]:\(port)", "--quiet"], stdin: true)
         child.write("0.5 forward\n")
         var buffer = [UInt8](repeating: 0, count: 16)
         var got: [UInt8] = []
@@ -180,7 +180,9 @@ import Glibc
         (["control", "--peer", "127.0.0.1:9", "--receiver", "robot"], "--receiver needs --session"),
         (["control", "--session", ""], "--session: the session ID is empty"),
         (["control", "--session", "s", "--rate", "0"], "between 1 and 1000"),
-        (["control", "--peer", "localhost"], "expected HOST:PORT"),
+        (["control", "--peer", "localhost:http"], "expected HOST, IPv4 or [IPv6], optionally with :PORT"),
+        (["control", "--peer", "127.0.0.1:0"], "optionally with :PORT (1…65535; default 27183)"),
+        (["control", "--plain", "--name", "Ann", "--peer", "127.0.0.1:9"], "--plain sends only 8-byte states"),
         (["control", "--peer", "127.0.0.1:9", "--rate", "0"], "between 1 and 1000"),
         (["control", "--peer", "127.0.0.1:9", "--rate", "1001"], "between 1 and 1000"),
         (["control", "--peer", "127.0.0.1:9", "--input", "mouse"], "--input"),

@@ -15,8 +15,10 @@ import Glibc
 
     /// Starts `control` with no `--input` (a terminal on stdin means keyboard) and waits until it
     /// has put the terminal in raw mode and sent its first packet.
-    func start(_ capture: PacketCapture, environment: [String: String] = [:]) throws -> PtyChild {
-        let child = try PtyChild(["control", "--peer", capture.peer], environment: environment)
+    /// (`--steer latch` unless `steer` says otherwise: most tests here are about keys and the
+    /// terminal, and a latched tilt does not lapse.)
+    func start(_ capture: PacketCapture, steer: String = "latch", environment: [String: String] = [:]) throws -> PtyChild {
+        let child = try PtyChild(["control", "--plain", "--peer", capture.peer, "--steer", steer], environment: environment)
         #expect(child.waitUntil { child.inRawMode }, "raw mode; output: \(child.output)")
         #expect(try capture.waitFor(.neutral))
         return child
@@ -38,22 +40,24 @@ import Glibc
         if let after { #expect(states[states.count - 4] == after, "\(states.suffix(5))") }
     }
 
-    let tilted = ControllerState(angle: 0.1, buttons: [])
+    /// The angle of `n` presses of → (full lock, π/4, in 4 steps).
+    static func tilt(_ n: Int) -> Float { Float(Double(n) * 0.7853982 / 4) }
+    let tilted = ControllerState(angle: tilt(1), buttons: [])
 
     @Test func keysBecomePacketsAndQuitRestoresTheTerminal() throws {
         let capture = try PacketCapture()
         let child = try start(capture)
         #expect(child.waitUntil { child.output.contains("\u{1B}[>11u") }, "kitty flags pushed")
-        #expect(child.waitUntil { child.output.contains("keyboard: ←/→ tilt 0.1 rad per press") }, "help line")
+        #expect(child.waitUntil { child.output.contains("keyboard: ←/→ tilt (stays), 4 presses to full lock") }, "help line")
 
         child.send("\u{1B}[C\u{1B}[C")
-        #expect(try capture.waitFor(ControllerState(angle: 0.2, buttons: [])))
+        #expect(try capture.waitFor(ControllerState(angle: Self.tilt(2), buttons: [])))
         child.send("w")
-        #expect(try capture.waitFor(ControllerState(angle: 0.2, buttons: .forward)))
+        #expect(try capture.waitFor(ControllerState(angle: Self.tilt(2), buttons: .forward)))
         // No repeat follows: the hold lapses after its first-hold time (no release events here).
-        #expect(try capture.waitFor(ControllerState(angle: 0.2, buttons: [])))
+        #expect(try capture.waitFor(ControllerState(angle: Self.tilt(2), buttons: [])))
         child.send("\u{1B}[D\u{1B}[D\u{1B}[D ")
-        #expect(try capture.waitFor(.neutral), "space centres")
+        #expect(try capture.waitFor(.neutral), "space stops: centred, nothing held")
         child.send("B")
         #expect(try capture.waitFor(ControllerState(angle: 0, buttons: .b)), "keys are case-insensitive")
 
@@ -104,11 +108,11 @@ import Glibc
         child.send("\u{1B}[119;1:3u")   // w released
         #expect(try capture.waitFor(.neutral))
         child.send("\u{1B}[1;1:2C\u{1B}[1;1:2C\u{1B}[1;1:3C")   // two repeats and a release of →
-        #expect(try capture.waitFor(ControllerState(angle: 0.2, buttons: [])))
+        #expect(try capture.waitFor(ControllerState(angle: Self.tilt(2), buttons: [])))
         child.send("\u{1B}[97u")   // a pressed...
-        #expect(try capture.waitFor(ControllerState(angle: 0.2, buttons: .a)))
+        #expect(try capture.waitFor(ControllerState(angle: Self.tilt(2), buttons: .a)))
         child.send("\u{1B}[O")   // ...then focus lost: its release would go to another window
-        #expect(try capture.waitFor(ControllerState(angle: 0.2, buttons: [])), "focus loss releases")
+        #expect(try capture.waitFor(ControllerState(angle: Self.tilt(2), buttons: [])), "focus loss releases")
 
         child.send("\u{1B}[99;5u")   // Ctrl-C in the kitty encoding
         #expect(child.wait()?.status == 0)
@@ -150,7 +154,7 @@ import Glibc
         child.send("w")
         #expect(try capture.waitFor(forwardState))
         child.send("\u{1B}[C")
-        #expect(try capture.waitFor(ControllerState(angle: 0.1, buttons: .forward)))
+        #expect(try capture.waitFor(ControllerState(angle: Self.tilt(1), buttons: .forward)))
         child.hangUp()
         let end = child.wait()
         #expect(end?.reason == .exit && end?.status == 3)

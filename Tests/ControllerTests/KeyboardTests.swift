@@ -107,27 +107,80 @@ import Testing
     func at(_ ms: Int) -> ContinuousClock.Instant { t0 + .milliseconds(ms) }
     func press(_ c: Unicode.Scalar) -> TerminalEvent { .key(.character(c), .press, []) }
 
-    @Test func arrowsTiltInStepsAndSpaceCentres() {
-        var m = KeyboardModel()
+    /// `n` steps of full lock (π/4) / 4.
+    func tilt(_ n: Int, quarters: Int = 4) -> Float { Float(Double(n) * 0.7853982 * Double(quarters) / 4 / 4) }
+
+    @Test func latchedArrowsTiltInStepsAndSpaceStops() {
+        var m = KeyboardModel(steering: .latch)
         for _ in 0..<3 { _ = m.handle(.key(.right, .press, []), now: at(0)) }
-        #expect(m.state.angle == 0.3)
+        #expect(m.state.angle == tilt(3))
         _ = m.handle(.key(.left, .repeat, []), now: at(0))
-        #expect(m.state.angle == 0.2)
+        #expect(m.state.angle == tilt(2))
         _ = m.handle(.key(.left, .release, []), now: at(0))
-        #expect(m.state.angle == 0.2, "a release does not tilt")
-        _ = m.handle(press(" "), now: at(0))
-        #expect(m.state.angle == 0)
+        #expect(m.state.angle == tilt(2), "a release does not tilt")
+        m.expire(now: at(10_000))
+        #expect(m.state.angle == tilt(2), "a latched tilt never lapses")
+        _ = m.handle(press("w"), now: at(0))
+        _ = m.handle(press(" "), now: at(1))
+        #expect(m.state == .neutral, "space stops: centre and nothing held")
         _ = m.handle(.key(.right, .press, []), now: at(0))
-        _ = m.handle(press("0"), now: at(0))
+        _ = m.handle(press("w"), now: at(2))
+        _ = m.handle(press("0"), now: at(3))
+        #expect(m.state == ControllerState(angle: 0, buttons: .forward), "0 centres only")
+    }
+
+    /// Full lock (the receiver's steering saturation) in four presses; never beyond it.
+    @Test func tiltStopsAtFullLock() {
+        for steering in KeyboardModel.Steering.allCases {
+            var m = KeyboardModel(steering: steering)
+            for i in 0..<40 { _ = m.handle(.key(.left, i == 0 ? .press : .repeat, []), now: at(i)) }
+            #expect(m.state.angle == -0.7853982, "\(steering)")
+        }
+    }
+
+    @Test func centreSteeringReturnsOnReleaseOrWhenTheKeyLapses() {
+        var m = KeyboardModel()
+        _ = m.handle(.key(.right, .press, []), now: at(0))
+        #expect(m.state.angle == tilt(1))
+        #expect(m.nextDeadline == at(700))
+        _ = m.handle(.key(.right, .repeat, []), now: at(500))
+        _ = m.handle(.key(.right, .repeat, []), now: at(530))
+        #expect(m.state.angle == tilt(3))
+        #expect(m.nextDeadline == at(730))
+        m.expire(now: at(729))
+        #expect(m.state.angle == tilt(3))
+        m.expire(now: at(730))
+        #expect(m.state == .neutral, "lapsed: back to centre")
+        // The other way starts from centre.
+        _ = m.handle(.key(.right, .press, []), now: at(800))
+        _ = m.handle(.key(.right, .repeat, []), now: at(1300))
+        _ = m.handle(.key(.left, .press, []), now: at(1310))
+        #expect(m.state.angle == -tilt(1))
+        // With release events: held until released, no timeout.
+        #expect(m.handle(.keyboardFlags(11), now: at(1320)) == .releaseEventsDetected)
+        m.expire(now: at(60_000))
+        #expect(m.state.angle == -tilt(1))
+        _ = m.handle(.key(.right, .release, []), now: at(60_001))
+        #expect(m.state.angle == -tilt(1), "releasing the other key changes nothing")
+        _ = m.handle(.key(.left, .release, []), now: at(60_002))
         #expect(m.state.angle == 0)
     }
 
-    @Test func tiltClampsAtHalfPi() {
+    @Test func scaleKeysScaleTheTilt() {
+        var m = KeyboardModel(steering: .latch)
+        for _ in 0..<4 { _ = m.handle(.key(.right, .press, []), now: at(0)) }
+        _ = m.handle(press("-"), now: at(0))
+        #expect(m.state.angle == tilt(4, quarters: 3) && m.scaleQuarters == 3)
+        for _ in 0..<5 { _ = m.handle(press("["), now: at(0)) }
+        #expect(m.scaleQuarters == 1 && m.state.angle == tilt(4, quarters: 1))
+        for _ in 0..<5 { _ = m.handle(press("+"), now: at(0)) }
+        #expect(m.scaleQuarters == 4 && m.state.angle == 0.7853982)
+    }
+
+    @Test func ctrlZAsksToSuspend() {
         var m = KeyboardModel()
-        for _ in 0..<40 { _ = m.handle(.key(.left, .press, []), now: at(0)) }
-        #expect(m.state.angle == -ControllerState.maxAngle)
-        _ = m.handle(.key(.right, .press, []), now: at(0))
-        #expect(m.state.angle == -1.5)
+        #expect(m.handle(.key(.character("z"), .press, .ctrl), now: at(0)) == .suspend)
+        #expect(m.handle(.key(.character("z"), .press, []), now: at(0)) == .none)
     }
 
     @Test func withoutReleaseEventsAHoldLastsUntilTheFirstRepeatThenFollowsRepeats() {
@@ -182,14 +235,19 @@ import Testing
         #expect(m.state.buttons == .forward)
     }
 
-    @Test func losingFocusReleasesHoldKeysButKeepsTilt() {
-        var m = KeyboardModel()
+    @Test func losingFocusReleasesHoldKeysButKeepsALatchedTilt() {
+        var m = KeyboardModel(steering: .latch)
         _ = m.handle(.keyboardFlags(11), now: at(0))
         _ = m.handle(.key(.right, .press, []), now: at(0))
         _ = m.handle(press("w"), now: at(0))
         _ = m.handle(press("a"), now: at(0))
         _ = m.handle(.focus(false), now: at(1))
-        #expect(m.state == ControllerState(angle: 0.1, buttons: []))
+        #expect(m.state == ControllerState(angle: tilt(1), buttons: []))
+        var centring = KeyboardModel()
+        _ = centring.handle(.keyboardFlags(11), now: at(0))
+        _ = centring.handle(.key(.right, .press, []), now: at(0))
+        _ = centring.handle(.focus(false), now: at(1))
+        #expect(centring.state == .neutral, "a held steering key is released too")
     }
 
     @Test(arguments: [

@@ -46,8 +46,8 @@ enum NoResponder {
     /// `receive` announces itself unless told not to: without a responder it says so in one line
     /// and exits 5 — before it opens the board (a board that does not exist would be exit 3).
     @Test(arguments: [
-        ["receive", "--quiet"],
-        ["receive", "--session", "class-3b", "--name", "robot", "--board", "serial:/dev/analog-remote-test-none"],
+        ["receive", "--quiet", "--port", "0"],
+        ["receive", "--port", "0", "--session", "class-3b", "--name", "robot", "--board", "serial:/dev/analog-remote-test-none"],
     ])
     func receiveWithoutNoAdvertiseSaysOneLineAndExitsFiveBeforeTheBoard(arguments: [String]) throws {
         let child = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"),
@@ -61,7 +61,7 @@ enum NoResponder {
 
     /// The same receiver with --no-advertise runs without a responder (and stops on SIGTERM).
     @Test func receiveWithNoAdvertiseNeedsNoResponder() throws {
-        let child = try ChildProcess(Paths.analogRemote, ["receive", "--quiet", "--no-advertise"],
+        let child = try ChildProcess(Paths.analogRemote, ["receive", "--quiet", "--no-advertise", "--port", "0"],
                                      environment: ["DBUS_SYSTEM_BUS_ADDRESS": NoResponder.address])
         #expect(child.waitForOutput(timeout: .seconds(10)) { out, _ in out.hasPrefix("receiving on udp port ") })
         child.signal(SIGTERM)

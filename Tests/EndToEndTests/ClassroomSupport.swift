@@ -17,7 +17,7 @@ final class ClassroomReceiver {
     static let controlled = [0x09, 0x0A, 0x0F, 0x10, 0x22, 0x23]
 
     init(_ arguments: [String]) throws {
-        process = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--board", "sim", "--trace-board"] + arguments)
+        process = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "sim", "--trace-board"] + arguments)
         port = try Self.port(of: process, what: "receiver")
     }
 

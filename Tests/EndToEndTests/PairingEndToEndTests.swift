@@ -71,7 +71,11 @@ import Testing
                                                       "--input", "stdin"], stdin: true)
         control.write("0 forward\n")
         #expect(control.wait() == 1, "still running: \(control.stderr)")
-        #expect(control.stderr == "analog-remote: 127.0.0.1:\(r.port) refused this controller: wrong pairing code \"1111\": check the code on the robot's screen\n")
+        // The robot's state (REFUSED, Protocol.md §7.9) as a log line, then the deny's reason as the last line.
+        let lines = control.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(control.stderr)")
+        #expect(lines.first?.hasPrefix("warning: robot: REFUSED: wrong pairing code \"1111\"") == true, "\(control.stderr)")
+        #expect(lines.last == "analog-remote: 127.0.0.1:\(r.port) refused this controller: wrong pairing code \"1111\": check the code on the robot's screen")
         let s = try r.stop()
         #expect(s["state"] == 0, "a paired hello holds its states until accepted")
         #expect(r.maps.allSatisfy { $0 == ClassroomReceiver.kitMap() })
@@ -84,7 +88,7 @@ import Testing
         control.write("0 none\n")
         #expect(control.wait() == 1)
         #expect(control.stderr.hasSuffix("this robot needs a pairing code: start the controller with --pair CODE (the code is on the robot's screen)\n"))
-        #expect(control.stderr.filter { $0 == "\n" }.count == 1, "\(control.stderr)")
+        #expect(control.stderr.filter { $0 == "\n" }.count == 2, "the REFUSED state, then the reason: \(control.stderr)")
     }
 
     /// A flood from one source (far over 2000/s) is cut by the rate limit before decoding, while

@@ -31,7 +31,7 @@ extension GamepadSourceTests {
         let end = LoopEnd()
         Thread {
             // The input lives on the loop's thread, as in `control`.
-            let loop = SendLoop(source: GamepadInput(source: pads), destination: destination, schedule: .init(rate: 5),
+            let loop = SendLoop(source: GamepadInput(source: pads, terminalKeys: false), destination: destination, schedule: .init(rate: 5),
                                 signals: watcher, status: StatusLine(quiet: true))
             let reason = try? loop.run()
             end.reason.withLock { $0 = reason }
@@ -73,5 +73,40 @@ extension GamepadSourceTests {
         }
         #expect(end.reason.withLock { $0 } == .signal(SIGUSR2))
         #expect(last == [Self.neutral, Self.neutral, Self.neutral], "the way out is neutral three times")
+    }
+}
+
+extension GamepadSourceTests {
+    /// Start + Back held together quit the controller (neutral ×3, a requested stop).
+    @Test func startAndBackTogetherQuit() throws {
+        var options = GamepadSource.Options(selector: .name("ARQuit"), config: GamepadConfig())
+        options.hints = PadRig.testHints
+        let pads = try GamepadSource(options)
+        let capture = try UDPSocket.bind(port: 0, host: "127.0.0.1")
+        let destination = try Destination(.init(address: try capture.localAddress(), label: "test"))
+        let watcher = try SignalWatcher(signals: [SIGUSR2])
+        let end = LoopEnd()
+        Thread {
+            let loop = SendLoop(source: GamepadInput(source: pads, terminalKeys: false), destination: destination,
+                                schedule: .init(rate: 5), signals: watcher, status: StatusLine(quiet: true))
+            let reason = try? loop.run()
+            end.reason.withLock { $0 = reason }
+        }.start()
+        var buffer = [UInt8](repeating: 0, count: 64)
+        func waitFor(_ hex: String) throws -> Bool {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline {
+                if let got = try capture.receive(into: &buffer, timeout: .milliseconds(100)), Hex.string(buffer[..<got.length]) == hex { return true }
+            }
+            return false
+        }
+        let pad = try pads.attachVirtualPad(name: "ARQuit pad")
+        try pads.updateVirtualPad(pad, buttons: [.start: true])
+        #expect(try waitFor("0000000000000100"), "Start alone is just the start bit")
+        try pads.updateVirtualPad(pad, buttons: [.start: true, .back: true])
+        let deadline = ContinuousClock.now + .seconds(10)
+        while end.reason.withLock({ $0 }) == nil, ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(end.reason.withLock { $0 } == .quit)
+        if end.reason.withLock({ $0 }) == nil { kill(getpid(), SIGUSR2) }
     }
 }

@@ -17,16 +17,12 @@ import Testing
         }
     }
 
-    @Test func noGamepadTableMeansDefaultsAndOtherTablesAreLeftAlone() throws {
-        let config = try parse("""
-            [keyboard]
-            step = 0.1
-            [network]
-            peer = "127.0.0.1:5000"
-            """)
-        #expect(config.mapping == .standard)
-        #expect(config.sdlMappings.isEmpty)
+    @Test func noGamepadTableMeansDefaults() throws {
         #expect(try parse("").mapping == .standard)
+        #expect(try parse("").sdlMappings.isEmpty)
+        #expect(try parse("# nothing but a comment\n").mapping == .standard)
+        // Tables this file does not know are errors now (a typo must not be silently ignored).
+        #expect(error("[keyboard]\nstep = 0.1")?.key == "keyboard")
     }
 
     @Test func everyKeyIsRead() throws {
@@ -117,6 +113,20 @@ import Testing
         #expect(try parse("[gamepad]\nenable = \"\"").mapping.enable == nil)
         #expect(try parse("[gamepad]\nfull_lock = 1.5707964").mapping.fullLockAngle == ControllerState.maxAngle)
         #expect(try parse("[gamepad]\nfull_lock = 1.5707963267948966").mapping.fullLockAngle == ControllerState.maxAngle)
+    }
+
+    /// Unknown top-level tables and keys are errors naming them, with a suggestion for a typo
+    /// (`[gamepd]` was silently ignored before).
+    @Test func unknownTablesAreErrorsNamingTheKey() throws {
+        let table = try #require(error("[gamepd]\ndeadzone = 0.1"))
+        #expect(table.key == "gamepd")
+        #expect(table.description == "pad.toml: gamepd: unknown key or table (allowed: [gamepad]) (did you mean \"gamepad\"?)")
+        let top = try #require(error("deadzone = 0.1\n[gamepad]\n"))
+        #expect(top.key == "deadzone")
+        let typo = try #require(error("[gamepad]\ndeadzon = 0.1"))
+        #expect(typo.description.hasSuffix("(did you mean \"deadzone\"?)"))
+        let bit = try #require(error("[gamepad.buttons]\nfoward = \"south\""))
+        #expect(bit.description.hasSuffix("(did you mean \"forward\"?)"))
     }
 
     @Test func messagesAreOneLine() {

@@ -21,7 +21,7 @@ let byteRun = "an integer 0…255, or an array of 1…8 of them for consecutive 
 
 let badMappings: [BadMapping] = [
     .toml("motors = 1", "motors: unknown key; allowed: profile, drive, buttons, buttons_byte"),
-    .toml("[drive]\nsped = 64", "drive.sped: unknown key; allowed: speed, full_lock, deadzone, expo, left, right"),
+    .toml("[drive]\nsped = 64", "drive.sped: unknown key; allowed: speed, full_lock, deadzone, expo, left, right (did you mean \"speed\"?)"),
     .toml("[drive]\nspeed = 200", "drive.speed: got the integer 200; allowed: an integer 0…127"),
     .toml("[drive]\nspeed = -1", "drive.speed: got the integer -1; allowed: an integer 0…127"),
     .toml("[drive]\nspeed = \"fast\"", "drive.speed: got the string \"fast\"; allowed: an integer 0…127"),

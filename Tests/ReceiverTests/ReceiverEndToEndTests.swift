@@ -216,7 +216,7 @@ import Testing
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bad-map-\(getpid()).toml").path
         try "[drive]\nspeed = 200\n".write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--board", "sim", "--trace-board", "--map", path])
+        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "sim", "--trace-board", "--map", path])
         #expect(p.wait() == 2)
         #expect(p.stderr == "analog-remote: \(path): drive.speed: got the integer 200; allowed: an integer 0…127\n")
         #expect(p.stdout.isEmpty, "no port line, no board trace: \(p.stdout)")
@@ -250,7 +250,7 @@ import Testing
             #expect(mkfifo(path, 0o600) == 0)
             problem = "a FIFO, not a regular file; allowed: a regular file"
         }
-        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--board", "sim", "--trace-board", "--map", path])
+        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "sim", "--trace-board", "--map", path])
         let status = p.wait(timeout: .seconds(10))
         #expect(status == 2, "exit status \(status.map(String.init) ?? "none: still running (hung)")")
         #expect(p.stderr == "analog-remote: \(path): \(problem)\n")
@@ -263,10 +263,12 @@ import Testing
         try startDriving(r, c)
     }
 
+    /// A range error of an option is a usage error (64), like `control --rate 0`, found by
+    /// `validate()` before the port is bound or anything announced.
     @Test(arguments: ["10", "49", "5001", "-5"])
-    func failsafeOutOfRangeIsABadConfiguration(value: String) throws {
-        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--failsafe-ms=\(value)"])
-        #expect(p.wait() == 2)
+    func failsafeOutOfRangeIsAUsageError(value: String) throws {
+        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--failsafe-ms=\(value)"])
+        #expect(p.wait() == 64)
         #expect(p.stderr == "analog-remote: --failsafe-ms \(value) is out of range; allowed: 50…5000 milliseconds\n")
         #expect(p.stdout.isEmpty)
     }
@@ -276,14 +278,14 @@ import Testing
         let port = try taken.localAddress().port
         let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "\(port)"])
         #expect(p.wait() == 4)
-        #expect(p.stderr == "analog-remote: udp port \(port): bind: address already in use (choose another --port, or --port 0 for any free port)\n")
+        #expect(p.stderr == "analog-remote: udp port \(port): bind: address already in use (another receiver on this machine? choose another --port, or --port 0 for any free port)\n")
         #expect(p.stdout.isEmpty)
     }
 
     /// A board that is not there: one line naming the device and what to do, exit 3, and the
     /// UDP port never opened (no "receiving on" line).
     @Test func unavailableBoardIsADeviceError() throws {
-        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--board", "serial:/dev/analog-remote-test-none"])
+        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "serial:/dev/analog-remote-test-none"])
         #expect(p.wait() == 3)
         #expect(p.stderr == "analog-remote: serial:/dev/analog-remote-test-none: no such device (is the board plugged in? `analog-remote boards` lists candidates)\n")
         #expect(p.stdout.isEmpty)
@@ -291,7 +293,7 @@ import Testing
 
     @Test(arguments: ["usb:/dev/ttyACM0", "serial:", "bluetooth"])
     func malformedBoardSpecIsAUsageError(spec: String) throws {
-        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--board", spec])
+        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", spec])
         #expect(p.wait() == 64)
         #expect(p.stderr.hasPrefix("analog-remote: "))
         #expect(p.stderr.filter { $0 == "\n" }.count == 1, "\(p.stderr)")

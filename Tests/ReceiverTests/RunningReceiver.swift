@@ -31,7 +31,7 @@ final class RunningReceiver {
     /// Starts the receiver and waits for `receiving on udp port N` (the first stdout line).
     init(_ arguments: [String], board: BoardUnderTest = .inMemory, environment: [String: String] = [:]) throws {
         self.board = board
-        var args = ["receive", "--quiet", "--no-advertise"] + arguments
+        var args = ["receive", "--quiet", "--no-advertise"] + (arguments.contains("--port") ? [] : ["--port", "0"]) + arguments
         switch board {
         case .inMemory:
             args += (arguments.contains("--board") ? [] : ["--board", "sim"]) + ["--trace-board"]

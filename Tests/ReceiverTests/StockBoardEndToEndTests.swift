@@ -46,7 +46,7 @@ import Testing
 
     /// Starts `receive` on `board`, waiting for its port (nil if it exited first).
     func receiver(_ board: String, _ arguments: [String] = []) throws -> (ChildProcess, UInt16?) {
-        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--board", board] + arguments)
+        let p = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", board] + arguments)
         _ = p.waitForOutput(timeout: .seconds(20)) { out, _ in out.contains("\n") || !p.isRunning }
         let first = p.stdout.split(separator: "\n").first ?? ""
         return (p, first.hasPrefix("receiving on udp port ") ? UInt16(first.dropFirst("receiving on udp port ".count)) : nil)
@@ -224,7 +224,7 @@ import Testing
     @Test func theStartUpLineNamesProfileFirmwareAndMapSize() throws {
         let dir = try Directory()
         let sim = try Sim([], link: dir.path + "/board")
-        let p = try ChildProcess(analogRemote: ["receive", "--no-advertise", "--board", "serial:\(sim.path)"])
+        let p = try ChildProcess(analogRemote: ["receive", "--no-advertise", "--port", "0", "--board", "serial:\(sim.path)"])
         defer { p.stop() }
         #expect(p.waitForOutput { _, err in err.contains("board: stock profile, stock firmware 1.1, 34-byte map (product 1, version 1)") },
                 "\(p.stderr)")

@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+import SystemIO
+
+/// Ctrl-Z and `fg` for the send loop: SIGTSTP and SIGCONT as a descriptor to poll.
+///
+/// SIGTSTP is caught (its default would stop the process with the terminal raw and the robot
+/// driving): the loop sends neutral, gives the terminal back, then stops itself with SIGSTOP,
+/// which cannot be caught. SIGCONT — after that stop, or after a SIGSTOP from outside — makes the
+/// loop take the terminal again and resume sending. Signals are delivered by ``SignalHub``.
+final class JobControl: Sendable {
+    private let flag: EventFlag
+    private final class Pending: Sendable { let bits = Atomic<Int32>(0) }
+    private let pending = Pending()
+    private let registration: Int
+    private static let stopBit: Int32 = 1, continueBit: Int32 = 2
+
+    init() throws(SystemError) {
+        let flag = try EventFlag()
+        self.flag = flag
+        registration = SignalHub.register([SIGTSTP, SIGCONT]) { [pending] sig in
+            let bit = sig == SIGTSTP ? Self.stopBit : Self.continueBit
+            _ = pending.bits.bitwiseOr(bit, ordering: .acquiringAndReleasing)
+            flag.raise()
+        }
+    }
+
+    deinit { SignalHub.unregister(registration) }
+
+    var descriptor: Int32 { flag.descriptor.rawValue }
+
+    /// What arrived since the last call.
+    func take() -> (stop: Bool, cont: Bool) {
+        flag.clear()
+        let bits = pending.bits.exchange(0, ordering: .acquiringAndReleasing)
+        return (bits & Self.stopBit != 0, bits & Self.continueBit != 0)
+    }
+
+    /// Stops this process now (SIGSTOP); returns once it is continued.
+    func stopProcess() {
+        _ = kill(getpid(), SIGSTOP)
+    }
+}
