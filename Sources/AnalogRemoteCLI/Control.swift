@@ -45,7 +45,7 @@ struct Control: ParsableCommand {
     @Option(help: "Packets per second while the state does not change (1…1000; default 50, or with --session what the receiver asks for); changes are sent at once.")
     var rate: Double?
 
-    @Option(help: ArgumentHelp("Controller config file (TOML): the gamepad mapping, in its [gamepad] table (README \"Gamepads\").",
+    @Option(help: ArgumentHelp("Controller config file (TOML): these options as keys (the command line overrides them) and the gamepad mapping in its [gamepad] table (README \"Config files\", \"Gamepads\"). Default: $XDG_CONFIG_HOME/analog-remote/control.toml when it exists.",
                                valueName: "file"))
     var config: String?
 
