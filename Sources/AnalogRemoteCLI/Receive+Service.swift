@@ -4,6 +4,7 @@ import Glibc
 import ArgumentParser
 import BoardProtocol
 import Console
+import ControlPlane
 import Receiver
 import SystemIO
 
@@ -36,7 +37,7 @@ extension Receive {
             "port": "\(port)", "board": board, "accept": accept.rawValue, "pairing-code": pairingCode ?? "",
             "teacher-key": teacherKey ?? "", "failsafe-ms": "\(failsafeMs)", "session": session, "name": name ?? "",
             "expected-rate": "\(expectedRate)", "no-advertise": "\(noAdvertise)", "trace-board": "\(traceBoard)",
-            "profile": profile.rawValue,
+            "profile": profile.rawValue, "secret": secret ?? "", "reclaim-s": "\(reclaimS)",
         ])
     }
 
