@@ -23,8 +23,9 @@ while (($#)); do
 done
 
 # Debian 12 (bookworm) runtime packages (apt-cache policy checked): Avahi's Bonjour compat
-# library, ALSA, SDL2; avahi-daemon announces the receiver (recommended: --no-advertise works without).
-depends="libc6, libstdc++6, libgcc-s1, libavahi-compat-libdnssd1, libasound2, libsdl2-2.0-0, adduser | passwd"
+# library, ALSA, SDL2, libqrencode (pairing QR codes); avahi-daemon announces the receiver (recommended:
+# --no-advertise works without).
+depends="libc6, libstdc++6, libgcc-s1, libavahi-compat-libdnssd1, libasound2, libsdl2-2.0-0, libqrencode4, adduser | passwd"
 recommends="avahi-daemon, dbus"
 suggests="man-db"
 
