@@ -6,9 +6,10 @@
 //
 //   codecs    RemoteWire BoardProtocol MIDIFraming        import nothing but the standard library
 //   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode     module map + shim only
-//   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR
+//   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR CommandConfig
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses PhoneLink WebServer
+//             Diagnosis
 //             value-type state machines plus the loops that drive them; import anything above
 //   the CLI   AnalogRemoteCLI Fuzz ErrorReporting         the executables (parse, validate, hand off; nothing imports
 //             them) and the one place that maps errors to exit codes and messages; no adapter or role imports any
@@ -83,6 +84,8 @@ let package = Package(
         .target(name: "TerminalQR", dependencies: ["CQRencode"]),
         // A MIDI keyboard as a controller: mapping, [midi] config, session rules, the three device kinds.
         .target(name: "MIDIControl", dependencies: ["ALSAMIDI", "MIDIFraming", "RemoteWire", "SerialTTY", "SystemIO", tomlKit]),
+        // A command's config file laid under its command line (receive.toml, control.toml).
+        .target(name: "CommandConfig", dependencies: ["SystemIO", argumentParser, tomlKit]),
 
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
         // The control plane (Protocol.md §7): messages, reliable channel, signing, peers, admission,
@@ -117,12 +120,14 @@ let package = Package(
         .target(name: "Bench",
                 dependencies: ["BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller", "Receiver", "RemoteWire",
                                "SerialTTY", "SystemIO", logging]),
+        // `analog-remote doctor`: what usually goes wrong on a robot, one check per line.
+        .target(name: "Diagnosis", dependencies: ["BoardLink", "BoardProtocol", "Discovery", "SerialTTY", "SystemIO"]),
 
         // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
         .target(name: "ErrorReporting", dependencies: ["Console", "Discovery", "Gamepad", "MIDIControl"]),
         .executableTarget(name: "AnalogRemoteCLI",
-                          dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller",
-                                         "Discovery", "ErrorReporting", "Game", "Gamepad", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
+                          dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "CommandConfig", "Console", "ControlPlane", "Controller",
+                                         "Diagnosis", "Discovery", "ErrorReporting", "Game", "Gamepad", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
                                          "StopAll", "SystemIO", "WebServer", argumentParser, logging]),
 
         // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
@@ -161,6 +166,8 @@ let package = Package(
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
         .testTarget(name: "ErrorReportingTests", dependencies: ["Console", "Discovery", "ErrorReporting", "Gamepad"]),
         .testTarget(name: "LayoutTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "CommandConfigTests", dependencies: ["CommandConfig", argumentParser]),
+        .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),
     ]
 )
 

@@ -2,8 +2,9 @@
 # The project's two entry points. Both run scripts/setup.sh first (idempotent: installs only the
 # Debian packages that are missing), so they work on a fresh machine.
 #   ./run.sh demo [ARGS…]   build and run the demo (simulated board: no hardware needed)
-#   ./run.sh test           build and run the whole test suite, the fuzzers, then the two-host discovery test and
-#                           the phone page in headless Chromium
+#   ./run.sh test           build and run the whole test suite, the fuzzers, then the two-host discovery test,
+#                           the phone page in headless Chromium, doctor's namespace test and the .deb test
+#                           in a clean Debian root
 set -euo pipefail
 cd "$(dirname "$0")"
 what=${1:-}
@@ -24,6 +25,8 @@ case "$what" in
       bash scripts/two-host-test.sh
     fi
     bash scripts/web-browser-test.sh
+    bash scripts/doctor-test.sh        # doctor's checks, in network namespaces of its own
+    bash scripts/package-test.sh       # the .deb in a clean Debian root (debootstrap)
     ;;
   *)
     echo "usage: ./run.sh demo [ARGS…] | ./run.sh test" >&2

@@ -18,6 +18,10 @@ PACKAGES=(
   libqrencode-dev                # QR code of the phone page URL in the terminal (analog-remote web)
   chromium                       # headless browser for the phone page test (scripts/web-browser-test.sh)
   pkg-config                     # SwiftPM finds the C libraries through it
+  debootstrap                    # package-test.sh: a clean Debian root to install the .deb into
+  binutils                       # build-deb.sh: objdump lists the libraries the binary needs
+  systemd                        # systemd-analyze verify on the service unit (package-test.sh)
+  nftables                       # doctor-test.sh: a firewall rule inside a test namespace
 )
 
 missing=()

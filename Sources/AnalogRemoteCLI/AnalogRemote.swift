@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import Console
 
@@ -11,21 +14,34 @@ struct AnalogRemote: ParsableCommand {
         discussion: "Exit codes: 0 done or stopped on request; 1 runtime failure; 2 bad configuration; 3 device unavailable; 4 network unavailable (also: a controller that never heard back); 5 no mDNS daemon; 6 several receivers, none chosen; 64 bad arguments.",
         version: "analog-remote \(version)",
         subcommands: [Demo.self, Receive.self, Control.self, Browse.self, Advertise.self, BoardSim.self, Boards.self,
-                      Gamepads.self, MidiInputs.self, StopAll.self, Game.self, Web.self, BenchCLI.self]
+                      Gamepads.self, MidiInputs.self, StopAll.self, Game.self, Web.self, BenchCLI.self, Doctor.self]
     )
 
     /// Checks the command name first (also after `help`), so a typo is an error with a
-    /// suggestion (exit 64) rather than the top-level help and exit 0; then hands over.
+    /// suggestion (exit 64) rather than the top-level help and exit 0; then lays the config files
+    /// of `receive` and `control` under their command lines (ConfigFiles.swift; a bad config file:
+    /// one line, exit 2); then ArgumentParser's parse and run.
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let problem = CommandNames.problem(arguments, names: configuration.subcommands.map { $0._commandName }) {
             StandardError.write("analog-remote: \(problem)\n")
             Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
         }
+        let resolved: ConfigFiles.Resolved
         do {
-            var command = try parseAsRoot(arguments)
+            resolved = try ConfigFiles.resolve(arguments)
+        } catch {
+            StandardError.write("analog-remote: \(error)\n")
+            Glibc.exit(2)
+        }
+        do {
+            var command = try parseAsRoot(resolved.arguments)
             try command.run()
         } catch {
+            if exitCode(for: error) != .success, let line = ConfigFiles.blame(error, in: resolved, command: self) {
+                StandardError.write("analog-remote: \(line)\n")
+                Glibc.exit(2)
+            }
             // One error style: a usage error is one line, `analog-remote: WHAT`, exit 64, like
             // every other error of this program (help, --version and errors from run() keep
             // ArgumentParser's handling: they print what they must and carry their exit code).

@@ -51,7 +51,7 @@ struct Control: ParsableCommand {
     @Option(help: "Packets per second while the state does not change (1…1000; default 50, or with --session what the receiver asks for); changes are sent at once.")
     var rate: Double?
 
-    @Option(help: ArgumentHelp("Controller config file (TOML): the gamepad mapping in its [gamepad] table, the MIDI mapping in [midi] (README \"Gamepads\", \"MIDI keyboards\").",
+    @Option(help: ArgumentHelp("Controller config file (TOML): these options as keys (the command line overrides them), the gamepad mapping in its [gamepad] table, the MIDI mapping in [midi] (README \"Config files\", \"Gamepads\", \"MIDI keyboards\"). Default: $XDG_CONFIG_HOME/analog-remote/control.toml when it exists.",
                                valueName: "file"))
     var config: String?
 

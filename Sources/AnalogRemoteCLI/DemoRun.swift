@@ -74,7 +74,7 @@ struct DemoRun {
         guard board.waitForLine(where: { $0.hasPrefix("/") }) != nil else {
             throw UserFacingError("demo: board-sim did not start: \(board.errors)", status: .failure)
         }
-        let receiver = try Child(executable, ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "serial:\(link)"],
+        let receiver = try Child(executable, ["receive", "--config", "/dev/null", "--quiet", "--no-advertise", "--port", "0", "--board", "serial:\(link)"],
                                  name: "receive")
         defer { receiver.stop() }
         guard let portLine = receiver.waitForLine(where: { $0.hasPrefix("receiving on udp port ") }),
@@ -87,7 +87,7 @@ struct DemoRun {
         print("demo: controller playing a square (\(String(format: "%.1f", 12.5 / speed)) s): forward, full lock right with the horn (A) at the corners, back up, B")
         print("")
         print("   time  " + "board received".padded(18) + "  left  right  LED1 LED2  horn  robot")
-        let controller = try Child(executable, ["control", "--quiet", "--peer", "127.0.0.1:\(port)",
+        let controller = try Child(executable, ["control", "--config", "/dev/null", "--quiet", "--peer", "127.0.0.1:\(port)",
                                                 "--input", "script:\(scriptFile.path)"], name: "control")
         defer { controller.stop() }
         let start = ContinuousClock.now

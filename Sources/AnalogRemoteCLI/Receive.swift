@@ -90,6 +90,10 @@ struct Receive: ParsableCommand {
     @Flag(help: "Do not announce this receiver on the LAN (DNS-SD); controllers need --peer HOST:PORT then. Works without avahi-daemon.")
     var noAdvertise = false
 
+    @Option(help: ArgumentHelp("Config file (TOML): every option above as a key, e.g. `board = \"serial:/dev/programland\"`; the command line overrides it. Default: \(ConfigFiles.receiveDefault) when it exists. SIGHUP (systemctl reload) reads it again.",
+                               valueName: "file"))
+    var config: String?
+
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
@@ -126,6 +130,7 @@ struct Receive: ParsableCommand {
             configuration.failsafe = FailsafeTimeout(milliseconds: failsafeMs)
             configuration.reclaim = .seconds(reclaimS)
             configuration.advertise = !noAdvertise
+            try superviseAsService(&configuration)
             let status = global.bootstrap()
             let logger = Logger(label: "receive")
             let advertising = noAdvertise ? nil : ReceiverAdvertising(

@@ -4,7 +4,7 @@ import SerialTTY
 /// A device that may be a board, with the spec that opens it.
 public struct BoardCandidate: Hashable, Sendable {
     public let spec: BoardSpec
-    /// `2341:8036 Arduino LLC Arduino Leonardo`, `Arduino Leonardo: MIDI 1 (in+out)`.
+    /// `= /dev/programland 2341:8036 Arduino LLC Arduino Leonardo`, `Arduino Leonardo: MIDI 1 (in+out)`.
     public let details: String
 }
 
@@ -13,7 +13,9 @@ public enum BoardCandidates {
     public static func list() -> [BoardCandidate] {
         var out: [BoardCandidate] = []
         for device in SerialDevices.list() {
-            let details = [device.usbID, device.product].compactMap { $0 }.joined(separator: " ")
+            // The udev rule's stable names first (`= /dev/programland`): the spec to put in a config.
+            let stable = StableNames.links(to: device.path).map { "= \($0)" }
+            let details = (stable + [device.usbID, device.product].compactMap { $0 }).joined(separator: " ")
             out.append(BoardCandidate(spec: .serial(path: device.path, baud: BaudRate.default),
                                       details: details.isEmpty ? "serial device" : details))
         }

@@ -7,8 +7,9 @@ import SystemIO
 import TOMLKit
 
 /// The `[gamepad]` part of a controller config file (`--config FILE`, TOML). Every top-level
-/// key must be one of ``knownTables`` and every key inside `[gamepad]` must be known, so a typo
-/// (`[gamepd]`) is an error naming it rather than a silently ignored setting.
+/// table must be one of ``knownTables`` and every key inside `[gamepad]` must be known, so a typo
+/// (`[gamepd]`) is an error naming it rather than a silently ignored setting. Top-level plain keys
+/// are `control`'s options (control.toml), checked by its config overlay, not here.
 ///
 /// ```toml
 /// [gamepad]
@@ -52,7 +53,7 @@ public struct GamepadConfig: Hashable, Sendable {
 
     /// The top-level tables a controller config file may have. Another part of the controller
     /// that reads its own table from the same file adds its name here.
-    public static let knownTables: Set<String> = ["gamepad"]
+    public static let knownTables: Set<String> = ["gamepad", "midi"]
 
     public static func parse(_ text: String, file: String) throws(GamepadConfigError) -> GamepadConfig {
         if text.utf8.contains(0) {
@@ -71,7 +72,9 @@ public struct GamepadConfig: Hashable, Sendable {
             throw GamepadConfigError(file: file, key: nil, problem: "not valid TOML: \(error)")
         }
         var config = GamepadConfig(file: file)
-        for key in root.keys.sorted() where !knownTables.contains(key) {
+        // Top-level plain keys are the command's own options (control.toml), checked by the command's
+        // config overlay; every top-level *table* must be one this file may hold.
+        for key in root.keys.sorted() where !knownTables.contains(key) && root[key]?.table != nil {
             let allowed = knownTables.sorted().map { "[\($0)]" }.joined(separator: ", ")
             throw GamepadConfigError(file: file, key: key,
                                      problem: "unknown key or table (allowed: \(allowed))\(Suggestion.hint(for: key, among: knownTables))")

@@ -25,6 +25,8 @@ public struct Failsafe: Sendable {
         case released
         /// A teacher's stop-all (Protocol.md §7.6); after the release, rest first.
         case teacher
+        /// The mapping changed (`systemctl reload`): start from rest with the new one.
+        case reloaded
     }
 
     public enum State: Sendable, Equatable {

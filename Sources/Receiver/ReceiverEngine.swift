@@ -14,7 +14,7 @@ import RemoteWire
 /// - a write is produced only when a value changes (``Step/write`` is then every value the
 ///   mapping controls, so a board link that replaces rather than merges still gets them all).
 public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
-    public let mapping: Mapping
+    public private(set) var mapping: Mapping
     public private(set) var ownership: Ownership<Source>
     public private(set) var failsafe: Failsafe
     public private(set) var controllers: ControllerTable<Source>
@@ -276,6 +276,25 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         wheels = WheelSpeeds(left: 0, right: 0)
         _ = hand(mapping.restValues)
         return board
+    }
+
+    /// A new mapping while running (`systemctl reload`). The owner keeps the robot, but the old
+    /// mapping's rest values go out first (motors 0 and bound outputs off at its addresses, which
+    /// the new one may not control) and it drives again only after a resting state — as after a
+    /// board link event. An equal mapping changes nothing.
+    public mutating func replaceMapping(_ new: Mapping, at now: ContinuousClock.Instant) -> Step {
+        var step = tick(at: now)
+        guard new != mapping else { return step }
+        let rest = mapping.restValues
+        if failsafe.trip(.reloaded) { counters.failsafeTrips += 1 }
+        announcedHold = false
+        applied = nil
+        wheels = WheelSpeeds(left: 0, right: 0)
+        mapping = new
+        var combined = rest
+        for (address, value) in new.restValues { combined[address] = value }
+        if let write = hand(combined) { step.write = write }
+        return step
     }
 
     private mutating func stop(into step: inout Step) {

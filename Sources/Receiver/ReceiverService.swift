@@ -39,6 +39,14 @@ public struct ReceiverConfiguration: Sendable {
     public var controllerCapacity = 1024
     /// The board as drivers are told it in robot-state reports (Protocol.md §7.9).
     public var boardName = "sim"
+    /// systemd's notify socket (`Type=notify`, `WatchdogSec=`), or nil when not run by it.
+    public var notifier: ServiceNotifier?
+    /// SIGHUP (`systemctl reload`) reads the configuration again through this; nil = SIGHUP
+    /// keeps its default action.
+    public var reloader: ReceiverReloader?
+    /// Test hook only (`ANALOG_REMOTE_TEST_STALL_AFTER_MS`): the loop stops serving after this
+    /// long, so a test can see the watchdog keep-alives stop.
+    public var stallAfter: Duration?
 
     public init() {}
 
@@ -54,14 +62,15 @@ public struct ReceiverConfiguration: Sendable {
 /// ``ReceiverService/finish(_:)``, which writes the rest values and the board's safe state
 /// before the process exits.
 public final class ReceiverService {
-    private let configuration: ReceiverConfiguration
+    let configuration: ReceiverConfiguration
     let socket: UDPSocket
-    private let signals: SignalWatcher
+    let signals: SignalWatcher
     private let inbox: BoardEventInbox
     private let board: any BoardSink
     let status: StatusLine
     let logger: Logger
-    private let advertising: ReceiverAdvertising?
+    let advertising: ReceiverAdvertising?
+    let supervision: ServiceSupervision
     /// The board the start-up probe found and what is driven on it (profile, firmware id and
     /// version, map size, mapping); nil for a board that is not probed.
     public let boardResolution: BoardResolution?
@@ -98,6 +107,8 @@ public final class ReceiverService {
         do {
             signals = try SignalWatcher()
             inbox = try BoardEventInbox()
+            supervision = try ServiceSupervision(notifier: configuration.notifier, reloader: configuration.reloader,
+                                                 stallAfter: configuration.stallAfter)
         } catch {
             throw UserFacingError("cannot set up signal handling: \(error)", status: .failure)
         }
@@ -165,6 +176,7 @@ public final class ReceiverService {
         } catch {
             return try finish(UserFacingError("receive loop failed: \(error)", status: .failure))
         }
+        supervision.send(["STOPPING=1"], logger: logger)
         let name = signals.signal == SIGINT ? "SIGINT" : signals.signal == SIGTERM ? "SIGTERM" : "signal \(signals.signal ?? 0)"
         logger.notice("stopping on \(name)")
         return try finish(nil)
@@ -175,11 +187,12 @@ public final class ReceiverService {
             (signals.readableDescriptor, .readable),
             (inbox.descriptor, .readable),
             (socket.descriptor.rawValue, .readable),
-        ]
+        ] + supervision.descriptors
         var nextStatus = ContinuousClock.now
         while true {
             var deadline = [engine.deadline, plane.deadline(now: .now)].compactMap { $0 }.min()
             if status.enabled { deadline = deadline.map { min($0, nextStatus) } ?? nextStatus }
+            deadline = supervision.deadline(deadline, now: .now)
             let ready = try Poller.wait(fds, until: deadline)
             if signals.signal != nil { return }
             if !ready[1].isEmpty {
@@ -194,6 +207,9 @@ public final class ReceiverService {
             handle(plane.poll(now: now), at: now)
             apply(engine.tick(at: now))
             reportRobotState()
+            if supervision.takeHangup() { reload(at: now) }
+            if supervision.shouldStall(at: now) { try stall(); return }
+            supervision.tick(at: now, isReady: { isReady }, status: readyStatus, logger: logger)
             if status.enabled && now >= nextStatus {
                 status.update(statusText(at: now))
                 nextStatus = now + statusPeriod

@@ -106,6 +106,9 @@ public struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
         case .boardLink: .boardLink
         case .released: .released
         case .teacher: .teacherRelease
+        // A reload (`systemctl reload`) with a new mapping starts from rest like a fresh start:
+        // the driver sees "READY: centre to start" (Protocol.md §7.9 has no cause of its own for it).
+        case .reloaded: .startup
         }
     }
 

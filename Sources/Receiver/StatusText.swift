@@ -34,6 +34,7 @@ enum StatusText {
         case .waitingForNeutral(.boardLink): parts.append("FAILSAFE (board link): waiting for a resting state")
         case .waitingForNeutral(.released): parts.append("READY (controller left): waiting for a resting state")
         case .waitingForNeutral(.teacher): parts.append("RELEASED by teacher: waiting for a resting state")
+        case .waitingForNeutral(.reloaded): parts.append("RELOADED: waiting for a resting state")
         }
         return parts.joined(separator: " · ")
     }

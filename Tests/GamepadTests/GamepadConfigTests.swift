@@ -120,7 +120,7 @@ import Testing
     @Test func unknownTablesAreErrorsNamingTheKey() throws {
         let table = try #require(error("[gamepd]\ndeadzone = 0.1"))
         #expect(table.key == "gamepd")
-        #expect(table.description == "pad.toml: gamepd: unknown key or table (allowed: [gamepad]) (did you mean \"gamepad\"?)")
+        #expect(table.description == "pad.toml: gamepd: unknown key or table (allowed: [gamepad], [midi]) (did you mean \"gamepad\"?)")
         let top = try #require(error("deadzone = 0.1\n[gamepad]\n"))
         #expect(top.key == "deadzone")
         let typo = try #require(error("[gamepad]\ndeadzon = 0.1"))

@@ -15,6 +15,9 @@ public final class ChildProcess: Sendable {
     /// through ``write(_:)``; otherwise stdin is /dev/null.
     public init(_ executable: URL, _ arguments: [String], stdin: Bool = false,
                 environment: [String: String] = [:]) throws {
+        // No user config file (control.toml) reaches a child unless the test gives one.
+        var environment = environment
+        if environment["XDG_CONFIG_HOME"] == nil { environment["XDG_CONFIG_HOME"] = "/nonexistent/analog-remote-tests" }
         process = try SpawnedProcess(executable: executable.path, arguments: arguments,
                                      label: executable.lastPathComponent, withStdin: stdin, environment: environment,
                                      keepStdout: .max, keepStderr: .max)

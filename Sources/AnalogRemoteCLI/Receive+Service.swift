@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import BoardProtocol
+import Console
+import ControlPlane
+import Receiver
+import SystemIO
+
+extension Receive {
+    /// Under systemd (`Type=notify`, `WatchdogSec=`, `ExecReload=` SIGHUP): the notify socket, the
+    /// reloader, and the test-only stall hook (`ANALOG_REMOTE_TEST_STALL_AFTER_MS=N`: the receive
+    /// loop stops serving N ms after start, so a test sees the watchdog keep-alives stop).
+    func superviseAsService(_ configuration: inout ReceiverConfiguration) throws(UserFacingError) {
+        do {
+            configuration.notifier = try ServiceNotifier.fromEnvironment()
+        } catch {
+            throw UserFacingError("cannot open the service manager's notify socket: \(error)", status: .failure)
+        }
+        if let text = getenv("ANALOG_REMOTE_TEST_STALL_AFTER_MS").map({ String(cString: $0) }), let ms = Int(text), ms >= 0 {
+            configuration.stallAfter = .milliseconds(ms)
+        }
+        let running = settings
+        configuration.reloader = { (board: BoardResolution?) throws(UserFacingError) -> ReceiverReload in
+            try Self.reread(comparedWith: running, board: board)
+        }
+    }
+
+    /// What a restart would change, compared on reload.
+    struct Settings: Equatable, Sendable {
+        var values: [String: String]
+    }
+
+    var settings: Settings {
+        Settings(values: [
+            "port": "\(port)", "board": board, "accept": accept.rawValue, "pairing-code": pairingCode ?? "",
+            "teacher-key": teacherKey ?? "", "failsafe-ms": "\(failsafeMs)", "session": session, "name": name ?? "",
+            "expected-rate": "\(expectedRate)", "no-advertise": "\(noAdvertise)", "trace-board": "\(traceBoard)",
+            "profile": profile.rawValue, "secret": secret ?? "", "reclaim-s": "\(reclaimS)",
+        ])
+    }
+
+    /// The configuration as it is now: the same command line over the config file read again.
+    /// The mapping is decided as at start-up (`--profile`, the file's `profile`, the probe) for
+    /// the board in use; a mapping that would move the board link's addresses (motors, LEDs,
+    /// buzzer: the safe state written on reconnect) is kept for a restart.
+    static func reread(comparedWith running: Settings, board: BoardResolution?) throws(UserFacingError) -> ReceiverReload {
+        let fresh: Receive
+        do {
+            let resolved = try ConfigFiles.resolve(Array(CommandLine.arguments.dropFirst()))
+            guard let parsed = try AnalogRemote.parseAsRoot(resolved.arguments) as? Receive else {
+                throw UserFacingError("the command line is no longer a receive command", status: .usage)
+            }
+            fresh = parsed
+        } catch let error as UserFacingError {
+            throw error
+        } catch {
+            throw UserFacingError(AnalogRemote.message(for: error), status: .badConfiguration)
+        }
+        var plan = BoardPlan(choice: fresh.profile)
+        if let map = fresh.map {
+            do {
+                plan.document = try MappingFile.document(path: map)
+            } catch {
+                throw UserFacingError(error.description, status: .badConfiguration)
+            }
+        }
+        if let conflict = plan.conflict { throw UserFacingError(conflict, status: .badConfiguration) }
+        var restart: [String] = []
+        let mapping: Mapping
+        if let board {
+            switch plan.resolve(board.identity, device: fresh.board) {
+            case .success(let resolved) where resolved.profile == board.profile:
+                mapping = resolved.mapping
+            case .success:
+                mapping = board.mapping
+                restart.append("map (the motor, LED or buzzer addresses)")
+            case .failure(let refusal):
+                throw UserFacingError(refusal.reason, status: .badConfiguration)
+            }
+        } else {
+            let kind = plan.decidedProfile ?? .motors
+            do {
+                mapping = try plan.document?.mapping(for: kind) ?? .default(for: kind)
+            } catch {
+                throw UserFacingError(error.description, status: .badConfiguration)
+            }
+        }
+        let now = fresh.settings.values
+        let changed = now.keys.sorted().filter { now[$0] != running.values[$0] }
+        return ReceiverReload(mapping: mapping, needsRestart: changed + restart)
+    }
+}

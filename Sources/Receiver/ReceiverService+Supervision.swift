@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Console
+import Logging
+import SystemIO
+
+/// What `systemctl reload` (SIGHUP) gives the running receiver: the settings that can change
+/// without a restart, read again from the config file and the command line.
+public struct ReceiverReload: Sendable {
+    public var mapping: Mapping
+    /// Settings that changed but need a restart (`port`, `board`, …), one line each, logged.
+    public var needsRestart: [String]
+
+    public init(mapping: Mapping, needsRestart: [String] = []) {
+        self.mapping = mapping
+        self.needsRestart = needsRestart
+    }
+}
+
+/// Re-reads the configuration for the board in use (its probe result, nil when not probed);
+/// throws (one line, the running settings stay) when it is bad or does not fit the board.
+public typealias ReceiverReloader = @Sendable (BoardResolution?) throws(UserFacingError) -> ReceiverReload
+
+/// The receiver under a service manager (README "Put it on the robot"):
+/// - `READY=1` once the port is bound, the board open and, when advertising, the name
+///   announced (registered with the responder) — so `systemctl start` returns when a controller
+///   can find and drive the robot;
+/// - `WATCHDOG=1` from the receive loop at half of `WatchdogSec` (a stalled loop sends none,
+///   and systemd restarts the service);
+/// - SIGHUP: `RELOADING=1`, the reloader, the new mapping applied (the owner keeps the robot),
+///   `READY=1` again; a bad config is logged and the running one kept;
+/// - `STOPPING=1` on the way out.
+/// All of it is off when there is no notifier and no reloader (a receiver started by hand).
+final class ServiceSupervision {
+    let notifier: ServiceNotifier?
+    let reloader: ReceiverReloader?
+    /// Raised on SIGHUP (only with a reloader: otherwise SIGHUP keeps its default action).
+    private let hangups: EventFlag?
+    private var registration: Int?
+    private(set) var readySent = false
+    private var nextKeepAlive: ContinuousClock.Instant?
+    /// Test hook (`ANALOG_REMOTE_TEST_STALL_AFTER_MS`): when the loop stops serving.
+    private let stallAt: ContinuousClock.Instant?
+    /// While waiting for the announcement to be registered: how often to look.
+    private let readinessPoll: Duration = .milliseconds(20)
+
+    init(notifier: ServiceNotifier?, reloader: ReceiverReloader?, stallAfter: Duration?) throws(SystemError) {
+        self.notifier = notifier
+        self.reloader = reloader
+        stallAt = stallAfter.map { ContinuousClock.now + $0 }
+        if reloader != nil {
+            let flag = try EventFlag()
+            hangups = flag
+            registration = SignalHub.register([SIGHUP]) { _ in flag.raise() }
+        } else {
+            hangups = nil
+        }
+    }
+
+    deinit { if let registration { SignalHub.unregister(registration) } }
+
+    /// Extra descriptors for the loop's poll (SIGHUP), in order after its own.
+    var descriptors: [(fd: Int32, events: Poller.Events)] {
+        hangups.map { [($0.descriptor.rawValue, .readable)] } ?? []
+    }
+
+    /// The loop's next wake-up, with ours folded in.
+    func deadline(_ other: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        var candidates = [other, nextKeepAlive, stallAt].compactMap { $0 }
+        if notifier != nil && !readySent { candidates.append(now + readinessPoll) }
+        return candidates.min()
+    }
+
+    /// Whether the stall hook's time has come.
+    func shouldStall(at now: ContinuousClock.Instant) -> Bool { stallAt.map { now >= $0 } ?? false }
+
+    /// True (once) when SIGHUP arrived.
+    func takeHangup() -> Bool { hangups?.clear() ?? false }
+
+    /// Sends `READY=1` once `isReady`; keep-alives when due.
+    func tick(at now: ContinuousClock.Instant, isReady: () -> Bool, status: () -> String, logger: Logger) {
+        guard let notifier else { return }
+        if !readySent, isReady() {
+            readySent = true
+            send(["READY=1", "STATUS=\(status())", "MAINPID=\(getpid())"], logger: logger)
+            if let interval = notifier.keepAliveInterval {
+                send(["WATCHDOG=1"], logger: logger)
+                nextKeepAlive = now + interval
+            }
+        }
+        if let due = nextKeepAlive, now >= due, let interval = notifier.keepAliveInterval {
+            send(["WATCHDOG=1"], logger: logger)
+            // From now, not from `due`: after a late wake-up the next one is a full interval away.
+            nextKeepAlive = now + interval
+        }
+    }
+
+    func send(_ fields: [String], logger: Logger) {
+        guard let notifier else { return }
+        do {
+            try notifier.send(fields)
+        } catch {
+            logger.warning("cannot notify the service manager: \(error)")
+        }
+    }
+}
+
+extension ReceiverService {
+    /// SIGHUP: read the configuration again and apply what can change while running.
+    func reload(at now: ContinuousClock.Instant) {
+        guard let reloader = supervision.reloader else { return }
+        supervision.send(["RELOADING=1", "MONOTONIC_USEC=\(Self.monotonicMicroseconds())"], logger: logger)
+        do throws(UserFacingError) {
+            let fresh = try reloader(boardResolution)
+            for line in fresh.needsRestart {
+                logger.warning("reload: \(line) changed; it takes effect after a restart (systemctl restart analog-remote)")
+            }
+            if fresh.mapping != engine.mapping {
+                apply(engine.replaceMapping(fresh.mapping, at: now))
+                logger.notice("reload: new mapping in use; the controller keeps the robot and drives again after a resting state")
+            } else {
+                logger.notice("reload: configuration read again, mapping unchanged")
+            }
+        } catch {
+            logger.error("reload failed, keeping the running configuration: \(error.message)")
+        }
+        supervision.send(["READY=1", "STATUS=\(readyStatus())"], logger: logger)
+    }
+
+    /// Whether a controller can find and drive this receiver now.
+    var isReady: Bool {
+        guard let advertising else { return true }
+        return advertising.registeredName != nil
+    }
+
+    func readyStatus() -> String {
+        let port = (try? socket.localAddress().port).map { "\($0)" } ?? "?"
+        let name = advertising?.registeredName.map { ", announced as \"\($0)\"" } ?? ""
+        return "receiving on udp port \(port)\(name)"
+    }
+
+    /// The stall hook: the loop stops serving packets and keep-alives until a signal arrives
+    /// (then the receiver exits as for any signal, writing the safe state).
+    func stall() throws(SystemError) {
+        logger.warning("test hook ANALOG_REMOTE_TEST_STALL_AFTER_MS: the receive loop stops serving until a signal")
+        while signals.signal == nil {
+            _ = try Poller.wait([(signals.readableDescriptor, .readable)], until: nil)
+        }
+    }
+
+    static func monotonicMicroseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000
+    }
+}

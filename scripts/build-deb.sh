@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Builds the Debian package from the files scripts/install.sh installs (prefix /usr):
+#
+#   scripts/build-deb.sh [--debug] [--output DIR]      → DIR/analog-remote_VERSION_ARCH.deb (DIR = .)
+#
+# Its runtime dependencies are the C libraries the binary links (the Swift runtime is linked in
+# statically); the script checks that every library the binary needs belongs to a package the
+# control file names, so a new dependency cannot be forgotten. postinst creates the system user
+# analog-remote in the groups dialout and audio, and reloads systemd and udev when they run;
+# nothing is started or enabled. /etc/analog-remote/receive.toml is a conffile.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+output=.
+install_args=()
+while (($#)); do
+  case "$1" in
+    --debug) install_args+=(--debug); shift ;;
+    --output) output=${2:?--output needs a directory}; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "build-deb.sh: unknown argument $1 (use --debug, --output DIR)" >&2; exit 64 ;;
+  esac
+done
+
+# Debian 12 (bookworm) runtime packages (apt-cache policy checked): Avahi's Bonjour compat
+# library, ALSA, SDL2, libqrencode (pairing QR codes); avahi-daemon announces the receiver (recommended:
+# --no-advertise works without).
+depends="libc6, libstdc++6, libgcc-s1, libavahi-compat-libdnssd1, libasound2, libsdl2-2.0-0, libqrencode4, adduser | passwd"
+recommends="avahi-daemon, dbus"
+suggests="man-db"
+
+stage=$(mktemp -d -t analog-remote-deb.XXXXXX)
+trap 'rm -rf "$stage"' EXIT
+DESTDIR=$stage bash scripts/install.sh --prefix /usr "${install_args[@]}"
+binary=$stage/usr/bin/analog-remote
+
+# Stripped, as Debian ships binaries (the static Swift runtime makes it large either way).
+strip --strip-unneeded "$binary"
+version=$("$binary" --version)
+arch=$(dpkg --print-architecture)
+
+# Every shared library the binary needs must come from a declared dependency.
+missing=()
+while read -r lib; do
+  [[ -z $lib ]] && continue
+  path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+  [[ -n $path ]] || { missing+=("$lib (not found)"); continue; }
+  # dpkg knows the path it shipped (/lib/… on a merged-/usr system), then the resolved one.
+  pkg=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1) || pkg=""
+  [[ -n $pkg ]] || pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -1 | cut -d: -f1) || pkg=""
+  [[ -n $pkg && ", $depends," == *", $pkg"[,\ ]* ]] || missing+=("$lib from ${pkg:-?}")
+done < <(objdump -p "$binary" | awk '$1 == "NEEDED" { print $2 }')
+if ((${#missing[@]})); then
+  echo "build-deb.sh: the binary needs libraries no declared dependency provides: ${missing[*]}" >&2
+  echo "build-deb.sh: add their packages to depends= in $0" >&2
+  exit 1
+fi
+
+install -d "$stage/DEBIAN" "$stage/usr/share/doc/analog-remote"
+size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
+cat > "$stage/DEBIAN/control" <<CONTROL
+Package: analog-remote
+Version: $version
+Architecture: $arch
+Maintainer: AnalogRemote <analog-remote@localhost>
+Installed-Size: $size
+Depends: $depends
+Recommends: $recommends
+Suggests: $suggests
+Section: misc
+Priority: optional
+Description: drive a robot board from another machine on the LAN
+ Controllers (keyboard, script, stdin, gamepad) send an 8-byte state over UDP;
+ the receiver on the robot's machine finds its controller by DNS-SD, stops the
+ motors when the link goes quiet, and writes the programland teaching kit's
+ memory map over USB serial or USB-MIDI. Ships the analog-remote service
+ (Type=notify, watchdog), a udev rule naming the kit /dev/programland, and
+ \`analog-remote doctor\`.
+CONTROL
+echo "/etc/analog-remote/receive.toml" > "$stage/DEBIAN/conffiles"
+cat > "$stage/DEBIAN/postinst" <<'POSTINST'
+#!/bin/sh
+set -e
+if [ "$1" = configure ]; then
+  if ! getent passwd analog-remote >/dev/null; then
+    useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+      --comment "AnalogRemote receiver" analog-remote
+  fi
+  usermod -aG dialout,audio analog-remote
+  if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
+  if command -v udevadm >/dev/null 2>&1 && [ -e /run/udev/control ]; then
+    udevadm control --reload-rules || true
+    udevadm trigger --subsystem-match=tty || true
+  fi
+fi
+exit 0
+POSTINST
+cat > "$stage/DEBIAN/prerm" <<'PRERM'
+#!/bin/sh
+set -e
+if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
+  systemctl stop analog-remote.service 2>/dev/null || true
+fi
+exit 0
+PRERM
+cat > "$stage/DEBIAN/postrm" <<'POSTRM'
+#!/bin/sh
+set -e
+if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
+if [ "$1" = purge ] && getent passwd analog-remote >/dev/null; then
+  userdel analog-remote || true
+fi
+exit 0
+POSTRM
+chmod 0755 "$stage/DEBIAN/postinst" "$stage/DEBIAN/prerm" "$stage/DEBIAN/postrm"
+cat > "$stage/usr/share/doc/analog-remote/copyright" <<'COPYRIGHT'
+AnalogRemote — see the project's repository for its licence.
+COPYRIGHT
+
+mkdir -p "$output"
+deb=$output/analog-remote_${version}_${arch}.deb
+# gzip: xz takes a minute on the ~70 MB binary for a few MB less.
+dpkg-deb --root-owner-group -Zgzip --build "$stage" "$deb" >/dev/null
+echo "$deb"

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# CI: the Debian package, installed into a clean Debian 12 root and run there.
+#
+#   scripts/package-test.sh          (as root; run by ./run.sh test)
+#
+# Builds the .deb (scripts/build-deb.sh --debug: same files as a release, quicker to compile),
+# checks install.sh's layout under /usr/local (DESTDIR), checks the unit with `systemd-analyze verify`, makes a fresh root with
+# `debootstrap --variant=minbase bookworm` from the mirror apt on this machine uses, installs the
+# package there with apt (which pulls the declared dependencies) and runs the installed binary:
+# --version, `man analog-remote`, the completion files, the service user and its groups, and
+# `receive --config /etc/analog-remote/receive.toml --board sim` from the installed example
+# config (in a network namespace of its own, stopped by its pid). Nothing is cached: the root is
+# made under a temporary folder and removed on every exit path, /proc is unmounted.
+# Last line: `package: N passed, M failed` (or `SKIPPED: why`). Bounded: each step has a timeout.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ $(id -u) -ne 0 ]]; then echo "SKIPPED: package test needs root (debootstrap, chroot)"; exit 0; fi
+for tool in debootstrap dpkg-deb chroot unshare systemd-analyze; do
+  command -v "$tool" >/dev/null || { echo "SKIPPED: package test needs $tool (scripts/setup.sh installs it)"; exit 0; }
+done
+
+# The mirror apt on this machine uses (deb822 sources first, then the one-line format).
+mirror=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/*.sources 2>/dev/null)
+[[ -n $mirror ]] || mirror=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; exit } }' /etc/apt/sources.list 2>/dev/null)
+[[ -n $mirror ]] || { echo "SKIPPED: no Debian mirror in apt's sources"; exit 0; }
+
+passed=0 failed=0
+pass() { passed=$((passed + 1)); echo "ok    $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL  $1" >&2; }
+check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+
+work=$(mktemp -d -t ar-pkg-$$.XXXXXX)
+root=$work/root
+pid=""
+cleanup() {
+  [[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null
+  for m in "$root/proc" "$root/dev/pts"; do mountpoint -q "$m" 2>/dev/null && umount -l "$m"; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+started=$SECONDS
+# 1. The package.
+if ! deb=$(timeout 1500 bash scripts/build-deb.sh --debug --output "$work" 2>"$work/build.log"); then
+  cat "$work/build.log" >&2
+  fail "build-deb.sh builds the package"
+  echo "package: $passed passed, $failed failed"; exit 1
+fi
+pass "build-deb.sh builds $(basename "$deb") ($((SECONDS - started)) s)"
+check "the package declares its runtime dependencies" \
+  bash -c "dpkg-deb -f '$deb' Depends | grep -q 'libavahi-compat-libdnssd1, libasound2, libsdl2-2.0-0'"
+
+# 1b. install.sh's own layout under the default prefix (the build is already there: seconds).
+if DESTDIR=$work/stage timeout 600 bash scripts/install.sh --debug >"$work/install.log" 2>&1; then
+  layout_ok() {
+    local p=$work/stage/usr/local f
+    for f in "$p/bin/analog-remote" "$p/share/man/man1/analog-remote.1.gz" "$p/share/bash-completion/completions/analog-remote" \
+             "$p/share/zsh/site-functions/_analog-remote" "$p/share/fish/vendor_completions.d/analog-remote.fish" \
+             "$p/share/doc/analog-remote/examples/receive.toml" "$work/stage/etc/udev/rules.d/70-analog-remote.rules" \
+             "$work/stage/etc/analog-remote/receive.toml"; do
+      [[ -s $f ]] || { echo "missing $f" >&2; return 1; }
+    done
+    grep -qx 'ExecStart=/usr/local/bin/analog-remote receive --quiet --config /etc/analog-remote/receive.toml' \
+      "$p/lib/systemd/system/analog-remote.service"
+  }
+  check "install.sh (DESTDIR, default prefix /usr/local) installs every file, the unit pointing at /usr/local/bin" layout_ok
+else
+  cat "$work/install.log" >&2
+  fail "install.sh (DESTDIR, default prefix /usr/local)"
+fi
+
+# 2. The unit, as systemd reads it (ExecStart pointed at the packaged binary, which must exist).
+mkdir -p "$work/x" && dpkg-deb -x "$deb" "$work/x"
+sed "s|/usr/bin/analog-remote|$work/x/usr/bin/analog-remote|" "$work/x/usr/lib/systemd/system/analog-remote.service" > "$work/analog-remote.service"
+verify() { local out; out=$(systemd-analyze verify --man=no "$work/analog-remote.service" 2>&1) && [[ -z $out ]] || { echo "$out" >&2; return 1; }; }
+check "systemd-analyze verify passes on the unit, without a warning" verify
+
+# 3. A clean Debian root, the package installed with apt.
+t=$SECONDS
+if ! timeout 300 debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1; then
+  tail -20 "$work/debootstrap.log" >&2
+  fail "debootstrap --variant=minbase bookworm from $mirror"
+  echo "package: $passed passed, $failed failed"; exit 1
+fi
+pass "debootstrap made a bookworm root ($((SECONDS - t)) s)"
+mount --bind /proc "$root/proc"
+printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d" && chmod +x "$root/usr/sbin/policy-rc.d"
+cp "$deb" "$root/tmp/analog-remote.deb"
+t=$SECONDS
+if timeout 400 chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends man-db /tmp/analog-remote.deb' >"$work/apt.log" 2>&1; then
+  pass "apt-get installs the package and its dependencies ($((SECONDS - t)) s)"
+else
+  tail -20 "$work/apt.log" >&2
+  fail "apt-get installs the package and its dependencies"
+  echo "package: $passed passed, $failed failed"; exit 1
+fi
+
+# 4. The installed files.
+version=$(dpkg-deb -f "$deb" Version)
+check "analog-remote --version prints $version" bash -c "[[ \$(chroot '$root' analog-remote --version) == '$version' ]]"
+check "every library the binary needs is there" bash -c "! chroot '$root' ldd /usr/bin/analog-remote | grep -q 'not found'"
+check "man analog-remote shows the manual" bash -c "chroot '$root' env MANPAGER=cat MANWIDTH=100 man analog-remote 2>/dev/null | grep -q 'receive'"
+check "bash completion installed" grep -q "analog-remote" "$root/usr/share/bash-completion/completions/analog-remote"
+check "zsh completion installed" grep -q "#compdef analog-remote" "$root/usr/share/zsh/vendor-completions/_analog-remote"
+check "fish completion installed" grep -q "analog-remote" "$root/usr/share/fish/vendor_completions.d/analog-remote.fish"
+check "the service unit and udev rule installed" test -s "$root/usr/lib/systemd/system/analog-remote.service" -a -s "$root/usr/lib/udev/rules.d/70-analog-remote.rules"
+check "the example config is a conffile" bash -c "chroot '$root' dpkg-query -W -f='\${Conffiles}' analog-remote | grep -q /etc/analog-remote/receive.toml"
+check "postinst made the system user analog-remote in dialout and audio" \
+  bash -c "chroot '$root' id -nG analog-remote | tr ' ' '\n' | grep -qx dialout && chroot '$root' id -nG analog-remote | tr ' ' '\n' | grep -qx audio"
+
+# 5. The receiver from the installed example config, as the service user, in a network
+#    namespace of its own (only its loopback: no traffic leaves, the fixed port is free there).
+out=$work/receive.out
+unshare --net chroot --userspec=analog-remote:analog-remote "$root" \
+  env -i PATH=/usr/bin:/bin AVAHI_COMPAT_NOWARN=1 \
+  analog-remote receive --config /etc/analog-remote/receive.toml --board sim --no-advertise --quiet >"$out" 2>&1 &
+pid=$!
+for _ in $(seq 200); do grep -q "receiving on udp port" "$out" && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+check "receive --config /etc/analog-remote/receive.toml --board sim starts" grep -q "receiving on udp port" "$out"
+kill -TERM "$pid" 2>/dev/null
+status=124
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || { wait "$pid"; status=$?; break; }; sleep 0.1; done
+pid=""
+check "it stops on SIGTERM with exit 0 and its summary" bash -c "[[ $status -eq 0 ]] && grep -q '^summary ' '$out'"
+[[ $failed -eq 0 ]] || cat "$out" >&2
+
+echo "package test took $((SECONDS - started)) s"
+echo "package: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
