@@ -75,7 +75,9 @@ public final class SessionFollower: Sendable {
         }
         let browser: SessionBrowser
         do throws(DiscoveryError) {
-            browser = try SessionBrowser(session: target.session, onEvent: mailbox.post)
+            browser = try SessionBrowser(session: target.session, lookups: .once,
+                                         interest: FollowReceiver.interest(receiverName: target.receiver, session: target.session),
+                                         onEvent: mailbox.post)
         } catch {
             throw error
         }
@@ -231,6 +233,10 @@ public final class SessionFollower: Sendable {
             logger.warning("the mDNS responder went away (\(keep)); retrying in \(retry)")
         case .discoveryResumed:
             logger.notice("the mDNS responder is back")
+        case .renamed(let name, let asked):
+            logger.warning("receiver \(BrowseListing.quote(name)) is in session \(BrowseListing.quote(target.session.text)) under a new name: \(BrowseListing.renameReason(asked: asked))")
+        case .refresh(let instance):
+            browser?.refresh(instance: instance)
         case .ambiguous:
             break
         }

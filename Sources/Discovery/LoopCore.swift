@@ -124,6 +124,8 @@ final class LoopCore {
         return id
     }
 
+    func client(_ id: UInt64) -> (any LoopClient)? { clients[id] }
+
     func stopClient(_ id: UInt64) {
         guard let client = clients.removeValue(forKey: id) else { return }
         client.stop(self)
