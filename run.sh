@@ -2,8 +2,8 @@
 # The project's two entry points. Both run scripts/setup.sh first (idempotent: installs only the
 # Debian packages that are missing), so they work on a fresh machine.
 #   ./run.sh demo [ARGS…]   build and run the demo (simulated board: no hardware needed)
-#   ./run.sh test           build and run the whole test suite, the fuzzers, then the two-host discovery test and
-#                           the phone page in headless Chromium
+#   ./run.sh test           build and run the whole test suite, the fuzzers, then the two-host discovery test,
+#                           the phone page in headless Chromium and the classroom test (many hosts, two sessions)
 set -euo pipefail
 cd "$(dirname "$0")"
 what=${1:-}
@@ -24,6 +24,9 @@ case "$what" in
       bash scripts/two-host-test.sh
     fi
     bash scripts/web-browser-test.sh
+    if [[ -x scripts/classroom-test.sh ]]; then
+      timeout 300 bash scripts/classroom-test.sh
+    fi
     ;;
   *)
     echo "usage: ./run.sh demo [ARGS…] | ./run.sh test" >&2
