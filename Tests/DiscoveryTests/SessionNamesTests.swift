@@ -74,7 +74,7 @@ import Testing
         let actions = f.handle(.found(ServiceKey(name: renamed, interface: 7)), now: clock.at(10))
         #expect(actions == [.renamed(name: "robot2 #2", asked: "robot2")])
         #expect(f.handle(.found(ServiceKey(name: renamed, interface: 8)), now: clock.at(11)).isEmpty)   // once
-        #expect(BrowseListing.line(for: actions[0]).hasPrefix("renamed \"robot2 #2\": it asked for \"robot2\", which another receiver of this session already uses"))
+        #expect(BrowseListing.renameReason(asked: "robot2").hasPrefix("it asked for \"robot2\", which another receiver of this session already uses"))
 
         var g = FollowReceiver(.init(session: s, receiverName: "robot2 #2"), now: clock.at(0))
         #expect(g.wants(instance: renamed))
