@@ -33,6 +33,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${ANALOG_REMOTE:-$ROOT/.build/debug/analog-remote}
+case "$BIN" in /*) ;; *) BIN="$PWD/$BIN";; esac     # the hosts run it from another working directory
 ROBOTS_A=5; ROBOTS_B=3; HOLD_S=5; KEEP=""
 SETTLE_S=2     # after the last robot drove: the tail of discovery (browse back-off) before "steady"
 while [ $# -gt 0 ]; do
@@ -187,6 +188,8 @@ pattern_of() {
     echo "map $hex"
 }
 REST="map $(printf '0%.0s' $(seq 1 72))"
+declare -a PATTERN=()
+for i in $(seq 1 "$N"); do PATTERN[i]=$(pattern_of "$i"); done
 
 # Receivers (all at once; each waits for nothing), then wait until every one is announced.
 for i in $(seq 1 "$N"); do
@@ -239,7 +242,7 @@ while [ "$missing" -gt 0 ] && [ "$(now_ms)" -lt "$deadline" ]; do
     missing=0
     for i in $(seq 1 "$N"); do
         [ -n "${FIRST[$i]:-}" ] && continue
-        line=$(grep -m1 -F " $(pattern_of "$i")" "$STATE/r$i.log" 2>/dev/null || true)
+        line=$(grep -m1 -F " ${PATTERN[$i]}" "$STATE/r$i.log" 2>/dev/null || true)
         if [ -n "$line" ]; then FIRST[i]=${line%% *}; else missing=$((missing + 1)); fi
     done
     [ "$missing" -gt 0 ] && sleep 0.1
@@ -303,10 +306,10 @@ sleep 0.3
 # receiver ignored a controller (nobody else ever sent to it).
 cross=""
 for i in $(seq 1 "$N"); do
-    own=$(pattern_of "$i")
+    own=${PATTERN[$i]}
     while read -r map; do
         [ "$map" = "$REST" ] || [ "$map" = "$own" ] && continue
-        who=""; for j in $(seq 1 "$N"); do [ "$map" = "$(pattern_of "$j")" ] && who="driver $j"; done
+        who=""; for j in $(seq 1 "$N"); do [ "$map" = "${PATTERN[$j]}" ] && who="driver $j"; done
         cross+=" ${R_SESSION[$i]}/${R_NAME[$i]} showed ${who:-an unknown state ($map)};"
     done < <(head -n "${BEFORE[$i]}" "$STATE/r$i.log" | grep -o 'map [0-9a-f]*$' | sort -u)
     n=$(head -n "${BEFORE[$i]}" "$STATE/r$i.log" | grep -c 'ignoring controller' || true)
