@@ -3,7 +3,9 @@
 # names, every driver starting at once.
 #
 #   scripts/classroom-test.sh                    CI size: session A 5 robots, session B 3 (8 in all)
-#   scripts/classroom-test.sh --robots 30 --second 6 --hold 10     the documented manual run
+#   scripts/classroom-test.sh --robots 30 --second 6 --hold 10 --warmup 5   the documented manual run
+#                                                (--warmup: the robots are on this long before the
+#                                                drivers start, as in a class; default 0)
 #   ANALOG_REMOTE=path/to/analog-remote          the binary (default .build/debug/analog-remote)
 #
 # Hosts are network namespaces on one bridge (which lives in a namespace of its own), each with its
@@ -34,15 +36,16 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${ANALOG_REMOTE:-$ROOT/.build/debug/analog-remote}
 case "$BIN" in /*) ;; *) BIN="$PWD/$BIN";; esac     # the hosts run it from another working directory
-ROBOTS_A=5; ROBOTS_B=3; HOLD_S=5; KEEP=""
+ROBOTS_A=5; ROBOTS_B=3; HOLD_S=5; KEEP=""; WARMUP_S=0
 SETTLE_S=2     # after the last robot drove: the tail of discovery (browse back-off) before "steady"
 while [ $# -gt 0 ]; do
     case "$1" in
         --robots) ROBOTS_A=$2; shift 2;;
         --second) ROBOTS_B=$2; shift 2;;
         --hold) HOLD_S=$2; shift 2;;
+        --warmup) WARMUP_S=$2; shift 2;;
         --keep-logs) KEEP=1; shift;;
-        *) echo "usage: $0 [--robots N] [--second M] [--hold SECONDS] [--keep-logs]" >&2; exit 64;;
+        *) echo "usage: $0 [--robots N] [--second M] [--hold SECONDS] [--warmup SECONDS] [--keep-logs]" >&2; exit 64;;
     esac
 done
 N=$((ROBOTS_A + ROBOTS_B))
@@ -220,6 +223,22 @@ done
 check names "$([ -z "$bad_names" ] && echo 0 || echo 1)" \
     "${bad_names:-all $N announced under their own names; robot1…robot$((ROBOTS_A < ROBOTS_B ? ROBOTS_A : ROBOTS_B)) exist in both sessions}"
 
+[ "$WARMUP_S" -gt 0 ] && sleep "$WARMUP_S"
+
+# CPU seconds (user + system) of a set of pids, from /proc/PID/stat (fields 14, 15; clock ticks).
+TICKS=$(getconf CLK_TCK)
+cpu_of() {
+    local pid total=0 f
+    for pid in "$@"; do
+        [ -r "/proc/$pid/stat" ] || continue
+        f=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null) || continue
+        set -- $f; total=$(( total + ${12} + ${13} ))
+        shift $#
+    done
+    echo "$total"
+}
+avahi_pids() { local h; for h in "${HOSTS[@]}"; do cat "$STATE/$h/avahi.pid" 2>/dev/null; done; }
+
 # Drivers: all start at once (they wait on the GO FIFO), each holds its state for the whole run.
 GO="$STATE/go"; mkfifo "$GO"
 HOLD_MS=$(( (HOLD_S + 60) * 1000 ))
@@ -230,6 +249,8 @@ for i in $(seq 1 "$N"); do
     D_PID[i]=$SPAWNED
 done
 sleep 0.5                          # every driver is waiting on the FIFO
+AVAHIS=$(avahi_pids)
+avahi_cpu0=$(cpu_of $AVAHIS)
 t0=$EPOCHREALTIME
 exec 9>"$GO"; exec 9>&-            # go
 t0_ms=$(( $(now_ms) ))
@@ -262,6 +283,8 @@ else
     for i in $(seq 1 "$N"); do [ -n "${FIRST[$i]:-}" ] || { echo "--- d$i"; tail -20 "$STATE/d$i.log"; echo "--- r$i"; tail -20 "$STATE/r$i.log"; } >&2; done
 fi
 t_all=$(now_ms)
+avahi_cpu=$(( ($(cpu_of $AVAHIS) - avahi_cpu0) * 1000 / TICKS ))
+echo "  while discovering ($(( t_all - t0_ms )) ms): the $(echo $AVAHIS | wc -w) avahi-daemons used $avahi_cpu ms of CPU; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Steady driving: the drivers hold their states; mDNS is counted from SETTLE_S after the last
 # robot drove (the browses' first queries back off over 1, 2, 4 … s) until the teacher acts.
@@ -276,7 +299,7 @@ stopall() { # SESSION EXPECTED OUT
     reached=$(grep -o 'reached [0-9]* of [0-9]* receivers*' "$3" || true)
     lines=$(grep -c '^stopped ' "$3" || true)
     dupes=$(grep '^stopped ' "$3" | awk '{ print $2 }' | sort | uniq -d | tr '\n' ' ')
-    if [ "$reached" = "reached $2 of $2 receivers" ] && [ "$lines" -eq "$2" ] && [ -z "$dupes" ]; then
+    if [[ "$reached" =~ ^reached\ $2\ of\ $2\ receivers?$ ]] && [ "$lines" -eq "$2" ] && [ -z "$dupes" ]; then
         check "stop-all $1" 0 "$reached, one line per robot"
     else
         check "stop-all $1" 1 "${reached:-no summary} with $lines stopped lines${dupes:+, twice: $dupes} (want $2 of $2)"; cat "$3" >&2
