@@ -22,6 +22,9 @@
 #   own-robot   every board shows its own driver's state (and the time the last one did)
 #   crosstalk   no board ever shows another driver's state; no receiver ignored a foreign controller
 #   failsafe    no failsafe trip while the drivers send (no "FAILSAFE" line, failsafes=0)
+#   address move  robot 1 loses its IPv4 address mid-drive: its driver moves to the robot's IPv6
+#               address after 3 s of silence; the receiver recognises it by its connection (no
+#               other controller, no new hello) and the board shows its state again
 #   stop-all    the teacher's stop-all of A reaches each of A's robots once ("reached N of N"),
 #               leaves B's robots alone; then B's
 #   mdns        mDNS packets on the bridge (tcpdump): the peak per second while discovering (from
@@ -57,7 +60,8 @@ STATE=""
 declare -a MADE=()        # namespaces made
 declare -a PIDS=()        # "pid:comm|comm" of processes started
 declare -a HOSTS=()       # host names, in order
-declare -a D_PID=() BEFORE=()
+declare -a D_PID=() BEFORE=() BEFORE_STOP=()
+declare -A IP4=()         # host name → its IPv4 address
 PASS=0; FAILS=0
 
 skip() { echo "SKIPPED: classroom test: $*"; exit 0; }
@@ -121,7 +125,8 @@ add_host() {
     ip -n "$SW" link add "p$k" type veth peer name eth0 netns "$ns"
     ip -n "$SW" link set "p$k" master br0
     ip -n "$SW" link set "p$k" up
-    ip -n "$ns" addr add "198.18.$((k / 250)).$((k % 250 + 1))/16" dev eth0
+    IP4[$name]="198.18.$((k / 250)).$((k % 250 + 1))"
+    ip -n "$ns" addr add "${IP4[$name]}/16" dev eth0
     ip -n "$ns" link set lo up
     ip -n "$ns" link set eth0 up
     write_avahi_conf "$dir/avahi-daemon.conf" "$RUN-$name" eth0
@@ -308,11 +313,35 @@ stopall() { # SESSION EXPECTED OUT
 # Lines each receiver had written before the teacher acted: the failsafe and crosstalk checks
 # cover exactly the time the drivers were sending.
 for i in $(seq 1 "$N"); do BEFORE[i]=$(wc -l < "$STATE/r$i.log"); done
+
+
 stopall "$SESSION_A" "$ROBOTS_A" "$STATE/stop-a.log"
 untouched=0
 for i in $(seq $((ROBOTS_A + 1)) "$N"); do grep -q 'STOPPED BY TEACHER' "$STATE/r$i.log" && untouched=1; done
 check "other session" "$untouched" "$([ $untouched -eq 0 ] && echo "session $SESSION_B's robots untouched by $SESSION_A's stop-all" || echo "a robot of $SESSION_B was stopped by $SESSION_A's stop-all")"
 stopall "$SESSION_B" "$ROBOTS_B" "$STATE/stop-b.log"
+for i in $(seq 1 "$N"); do BEFORE_STOP[i]=$(wc -l < "$STATE/r$i.log"); done
+
+# One address per receiver, end to end: robot 1's IPv4 address goes away while its driver drives.
+# The driver hears nothing for 3 s and moves to the robot's IPv6 address with the same connection;
+# the receiver recognises it (the same controller from a new address, its name and admission kept)
+# and takes it over again, no other controller in between (after the teacher's stop-all the states
+# are held, so "held" is all the board sees). The 3 s of silence would stop motors, as silence must.
+ip -n "$RUN-r1" addr del "${IP4[r1]}/16" dev eth0
+deadline=$(( $(now_ms) + 15000 ))
+moved=1
+while [ "$(now_ms)" -lt "$deadline" ]; do
+    if tail -n +"$((BEFORE_STOP[1] + 1))" "$STATE/r1.log" | grep -q 'moved to a new address'; then moved=0; break; fi
+    sleep 0.1
+done
+after_move=$(tail -n +"$((BEFORE_STOP[1] + 1))" "$STATE/r1.log")
+if [ "$moved" -eq 0 ] && ! grep -q 'ignoring controller' <<<"$after_move" \
+   && sed -n '/moved to a new address/,$p' <<<"$after_move" | grep -q 'owns the robot .*controller=driver1'; then
+    check "address move" 0 "robot 1 lost its IPv4 address; its driver moved to its IPv6 address as the same controller and owns it again"
+else
+    check "address move" 1 "robot 1's driver did not move to its other address as the same controller"
+    tail -20 "$STATE/d1.log" >&2; echo "$after_move" | grep -v ' map ' | tail -20 >&2
+fi
 
 # Drivers end (SIGTERM: neutral packets and a bye), then receivers (their summaries).
 for i in $(seq 1 "$N"); do stop_pid "${D_PID[$i]}" "analog-remote|env|nsenter|bash"; done
