@@ -253,11 +253,18 @@ for i in $(seq 1 "$N"); do
         --name "driver$i" --input "script:$STATE/d$i.script"
     D_PID[i]=$SPAWNED
 done
-sleep 0.5                          # every driver is waiting on the FIFO
+exec 9<>"$GO"                      # the write end, open at once (read-write never blocks on Linux)
+deadline=$(( $(now_ms) + 60000 ))
+for i in $(seq 1 "$N"); do
+    until [ -e "$STATE/d$i.log.ready" ]; do
+        [ "$(now_ms)" -lt "$deadline" ] || { echo "driver $i never reached the start line" >&2; exit 1; }
+        sleep 0.05
+    done
+done
 AVAHIS=$(avahi_pids)
 avahi_cpu0=$(cpu_of $AVAHIS)
 t0=$EPOCHREALTIME
-exec 9>"$GO"; exec 9>&-            # go
+exec 9>&-                          # go: every driver reads end of file at once
 t0_ms=$(( $(now_ms) ))
 
 # Own robot: every board shows its own driver's pattern.
