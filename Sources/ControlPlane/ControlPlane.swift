@@ -227,6 +227,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             envelopesRefused += 1
             out.effects.append(.envelopeRefused(source, .malformed, refused: envelopesRefused))
             return out
+        }
         // The same controller from a new address: a source without a channel whose datagram
         // names the connection of another source's channel (Protocol.md §6.4, "One address").
         // A hello always opens a connection of its own; stop-alls carry none.

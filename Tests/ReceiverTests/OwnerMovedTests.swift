@@ -1,3 +1,4 @@
+import ControlPlane
 import Receiver
 import RemoteWire
 import Testing
