@@ -3,8 +3,8 @@
 # Debian packages that are missing), so they work on a fresh machine.
 #   ./run.sh demo [ARGS…]   build and run the demo (simulated board: no hardware needed)
 #   ./run.sh test           build and run the whole test suite, the fuzzers, then the two-host discovery test,
-#                           the phone page in headless Chromium, doctor's namespace test and the .deb test
-#                           in a clean Debian root
+#                           the phone page in headless Chromium, the classroom test (many hosts, two
+#                           sessions), doctor's namespace test and the .deb test in a clean Debian root
 set -euo pipefail
 cd "$(dirname "$0")"
 what=${1:-}
@@ -27,6 +27,9 @@ case "$what" in
     bash scripts/web-browser-test.sh
     bash scripts/doctor-test.sh        # doctor's checks, in network namespaces of its own
     bash scripts/package-test.sh       # the .deb in a clean Debian root (debootstrap)
+    if [[ -x scripts/classroom-test.sh ]]; then
+      timeout 300 bash scripts/classroom-test.sh
+    fi
     ;;
   *)
     echo "usage: ./run.sh demo [ARGS…] | ./run.sh test" >&2

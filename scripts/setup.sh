@@ -17,6 +17,7 @@ PACKAGES=(
   iproute2                       # ip netns, for the two-host discovery test
   libqrencode-dev                # QR code of the phone page URL in the terminal (analog-remote web)
   chromium                       # headless browser for the phone page test (scripts/web-browser-test.sh)
+  tcpdump                        # counts mDNS packets in the classroom test
   pkg-config                     # SwiftPM finds the C libraries through it
   debootstrap                    # package-test.sh: a clean Debian root to install the .deb into
   binutils                       # build-deb.sh: objdump lists the libraries the binary needs

@@ -302,7 +302,10 @@ case_advertise_seen_by_avahi() {
     advertise A "$LOGS/adv" "$session" "robot a" 45001 || return 1
     grep -q "subtype $sub " "$LOGS/adv" || fail "advertise used another subtype than $sub: $(cat "$LOGS/adv")" || return 1
     host_run B timeout 10 avahi-browse -rpt "$sub._sub._analogremote._udp" > "$LOGS/browse" 2>&1 || true
-    local line; line=$(grep -E '^=;[^;]*;IPv4;robot\\032a;_analogremote\._udp;local;' "$LOGS/browse" | head -1)
+    # The instance name is the display name and the session's mark (Protocol.md §6.1):
+    # "robot a [81934f49]", which avahi-browse -p escapes byte by byte (space \032, [ \091, ] \093).
+    local inst="robot\\\\032a\\\\032\\\\091${sub:2:8}\\\\093"
+    local line; line=$(grep -E "^=;[^;]*;IPv4;$inst;_analogremote\\._udp;local;" "$LOGS/browse" | head -1)
     [ -n "$line" ] || { cat "$LOGS/browse" >&2; fail "avahi-browse on B did not resolve \"robot a\" under subtype $sub"; return 1; }
     echo "$line" | grep -q ";$ADDR_A;45001;" || fail "wrong address or port: $line" || return 1
     local key
@@ -311,7 +314,7 @@ case_advertise_seen_by_avahi() {
     done
     # And under the plain type too (every receiver, any session).
     host_run B timeout 10 avahi-browse -pt _analogremote._udp > "$LOGS/plain" 2>&1 || true
-    grep -qE '^\+;[^;]*;IPv4;robot\\032a;_analogremote\._udp;local' "$LOGS/plain" \
+    grep -qE "^\\+;[^;]*;IPv4;$inst;_analogremote\\._udp;local" "$LOGS/plain" \
         || { cat "$LOGS/plain" >&2; fail "not listed under _analogremote._udp"; return 1; }
     echo "    avahi-browse on B: \"robot a\" $ADDR_A:45001 subtype $sub, TXT v session peer name failsafe rate"
 }

@@ -61,6 +61,12 @@ public struct Admission<Source: Hashable & Sendable>: Sendable {
 
     public mutating func bye(from source: Source) { accepted.removeValue(forKey: source) }
 
+    /// The controller accepted at `old` now talks from `new` (same connection).
+    public mutating func move(from old: Source, to new: Source) {
+        guard let name = accepted.removeValue(forKey: old) else { return }
+        accepted[new] = name
+    }
+
     /// May plain state packets from `source` drive? (Under `secret` none may: only sealed ones,
     /// see ``mayDriveSealed(_:)``.)
     public func mayDrive(_ source: Source) -> Bool {

@@ -72,6 +72,9 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         /// An envelope that did not open (forged, replayed, stale, unknown connection), or a plain
         /// datagram from a source that must seal them; `refused` = so far.
         case envelopeRefused(Source, SealedEnvelope.Failure, refused: Int)
+        /// The controller of a connection now talks from a new address (recognised by its
+        /// connection id): it keeps what it had at the old one, ownership included.
+        case moved(from: Source, to: Source, name: String?)
     }
 
     public struct Output: Sendable {
@@ -224,6 +227,17 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             envelopesRefused += 1
             out.effects.append(.envelopeRefused(source, .malformed, refused: envelopesRefused))
             return out
+        }
+        // The same controller from a new address: a source without a channel whose datagram
+        // names the connection of another source's channel (Protocol.md §6.4, "One address").
+        // A hello always opens a connection of its own; stop-alls carry none.
+        if !peers.hasChannel(source), let header = (try? ControlDatagram.decode(bytes))?.header,
+           ![.hello, .stopAll, .stopAllReply].contains(header.type),
+           let old = peers.source(withConnectionID: header.connectionID, except: source) {
+            let name = admission.displayName(of: old)
+            peers.move(from: old, to: source, now: now)
+            admission.move(from: old, to: source)
+            out.effects.append(.moved(from: old, to: source, name: name))
         }
         let (incoming, replies) = peers.receive(bytes, from: source, now: now)
         for r in replies { out.datagrams.append((source, r)) }

@@ -230,6 +230,28 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         return earliest
     }
 
+    /// The source whose channel carries connection id `id` (the receiver-chosen 64-bit id of a
+    /// version-2 header), other than `except`: the same controller seen from another address
+    /// (Protocol.md §6.4, "One address"). Never matches 0.
+    public func source(withConnectionID id: UInt64, except: Source) -> Source? {
+        guard id != 0 else { return nil }
+        return peers.first { $0.key != except && $0.value.channel?.connectionID == id }?.key
+    }
+
+    /// Moves `old`'s channel (its connection and sequence state) to `new`, the same peer on a
+    /// new address. `new` keeps its own rate-limit bucket; `old` is forgotten.
+    public mutating func move(from old: Source, to new: Source, now: ContinuousClock.Instant) {
+        guard let channel = peers[old]?.channel else { return }
+        if peers[new] == nil {
+            makeRoom()
+            peers[new] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+        }
+        peers[new]!.channel = channel
+        peers[new]!.lastSeen = now
+        if busy.contains(old) { busy.insert(new) }
+        forget(old)
+    }
+
     /// Forgets `source` entirely (bucket and channel).
     public mutating func forget(_ source: Source) {
         bufferedBytes -= peers[source]?.channel?.bufferedBytes ?? 0

@@ -21,6 +21,10 @@ extension BrowseListing {
             return responderLost(retryIn: retry)
         case .discoveryResumed:
             return "responder-back"
+        case .renamed(let name, let asked):
+            return "renamed \(quote(name)): \(renameReason(asked: asked))"
+        case .refresh(let instance):
+            return "refresh \(quote(instance)): its address stopped answering, resolving it again"
         }
     }
 }

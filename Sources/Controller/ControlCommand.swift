@@ -65,11 +65,9 @@ public enum ControlCommand {
         }
         defer { follower?.stop() }
         let spec = options.input ?? .default(stdinIsTerminal: isatty(STDIN_FILENO) == 1)
-        var source = try makeSource(spec, configPath: options.configPath, steering: options.steering)
+        let source = try makeSource(spec, configPath: options.configPath, steering: options.steering)
         if let follower {
             try follower.chooseAtStart(interactive: isatty(STDIN_FILENO) == 1)
-            source = follower.wrap(source)
-            follower.start()
         }
 
         // A closed stderr pipe must not kill us before the neutral packets are out.
@@ -80,7 +78,13 @@ public enum ControlCommand {
 
         var loop = SendLoop(source: source, destination: destination, schedule: .init(rate: options.rate),
                             signals: signals, status: status)
-        loop.companion = controlSession(options, logger: logger)
+        let session = controlSession(options, logger: logger)
+        session?.destination = destination
+        if let follower, let session {
+            follower.linkSilence = { [weak session] now in session?.silence(now: now) }
+        }
+        // The follower first: it moves the destination before the control session looks at it.
+        loop.companions = [follower as (any SendLoopCompanion)?, session].compactMap { $0 }
         let reason = try loop.run()
         logger.debug("stopped", metadata: ["reason": "\(reason)"])
         if let failure = follower?.failure { throw failure }

@@ -61,6 +61,13 @@ public final class ControlSession: SendLoopCompanion {
     var buffer = [UInt8](repeating: 0, count: 2048)
     /// Under `--secret`: the handshake and the envelopes.
     private var sealed: SecretSession?
+    /// The destinations, when they come from a session follower: a new address of the same
+    /// receiver keeps the connection (``start(socket:peer:now:)``).
+    public var destination: Destination?
+    /// The receiver (DNS-SD instance) of the current peer, when known.
+    private var receiver: String?
+    /// When the peer last sent anything that decoded (a pong, an ack, an accept).
+    private var lastHeard: ContinuousClock.Instant?
 
     public init(_ options: Options, logger: Logger) {
         self.options = options
@@ -106,7 +113,7 @@ public final class ControlSession: SendLoopCompanion {
         guard let socket, let peer else { return [] }
         var actions: [CompanionAction] = []
         if peer != self.peer || socket !== self.socket {
-            start(socket: socket, peer: peer)
+            start(socket: socket, peer: peer, now: now)
         }
         while let (length, from) = receive(socket) {
             guard from == peer, length <= buffer.count, ControlHeader.looksLikeControl(buffer[..<length]) else { continue }
@@ -123,6 +130,7 @@ public final class ControlSession: SendLoopCompanion {
             guard let datagram = try? ControlDatagram.decode(bytes) else { continue }
             // After the accept, a datagram without our connection id is not from our receiver.
             if channel.connectionID != 0, datagram.header.connectionID != channel.connectionID { continue }
+            lastHeard = now
             heard(datagram, now: now)
             if datagram.header.type == .pong,
                case .pong(let id, _)? = try? ControlMessage.decode(type: .pong, payload: datagram.payload) {
@@ -160,8 +168,33 @@ public final class ControlSession: SendLoopCompanion {
         return actions
     }
 
-    /// A new destination: a fresh channel and link measurement, and a hello.
-    private func start(socket: UDPSocket, peer: SocketAddress) {
+    /// How long the receiver has been silent on the current destination, once it has accepted
+    /// this controller there (pings go once a second, so a live link answers every second);
+    /// nil before that (an older receiver never answers).
+    public func silence(now: ContinuousClock.Instant) -> Duration? {
+        guard case .accepted = phase, let lastHeard else { return nil }
+        return now - lastHeard
+    }
+
+    /// A new destination. Another address of the receiver that accepted this controller keeps
+    /// the connection: the same channel (connection id, sequence numbers) goes on from the new
+    /// socket, and a ping goes out at once so the receiver recognises the controller on its new
+    /// address before the next state arrives (it keeps its owner, no failsafe). Anything else
+    /// gets a fresh channel and link measurement, and a hello.
+    private func start(socket: UDPSocket, peer: SocketAddress, now: ContinuousClock.Instant) {
+        let newReceiver = destination?.current.flatMap { $0.address == peer ? $0.receiver : nil }
+        if case .accepted = phase, let receiver, receiver == newReceiver, let old = self.peer {
+            self.socket = socket
+            self.peer = peer
+            lastHeard = now      // the new address gets its own grace
+            let id = quality.pingSent(now: now)
+            send(channel.unreliable(.ping(id: id, sentNanos: nanoseconds(now))))
+            nextPing = now + .seconds(1)
+            logger.notice("receiver \"\(receiver)\" moved from \(old) to \(peer): same connection")
+            return
+        }
+        receiver = newReceiver
+        lastHeard = nil
         self.socket = socket
         self.peer = peer
         channel = ReliableChannel(connection: .random(in: 1...UInt32.max))

@@ -16,11 +16,15 @@ public final class Destination: Sendable {
         /// The resend period this peer asks for (a discovered receiver's timing contract, see
         /// `SendCadence`); nil = the `--rate` the controller was started with.
         public let period: Duration?
+        /// Which receiver this is (its DNS-SD instance name) when it was discovered: a new
+        /// address of the same receiver keeps the controller's connection (Protocol.md §6.4).
+        public let receiver: String?
 
-        public init(address: SocketAddress, label: String, period: Duration? = nil) {
+        public init(address: SocketAddress, label: String, period: Duration? = nil, receiver: String? = nil) {
             self.address = address
             self.label = label
             self.period = period
+            self.receiver = receiver
         }
 
         /// `robot.local:5000 (192.168.1.7:5000)`, or just the address when that is the label.

@@ -17,8 +17,14 @@ public struct SendLoop {
     public let schedule: SendSchedule.Configuration
     public let signals: SignalWatcher
     public let status: StatusLine
-    /// The classroom control session, if the controller speaks control messages.
-    public var companion: (any SendLoopCompanion)?
+    /// Who rides along, serviced in this order after every wake-up: the session follower
+    /// (DNS-SD), then the classroom control session.
+    public var companions: [any SendLoopCompanion] = []
+    /// The classroom control session alone (the usual case).
+    public var companion: (any SendLoopCompanion)? {
+        get { companions.last }
+        set { companions = newValue.map { [$0] } ?? [] }
+    }
     /// Whether this loop's state socket is the one the fatal-signal guard sends neutral from
     /// (``FatalSignalGuard`` holds one peer per process). False when one process runs many loops
     /// (`analog-remote web`, one per phone): they would overwrite each other's peer.
@@ -46,7 +52,7 @@ public struct SendLoop {
         defer {
             source.close()
             let peer = destination.current?.address
-            companion?.finish(socket: peer.flatMap { try? sender.socket(for: $0) }, peer: peer)
+            for companion in companions { companion.finish(socket: peer.flatMap { try? sender.socket(for: $0) }, peer: peer) }
             sender.close()
             status.clear()
         }
@@ -74,8 +80,10 @@ public struct SendLoop {
             if let input { watched.append((input, .readable)) }
             var deadline = state.schedule.deadline
             if reading, let d = source.nextDeadline { deadline = deadline.map { min($0, d) } ?? d }
-            if let d = companion?.nextDeadline { deadline = deadline.map { min($0, d) } ?? d }
-            if let fd = companion?.descriptor { watched.append((fd, .readable)) }
+            for companion in companions {
+                if let d = companion.nextDeadline { deadline = deadline.map { min($0, d) } ?? d }
+                for fd in companion.descriptors { watched.append((fd, .readable)) }
+            }
             let second = reading ? source.secondDescriptor : nil
             let secondIndex = watched.count
             if let second { watched.append((second, .readable)) }
@@ -114,7 +122,8 @@ public struct SendLoop {
             }
             state.perform(state.schedule.advance(now: now), sender: sender, destination: destination)
             state.report(now: now, status: status, sender: sender, destination: destination, input: source.name,
-                         lead: companion?.lead(now: now, colour: colour), extra: companion?.statusParts ?? [])
+                         lead: companions.lazy.compactMap { $0.lead(now: now, colour: colour) }.first,
+                         extra: companions.flatMap(\.statusParts))
         }
         return state.finished ?? .endOfInput
     }
@@ -141,12 +150,16 @@ public struct SendLoop {
         state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)
     }
 
-    /// Lets the companion read and send on the state socket, then does what it asks.
+    /// Lets each companion read and send on its descriptors, then does what it asks.
     private func serveCompanion(_ state: inout Running, sender: StateSender, now: ContinuousClock.Instant) {
-        guard let companion else { return }
-        let peer = destination.current?.address
-        let actions = companion.service(socket: peer.flatMap { try? sender.socket(for: $0) }, peer: peer, now: now)
-        state.holdStates = !companion.allowsStates
+        guard !companions.isEmpty else { return }
+        var actions: [CompanionAction] = []
+        for companion in companions {
+            // Each sees the destination as the companions before it left it.
+            let peer = destination.current?.address
+            actions += companion.service(socket: peer.flatMap { try? sender.socket(for: $0) }, peer: peer, now: now)
+        }
+        state.holdStates = !companions.allSatisfy(\.allowsStates)
         for action in actions {
             switch action {
             case .sendNow: state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)

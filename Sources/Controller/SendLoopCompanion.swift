@@ -1,16 +1,19 @@
 import Console
 import SystemIO
 
-/// Something that rides along with ``SendLoop`` on the state packets' socket: the classroom
-/// control session (``ControlSession``). The loop stays in charge of states; the companion only
-/// reads and writes control datagrams on the same socket (a receiver knows a controller by its
-/// source address and port) and may hold states back or end the loop.
+/// Something that rides along with ``SendLoop`` in its one poll loop: the classroom control
+/// session (``ControlSession``, on the state packets' socket — a receiver knows a controller by
+/// its source address and port) and the session follower (``SessionFollower``, on the DNS-SD
+/// reply sockets). The loop stays in charge of states; a companion reads and writes its own
+/// descriptors, may move the destination, hold states back or end the loop.
 ///
 /// Used from the loop's thread only. Nothing here may block, except ``finish(socket:peer:)``,
 /// which is called once on the way out (bounded).
 public protocol SendLoopCompanion: AnyObject {
     /// The descriptor to poll for readability (the state socket once attached), or nil.
     var descriptor: Int32? { get }
+    /// Every descriptor to poll for readability (default: ``descriptor``).
+    var descriptors: [Int32] { get }
     /// When ``service(socket:peer:now:)`` is next due even without input (retransmission, ping).
     var nextDeadline: ContinuousClock.Instant? { get }
     /// False while states must not go out (a paired hello still waiting for its accept).
@@ -46,4 +49,8 @@ public enum CompanionAction: Equatable, Sendable {
     case sendNow
     /// Stop the controller for this reason (neutral packets first, as always).
     case end(EndReason)
+}
+
+extension SendLoopCompanion {
+    public var descriptors: [Int32] { descriptor.map { [$0] } ?? [] }
 }

@@ -30,80 +30,138 @@ public struct SessionTarget: Sendable {
     }
 }
 
-/// The controller's side of a session: browses the session (``SessionBrowser``), runs
-/// ``FollowReceiver`` on what it sees, and points the send loop's ``Destination`` at the
-/// receiver it follows — with the resend period of that receiver's timing contract
-/// (``SendCadence``). GameKit's peer states go to the log and, through ``Destination/note``,
-/// to the status line.
+/// Where the follower's discovery events come from: the session's DNS-SD browse, polled inline
+/// (``InlineDNSService``), or — in tests — a mailbox someone else posts to.
+protocol FollowerEvents: AnyObject {
+    var descriptors: [Int32] { get }
+    var nextDeadline: ContinuousClock.Instant? { get }
+    /// Everything that arrived (never blocks).
+    func take() -> [BrowserEvent]
+    func refresh(instance: String)
+    func stop()
+}
+
+/// The session's browse, run in the caller's poll loop.
+final class BrowseEvents: FollowerEvents {
+    private let service: InlineDNSService
+    private let browse: InlineBrowse
+    private let arrived: Events
+
+    final class Events: Sendable {
+        let list = Mutex<[BrowserEvent]>([])
+    }
+
+    init(target: SessionTarget) throws(DiscoveryError) {
+        service = try InlineDNSService()
+        let arrived = Events()
+        self.arrived = arrived
+        browse = try service.browse(session: target.session, lookups: .once,
+                                    interest: FollowReceiver.interest(receiverName: target.receiver, session: target.session)) { event in
+            arrived.list.withLock { $0.append(event) }
+        }
+    }
+
+    var descriptors: [Int32] { service.descriptors }
+    var nextDeadline: ContinuousClock.Instant? { service.nextDeadline }
+
+    func take() -> [BrowserEvent] {
+        service.process()
+        return arrived.list.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+    }
+
+    func refresh(instance: String) { browse.refresh(instance: instance) }
+    func stop() { service.shutdown() }
+}
+
+/// Tests: events posted to a mailbox from another thread.
+final class MailboxEvents: FollowerEvents {
+    let mailbox: EventMailbox<BrowserEvent>
+    private(set) var refreshed: [String] = []
+    init(_ mailbox: EventMailbox<BrowserEvent>) { self.mailbox = mailbox }
+    var descriptors: [Int32] { [mailbox.descriptor] }
+    var nextDeadline: ContinuousClock.Instant? { nil }
+    func take() -> [BrowserEvent] { mailbox.drain() }
+    func refresh(instance: String) { refreshed.append(instance) }
+    func stop() {}
+}
+
+/// The controller's side of a session: browses the session, runs ``FollowReceiver`` on what it
+/// sees, and points the send loop's ``Destination`` at the receiver it follows — with the resend
+/// period of that receiver's timing contract (``SendCadence``). GameKit's peer states go to the
+/// log and, through ``Destination/note``, to the status line.
+///
+/// No thread of its own: it is a ``SendLoopCompanion``, so the send loop polls the DNS-SD reply
+/// sockets (``InlineDNSService``) next to its input and state socket, and the follower runs on
+/// every wake-up. Nothing relays discovery results between threads.
 ///
 /// Life cycle (what `ControlCommand` does):
 /// 1. `init` starts browsing; no mDNS responder → ``DiscoveryError`` (exit status 5 in the CLI).
-/// 2. ``chooseAtStart(interactive:)`` (on the caller's thread, before the input starts): waits
-///    for the settle window; several receivers and no `--receiver` → asks on a terminal, or
-///    lists them and throws exit status 6.
-/// 3. ``start()`` runs the rest on a small thread of its own: it sleeps in poll(2) on the
-///    browser's mailbox, the destination's "first packet sent" flag and FollowReceiver's next
-///    deadline, so the send loop needs no change to follow a session.
-/// 4. ``wrap(_:)`` gives the send loop an input source that ends the run when following fails
-///    for good (the followed receiver left, several others remain, and nobody can be asked);
-///    ``failure`` then holds the error to exit with. ``stop()`` ends the thread and the browsing.
-public final class SessionFollower: Sendable {
+/// 2. ``chooseAtStart(interactive:)`` (before the input starts): waits for the settle window;
+///    several receivers and no `--receiver` → asks on a terminal, or lists them and throws exit
+///    status 6.
+/// 3. The send loop runs with the follower among its companions. When following fails for good
+///    (the followed receiver left, several others remain, and nobody can be asked) the follower
+///    ends the loop; ``failure`` then holds the error to exit with. ``stop()`` ends the browsing.
+///
+/// One address per receiver: when the control session reports that the receiver stopped
+/// answering on its address (``linkSilence``), the follower moves to the receiver's next address
+/// (``FollowReceiver/unresponsive(now:)``) or resolves it again.
+public final class SessionFollower: SendLoopCompanion {
     public let target: SessionTarget
     private let destination: Destination
     private let logger: Logger
     private let status: StatusLine
-    private let mailbox: EventMailbox<BrowserEvent>
-    private let browser: SessionBrowser?
-    private let follow: Mutex<FollowReceiver>
+    private let events: any FollowerEvents
+    private var follow: FollowReceiver
     private let startedAt: ContinuousClock.Instant
     private let settle: Duration
-    private let interactive = Atomic<Bool>(false)
-    private let failed = Mutex<UserFacingError?>(nil)
-    private let stopRequest: EventFlag
-    private let finished: EventFlag
-    private let running = Atomic<Bool>(false)
+    private var interactive = false
+    private(set) var failure_: UserFacingError?
+    private var stopped = false
+    private var lastUnresponsive: ContinuousClock.Instant?
+
+    /// How long the followed receiver may stay silent (no answer to the controller's pings, which
+    /// go once a second) before its address counts as not answering.
+    public static let unansweredAfter: Duration = .seconds(3)
+    /// How long the link has been silent: time since the receiver last answered on the current
+    /// destination, or nil when it has not answered there yet (an older receiver never does).
+    /// Set by the command to the control session's view.
+    public var linkSilence: ((ContinuousClock.Instant) -> Duration?)?
 
     /// Starts browsing the session. No mDNS responder: ``DiscoveryError`` (the CLI says exit status
     /// 5, with `--peer` as the way round).
     public convenience init(target: SessionTarget, destination: Destination, logger: Logger, status: StatusLine,
-                            settle: Duration = .milliseconds(500)) throws {
-        let mailbox: EventMailbox<BrowserEvent>
-        do {
-            mailbox = try EventMailbox<BrowserEvent>()
-        } catch {
-            throw UserFacingError("control: \(error)", status: .failure)
-        }
-        let browser: SessionBrowser
+                            settle: Duration = .milliseconds(500)) throws(DiscoveryError) {
+        let events: BrowseEvents
         do throws(DiscoveryError) {
-            browser = try SessionBrowser(session: target.session, onEvent: mailbox.post)
+            events = try BrowseEvents(target: target)
         } catch {
             throw error
         }
-        try self.init(target: target, destination: destination, logger: logger, status: status, settle: settle,
-                      mailbox: mailbox, browser: browser)
+        self.init(target: target, destination: destination, logger: logger, status: status, settle: settle, events: events)
     }
 
-    /// `browser` nil: the events are posted to `mailbox` by someone else (tests post what a
-    /// browser would report).
+    /// Tests: the events are posted to `mailbox` by someone else.
+    convenience init(target: SessionTarget, destination: Destination, logger: Logger, status: StatusLine, settle: Duration,
+                     mailbox: EventMailbox<BrowserEvent>) {
+        self.init(target: target, destination: destination, logger: logger, status: status, settle: settle,
+                  events: MailboxEvents(mailbox))
+    }
+
     init(target: SessionTarget, destination: Destination, logger: Logger, status: StatusLine, settle: Duration,
-         mailbox: EventMailbox<BrowserEvent>, browser: SessionBrowser?) throws(UserFacingError) {
+         events: any FollowerEvents) {
         self.target = target
         self.destination = destination
         self.logger = logger
         self.status = status
         self.settle = settle
-        self.mailbox = mailbox
-        self.browser = browser
-        do {
-            stopRequest = try EventFlag()
-            finished = try EventFlag()
-        } catch {
-            throw UserFacingError("control: \(error)", status: .failure)
-        }
+        self.events = events
         startedAt = .now
-        follow = Mutex(FollowReceiver(.init(session: target.session, receiverName: target.receiver, settle: settle),
-                                      now: startedAt))
-        destination.note = follow.withLock { $0.summary }
+        follow = FollowReceiver(.init(session: target.session, receiverName: target.receiver, settle: settle), now: startedAt)
+        destination.note = follow.summary
         logger.info("looking for receivers", metadata: [
             "session": "\(target.session)", "subtype": "\(target.session.subtype)",
             "receiver": "\(target.receiver ?? "(the only one)")",
@@ -113,90 +171,88 @@ public final class SessionFollower: Sendable {
     deinit { stop() }
 
     /// Set once following failed for good; the command exits with it.
-    public var failure: UserFacingError? { failed.withLock { $0 } }
+    public var failure: UserFacingError? { failure_ }
 
     /// Waits out the settle window (without `--receiver`), so that the choice between several
     /// receivers is made before the input starts. `interactive`: stdin is a terminal, so a
     /// person can be asked; otherwise several receivers end the command with exit status 6.
     public func chooseAtStart(interactive: Bool) throws(UserFacingError) {
-        self.interactive.store(interactive, ordering: .relaxed)
-        guard target.receiver == nil else { return }
+        self.interactive = interactive
+        guard target.receiver == nil else {
+            _ = step(now: .now, sent: false)    // whatever the browse already knows
+            return
+        }
         let settled = startedAt + settle
-        status.update("→ \(follow.withLock { $0.summary })", force: true)
+        status.update("→ \(follow.summary)", force: true)
         while true {
             let now = ContinuousClock.now
-            let wake = [follow.withLock { $0.nextDeadline }, settled].compactMap { $0 }.min()
+            let wake = [follow.nextDeadline, events.nextDeadline, settled].compactMap { $0 }.min()
             if now < settled {
                 do {
-                    _ = try Poller.wait([(mailbox.descriptor, .readable)], until: wake)
+                    _ = try Poller.wait(events.descriptors.map { ($0, .readable) }, until: wake)
                 } catch {
                     throw UserFacingError("control: \(error)", status: .failure)
                 }
             }
             if let list = step(now: .now, sent: false) { try ask(list) }
-            status.update("→ \(follow.withLock { $0.summary })")
-            if ContinuousClock.now >= settled || follow.withLock({ $0.followed != nil }) { return }
+            status.update("→ \(follow.summary)")
+            if ContinuousClock.now >= settled || follow.followed != nil { return }
         }
     }
 
-    /// Starts following on a thread of its own.
-    public func start() {
-        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let thread = Thread { [self] in
-            run()
-            finished.raise()
-        }
-        thread.name = "session \(target.session)"
-        thread.start()
-    }
-
-    /// Stops the thread (waits for it) and the browsing. Idempotent.
+    /// Stops the browsing. Idempotent.
     public func stop() {
-        if running.exchange(false, ordering: .acquiringAndReleasing) {
-            stopRequest.raise()
-            while (try? Poller.wait(for: finished.descriptor.rawValue, events: .readable, timeout: .seconds(1)))?.isEmpty ?? false {}
-        }
-        browser?.stop()
+        guard !stopped else { return }
+        stopped = true
+        events.stop()
     }
 
-    /// The send loop's input: `source` itself, except that the run ends (`.end(.quit)`) once
-    /// ``failure`` is set.
-    public func wrap(_ source: any InputSource) -> any InputSource {
-        FollowedInput(inner: source, follower: self)
+    // MARK: SendLoopCompanion
+
+    public var descriptor: Int32? { nil }
+    public var descriptors: [Int32] { stopped ? [] : events.descriptors + [destination.firstSent.descriptor.rawValue] }
+    public var nextDeadline: ContinuousClock.Instant? {
+        if failure_ != nil { return .now }
+        var wake = [follow.nextDeadline, events.nextDeadline].compactMap { $0 }
+        if follow.destination != nil, linkSilence != nil { wake.append(.now + .milliseconds(500)) }   // the link check
+        return wake.min()
+    }
+    public var allowsStates: Bool { true }
+    public var statusParts: [String] { [] }
+
+    public func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
+        if failure_ != nil { return [.end(.quit)] }
+        guard !stopped else { return [] }
+        let sent = destination.firstSent.clear()
+        if let list = step(now: now, sent: sent) { ambiguousWhileRunning(list) }
+        checkLink(now: now)
+        return failure_ != nil ? [.end(.quit)] : []
     }
 
-    // MARK: The thread
+    public func finish(socket: UDPSocket?, peer: SocketAddress?) {}
 
-    private func run() {
-        while true {
-            let wake = follow.withLock { $0.nextDeadline }
-            let ready: [Poller.Events]
-            do {
-                ready = try Poller.wait([(stopRequest.descriptor.rawValue, .readable), (mailbox.descriptor, .readable),
-                                         (destination.firstSent.descriptor.rawValue, .readable)], until: wake)
-            } catch {
-                logger.error("session follower stopped: \(error); the controller keeps its current receiver")
-                return
-            }
-            if !ready[0].isEmpty { return }
-            let sent = !ready[2].isEmpty && destination.firstSent.clear()
-            if let list = step(now: .now, sent: sent) {
-                ambiguousWhileRunning(list)
-            }
-        }
+    /// The followed receiver stopped answering on its address: move to its next address, or
+    /// resolve it again; at most once per ``unansweredAfter``.
+    private func checkLink(now: ContinuousClock.Instant) {
+        guard follow.destination != nil, let silence = linkSilence?(now), silence >= Self.unansweredAfter else { return }
+        if let last = lastUnresponsive, now - last < Self.unansweredAfter { return }
+        lastUnresponsive = now
+        let from = follow.destination
+        let actions = follow.unresponsive(now: now)
+        if let from { logger.warning("receiver \(BrowseListing.quote(follow.followed ?? "?")) has not answered at \(from) for \(BrowseListing.milliseconds(silence)) ms") }
+        for action in actions { act(action) }
+        destination.note = follow.summary
     }
 
     /// Feeds what happened to FollowReceiver and acts on it. Returns the receivers to choose
     /// from when it reported an ambiguity.
     private func step(now: ContinuousClock.Instant, sent: Bool) -> [DiscoveredReceiver]? {
-        let events = mailbox.drain()
-        let (actions, summary) = follow.withLock { f -> ([FollowReceiver.Action], String) in
-            // A packet that went out belongs to the destination set before these events.
-            var actions = sent ? f.packetSent(now: now) : []
-            for event in events { actions += f.handle(event, now: now) }
-            actions += f.tick(now: now)
-            return (actions, f.summary)
-        }
+        let arrived = events.take()
+        // A packet that went out belongs to the destination set before these events.
+        var actions = sent ? follow.packetSent(now: now) : []
+        for event in arrived { actions += follow.handle(event, now: now) }
+        actions += follow.tick(now: now)
+        let summary = follow.summary
         var ambiguous: [DiscoveredReceiver]?
         for action in actions {
             if case .ambiguous(let list) = action { ambiguous = list } else { act(action) }
@@ -214,7 +270,8 @@ public final class SessionFollower: Sendable {
         case .sendTo(let address, let receiver):
             let timing = receiver.announcement.timing
             let cadence = SendCadence.plan(requestedPeriod: target.requestedPeriod, receiver: timing)
-            destination.set(Destination.Peer(address: address, label: BrowseListing.quote(receiver.name), period: cadence.period))
+            destination.set(Destination.Peer(address: address, label: BrowseListing.quote(receiver.name), period: cadence.period,
+                                             receiver: receiver.instance))
             logger.notice("sending to \(BrowseListing.quote(receiver.name)) at \(address) every \(BrowseListing.milliseconds(cadence.period)) ms (\(cadence.boundBy.rawValue))",
                           metadata: ["failsafe_ms": "\(timing.failsafeMilliseconds)", "rate": "\(timing.rateHz)",
                                      "peer": "\(receiver.announcement.peer)"])
@@ -231,6 +288,10 @@ public final class SessionFollower: Sendable {
             logger.warning("the mDNS responder went away (\(keep)); retrying in \(retry)")
         case .discoveryResumed:
             logger.notice("the mDNS responder is back")
+        case .renamed(let name, let asked):
+            logger.warning("receiver \(BrowseListing.quote(name)) is in session \(BrowseListing.quote(target.session.text)) under a new name: \(BrowseListing.renameReason(asked: asked))")
+        case .refresh(let instance):
+            events.refresh(instance: instance)
         case .ambiguous:
             break
         }
@@ -246,7 +307,7 @@ public final class SessionFollower: Sendable {
     /// At start: ask on a terminal, or list them (stdout) and fail with exit status 6.
     private func ask(_ list: [DiscoveredReceiver]) throws(UserFacingError) {
         status.clear()
-        guard interactive.load(ordering: .relaxed) else {
+        guard interactive else {
             for r in list { BrowseListing.writeLine(BrowseListing.describe(r)) }
             throw ambiguityError(list)
         }
@@ -260,9 +321,9 @@ public final class SessionFollower: Sendable {
                 throw ambiguityError(list)
             }
             if let chosen = ReceiverChoice.pick(answer, from: list) {
-                let actions = follow.withLock { $0.choose(chosen.name, now: .now) }
+                let actions = follow.choose(chosen.name, now: .now)
                 for action in actions { act(action) }
-                destination.note = follow.withLock { $0.summary }
+                destination.note = follow.summary
                 return
             }
             StandardError.write("no receiver \(BrowseListing.quote(answer)) in the list\n")
@@ -275,14 +336,13 @@ public final class SessionFollower: Sendable {
     /// keep looking (the receiver left comes back, or `--receiver` on the next start).
     private func ambiguousWhileRunning(_ list: [DiscoveredReceiver]) {
         let names = list.map { BrowseListing.quote($0.name) }.joined(separator: ", ")
-        if interactive.load(ordering: .relaxed) {
+        if interactive {
             logger.warning("\(list.count) receivers in session \(BrowseListing.quote(target.session.text)) and none chosen (\(names)): restart with --receiver NAME to drive one")
             return
         }
         status.clear()
         for r in list { BrowseListing.writeLine(BrowseListing.describe(r)) }
-        failed.withLock { if $0 == nil { $0 = ambiguityError(list) } }
-        destination.changed.raise()   // wakes the send loop, which asks FollowedInput and ends
+        if failure_ == nil { failure_ = ambiguityError(list) }
     }
 
     /// One line from stdin (a terminal in canonical mode), without the newline; nil at EOF.
@@ -310,50 +370,5 @@ public enum ReceiverChoice {
         let trimmed = answer.trimmingCharacters(in: .whitespaces)
         if let n = Int(trimmed) { return list.indices.contains(n - 1) ? list[n - 1] : nil }
         return list.first { $0.name == trimmed } ?? list.first { !$0.announcement.peer.isEmpty && $0.announcement.peer == trimmed }
-    }
-}
-
-/// The send loop's input while following a session: the real source, plus a way for the
-/// follower's thread to end the run (it raises the destination's change flag, the loop wakes
-/// and sees ``nextDeadline`` due).
-final class FollowedInput: InputSource {
-    let inner: any InputSource
-    let follower: SessionFollower
-    private var ended = false
-    /// A deadline already in the past: the loop compares deadlines with the time it woke up.
-    private let past = ContinuousClock.now
-
-    init(inner: any InputSource, follower: SessionFollower) {
-        self.inner = inner
-        self.follower = follower
-    }
-
-    private var mustEnd: Bool { !ended && follower.failure != nil }
-
-    var name: String { inner.name }
-    var descriptor: Int32? { ended ? nil : inner.descriptor }
-    var nextDeadline: ContinuousClock.Instant? { mustEnd ? past : ended ? nil : inner.nextDeadline }
-
-    func start(now: ContinuousClock.Instant) throws -> [InputEvent] { try inner.start(now: now) }
-
-    func read(now: ContinuousClock.Instant) -> [InputEvent] {
-        if mustEnd { return end() }
-        let events = inner.read(now: now)
-        if events.contains(where: { if case .end = $0 { true } else { false } }) { ended = true }
-        return events
-    }
-
-    func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
-        if mustEnd { return end() }
-        let events = inner.deadlinePassed(now: now)
-        if events.contains(where: { if case .end = $0 { true } else { false } }) { ended = true }
-        return events
-    }
-
-    func close() { inner.close() }
-
-    private func end() -> [InputEvent] {
-        ended = true
-        return [.end(.quit)]
     }
 }

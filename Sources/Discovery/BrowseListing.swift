@@ -20,6 +20,7 @@ public enum BrowseListing {
         parts.append("if=" + r.interfaces.map(interfaceName).joined(separator: ","))
         let others = r.addresses.dropFirst()
         if !others.isEmpty { parts.append("also=" + others.map(String.init(describing:)).joined(separator: ",")) }
+        if r.instance != r.name { parts.append("instance=\(quote(r.instance))") }
         return parts.joined(separator: " ")
     }
 
@@ -36,6 +37,11 @@ public enum BrowseListing {
     /// The line for "the mDNS responder went away" (`browse`, `advertise`).
     public static func responderLost(retryIn retry: Duration) -> String {
         "responder-lost: the mDNS responder went away; retrying in \(retry)"
+    }
+
+    /// Why a receiver shows under another name than it asked for, and what to do about it.
+    public static func renameReason(asked: String) -> String {
+        "it asked for \(quote(asked)), which another receiver of this session already uses (drive it with --receiver NAME using the new name; rename one of them to end the clash)"
     }
 
     /// `20`, `33.3`: a period in milliseconds, at most one decimal.

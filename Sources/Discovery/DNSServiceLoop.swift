@@ -102,7 +102,7 @@ public final class DNSServiceLoop: Sendable {
         inbox.post(body)
     }
 
-    private static func silenceCompatWarning() {
+    static func silenceCompatWarning() {
         warningSilenced.withLock { done in
             guard !done else { return }
             setenv("AVAHI_COMPAT_NOWARN", "1", 1)

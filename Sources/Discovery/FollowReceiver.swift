@@ -17,6 +17,20 @@ public import SystemIO
 /// receiver is followed only when no name was given, it is the only one, and the previous one has
 /// been gone for ``Configuration/switchGrace``.
 ///
+/// One address per receiver (Protocol.md §6.4): the destination is the receiver's best address
+/// when it is first followed, and it stays that address while the receiver still announces it —
+/// an A record answering after the AAAA (or the other way round) adds an address but never moves
+/// the destination. It moves only when the address is withdrawn (or the port changes), or when
+/// the caller reports that it stopped answering (``unresponsive(now:)``): then to the next
+/// address the receiver announces. The receiver recognises the controller on its new address by
+/// its connection id, so such a move keeps ownership and never trips the failsafe.
+///
+/// Names: `--receiver` matches the display name within the session (``Receiver/name``), the
+/// instance name or the peer id. ``wants(instance:)`` tells the browser which instances are
+/// worth resolving at all; a receiver of the session renamed away from the wanted name
+/// ("robot2" → "robot2 #2") is reported once as ``Action/renamed(name:asked:)``, from its
+/// instance name alone.
+///
 /// Wiring, in a poll loop (what `control` does; `BrowseLoop` does the same without sending):
 /// ```swift
 /// let mailbox = try EventMailbox<BrowserEvent>()
@@ -77,12 +91,20 @@ public struct FollowReceiver: Sendable {
         /// The mDNS responder went away; discovery retries on its own. Sending goes on.
         case discoveryPaused(retryIn: Duration)
         case discoveryResumed
+        /// A receiver of the session asked for the name being looked for, but another receiver
+        /// of the session has it, so it is announced as `name` ("robot2 #2"). Tell the driver.
+        case renamed(name: String, asked: String)
+        /// The followed receiver's only address stopped answering: resolve it again (the
+        /// browser stopped querying once it was resolved).
+        case refresh(instance: String)
     }
 
     public private(set) var configuration: Configuration
     public private(set) var directory: ReceiverDirectory
-    /// The instance name being followed.
+    /// The receiver being followed (its display name).
     public private(set) var followed: String?
+    /// Its instance name.
+    public private(set) var followedInstance: String?
     public private(set) var destination: SocketAddress?
     public private(set) var states: [String: PeerState] = [:]
 
@@ -93,6 +115,7 @@ public struct FollowReceiver: Sendable {
     private var sentToDestination = false
     private var lastAmbiguity: [String] = []
     private var discoveryPaused = false
+    private var renamesShown: Set<String> = []
 
     public init(_ configuration: Configuration, now: ContinuousClock.Instant) {
         self.configuration = configuration
@@ -118,6 +141,11 @@ public struct FollowReceiver: Sendable {
         case .responderBack:
             discoveryPaused = false
             actions.append(.discoveryResumed)
+        case .found(let key):
+            if let wanted = configuration.receiverName, let parsed = InstanceName.parse(key.name, in: configuration.session),
+               parsed.rename != nil, parsed.asked == wanted, renamesShown.insert(key.name).inserted {
+                actions.append(.renamed(name: parsed.display, asked: parsed.asked))
+            }
         default:
             break
         }
@@ -135,6 +163,38 @@ public struct FollowReceiver: Sendable {
 
     public mutating func tick(now: ContinuousClock.Instant) -> [Action] {
         apply(directory.expire(now: now), now: now) + select(now: now)
+    }
+
+    /// True when an instance of the session is worth resolving: every one without `--receiver`
+    /// (any may be the only one) or when `--receiver` may be a peer id (only TXT says); otherwise
+    /// only the wanted name and the instance followed.
+    public func wants(instance: String) -> Bool {
+        instance == followedInstance || Self.interest(receiverName: configuration.receiverName, session: configuration.session)(instance)
+    }
+
+    /// ``wants(instance:)`` for a browser, before any follower exists (`--receiver` and the session).
+    public static func interest(receiverName: String?, session: SessionID) -> @Sendable (String) -> Bool {
+        guard let wanted = receiverName, !mayBePeerID(wanted) else { return { _ in true } }
+        return { instance in instance == wanted || DiscoveredReceiver.displayName(instance: instance, session: session) == wanted }
+    }
+
+    static func mayBePeerID(_ s: String) -> Bool {
+        s.utf8.count == 16 && s.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// The caller's link check says the destination stopped answering (no reply to the
+    /// controller's pings, Protocol.md §7.5): move to the receiver's next announced address, or,
+    /// when it has no other, ask for it to be resolved again.
+    public mutating func unresponsive(now: ContinuousClock.Instant) -> [Action] {
+        guard let followedInstance, let destination, let r = directory.receiver(named: followedInstance) else { return [] }
+        let others = r.addresses.filter { $0 != destination }
+        guard !others.isEmpty else { return [.refresh(instance: followedInstance)] }
+        // The next one after the current in the receiver's order, wrapping around.
+        let list = r.addresses
+        let next = list.firstIndex(of: destination).map { list[($0 + 1) % list.count] } ?? list[0]
+        self.destination = next
+        sentToDestination = false
+        return setState(r.name, .connecting) + [.sendTo(next, receiver: r), .refresh(instance: followedInstance)]
     }
 
     /// A person picked one of the receivers listed after ``Action/ambiguous(_:)``.
@@ -166,10 +226,13 @@ public struct FollowReceiver: Sendable {
             case .available(let r):
                 // The receiver asked for by name, or the one that just left, is followed at once
                 // by select(): go straight to connecting rather than flash "available".
-                let followsAtOnce = r.name == followed || r.name == configuration.receiverName || r.name == previous?.name
+                let followsAtOnce = r.name == followed || r.name == configuration.receiverName
+                    || r.instance == configuration.receiverName || r.name == previous?.name
                 if !followsAtOnce { actions += setState(r.name, .available) }
             case .updated(let r):
-                guard r.name == followed, let d = r.destination, d != destination else { continue }
+                // One address per receiver: keep the destination while it is still announced.
+                guard r.instance == followedInstance, let d = r.destination, let current = destination,
+                      !r.addresses.contains(current) else { continue }
                 destination = d
                 sentToDestination = false
                 actions += setState(r.name, .connecting)
@@ -177,6 +240,7 @@ public struct FollowReceiver: Sendable {
             case .unavailable(let name):
                 if name == followed {
                     followed = nil
+                    followedInstance = nil
                     destination = nil
                     sentToDestination = false
                     previous = (name, now)
@@ -200,6 +264,7 @@ public struct FollowReceiver: Sendable {
         let candidates = directory.receivers
         if let wanted = configuration.receiverName {
             guard let r = candidates.first(where: { $0.name == wanted })
+                    ?? candidates.first(where: { $0.instance == wanted })
                     ?? candidates.first(where: { !$0.announcement.peer.isEmpty && $0.announcement.peer == wanted })
             else { return [] }
             return follow(r)
@@ -217,6 +282,7 @@ public struct FollowReceiver: Sendable {
     private mutating func follow(_ r: DiscoveredReceiver) -> [Action] {
         guard let d = r.destination else { return [] }
         followed = r.name
+        followedInstance = r.instance
         destination = d
         sentToDestination = false
         previous = nil

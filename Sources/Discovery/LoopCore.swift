@@ -83,10 +83,9 @@ final class LoopCore {
             let ids = Array(operations.keys)
             var watched: [(fd: Int32, events: Poller.Events)] = [(inbox.wake.descriptor.rawValue, .readable)]
             for id in ids { if let op = operations[id] { watched.append((op.fd, .readable)) } }
-            let deadline = timers.map(\.deadline).min()
             let ready: [Poller.Events]
             do {
-                ready = try Poller.wait(watched, until: deadline)
+                ready = try Poller.wait(watched, until: nextTimer)
             } catch {
                 // poll itself failed (not EINTR): every reply socket is suspect. Fail them all
                 // rather than spin.
@@ -94,26 +93,50 @@ final class LoopCore {
                 continue
             }
             if !ready[0].isEmpty { inbox.wake.clear() }
-            for (i, id) in ids.enumerated() where !ready[i + 1].isEmpty {
-                guard let op = operations[id] else { continue }   // cancelled by an earlier callback
-                if ready[i + 1].contains(.readable) {
-                    dispatching = true
-                    let status = DNSServiceProcessResult(op.ref)
-                    dispatching = false
-                    if status != 0 { fail(id, code: status) }
-                } else {
-                    // Hang-up without data: the library's end is gone. ProcessResult would
-                    // report "read() failed: EOF" on stderr, so do not call it.
-                    fail(id, code: DiscoveryError.unknownCode)
-                }
-                deallocateRetired()
-            }
+            for (i, id) in ids.enumerated() where !ready[i + 1].isEmpty { dispatch(id, ready[i + 1]) }
         }
-        // Shut down: withdraw everything still registered, browse or resolving.
+        shutDown()
+    }
+
+    /// Withdraws everything still registered, browsing or resolving.
+    func shutDown() {
         for client in clients.values { client.stop(self) }
         clients.removeAll()
         for id in Array(operations.keys) { cancel(id) }
         timers.removeAll()
+    }
+
+    /// The reply sockets of every open operation (for a caller that polls them itself).
+    var descriptors: [Int32] { operations.values.map(\.fd) }
+
+    /// The next timer, if any.
+    var nextTimer: ContinuousClock.Instant? { timers.map(\.deadline).min() }
+
+    /// One pass without blocking, for a caller that polls ``descriptors`` in its own loop: due
+    /// timers, then every operation whose reply socket is readable (a zero-timeout poll).
+    func serviceOnce() {
+        runDueTimers()
+        let ids = Array(operations.keys)
+        guard !ids.isEmpty else { return }
+        let watched: [(fd: Int32, events: Poller.Events)] = ids.compactMap { id in operations[id].map { ($0.fd, .readable) } }
+        guard watched.count == ids.count, let ready = try? Poller.wait(watched, timeout: .zero) else { return }
+        for (i, id) in ids.enumerated() where !ready[i].isEmpty { dispatch(id, ready[i]) }
+    }
+
+    /// Hands one readable (or hung-up) reply socket to dns_sd.
+    private func dispatch(_ id: OperationID, _ events: Poller.Events) {
+        guard let op = operations[id] else { return }   // cancelled by an earlier callback
+        if events.contains(.readable) {
+            dispatching = true
+            let status = DNSServiceProcessResult(op.ref)
+            dispatching = false
+            if status != 0 { fail(id, code: status) }
+        } else {
+            // Hang-up without data: the library's end is gone. ProcessResult would report
+            // "read() failed: EOF" on stderr, so do not call it.
+            fail(id, code: DiscoveryError.unknownCode)
+        }
+        deallocateRetired()
     }
 
     // MARK: Clients and timers
@@ -123,6 +146,8 @@ final class LoopCore {
         clients[id] = client
         return id
     }
+
+    func client(_ id: UInt64) -> (any LoopClient)? { clients[id] }
 
     func stopClient(_ id: UInt64) {
         guard let client = clients.removeValue(forKey: id) else { return }
@@ -141,7 +166,7 @@ final class LoopCore {
         timers.removeAll { $0.id == id }
     }
 
-    private func runDueTimers() {
+    func runDueTimers() {
         let now = ContinuousClock.now
         let due = timers.filter { $0.deadline <= now }
         timers.removeAll { $0.deadline <= now }

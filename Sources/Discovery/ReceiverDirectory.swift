@@ -2,8 +2,15 @@ public import SystemIO
 
 /// A receiver of the session, as far as discovery knows: announced, resolved and reachable.
 public struct DiscoveredReceiver: Equatable, Sendable, CustomStringConvertible {
-    /// The DNS-SD instance name (what `--receiver NAME` matches; unique on the link).
+    /// Its display name within the session (what people see and `--receiver NAME` matches):
+    /// "robot2", or "robot2 #2" when another receiver of the session already had "robot2".
+    /// For an instance without the session's mark (announced by hand or by an older version)
+    /// it is the instance name.
     public let name: String
+    /// The DNS-SD instance name, unique on the link: `robot2 [6c11ba5f]` (Protocol.md §6.1).
+    public let instance: String
+    /// The display name it asked for, when the responder renamed it within the session.
+    public let renamedFrom: String?
     public var announcement: ReceiverAnnouncement
     /// The host target of its SRV record, e.g. `robot-pc.local.`.
     public var host: String
@@ -15,8 +22,27 @@ public struct DiscoveredReceiver: Equatable, Sendable, CustomStringConvertible {
     /// Notes on its TXT record (assumed defaults).
     public var notes: [String]
 
-    /// Where to send: the best address.
+    public init(name: String, instance: String? = nil, renamedFrom: String? = nil, announcement: ReceiverAnnouncement,
+                host: String, port: UInt16, addresses: [SocketAddress], interfaces: [UInt32], notes: [String]) {
+        self.name = name
+        self.instance = instance ?? name
+        self.renamedFrom = renamedFrom
+        self.announcement = announcement
+        self.host = host
+        self.port = port
+        self.addresses = addresses
+        self.interfaces = interfaces
+        self.notes = notes
+    }
+
+    /// The best address (``ReceiverDirectory/preferred(_:_:)``): where a controller starts
+    /// sending. It then keeps its address while it is announced and answers (``FollowReceiver``).
     public var destination: SocketAddress? { addresses.first }
+
+    /// The display name of an instance of `session` (see ``DiscoveredReceiver/name``).
+    public static func displayName(instance: String, session: SessionID) -> String {
+        InstanceName.parse(instance, in: session)?.display ?? instance
+    }
 
     public var description: String {
         "\"\(name)\" \(destination.map(String.init(describing:)) ?? "?") v=\(announcement.version) peer=\(announcement.peer)"
@@ -28,7 +54,7 @@ public enum DirectoryChange: Equatable, Sendable {
     case available(DiscoveredReceiver)
     /// Its destination, port, host or TXT changed.
     case updated(DiscoveredReceiver)
-    /// Gone from every interface (or its TXT stopped being usable).
+    /// Gone from every interface (or its TXT stopped being usable); `name` is its display name.
     case unavailable(name: String)
     /// Resolved, but not a receiver of this session (a hash collision shows up here as a session
     /// mismatch) or of a protocol version this build does not speak.
@@ -73,7 +99,11 @@ public struct ReceiverDirectory: Sendable {
         entries.values.compactMap(\.published).sorted { $0.name < $1.name }
     }
 
-    public func receiver(named name: String) -> DiscoveredReceiver? { entries[name]?.published }
+    /// A receiver by display name, instance name or peer id.
+    public func receiver(named name: String) -> DiscoveredReceiver? {
+        receivers.first { $0.name == name } ?? entries[name]?.published
+            ?? receivers.first { !$0.announcement.peer.isEmpty && $0.announcement.peer == name }
+    }
 
     /// When ``expire(now:)`` has work to do, if ever.
     public var nextDeadline: ContinuousClock.Instant? { staleDeadline }
@@ -140,13 +170,15 @@ public struct ReceiverDirectory: Sendable {
             entry.lastIgnoredReason = nil
         } else {
             if let problem {
-                if entry.published != nil { changes.append(.unavailable(name: name)); entry.published = nil }
-                if entry.lastIgnoredReason != problem { changes.append(.ignored(name: name, reason: problem)) }
+                if let published = entry.published { changes.append(.unavailable(name: published.name)); entry.published = nil }
+                if entry.lastIgnoredReason != problem {
+                    changes.append(.ignored(name: DiscoveredReceiver.displayName(instance: name, session: session), reason: problem))
+                }
                 entry.lastIgnoredReason = problem
             } else if let published = entry.published,
                       !published.interfaces.contains(where: { entry.sightings[$0] != nil }) {
                 // Not complete again yet, and nothing left of the interfaces it was seen on.
-                changes.append(.unavailable(name: name))
+                changes.append(.unavailable(name: published.name))
                 entry.published = nil
             }
         }
@@ -170,7 +202,10 @@ public struct ReceiverDirectory: Sendable {
             var unique: [SocketAddress] = []
             for a in addresses.sorted(by: preferred) where !unique.contains(a) { unique.append(a) }
             guard !unique.isEmpty else { return (nil, nil) }
-            return (DiscoveredReceiver(name: name, announcement: announcement, host: host, port: first.value.port,
+            let parsed = InstanceName.parse(name, in: session)
+            return (DiscoveredReceiver(name: parsed?.display ?? name, instance: name,
+                             renamedFrom: parsed?.rename == nil ? nil : parsed?.asked,
+                             announcement: announcement, host: host, port: first.value.port,
                              addresses: unique, interfaces: resolved.map(\.key), notes: notes), nil)
         }
     }

@@ -1,7 +1,8 @@
 /// What a ``SessionAdvertiser`` reports, from the loop thread.
 public enum AdvertiserEvent: Equatable, Sendable {
-    /// The service is announced under `name`. It differs from the requested name when there
-    /// was a clash (Avahi renames "robot" to "robot #2"): show this one to people.
+    /// The service is announced; `name` is the display name in use. It differs from the
+    /// requested name when another receiver of the same session had it (the responder renamed
+    /// the instance, which reads back as "robot #2"): show this one to people.
     case registered(name: String)
     /// The mDNS responder went away; the advertiser re-registers when it is back (back-off
     /// 1, 2, 4 … 30 s) and reports ``registered(name:)`` again.
@@ -13,30 +14,37 @@ public enum AdvertiserEvent: Equatable, Sendable {
 /// Announces one receiver of a session: instance name, type `_analogremote._udp` with the
 /// session's subtype, port, and the TXT record of its ``ReceiverAnnouncement``.
 ///
+/// The instance name is the display name plus the session's mark, `robot2 [6c11ba5f]`
+/// (``InstanceName/forDisplay(_:in:)``), so the same display name in two sessions never clashes.
 /// A name already taken on the same daemon (which Avahi reports as a conflict instead of
-/// renaming) is retried as "name #2", "name #3"…; a clash with another host is renamed by the
-/// daemon itself. Either way the name in use arrives as ``AdvertiserEvent/registered(name:)``.
+/// renaming) is retried as "… #2", "… #3"; a clash with another host is renamed by the daemon
+/// itself. Either way the display name in use arrives as ``AdvertiserEvent/registered(name:)``.
 public final class SessionAdvertiser: Sendable {
     public let announcement: ReceiverAnnouncement
+    /// The display name asked for (TXT `name=`).
     public let requestedName: String
+    /// The instance name asked for: the display name and the session's mark.
+    public let requestedInstance: String
     private let loop: DNSServiceLoop
     private let clientID: UInt64
 
     /// Starts announcing. Throws ``DiscoveryError/noResponder(call:)`` at once when no mDNS
-    /// responder is reachable. `name` is the instance name (at most 63 bytes; longer names are
-    /// cut on a character boundary); nil uses the daemon's host name.
+    /// responder is reachable. `name` is the display name (TXT `name=` in full; the instance
+    /// name keeps its first ``InstanceName/maximumDisplayByteCount`` bytes); nil uses this
+    /// machine's host name.
     public init(session: SessionID, name: String?, port: UInt16, peer: String = PeerID.random(),
                 timing: TimingContract = .standard, loop: DNSServiceLoop? = nil,
                 onEvent: @escaping @Sendable (AdvertiserEvent) -> Void) throws(DiscoveryError) {
         let loop = try DNSServiceLoop.given(loop)
-        let instanceName = name.map(InstanceName.fitted)
-        let announcement = ReceiverAnnouncement(session: session, peer: peer, displayName: instanceName ?? "",
-                                                timing: timing)
+        let display = name ?? HostName.current() ?? "receiver"
+        let instanceName = InstanceName.forDisplay(display, in: session)
+        let announcement = ReceiverAnnouncement(session: session, peer: peer, displayName: display, timing: timing)
         self.announcement = announcement
-        self.requestedName = instanceName ?? ""
+        self.requestedName = display
+        self.requestedInstance = instanceName
         self.loop = loop
         let service = AdvertiseEngine.Service(name: instanceName, type: session.registrationType, port: port,
-                                              txt: announcement.txtRecord.encoded)
+                                              txt: announcement.txtRecord.encoded, session: session)
         clientID = try loop.perform("DNSServiceRegister") { (core) throws(DiscoveryError) -> UInt64 in
             let engine = AdvertiseEngine(service: service, emit: onEvent)
             try engine.start(core)
@@ -59,6 +67,7 @@ final class AdvertiseEngine: LoopClient {
         let type: String
         let port: UInt16
         let txt: [UInt8]
+        let session: SessionID
     }
 
     /// How many "name #N" to try after local conflicts before giving up.
@@ -111,8 +120,9 @@ final class AdvertiseEngine: LoopClient {
 
     private func replied(_ reply: Reply, _ core: LoopCore) {
         switch reply {
-        case .registered(let name):
+        case .registered(let instance):
             backoff.reset()
+            let name = InstanceName.parse(instance, in: service.session)?.display ?? instance
             if name != reportedName {
                 reportedName = name
                 emit(.registered(name: name))

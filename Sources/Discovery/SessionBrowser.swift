@@ -1,32 +1,59 @@
 import SystemIO
 
-/// Browses one session's receivers and reports them as ``BrowserEvent``s: each instance is
-/// resolved (SRV + TXT) and its host's A and AAAA records are looked up on the interface it was
-/// found on, all kept open while it is there, so a new port or address is reported as it
-/// happens.
+/// Browses one session's receivers and reports them as ``BrowserEvent``s: each instance of
+/// interest is resolved (SRV + TXT) and its host's A and AAAA records are looked up on the
+/// interface it was found on.
+///
+/// Queries that do not grow with the class (Protocol.md §6.4): one browse per session; only the
+/// instances `interest` accepts are resolved (a controller with `--receiver` resolves its own
+/// receiver and nothing else); and with ``Lookups/once`` the resolve and the address lookups of
+/// an instance are stopped as soon as it is resolved (SRV, TXT and both A and AAAA answered, or
+/// ``addressLinger`` after the first address). The browse stays open, so a goodbye still
+/// reports the instance lost and a new registration makes it found (and resolved) again;
+/// ``refresh(instance:)`` resolves one again when its address stopped answering.
+/// ``Lookups/open`` keeps every lookup open instead, so a changed address or port is reported
+/// as it happens (`browse`, which shows changes live).
 ///
 /// The handler runs on the loop thread (see ``DNSServiceLoop``); an ``EventMailbox`` hands the
 /// events to a poll loop. When the responder dies mid-session the browser reports
 /// ``BrowserEvent/responderLost(retryIn:)``, deallocates everything and retries with back-off
 /// (1, 2, 4 … 30 s) until ``BrowserEvent/responderBack``.
 public final class SessionBrowser: Sendable {
+    /// How long an instance's lookups stay open.
+    public enum Lookups: Sendable {
+        /// Until it is resolved (then only the browse listens).
+        case once
+        /// While it is there.
+        case open
+    }
+
     public let session: SessionID
     private let loop: DNSServiceLoop
     private let clientID: UInt64
 
     /// Starts browsing. Throws ``DiscoveryError/noResponder(call:)`` at once when no mDNS
-    /// responder is reachable.
-    public init(session: SessionID, loop: DNSServiceLoop? = nil,
+    /// responder is reachable. `interest` says which instance names to resolve (every one by
+    /// default); instances it refuses are still reported ``BrowserEvent/found(_:)`` and
+    /// ``BrowserEvent/lost(_:)``, never resolved.
+    public init(session: SessionID, lookups: Lookups = .open, loop: DNSServiceLoop? = nil,
+                interest: @escaping @Sendable (String) -> Bool = { _ in true },
                 onEvent: @escaping @Sendable (BrowserEvent) -> Void) throws(DiscoveryError) {
         let loop = try DNSServiceLoop.given(loop)
         self.session = session
         self.loop = loop
         let type = session.browseType
         clientID = try loop.perform("DNSServiceBrowse") { (core) throws(DiscoveryError) -> UInt64 in
-            let engine = BrowseEngine(type: type, emit: onEvent)
+            let engine = BrowseEngine(type: type, lookups: lookups, interest: interest, emit: onEvent)
             try engine.start(core)
             return core.adopt(engine)
         }
+    }
+
+    /// Resolves `instance` again (its address stopped answering): its SRV, TXT and addresses are
+    /// reported afresh where they changed. Returns at once; may be called from a handler.
+    public func refresh(instance: String) {
+        let id = clientID
+        loop.post { core in (core.client(id) as? BrowseEngine)?.refresh(instance, core) }
     }
 
     deinit { stop() }
@@ -50,9 +77,12 @@ final class BrowseEngine: LoopClient {
         var reported: [SocketAddress]?
         var retryTimer: UInt64?
         var settleTimer: UInt64?
+        var lingerTimer: UInt64?
     }
 
     private let type: String
+    private let lookups: SessionBrowser.Lookups
+    private let interest: @Sendable (String) -> Bool
     private let emit: @Sendable (BrowserEvent) -> Void
     private var browseOp: OperationID?
     private var instances: [ServiceKey: Instance] = [:]
@@ -67,10 +97,54 @@ final class BrowseEngine: LoopClient {
     /// long after the first answer: otherwise a link-local AAAA arriving 1 ms before the A
     /// record would be reported (and followed) first, then replaced.
     static let addressSettle: Duration = .milliseconds(100)
+    /// With ``SessionBrowser/Lookups/once``: how long the address lookups stay open after the
+    /// first address set was reported when one family never answers (a host without IPv6).
+    static let addressLinger: Duration = .seconds(1)
 
-    init(type: String, emit: @escaping @Sendable (BrowserEvent) -> Void) {
+    init(type: String, lookups: SessionBrowser.Lookups, interest: @escaping @Sendable (String) -> Bool,
+         emit: @escaping @Sendable (BrowserEvent) -> Void) {
         self.type = type
+        self.lookups = lookups
+        self.interest = interest
         self.emit = emit
+    }
+
+    /// Resolves an instance again from scratch (its address stopped answering).
+    func refresh(_ name: String, _ core: LoopCore) {
+        for (key, instance) in instances where key.name == name && instance.retryTimer == nil {
+            stopLookups(instance, core)
+            instance.resolved = nil
+            instance.records = [:]
+            resolve(key, core)
+        }
+    }
+
+    /// Cancels an instance's resolve and address lookups (its last report stands).
+    private func stopLookups(_ instance: Instance, _ core: LoopCore) {
+        core.cancel(instance.resolveOp)
+        instance.resolveOp = nil
+        for q in instance.queries { core.cancel(q) }
+        instance.queries = []
+        core.cancelTimer(instance.settleTimer)
+        instance.settleTimer = nil
+        core.cancelTimer(instance.lingerTimer)
+        instance.lingerTimer = nil
+    }
+
+    /// With ``SessionBrowser/Lookups/once``: the instance is resolved once SRV, TXT and an
+    /// address set were reported and both A and AAAA answered; or ``addressLinger`` after the
+    /// first address set when one family stays silent.
+    private func doneIfResolved(_ key: ServiceKey, _ core: LoopCore) {
+        guard lookups == .once, let instance = instances[key], instance.resolved != nil, instance.reported != nil else { return }
+        if instance.records.count >= 2 {
+            stopLookups(instance, core)
+        } else if instance.lingerTimer == nil {
+            instance.lingerTimer = core.schedule(after: Self.addressLinger) { [weak self] core in
+                guard let self, let instance = self.instances[key] else { return }
+                instance.lingerTimer = nil
+                if instance.reported != nil { self.stopLookups(instance, core) }
+            }
+        }
     }
 
     func start(_ core: LoopCore) throws(DiscoveryError) {
@@ -99,7 +173,7 @@ final class BrowseEngine: LoopClient {
                 instances[key] = instance
                 if instance.found == 1 {
                     emit(.found(key))
-                    resolve(key, core)
+                    if interest(name) { resolve(key, core) }
                 }
             } else if let instance = instances[key] {
                 instance.found -= 1
@@ -145,7 +219,7 @@ final class BrowseEngine: LoopClient {
                 instance.reported = nil
                 lookUp(key, host: host, core)
             } else if instance.reported != nil {
-                reportAddresses(key)         // same host, maybe a new port
+                reportAddresses(key, core)   // same host, maybe a new port
             }
         case .failed:
             instance.resolveOp = nil
@@ -187,17 +261,17 @@ final class BrowseEngine: LoopClient {
             instance.records[type] = list
             if instance.reported == nil && instance.records.count < 2 {
                 if instance.settleTimer == nil {
-                    instance.settleTimer = core.schedule(after: Self.addressSettle) { [weak self] _ in
+                    instance.settleTimer = core.schedule(after: Self.addressSettle) { [weak self] core in
                         guard let self, let instance = self.instances[key] else { return }
                         instance.settleTimer = nil
-                        self.reportAddresses(key)
+                        self.reportAddresses(key, core)
                     }
                 }
                 return
             }
             core.cancelTimer(instance.settleTimer)
             instance.settleTimer = nil
-            reportAddresses(key)
+            reportAddresses(key, core)
         case .failed:
             retryLater(key, core)
         default:
@@ -205,13 +279,15 @@ final class BrowseEngine: LoopClient {
         }
     }
 
-    private func reportAddresses(_ key: ServiceKey) {
+    private func reportAddresses(_ key: ServiceKey, _ core: LoopCore) {
         guard let instance = instances[key], let port = instance.resolved?.port else { return }
         let raw = (instance.records[1] ?? []) + (instance.records[28] ?? [])
         let addresses = raw.compactMap { SocketAddress(addressBytes: $0, port: port, scopeID: key.interface) }
-        guard addresses != instance.reported else { return }
-        instance.reported = addresses
-        emit(.addresses(key, addresses))
+        if addresses != instance.reported {
+            instance.reported = addresses
+            emit(.addresses(key, addresses))
+        }
+        doneIfResolved(key, core)
     }
 
     /// A resolve or lookup failed on its own: start the instance's operations again shortly.
@@ -233,10 +309,8 @@ final class BrowseEngine: LoopClient {
 
     private func forget(_ key: ServiceKey, _ core: LoopCore) {
         guard let instance = instances.removeValue(forKey: key) else { return }
-        core.cancel(instance.resolveOp)
-        for q in instance.queries { core.cancel(q) }
+        stopLookups(instance, core)
         core.cancelTimer(instance.retryTimer)
-        core.cancelTimer(instance.settleTimer)
     }
 
     /// The responder went away: drop everything, say so, try again later.

@@ -36,6 +36,10 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     /// The DNS-SD subtype browse name (RFC 6763 §7.1), the form `avahi-browse` also takes.
     public var browseType: String { subtype + "._sub." + Self.serviceType }
 
+    /// The first 8 hex digits of ``hash``: the session's mark in instance names
+    /// (``InstanceName/forDisplay(_:in:)``), e.g. `6c11ba5f`.
+    public var shortHash: String { String(FNV1a64.hex(hash).prefix(8)) }
+
     public var description: String { text }
 
     // Byte-exact, like the subtype: Swift's String == would call NFC and NFD spellings equal.
@@ -87,8 +91,58 @@ public enum PeerID {
 }
 
 /// Instance names (RFC 6763 §4.1.1: at most 63 bytes of UTF-8).
+///
+/// Names per session (Protocol.md §6.1): instance names are unique per service type on the link,
+/// but a display name only has to be unique within its session, so a receiver registers as
+/// `DISPLAY [SHORTHASH]` — its display name plus the session's ``SessionID/shortHash``. "robot2"
+/// of session A and "robot2" of session B are then two different instances and neither is
+/// renamed. A clash inside one session is still renamed by the responder, Avahi style
+/// (`robot2 [6c11ba5f] #2`); ``parse(_:in:)`` reads that back as the display name "robot2 #2",
+/// renamed from "robot2". Parsing needs only the instance name, so a controller can tell its
+/// receiver (and a rename of it) from browse results alone, before resolving anything.
 public enum InstanceName {
     public static let maximumByteCount = 63
+    /// The longest display name kept in an instance name: room for ` [` + 8 hex + `]` (11 bytes)
+    /// and a rename suffix up to ` #99` (4 bytes).
+    public static let maximumDisplayByteCount = maximumByteCount - 11 - 4
+
+    /// The instance name of a receiver called `display` in `session`: `robot2 [6c11ba5f]`. The
+    /// display name is cut (on a character boundary) to ``maximumDisplayByteCount`` bytes.
+    public static func forDisplay(_ display: String, in session: SessionID) -> String {
+        cut(display, to: maximumDisplayByteCount) + " [" + session.shortHash + "]"
+    }
+
+    /// What an instance name says about a receiver of `session`: its display name, and the name
+    /// it asked for when the responder renamed it. Nil when the name carries no mark of this
+    /// session (a receiver announced by hand, or by an older version): its display name is then
+    /// the instance name itself.
+    public static func parse(_ instance: String, in session: SessionID) -> SessionName? {
+        var base = Substring(instance)
+        var rename: Int?
+        if let hash = base.lastIndex(of: "#"), hash > base.startIndex, base[base.index(before: hash)] == " ",
+           let n = Int(base[base.index(after: hash)...]), n >= 2, String(n) == base[base.index(after: hash)...] {
+            rename = n
+            base = base[..<base.index(before: hash)]
+        }
+        let mark = " [" + session.shortHash + "]"
+        guard base.hasSuffix(mark) else { return nil }
+        let display = String(base.dropLast(mark.count))
+        guard !display.isEmpty else { return nil }
+        return SessionName(asked: display, rename: rename)
+    }
+
+    /// A display name as an instance name carries it (for comparing with TXT `name=`).
+    public static func displayFitted(_ display: String) -> String { cut(display, to: maximumDisplayByteCount) }
+
+    private static func cut(_ name: String, to bytes: Int) -> String {
+        if name.utf8.count <= bytes { return name }
+        var out = ""
+        for ch in name {
+            if out.utf8.count + String(ch).utf8.count > bytes { break }
+            out.append(ch)
+        }
+        return out
+    }
 
     /// `name` cut to at most 63 bytes without splitting a character.
     public static func fitted(_ name: String) -> String {
@@ -124,4 +178,21 @@ extension String {
         while !s.isEmpty && s.utf8.count + suffix.utf8.count > InstanceName.maximumByteCount { s.removeLast() }
         return s
     }
+}
+
+/// A receiver's name within its session, read from its instance name (``InstanceName/parse(_:in:)``).
+public struct SessionName: Equatable, Hashable, Sendable {
+    /// The display name the receiver asked for (`--name`).
+    public let asked: String
+    /// N when the responder renamed it to "asked #N" because another receiver of the same session
+    /// already had the name.
+    public let rename: Int?
+
+    public init(asked: String, rename: Int?) {
+        self.asked = asked
+        self.rename = rename
+    }
+
+    /// The name people see and `--receiver` matches: "robot2", or "robot2 #2" after a rename.
+    public var display: String { rename.map { "\(asked) #\($0)" } ?? asked }
 }

@@ -67,6 +67,13 @@ public struct Ownership<Source: Hashable & Sendable>: Sendable {
         return .tookOwnership(previous: previous)
     }
 
+    /// The owner talks from a new source (the same controller on another address, recognised by
+    /// its connection): it stays the owner, its liveness unchanged. Nothing if `old` is not it.
+    public mutating func move(from old: Source, to new: Source) {
+        guard owner == old else { return }
+        owner = new
+    }
+
     /// Forgets the owner at once (e.g. on shutdown).
     public mutating func release() {
         owner = nil

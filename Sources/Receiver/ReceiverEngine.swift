@@ -132,6 +132,13 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         return step
     }
 
+    /// The controller at `old` now talks from `new` (its control connection recognised it):
+    /// if it owns the robot it stays the owner — no failsafe, no resting state needed.
+    public mutating func moved(from old: Source, to new: Source, at now: ContinuousClock.Instant) -> Step {
+        ownership.move(from: old, to: new)
+        return tick(at: now)
+    }
+
     /// A teacher's stop-all (`stop` true) or its release. Stop: the rest values (motors 0, every
     /// bound output off) go to the board at once and every state is held until the release.
     /// Release: the failsafe waits for a resting state, as after silence.

@@ -157,6 +157,11 @@ extension ReceiverService {
                 limited(["address": "\(source)", "why": "\(why.rawValue)", "refused": "\(refused)"]) {
                     logger.warning("authenticated datagram refused", metadata: $0)
                 }
+            case .moved(let old, let new, let name):
+                let owner = engine.ownership.owner == old
+                logger.notice(owner ? "the driving controller moved to a new address: still the owner" : "controller moved to a new address",
+                              metadata: ["controller": "\(name ?? "-")", "from": "\(old)", "address": "\(new)"])
+                apply(engine.moved(from: old, to: new, at: now))
             }
         }
     }

@@ -47,6 +47,9 @@ public enum StopAllCommand {
 
     final class Target {
         let label: String?
+        /// The receiver's DNS-SD instance name: a receiver is counted once however many
+        /// addresses it has (nil for `--peer`, where the address is all there is).
+        let identity: String?
         let address: SocketAddress
         var sent = 0
         var nextSend: ContinuousClock.Instant
@@ -55,8 +58,9 @@ public enum StopAllCommand {
         var datagram: [UInt8]
         var querying = true
         var reply: ControlMessage.StopAllReply?
-        init(label: String?, address: SocketAddress, now: ContinuousClock.Instant, nonce: UInt64, query: [UInt8]) {
+        init(label: String?, identity: String? = nil, address: SocketAddress, now: ContinuousClock.Instant, nonce: UInt64, query: [UInt8]) {
             self.label = label
+            self.identity = identity
             self.address = address
             self.nonce = nonce
             datagram = query
@@ -72,10 +76,10 @@ public enum StopAllCommand {
             ControlDatagram(header: ControlHeader(type: .stopAll, connection: connection),
                             payload: ControlMessage.stopAll(message).encodePayload()[...]).encode()
         }
-        func newTarget(label: String?, address: SocketAddress, now: ContinuousClock.Instant) -> Target {
+        func newTarget(label: String?, identity: String? = nil, address: SocketAddress, now: ContinuousClock.Instant) -> Target {
             let nonce = UInt64.random(in: 0...UInt64.max, using: &rng)
             let query = ControlMessage.StopAll(action: .query, unixMillis: WallClock.unixMillis(), nonce: nonce, session: options.session)
-            return Target(label: label, address: address, now: now, nonce: nonce, query: datagram(query))
+            return Target(label: label, identity: identity, address: address, now: now, nonce: nonce, query: datagram(query))
         }
         /// The receiver named itself: the command signed for it alone, with a fresh nonce.
         func command(for t: Target, name: String, now: ContinuousClock.Instant) {
@@ -99,7 +103,7 @@ public enum StopAllCommand {
                 let session = try SessionID(options.session)
                 let box = try EventMailbox<BrowserEvent>()
                 do throws(DiscoveryError) {
-                    browser = try SessionBrowser(session: session, onEvent: box.post)
+                    browser = try SessionBrowser(session: session, lookups: .once, onEvent: box.post)
                 } catch {
                     throw error
                 }
@@ -175,8 +179,10 @@ public enum StopAllCommand {
                         for change in dir.apply(event, now: now) {
                             switch change {
                             case .available(let r), .updated(let r):
-                                guard let address = r.destination, !targets.contains(where: { $0.address == address }) else { continue }
-                                targets.append(newTarget(label: r.name, address: address, now: now))
+                                // By identity, not address: a receiver whose AAAA answered after
+                                // its A is still one receiver.
+                                guard let address = r.destination, !targets.contains(where: { $0.identity == r.instance }) else { continue }
+                                targets.append(newTarget(label: r.name, identity: r.instance, address: address, now: now))
                             default:
                                 break
                             }

@@ -43,18 +43,31 @@ struct AnnouncedReceiver {
         let reason = Mutex<Result<EndReason, any Error>?>(nil)
     }
 
+    /// The follower is used by one thread at a time: the test's, then the send loop's (which
+    /// holds the lock while it runs), then the test's again.
+    final class Held: Sendable {
+        let follower: Mutex<SessionFollower>
+        init(_ f: sending SessionFollower) { follower = Mutex(f) }
+    }
+
     struct Rig {
         let destination: Destination
         let mailbox: EventMailbox<BrowserEvent>
-        let follower: SessionFollower
+        let held: Held
 
         init(receiver: String? = nil, rate: Double? = nil) throws {
             destination = try Destination(nil)
             mailbox = try EventMailbox<BrowserEvent>()
-            follower = try SessionFollower(target: SessionTarget(session: try SessionID("class-3b"), receiver: receiver, requestedRate: rate),
-                                           destination: destination, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-                                           status: StatusLine(quiet: true), settle: .milliseconds(50), mailbox: mailbox, browser: nil)
+            held = Held(SessionFollower(target: SessionTarget(session: try SessionID("class-3b"), receiver: receiver, requestedRate: rate),
+                                        destination: destination, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+                                        status: StatusLine(quiet: true), settle: .milliseconds(50), mailbox: mailbox))
         }
+
+        func chooseAtStart(interactive: Bool) throws(UserFacingError) {
+            try held.follower.withLock { (f) throws(UserFacingError) in try f.chooseAtStart(interactive: interactive) }
+        }
+        var failure: UserFacingError? { held.follower.withLock { $0.failure } }
+        func stop() { held.follower.withLock { $0.stop() } }
 
         func post(_ events: [BrowserEvent]) { for e in events { mailbox.post(e) } }
 
@@ -65,13 +78,15 @@ struct AnnouncedReceiver {
             let (readEnd, writeEnd) = (fds[0], fds[1])
             let outcome = Outcome()
             let signals = try SignalWatcher(signals: [])
-            let (destination, follower) = (destination, follower)
-            follower.start()
+            let (destination, held) = (destination, held)
             Thread {
-                let loop = SendLoop(source: follower.wrap(StdinSource(fd: readEnd, name: "pipe")), destination: destination,
-                                    schedule: .init(rate: rate),
-                                    signals: signals, status: StatusLine(quiet: true))
-                let result = Result { try loop.run() }
+                let result = held.follower.withLock { follower in
+                    var loop = SendLoop(source: StdinSource(fd: readEnd, name: "pipe"), destination: destination,
+                                        schedule: .init(rate: rate),
+                                        signals: signals, status: StatusLine(quiet: true))
+                    loop.companions = [follower]
+                    return Result { try loop.run() }
+                }
                 close(readEnd)
                 outcome.reason.withLock { $0 = result }
             }.start()
@@ -98,7 +113,7 @@ struct AnnouncedReceiver {
         let robot = try AnnouncedReceiver("robot", at: capture, timing: TimingContract(failsafeMilliseconds: 2000, rateHz: 4))
         let rig = try Rig()
         rig.post(try robot.appears())
-        try rig.follower.chooseAtStart(interactive: false)
+        try rig.chooseAtStart(interactive: false)
         let peer = try #require(rig.destination.current)
         #expect(peer.address == robot.address && peer.period == .milliseconds(250) && peer.label == "\"robot\"")
         #expect(rig.destination.note == "following \"robot\" at \(robot.address) (connecting)")
@@ -119,7 +134,7 @@ struct AnnouncedReceiver {
 
         close(input)
         #expect(try waitForEnd(outcome)?.get() == .endOfInput)
-        rig.follower.stop()
+        rig.stop()
         try capture.drain()
         #expect(capture.states.suffix(3) == [.neutral, .neutral, .neutral])
     }
@@ -130,7 +145,7 @@ struct AnnouncedReceiver {
         let slow = TimingContract(failsafeMilliseconds: 5000, rateHz: 1)
         let rig = try Rig(receiver: "robot", rate: 1)
         rig.post(try AnnouncedReceiver("robot", at: first, timing: slow).appears())
-        try rig.follower.chooseAtStart(interactive: false)
+        try rig.chooseAtStart(interactive: false)
         let (input, outcome) = try rig.startLoop(rate: 1)
         let state = ControllerState(angle: -0.4, buttons: .forward)
         write(input, "-0.4 forward\n")
@@ -152,7 +167,7 @@ struct AnnouncedReceiver {
 
         close(input)
         #expect(try waitForEnd(outcome)?.get() == .endOfInput)
-        rig.follower.stop()
+        rig.stop()
         try second.drain()
         #expect(second.states.suffix(3) == [.neutral, .neutral, .neutral])
     }
@@ -162,7 +177,7 @@ struct AnnouncedReceiver {
         let rig = try Rig()
         rig.post(try AnnouncedReceiver("robot-a", at: a).appears() + AnnouncedReceiver("robot-b", at: b).appears())
         do {
-            try rig.follower.chooseAtStart(interactive: false)
+            try rig.chooseAtStart(interactive: false)
             Issue.record("no error for two receivers")
         } catch {
             #expect(error.status == .ambiguousReceiver)
@@ -177,7 +192,7 @@ struct AnnouncedReceiver {
         let a = try PacketCapture(), b = try PacketCapture(), c = try PacketCapture()
         let rig = try Rig()
         rig.post(try AnnouncedReceiver("robot-a", at: a).appears())
-        try rig.follower.chooseAtStart(interactive: false)
+        try rig.chooseAtStart(interactive: false)
         let (input, outcome) = try rig.startLoop()
         write(input, "0 b\n")
         #expect(try a.waitFor(ControllerState(angle: 0, buttons: .b)))
@@ -185,10 +200,10 @@ struct AnnouncedReceiver {
         rig.post([.lost(try AnnouncedReceiver("robot-a", at: a).key)])
         let result = waitForEnd(outcome)
         #expect(try result?.get() == .quit)
-        #expect(rig.follower.failure?.status == .ambiguousReceiver)
+        #expect(rig.failure?.status == .ambiguousReceiver)
         #expect(try b.next(timeout: .milliseconds(50)) == nil && c.next(timeout: .milliseconds(50)) == nil)
         close(input)
-        rig.follower.stop()
+        rig.stop()
     }
 
     @Test func theReceiverNamedIsFollowedAtOnceAndTheOthersOnlyListed() throws {
@@ -196,12 +211,11 @@ struct AnnouncedReceiver {
         let rig = try Rig(receiver: "robot-b")
         rig.post(try AnnouncedReceiver("robot-a", at: a).appears() + AnnouncedReceiver("robot-b", at: b).appears())
         let started = ContinuousClock.now
-        try rig.follower.chooseAtStart(interactive: false)
+        try rig.chooseAtStart(interactive: false)
         #expect(ContinuousClock.now - started < .milliseconds(50), "with a name there is nothing to wait for")
-        rig.follower.start()
         let wanted = try SocketAddress.resolve(b.peer)
-        #expect(eventually { rig.destination.current?.address == wanted })
-        rig.follower.stop()
+        #expect(rig.destination.current?.address == wanted)
+        rig.stop()
     }
 
     @Test(arguments: [("2", "robot-b"), (" 1 ", "robot-a"), ("robot-b", "robot-b"), ("00000000000000aa", "robot-a"),

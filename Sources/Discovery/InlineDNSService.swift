@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+import SystemIO
+
+/// dns_sd run inline in the caller's own poll loop: no thread of its own, no relay.
+///
+/// Contract: one thread only — the one that created it — calls everything here, and every
+/// `DNSServiceRef` lives and dies on that thread. The caller adds ``descriptors`` (the refs'
+/// reply sockets, `DNSServiceRefSockFD`) to its poll set, wakes up by ``nextDeadline`` too, and
+/// calls ``process()`` after every wake-up; the handlers of its browses run inside that call.
+/// This is what `control --session` uses: the send loop polls the DNS-SD sockets next to its
+/// input and its state socket. (``DNSServiceLoop`` is the other way: a thread for programs
+/// whose main loop cannot take more descriptors.)
+public final class InlineDNSService {
+    private let core: LoopCore
+
+    /// Sets `AVAHI_COMPAT_NOWARN=1` first, as ``DNSServiceLoop`` does.
+    public init() throws(DiscoveryError) {
+        DNSServiceLoop.silenceCompatWarning()
+        let wake: EventFlag
+        do { wake = try EventFlag() } catch { throw .system(error) }
+        // The inbox is never polled: nothing is posted from another thread.
+        core = LoopCore(inbox: LoopInbox(wake: wake))
+    }
+
+    deinit { core.shutDown() }
+
+    /// Every open operation's reply socket: poll them for readability.
+    public var descriptors: [Int32] { core.descriptors }
+
+    /// When ``process()`` has timer work (a retry, the address settle wait), if ever.
+    public var nextDeadline: ContinuousClock.Instant? { core.nextTimer }
+
+    /// Due timers, then whatever the daemon answered (never blocks). Handlers run in here.
+    public func process() { core.serviceOnce() }
+
+    /// Browses a session as ``SessionBrowser`` does (same events, same lookups and interest),
+    /// reporting to `onEvent` from inside ``process()``. Throws
+    /// ``DiscoveryError/noResponder(call:)`` at once when no mDNS responder is reachable.
+    public func browse(session: SessionID, lookups: SessionBrowser.Lookups = .once,
+                       interest: @escaping @Sendable (String) -> Bool = { _ in true },
+                       onEvent: @escaping @Sendable (BrowserEvent) -> Void) throws(DiscoveryError) -> InlineBrowse {
+        let engine = BrowseEngine(type: session.browseType, lookups: lookups, interest: interest, emit: onEvent)
+        try engine.start(core)
+        return InlineBrowse(core: core, id: core.adopt(engine), engine: engine)
+    }
+
+    /// Withdraws everything (stops every browse). Idempotent.
+    public func shutdown() { core.shutDown() }
+}
+
+/// One browse of an ``InlineDNSService``; same thread rules.
+public final class InlineBrowse {
+    private let core: LoopCore
+    private let id: UInt64
+    private let engine: BrowseEngine
+
+    init(core: LoopCore, id: UInt64, engine: BrowseEngine) {
+        self.core = core
+        self.id = id
+        self.engine = engine
+    }
+
+    /// Resolves `instance` again (its address stopped answering).
+    public func refresh(instance: String) { engine.refresh(instance, core) }
+
+    /// Stops browsing and deallocates its operations. Idempotent.
+    public func stop() { core.stopClient(id) }
+}

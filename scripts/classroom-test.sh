@@ -1,0 +1,403 @@
+#!/usr/bin/env bash
+# classroom-test.sh — a classroom on one machine: many hosts, two sessions with clashing robot
+# names, every driver starting at once.
+#
+#   scripts/classroom-test.sh                    CI size: session A 5 robots, session B 3 (8 in all)
+#   scripts/classroom-test.sh --robots 30 --second 6 --hold 10 --warmup 5   the documented manual run
+#                                                (--warmup: the robots are on this long before the
+#                                                drivers start, as in a class; default 0)
+#   ANALOG_REMOTE=path/to/analog-remote          the binary (default .build/debug/analog-remote)
+#
+# Hosts are network namespaces on one bridge (which lives in a namespace of its own), each with its
+# own private /run, D-Bus system bus and avahi-daemon (scripts/netns/host.sh): one host per robot
+# (`receive --board sim --trace-board`), one per driver (`control --session S --receiver NAME`), and
+# one teacher (`stop-all`). Session A's robots are robot1…robotN, session B's robot1…robotM: the same
+# display names in two sessions. Drivers all start at the same instant (a FIFO barrier).
+#
+# Driver i holds a state of its own: no throttle, level, and the buttons of i's binary digits — a
+# resting state (the receiver drives on it from the first packet), unique per driver. Receivers use
+# a mapping that writes each of 13 buttons to its own address, so every `map` line a board prints
+# says which driver's state it holds. Checks:
+#   names       every receiver is announced under its own display name (no "#2" across sessions)
+#   own-robot   every board shows its own driver's state (and the time the last one did)
+#   crosstalk   no board ever shows another driver's state; no receiver ignored a foreign controller
+#   failsafe    no failsafe trip while the drivers send (no "FAILSAFE" line, failsafes=0)
+#   address move  robot 1 loses its IPv4 address mid-drive: its driver moves to the robot's IPv6
+#               address after 3 s of silence; the receiver recognises it by its connection (no
+#               other controller, no new hello) and the board shows its state again
+#   stop-all    the teacher's stop-all of A reaches each of A's robots once ("reached N of N"),
+#               leaves B's robots alone; then B's
+#   mdns        mDNS packets on the bridge (tcpdump): the peak per second while discovering (from
+#               the drivers' start until every robot drove) and while driving steadily (from
+#               SETTLE_S later until the teacher acts); the steady peak must stay under 50/s
+#
+# Where it cannot run (not root, no `ip netns`) it prints one line starting with "SKIPPED:" and
+# exits 0. Everything it starts is stopped by pid and every namespace is deleted on every exit path
+# (trap EXIT). Bounded: every wait has a timeout. Last line: `classroom: N passed, M failed`.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=${ANALOG_REMOTE:-$ROOT/.build/debug/analog-remote}
+case "$BIN" in /*) ;; *) BIN="$PWD/$BIN";; esac     # the hosts run it from another working directory
+ROBOTS_A=5; ROBOTS_B=3; HOLD_S=5; KEEP=""; WARMUP_S=0
+SETTLE_S=2     # after the last robot drove: the tail of discovery (browse back-off) before "steady"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --robots) ROBOTS_A=$2; shift 2;;
+        --second) ROBOTS_B=$2; shift 2;;
+        --hold) HOLD_S=$2; shift 2;;
+        --warmup) WARMUP_S=$2; shift 2;;
+        --keep-logs) KEEP=1; shift;;
+        *) echo "usage: $0 [--robots N] [--second M] [--hold SECONDS] [--warmup SECONDS] [--keep-logs]" >&2; exit 64;;
+    esac
+done
+N=$((ROBOTS_A + ROBOTS_B))
+[ "$N" -ge 2 ] && [ "$N" -le 200 ] || { echo "classroom-test: 2…200 robots in all" >&2; exit 64; }
+
+RUN="arc$$"
+SW="$RUN-sw"
+STATE=""
+declare -a MADE=()        # namespaces made
+declare -a PIDS=()        # "pid:comm|comm" of processes started
+declare -a HOSTS=()       # host names, in order
+declare -a D_PID=() BEFORE=() BEFORE_STOP=()
+declare -A IP4=()         # host name → its IPv4 address
+PASS=0; FAILS=0
+
+skip() { echo "SKIPPED: classroom test: $*"; exit 0; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (ip netns, mount --bind); run it as root or in CI"
+for tool in ip unshare nsenter avahi-daemon dbus-daemon; do
+    command -v "$tool" >/dev/null || skip "no '$tool' (run scripts/setup.sh)"
+done
+[ -x "$BIN" ] || { echo "classroom-test: $BIN is not built (run: swift build)" >&2; exit 1; }
+
+# pid_is, stop_pid, write_avahi_conf (the two-host library; its set-up is not used here).
+# shellcheck source=netns/lib.sh
+source "$ROOT/scripts/netns/lib.sh"
+
+cleanup() {
+    local status=$? entry h ns
+    trap - EXIT INT TERM
+    for entry in "${PIDS[@]}"; do stop_pid "${entry%%:*}" "${entry#*:}"; done
+    if [ -n "$STATE" ]; then
+        for h in "${HOSTS[@]}"; do
+            [ -f "$STATE/$h/avahi.pid" ] && stop_pid "$(cat "$STATE/$h/avahi.pid")" avahi-daemon
+            [ -f "$STATE/$h/dbus.pid" ] && stop_pid "$(cat "$STATE/$h/dbus.pid")" dbus-daemon
+            [ -f "$STATE/$h/holder.pid" ] && stop_pid "$(cat "$STATE/$h/holder.pid")" "$HOLDER_COMMS"
+        done
+    fi
+    for ns in "${MADE[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+    if [ -n "$STATE" ]; then
+        if [ -n "$KEEP" ]; then echo "logs kept in $STATE" >&2; else rm -rf "$STATE"; fi
+    fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+check() { # NAME OK(0/1) DETAIL
+    if [ "$2" -eq 0 ]; then PASS=$((PASS + 1)); echo "  ok   $1: $3"; else FAILS=$((FAILS + 1)); echo "  FAIL $1: $3"; fi
+}
+
+ip netns add "$RUN-probe" 2>/dev/null || skip "cannot create a network namespace (no CAP_SYS_ADMIN here?)"
+ip netns del "$RUN-probe"
+
+STATE=$(mktemp -d -t "$RUN.XXXXXX")
+
+# ---------------------------------------------------------------------------------------------
+# The network: a bridge in a namespace of its own; one veth per host.
+
+ip netns add "$SW" && MADE+=("$SW")
+ip -n "$SW" link add br0 type bridge
+ip -n "$SW" link set br0 up
+ip -n "$SW" link set lo up
+
+# add_host NAME INDEX — namespace, cable, addresses (IPv4 198.18.x.y/16 + IPv6 link-local), then
+# host.sh (private /run, dbus, avahi) in the background.
+add_host() {
+    local name=$1 k=$2 ns="$RUN-$1" dir="$STATE/$1"
+    ip netns add "$ns" && MADE+=("$ns")
+    HOSTS+=("$name")
+    mkdir -p "$dir/run"
+    ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.accept_dad=0 2>/dev/null || true
+    ip -n "$SW" link add "p$k" type veth peer name eth0 netns "$ns"
+    ip -n "$SW" link set "p$k" master br0
+    ip -n "$SW" link set "p$k" up
+    IP4[$name]="198.18.$((k / 250)).$((k % 250 + 1))"
+    ip -n "$ns" addr add "${IP4[$name]}/16" dev eth0
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set eth0 up
+    write_avahi_conf "$dir/avahi-daemon.conf" "$RUN-$name" eth0
+    ip netns exec "$ns" unshare -m --propagation private sh "$ROOT/scripts/netns/host.sh" "$dir" >"$dir/host.log" 2>&1 &
+    echo $! > "$dir/holder.pid"
+}
+
+wait_hosts() {
+    local h i
+    for h in "${HOSTS[@]}"; do
+        for i in $(seq 1 200); do
+            [ -e "$STATE/$h/ready" ] && continue 2
+            pid_is "$(cat "$STATE/$h/holder.pid")" "$HOLDER_COMMS" || break
+            sleep 0.1
+        done
+        echo "host $h did not come up:" >&2; cat "$STATE/$h/host.log" >&2; exit 1
+    done
+}
+
+# spawn HOST OUT [GO] -- CMD… — run CMD inside HOST with time-stamped output (netns/stamp-run.sh);
+# its pid lands in $SPAWNED and it is stopped on exit.
+spawn() {
+    local h=$1 out=$2; shift 2
+    env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN \
+        nsenter -t "$(cat "$STATE/$h/holder.pid")" -m -n -- bash "$ROOT/scripts/netns/stamp-run.sh" "$out" "$@" \
+        </dev/null >/dev/null 2>&1 &
+    SPAWNED=$!
+    PIDS+=("$SPAWNED:analog-remote|tcpdump|env|nsenter|bash")
+}
+
+# ---------------------------------------------------------------------------------------------
+# The classroom
+
+SESSION_A=class-a; SESSION_B=class-b
+declare -a R_SESSION=() R_NAME=()          # robot i (1-based index into these, 0 unused)
+R_SESSION+=(""); R_NAME+=("")
+for i in $(seq 1 "$ROBOTS_A"); do R_SESSION+=("$SESSION_A"); R_NAME+=("robot$i"); done
+for i in $(seq 1 "$ROBOTS_B"); do R_SESSION+=("$SESSION_B"); R_NAME+=("robot$i"); done
+
+echo "classroom: $ROBOTS_A robots in session $SESSION_A, $ROBOTS_B in $SESSION_B (robot1…robot$((ROBOTS_A < ROBOTS_B ? ROBOTS_A : ROBOTS_B)) in both), $N drivers, 1 teacher: $((2 * N + 1)) hosts"
+t_setup=$(now_ms)
+k=1
+for i in $(seq 1 "$N"); do add_host "r$i" "$k"; k=$((k + 1)); add_host "d$i" "$k"; k=$((k + 1)); done
+add_host teacher "$k"
+wait_hosts
+echo "  hosts up in $(( $(now_ms) - t_setup )) ms"
+
+# The mapping: each of 13 buttons lights its own address (0x11…0x1d); motors as the kit.
+BUTTONS=(a b x y l r start select home l3 r3 left right)
+{
+    for b in $(seq 0 12); do
+        printf '[[buttons]]\nbutton = "%s"\naddress = %d\non = 1\noff = 0\n' "${BUTTONS[$b]}" $((0x11 + b))
+    done
+} > "$STATE/ids.toml"
+
+# Driver i's state: the buttons of i's binary digits. pattern_of I → the `map` line it gives.
+buttons_of() {
+    local i=$1 b out=""
+    for b in $(seq 0 12); do (( (i >> b) & 1 )) && out+="${out:++}${BUTTONS[$b]}"; done
+    echo "$out"
+}
+pattern_of() {
+    local i=$1 b hex=""
+    for a in $(seq 0 35); do
+        if [ "$a" -ge $((0x11)) ] && [ "$a" -le $((0x1d)) ] && (( (i >> (a - 0x11)) & 1 )); then hex+="01"; else hex+="00"; fi
+    done
+    echo "map $hex"
+}
+REST="map $(printf '0%.0s' $(seq 1 72))"
+declare -a PATTERN=()
+for i in $(seq 1 "$N"); do PATTERN[i]=$(pattern_of "$i"); done
+
+# Receivers (all at once; each waits for nothing), then wait until every one is announced.
+for i in $(seq 1 "$N"); do
+    spawn "r$i" "$STATE/r$i.log" -- "$BIN" receive --session "${R_SESSION[$i]}" --name "${R_NAME[$i]}" --port 0 \
+        --map "$STATE/ids.toml" --board sim --trace-board
+done
+if command -v tcpdump >/dev/null; then
+    # On the bridge itself: every mDNS packet any host sends enters it once.
+    ip netns exec "$SW" bash "$ROOT/scripts/netns/stamp-run.sh" "$STATE/tcpdump.log" -- \
+        tcpdump -i br0 -n -U -w "$STATE/mdns.pcap" udp port 5353 </dev/null >/dev/null 2>&1 &
+    TCPDUMP=$!
+    PIDS+=("$TCPDUMP:tcpdump|ip|bash")
+else
+    TCPDUMP=""
+fi
+deadline=$(( $(now_ms) + 30000 ))
+for i in $(seq 1 "$N"); do
+    until grep -q 'notice: announced as ' "$STATE/r$i.log" 2>/dev/null; do
+        [ "$(now_ms)" -lt "$deadline" ] || { cat "$STATE/r$i.log" >&2; echo "robot $i was not announced" >&2; exit 1; }
+        sleep 0.05
+    done
+done
+bad_names=""
+for i in $(seq 1 "$N"); do
+    grep -q "notice: announced as \"${R_NAME[$i]}\" in session \"${R_SESSION[$i]}\"" "$STATE/r$i.log" \
+        || bad_names+=" ${R_SESSION[$i]}/${R_NAME[$i]}→$(grep -o 'announced as "[^"]*"' "$STATE/r$i.log" | head -1)"
+done
+check names "$([ -z "$bad_names" ] && echo 0 || echo 1)" \
+    "${bad_names:-all $N announced under their own names; robot1…robot$((ROBOTS_A < ROBOTS_B ? ROBOTS_A : ROBOTS_B)) exist in both sessions}"
+
+[ "$WARMUP_S" -gt 0 ] && sleep "$WARMUP_S"
+
+# CPU seconds (user + system) of a set of pids, from /proc/PID/stat (fields 14, 15; clock ticks).
+TICKS=$(getconf CLK_TCK)
+cpu_of() {
+    local pid total=0 f
+    for pid in "$@"; do
+        [ -r "/proc/$pid/stat" ] || continue
+        f=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null) || continue
+        set -- $f; total=$(( total + ${12} + ${13} ))
+        shift $#
+    done
+    echo "$total"
+}
+avahi_pids() { local h; for h in "${HOSTS[@]}"; do cat "$STATE/$h/avahi.pid" 2>/dev/null; done; }
+
+# Drivers: all start at once (they wait on the GO FIFO), each holds its state for the whole run.
+GO="$STATE/go"; mkfifo "$GO"
+HOLD_MS=$(( (HOLD_S + 60) * 1000 ))
+for i in $(seq 1 "$N"); do
+    printf '0 0 %s\n%d 0 %s\n' "$(buttons_of "$i")" "$HOLD_MS" "$(buttons_of "$i")" > "$STATE/d$i.script"
+    spawn "d$i" "$STATE/d$i.log" "$GO" -- "$BIN" control --quiet --session "${R_SESSION[$i]}" --receiver "${R_NAME[$i]}" \
+        --name "driver$i" --input "script:$STATE/d$i.script"
+    D_PID[i]=$SPAWNED
+done
+exec 9<>"$GO"                      # the write end, open at once (read-write never blocks on Linux)
+deadline=$(( $(now_ms) + 60000 ))
+for i in $(seq 1 "$N"); do
+    until [ -e "$STATE/d$i.log.ready" ]; do
+        [ "$(now_ms)" -lt "$deadline" ] || { echo "driver $i never reached the start line" >&2; exit 1; }
+        sleep 0.05
+    done
+done
+AVAHIS=$(avahi_pids)
+avahi_cpu0=$(cpu_of $AVAHIS)
+t0=$EPOCHREALTIME
+exec 9>&-                          # go: every driver reads end of file at once
+t0_ms=$(( $(now_ms) ))
+
+# Own robot: every board shows its own driver's pattern.
+deadline=$(( t0_ms + 30000 ))
+declare -a FIRST=()
+missing=$N
+while [ "$missing" -gt 0 ] && [ "$(now_ms)" -lt "$deadline" ]; do
+    missing=0
+    for i in $(seq 1 "$N"); do
+        [ -n "${FIRST[$i]:-}" ] && continue
+        line=$(grep -m1 -F " ${PATTERN[$i]}" "$STATE/r$i.log" 2>/dev/null || true)
+        if [ -n "$line" ]; then FIRST[i]=${line%% *}; else missing=$((missing + 1)); fi
+    done
+    [ "$missing" -gt 0 ] && sleep 0.1
+done
+worst=0; worst_i=0; times=()
+for i in $(seq 1 "$N"); do
+    [ -n "${FIRST[$i]:-}" ] || continue
+    ms=$(awk -v a="${FIRST[$i]}" -v b="$t0" 'BEGIN { printf "%d", (a - b) * 1000 }')
+    times+=("$ms"); [ "$ms" -gt "$worst" ] && { worst=$ms; worst_i=$i; }
+done
+median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : 0) }')
+if [ "$missing" -eq 0 ]; then
+    check own-robot 0 "all $N boards show their own driver's state; last robot driving $worst ms after all drivers started (median $median ms, robot $worst_i)"
+else
+    notes=""; for i in $(seq 1 "$N"); do [ -n "${FIRST[$i]:-}" ] || notes+=" ${R_SESSION[$i]}/${R_NAME[$i]}"; done
+    check own-robot 1 "$missing boards never showed their own driver's state:$notes"
+    for i in $(seq 1 "$N"); do [ -n "${FIRST[$i]:-}" ] || { echo "--- d$i"; tail -20 "$STATE/d$i.log"; echo "--- r$i"; tail -20 "$STATE/r$i.log"; } >&2; done
+fi
+t_all=$(now_ms)
+avahi_cpu=$(( ($(cpu_of $AVAHIS) - avahi_cpu0) * 1000 / TICKS ))
+echo "  while discovering ($(( t_all - t0_ms )) ms): the $(echo $AVAHIS | wc -w) avahi-daemons used $avahi_cpu ms of CPU; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# Steady driving: the drivers hold their states; mDNS is counted from SETTLE_S after the last
+# robot drove (the browses' first queries back off over 1, 2, 4 … s) until the teacher acts.
+sleep "$((SETTLE_S + HOLD_S))"
+t_steady_end=$(now_ms)
+
+# Stop-all of session A from the teacher, then B. Counted by identity: N of N, each robot once.
+stopall() { # SESSION EXPECTED OUT
+    env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN nsenter -t "$(cat "$STATE/teacher/holder.pid")" -m -n -- \
+        timeout 20 "$BIN" stop-all --quiet --session "$1" --timeout 2 > "$3" 2>&1 || true
+    local reached lines dupes
+    reached=$(grep -o 'reached [0-9]* of [0-9]* receivers*' "$3" || true)
+    lines=$(grep -c '^stopped ' "$3" || true)
+    dupes=$(grep '^stopped ' "$3" | awk '{ print $2 }' | sort | uniq -d | tr '\n' ' ')
+    if [[ "$reached" =~ ^reached\ $2\ of\ $2\ receivers?$ ]] && [ "$lines" -eq "$2" ] && [ -z "$dupes" ]; then
+        check "stop-all $1" 0 "$reached, one line per robot"
+    else
+        check "stop-all $1" 1 "${reached:-no summary} with $lines stopped lines${dupes:+, twice: $dupes} (want $2 of $2)"; cat "$3" >&2
+    fi
+}
+# Lines each receiver had written before the teacher acted: the failsafe and crosstalk checks
+# cover exactly the time the drivers were sending.
+for i in $(seq 1 "$N"); do BEFORE[i]=$(wc -l < "$STATE/r$i.log"); done
+
+
+stopall "$SESSION_A" "$ROBOTS_A" "$STATE/stop-a.log"
+untouched=0
+for i in $(seq $((ROBOTS_A + 1)) "$N"); do grep -q 'STOPPED BY TEACHER' "$STATE/r$i.log" && untouched=1; done
+check "other session" "$untouched" "$([ $untouched -eq 0 ] && echo "session $SESSION_B's robots untouched by $SESSION_A's stop-all" || echo "a robot of $SESSION_B was stopped by $SESSION_A's stop-all")"
+stopall "$SESSION_B" "$ROBOTS_B" "$STATE/stop-b.log"
+for i in $(seq 1 "$N"); do BEFORE_STOP[i]=$(wc -l < "$STATE/r$i.log"); done
+
+# One address per receiver, end to end: robot 1's IPv4 address goes away while its driver drives.
+# The driver hears nothing for 3 s and moves to the robot's IPv6 address with the same connection;
+# the receiver recognises it (the same controller from a new address, its name and admission kept)
+# and takes it over again, no other controller in between (after the teacher's stop-all the states
+# are held, so "held" is all the board sees). The 3 s of silence would stop motors, as silence must.
+ip -n "$RUN-r1" addr del "${IP4[r1]}/16" dev eth0
+deadline=$(( $(now_ms) + 15000 ))
+moved=1
+while [ "$(now_ms)" -lt "$deadline" ]; do
+    if tail -n +"$((BEFORE_STOP[1] + 1))" "$STATE/r1.log" | grep -q 'moved to a new address'; then moved=0; break; fi
+    sleep 0.1
+done
+after_move=$(tail -n +"$((BEFORE_STOP[1] + 1))" "$STATE/r1.log")
+if [ "$moved" -eq 0 ] && ! grep -q 'ignoring controller' <<<"$after_move" \
+   && sed -n '/moved to a new address/,$p' <<<"$after_move" | grep -q 'owns the robot .*controller=driver1'; then
+    check "address move" 0 "robot 1 lost its IPv4 address; its driver moved to its IPv6 address as the same controller and owns it again"
+else
+    check "address move" 1 "robot 1's driver did not move to its other address as the same controller"
+    tail -20 "$STATE/d1.log" >&2; echo "$after_move" | grep -v ' map ' | tail -20 >&2
+fi
+
+# Drivers end (SIGTERM: neutral packets and a bye), then receivers (their summaries).
+for i in $(seq 1 "$N"); do stop_pid "${D_PID[$i]}" "analog-remote|env|nsenter|bash"; done
+for entry in "${PIDS[@]}"; do
+    pid=${entry%%:*}
+    case " ${D_PID[*]} " in *" $pid "*) continue;; esac
+    [ "$pid" = "$TCPDUMP" ] && continue
+    stop_pid "$pid" "analog-remote|env|nsenter|bash"
+done
+[ -n "$TCPDUMP" ] && stop_pid "$TCPDUMP" "tcpdump|ip|bash"
+sleep 0.3
+
+# Crosstalk: every map line of every board is the rest state or its own driver's state; no
+# receiver ignored a controller (nobody else ever sent to it).
+cross=""
+for i in $(seq 1 "$N"); do
+    own=${PATTERN[$i]}
+    while read -r map; do
+        [ "$map" = "$REST" ] || [ "$map" = "$own" ] && continue
+        who=""; for j in $(seq 1 "$N"); do [ "$map" = "${PATTERN[$j]}" ] && who="driver $j"; done
+        cross+=" ${R_SESSION[$i]}/${R_NAME[$i]} showed ${who:-an unknown state ($map)};"
+    done < <(head -n "${BEFORE[$i]}" "$STATE/r$i.log" | grep -o 'map [0-9a-f]*$' | sort -u)
+    n=$(head -n "${BEFORE[$i]}" "$STATE/r$i.log" | grep -c 'ignoring controller' || true)
+    [ "$n" -eq 0 ] || cross+=" ${R_SESSION[$i]}/${R_NAME[$i]} ignored another controller $n times;"
+done
+check crosstalk "$([ -z "$cross" ] && echo 0 || echo 1)" "${cross:-0 foreign states on $N boards, no receiver heard a foreign controller}"
+
+# Failsafe: no trip while the drivers were sending.
+trips=""
+for i in $(seq 1 "$N"); do
+    n=$(head -n "${BEFORE[$i]}" "$STATE/r$i.log" | grep -c 'FAILSAFE' || true)
+    [ "$n" -eq 0 ] || trips+=" ${R_SESSION[$i]}/${R_NAME[$i]}: $n;"
+done
+check failsafe "$([ -z "$trips" ] && echo 0 || echo 1)" "${trips:-0 failsafe trips on $N robots while the drivers sent}"
+[ -z "$trips" ] || for i in $(seq 1 "$N"); do head -n "${BEFORE[$i]}" "$STATE/r$i.log" | grep -B3 -A1 FAILSAFE >&2 || true; done
+
+# mDNS load on the bridge: packets per second, peak while discovering (from the drivers' start
+# until every robot drove) and while driving steadily (from then until the teacher acted).
+if [ -n "$TCPDUMP" ] && [ -s "$STATE/mdns.pcap" ]; then
+    tcpdump -n -tt -r "$STATE/mdns.pcap" 2>/dev/null | awk '{ print int($1) }' | sort -n | uniq -c > "$STATE/mdns.per-second"
+    peak() { awk -v a="$1" -v b="$2" '$2 >= a && $2 < b && $1 > m { m = $1 } END { print m + 0 }' "$STATE/mdns.per-second"; }
+    total=$(awk '{ s += $1 } END { print s + 0 }' "$STATE/mdns.per-second")
+    disc_peak=$(peak $((t0_ms / 1000)) $((t_all / 1000 + 1)))
+    steady_peak=$(peak $((t_all / 1000 + SETTLE_S)) $((t_steady_end / 1000)))
+    check mdns "$([ "$steady_peak" -lt 50 ] && echo 0 || echo 1)" \
+        "peak $disc_peak packets/s while discovering, $steady_peak packets/s while driving steadily (goal < 50); $total mDNS packets in all"
+else
+    echo "  (no tcpdump: mDNS packets not counted)"
+fi
+
+echo "classroom: $PASS passed, $FAILS failed"
+[ "$FAILS" -eq 0 ]
