@@ -109,7 +109,7 @@ let package = Package(
         // ControlSession) and the page's messages, no server framework; WebServer serves the page
         // and its WebSocket over HTTPS (Hummingbird 2) and is the only module importing the
         // server, TLS and certificate packages.
-        .target(name: "PhoneLink", dependencies: ["Console", "Controller", "Discovery", "RemoteWire", "SystemIO", logging]),
+        .target(name: "PhoneLink", dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", logging]),
         .target(name: "WebServer",
                 dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "PhoneLink", "SystemIO", "TerminalQR", logging,
                                hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioWebSocket, nioSSL,

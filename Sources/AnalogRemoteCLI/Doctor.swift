@@ -56,7 +56,7 @@ struct Doctor: ParsableCommand {
             return DoctorCheck("config", .ok, "no \(file): the receiver runs on its defaults and command line")
         }
         do {
-            let resolved = try ConfigFiles.resolve(["receive", "--config=\(file)"])
+            let resolved = try ConfigFiles.resolve([Receive._commandName, "--config=\(file)"])
             do {
                 _ = try AnalogRemote.parseAsRoot(resolved.arguments)
             } catch {

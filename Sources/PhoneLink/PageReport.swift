@@ -6,13 +6,17 @@ import Foundation
 /// {"t":"robots","robots":[{"id":"r1","name":"robot 1","address":"127.0.0.1:5000","driver":"Ann"}]}
 /// {"t":"joined","robot":"r1","name":"robot 1"}
 /// {"t":"status","link":"driving","receiver":"robot 1","rtt":1.2,"loss":0,"sent":120}
+/// {"t":"robot","state":"failsafe","text":"FAILSAFE (silence): centre to resume","level":"bad"}
 /// {"t":"ended","text":"the page was hidden: sent neutral and stopped"}
 /// {"t":"error","text":"name: the name \"Ann\" is taken: pick another"}
 /// ```
 ///
 /// `link` is where this controller's hello stands: `connecting` (no answer yet), `driving`
 /// (accepted), `unanswered` (an older receiver without control messages: states flow anyway),
-/// `refused`. `rtt` is in milliseconds, `loss` 0…1; both absent until measured.
+/// `refused`. `rtt` is in milliseconds, `loss` 0…1; both absent until measured. `robotState` true:
+/// the receiver reports what the robot does for this controller (`robot` messages, Protocol.md
+/// §7.9), and the page shows that instead of the link phase. `robot`: that report's state name,
+/// the headline a driver sees, and its level (`ok`, `warn`, `bad`, or empty).
 public enum PageReport: Equatable, Sendable {
     public struct Robot: Codable, Equatable, Sendable {
         public var id: String
@@ -36,19 +40,25 @@ public enum PageReport: Equatable, Sendable {
         public var loss: Double?
         /// State packets sent so far.
         public var sent: Int?
+        /// True once the receiver has sent a robot-state report (the page then shows that).
+        public var robotState: Bool?
 
-        public init(link: String, receiver: String? = nil, rtt: Double? = nil, loss: Double? = nil, sent: Int? = nil) {
+        public init(link: String, receiver: String? = nil, rtt: Double? = nil, loss: Double? = nil, sent: Int? = nil,
+                    robotState: Bool? = nil) {
             self.link = link
             self.receiver = receiver
             self.rtt = rtt
             self.loss = loss
             self.sent = sent
+            self.robotState = robotState
         }
     }
 
     case robots([Robot])
     case joined(robot: String, name: String)
     case status(Status)
+    /// The receiver's robot-state report for this controller: state name, headline, level.
+    case robot(state: String, text: String, level: String)
     case ended(String)
     case error(String)
 
@@ -63,6 +73,9 @@ public enum PageReport: Equatable, Sendable {
         var rtt: Double?
         var loss: Double?
         var sent: Int?
+        var robotState: Bool?
+        var state: String?
+        var level: String?
     }
 
     /// The JSON text the page parses.
@@ -72,9 +85,10 @@ public enum PageReport: Equatable, Sendable {
         case .robots(let list): w.t = "robots"; w.robots = list
         case .joined(let robot, let name): w.t = "joined"; w.robot = robot; w.name = name
         case .status(let s):
-            w.t = "status"; w.link = s.link; w.receiver = s.receiver; w.sent = s.sent
+            w.t = "status"; w.link = s.link; w.receiver = s.receiver; w.sent = s.sent; w.robotState = s.robotState
             w.rtt = s.rtt.map { ($0 * 10).rounded() / 10 }
             w.loss = s.loss.map { ($0 * 100).rounded() / 100 }
+        case .robot(let state, let text, let level): w.t = "robot"; w.state = state; w.text = text; w.level = level
         case .ended(let text): w.t = "ended"; w.text = text
         case .error(let text): w.t = "error"; w.text = text
         }

@@ -1,3 +1,4 @@
+import ControlPlane
 import Controller
 import SystemIO
 
@@ -10,6 +11,8 @@ final class PhoneCompanion: SendLoopCompanion {
     private let report: @Sendable (PageReport) -> Void
     private var lastPhase: ControlSession.Snapshot.Phase?
     private var lastReport: ContinuousClock.Instant?
+    /// The robot-state headline last passed to the page (Protocol.md §7.9).
+    private var lastRobot: String?
 
     init(session: ControlSession, report: @escaping @Sendable (PageReport) -> Void) {
         self.session = session
@@ -28,13 +31,30 @@ final class PhoneCompanion: SendLoopCompanion {
         if changed || lastReport.map({ now - $0 >= .milliseconds(500) }) ?? true {
             lastPhase = snapshot.phase
             lastReport = now
-            report(.status(Self.status(snapshot)))
+            var status = Self.status(snapshot)
+            if session.feedback.report != nil { status.robotState = true }
+            report(.status(status))
+        }
+        // What the robot does for this phone, as the receiver reports it: at once on a change.
+        if let robot = session.feedback.report, let (text, tone) = session.feedback.headline(now: now), text != lastRobot {
+            lastRobot = text
+            report(.robot(state: robot.state.name, text: text, level: Self.level(tone)))
         }
         return actions
     }
 
     func finish(socket: UDPSocket?, peer: SocketAddress?) {
         session.finish(socket: socket, peer: peer)
+    }
+
+    /// The page's chip colour for a headline's tone.
+    static func level(_ tone: DriverFeedback.Tone) -> String {
+        switch tone {
+        case .good: "ok"
+        case .calm: ""
+        case .warn: "warn"
+        case .alarm: "bad"
+        }
     }
 
     static func status(_ s: ControlSession.Snapshot) -> PageReport.Status {

@@ -26,7 +26,7 @@ import Glibc
         var ptyOpen = true
         defer { if ptyOpen { pty.close() } }
         let capture = try PacketCapture()
-        let child = try ChildProcess(analogRemote: ["control", "--peer", capture.peer, "--quiet", "--rate", "1",
+        let child = try ChildProcess(analogRemote: ["control", "--peer", capture.peer, "--plain", "--quiet", "--rate", "1",
                                                     "--input", "midi-serial:\(pty.slavePath)"])
         defer { child.stop() }
         #expect(try capture.waitFor(.neutral), "no first packet; stderr: \(child.stderr)")
@@ -76,7 +76,7 @@ import Glibc
         defer { if firstOpen { first.close() } }
         #expect(symlink(first.slavePath, link) == 0)
         let capture = try PacketCapture()
-        let child = try ChildProcess(analogRemote: ["control", "--peer", capture.peer, "--quiet", "--rate", "1",
+        let child = try ChildProcess(analogRemote: ["control", "--peer", capture.peer, "--plain", "--quiet", "--rate", "1",
                                                     "--input", "midi-serial:\(link)"])
         defer { child.stop() }
         #expect(try capture.waitFor(.neutral))
@@ -106,7 +106,7 @@ import Glibc
 
     @Test func aPipeThatEndsEndsTheInputWithNeutral() throws {
         let capture = try PacketCapture()
-        let child = try ChildProcess(analogRemote: ["control", "--peer", capture.peer, "--quiet", "--rate", "1",
+        let child = try ChildProcess(analogRemote: ["control", "--peer", capture.peer, "--plain", "--quiet", "--rate", "1",
                                                     "--input", "midi-serial:/dev/stdin"], stdin: true)
         defer { child.stop() }
         #expect(try capture.waitFor(.neutral))

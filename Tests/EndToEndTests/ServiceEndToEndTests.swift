@@ -77,7 +77,7 @@ struct ServiceTestError: Error, CustomStringConvertible {
         var env = ["NOTIFY_SOCKET": listener.path]
         if let watchdogUsec { env["WATCHDOG_USEC"] = "\(watchdogUsec)" }
         if let stallAfterMs { env["ANALOG_REMOTE_TEST_STALL_AFTER_MS"] = "\(stallAfterMs)" }
-        return try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--board", "sim"] + extra,
+        return try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "sim"] + extra,
                                 environment: env)
     }
 
@@ -109,7 +109,7 @@ struct ServiceTestError: Error, CustomStringConvertible {
 
     @Test func noReadyWhenTheBoardCannotBeOpened() throws {
         let listener = try NotifyListener()
-        let receiver = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--board", "serial:/nonexistent/ttyACM9"],
+        let receiver = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "serial:/nonexistent/ttyACM9"],
                                         environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "400000"])
         defer { receiver.stop() }
         #expect(receiver.wait() == 3)
@@ -171,7 +171,7 @@ struct ServiceTestError: Error, CustomStringConvertible {
 
     /// The `receiving [… failsafe_ms=N …]` log line of a receiver started with `arguments`.
     static func failsafe(_ arguments: [String]) throws -> String? {
-        let r = try ChildProcess(analogRemote: ["receive", "--quiet"] + arguments)
+        let r = try ChildProcess(analogRemote: ["receive", "--quiet", "--port", "0"] + arguments)
         defer { r.stop() }
         _ = r.waitForOutput(timeout: .seconds(20)) { _, err in err.contains("failsafe_ms=") }
         guard let range = r.stderr.range(of: "failsafe_ms=") else { return nil }
@@ -195,7 +195,7 @@ struct ServiceTestError: Error, CustomStringConvertible {
     func aBadFileIsOneLineWithFileAndKeyAndExit2(text: String, key: String) throws {
         let file = try Self.write(text)
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let r = try ChildProcess(analogRemote: ["receive", "--config", file, "--board", "sim", "--no-advertise"])
+        let r = try ChildProcess(analogRemote: ["receive", "--config", file, "--port", "0", "--board", "sim", "--no-advertise"])
         #expect(r.wait() == 2)
         let lines = r.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(r.stderr)")
@@ -206,7 +206,7 @@ struct ServiceTestError: Error, CustomStringConvertible {
     @Test func helpWorksWithABadConfigFile() throws {
         let file = try Self.write("prot = 5\n")
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let r = try ChildProcess(analogRemote: ["receive", "--config", file, "--help"])
+        let r = try ChildProcess(analogRemote: ["receive", "--config", file, "--port", "0", "--help"])
         #expect(r.wait() == 0)
         #expect(r.stdout.contains("--config <file>"))
     }
@@ -221,14 +221,14 @@ struct ServiceTestError: Error, CustomStringConvertible {
         #expect(bad.wait() == 2)
         #expect(bad.stderr.contains("config \(home)/analog-remote/control.toml: key \"rate\""), "\(bad.stderr)")
         // The flag wins over the file.
-        let good = try ChildProcess(analogRemote: ["control", "--peer", "127.0.0.1:9", "--input", "stdin", "--rate", "20", "-q"],
+        let good = try ChildProcess(analogRemote: ["control", "--peer", "127.0.0.1:9", "--plain", "--input", "stdin", "--rate", "20", "-q"],
                                     stdin: true, environment: ["XDG_CONFIG_HOME": home])
         good.closeStdin()
         #expect(good.wait() == 0, "\(good.stderr)")
     }
 
     /// Every option of `receive` and `control` (their help) is a config key, and nothing else.
-    @Test(arguments: ["receive", "control"])
+    @Test(arguments: ["control", "receive"])
     func everyOptionIsAKey(command: String) throws {
         let help = try ChildProcess(analogRemote: ["help", command])
         #expect(help.wait() == 0)

@@ -57,6 +57,9 @@ struct PageMessageTests {
 
     @Test func reportsAreJSONThePageParses() {
         #expect(PageReport.error("name: \"Ann\" is taken").json == #"{"t":"error","text":"name: \"Ann\" is taken"}"#)
+        #expect(PageReport.robot(state: "failsafe", text: "FAILSAFE (silence): centre to resume", level: "bad").json
+                == #"{"level":"bad","state":"failsafe","t":"robot","text":"FAILSAFE (silence): centre to resume"}"#)
+        #expect(PageReport.status(.init(link: "driving", robotState: true)).json == #"{"link":"driving","robotState":true,"t":"status"}"#)
         #expect(PageReport.status(.init(link: "driving", receiver: "robot 1", rtt: 1.234, loss: 0.051)).json
                 == #"{"link":"driving","loss":0.05,"receiver":"robot 1","rtt":1.2,"t":"status"}"#)
         #expect(PageReport.robots([.init(id: "p1", name: "r", address: "127.0.0.1:9", driver: "Ann")]).json
