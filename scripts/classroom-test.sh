@@ -342,8 +342,11 @@ while [ "$(now_ms)" -lt "$deadline" ]; do
     sleep 0.1
 done
 after_move=$(tail -n +"$((BEFORE_STOP[1] + 1))" "$STATE/r1.log")
-if [ "$moved" -eq 0 ] && ! grep -q 'ignoring controller' <<<"$after_move" \
-   && sed -n '/moved to a new address/,$p' <<<"$after_move" | grep -q 'owns the robot .*controller=driver1'; then
+# Known race (issue 20 note): a state from the new address can arrive a moment before the ping that
+# carries the connection id, and is ignored once; from the move on, nothing may be ignored.
+since_move=$(sed -n '/moved to a new address/,$p' <<<"$after_move")
+if [ "$moved" -eq 0 ] && ! grep -q 'ignoring controller' <<<"$since_move" \
+   && grep -q 'still the owner .*controller=driver1' <<<"$since_move"; then
     check "address move" 0 "robot 1 lost its IPv4 address; its driver moved to its IPv6 address as the same controller and owns it again"
 else
     check "address move" 1 "robot 1's driver did not move to its other address as the same controller"

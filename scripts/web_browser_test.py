@@ -47,8 +47,10 @@ class Proc:
         self.out, self.err = [], []
         self.lock = threading.Lock()
         PROCS.append(self)
-        for stream, sink in ((self.p.stdout, self.out), (self.p.stderr, self.err)):
-            threading.Thread(target=self._pump, args=(stream, sink), daemon=True).start()
+        self.pumps = [threading.Thread(target=self._pump, args=(stream, sink), daemon=True)
+                      for stream, sink in ((self.p.stdout, self.out), (self.p.stderr, self.err))]
+        for pump in self.pumps:
+            pump.start()
 
     def _pump(self, stream, sink):
         for raw in iter(stream.readline, b""):
@@ -80,6 +82,10 @@ class Proc:
             except subprocess.TimeoutExpired:
                 self.p.kill()
                 self.p.wait(5)
+        # The process is gone, but its last lines (the receiver's summary) may still be in the
+        # pipes: let the readers reach end of file before anyone reads the lines.
+        for pump in self.pumps:
+            pump.join(timeout=5)
         return self.p.returncode
 
 
@@ -220,7 +226,7 @@ def main():
         type_name(a, "Ann")
         tap(a, ".robot[data-id=p1]")
         a.wait_for("!document.getElementById('drive').hidden", what="page A's drive panel")
-        a.wait_for("document.getElementById('state').textContent === 'driving'", what="page A accepted (hello answered)")
+        a.wait_for("document.getElementById('state').textContent === 'DRIVING' || document.getElementById('state').textContent === 'driving'", what="page A accepted (hello answered)")
         check("page A: the receiver accepted its hello", True)
 
         # Page B first claims the taken name: a clear error, nothing driven.
@@ -231,7 +237,7 @@ def main():
         check("a name already taken is refused with a clear error", "taken" in text and "pick another" in text, text)
         type_name(b, "Ben")
         tap(b, ".robot[data-id=p2]")
-        b.wait_for("document.getElementById('state').textContent === 'driving'", what="page B accepted")
+        b.wait_for("document.getElementById('state').textContent === 'DRIVING' || document.getElementById('state').textContent === 'driving'", what="page B accepted")
 
         # Tilt + forward on A; tilt + backward + B on B. Exact W writes on each board.
         tilt(a, 20)

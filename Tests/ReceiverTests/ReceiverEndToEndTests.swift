@@ -116,6 +116,9 @@ import Testing
         try startDriving(r, c)
         r.process.signal(signal)
         #expect(r.process.wait() == 0)
+        // board-sim answers a write before it prints the map it leads to: wait for that line
+        // (the receiver is gone, so nothing can come after it).
+        _ = r.waitForMap { $0 == RunningReceiver.kitMap() }
         let last = try #require(r.maps.last)
         #expect(RunningReceiver.motorsStopped(last), "board left at \(Hex.string(last))")
         #expect(last == RunningReceiver.kitMap(), "rest: motors 0 and LEDs released")
