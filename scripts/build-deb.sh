@@ -36,7 +36,8 @@ binary=$stage/usr/bin/analog-remote
 
 # Stripped, as Debian ships binaries (the static Swift runtime makes it large either way).
 strip --strip-unneeded "$binary"
-version=$("$binary" --version)
+# `--version` prints "analog-remote 0.1.0": the package version is its last word.
+version=$("$binary" --version | awk '{print $NF}')
 arch=$(dpkg --print-architecture)
 
 # Every shared library the binary needs must come from a declared dependency.

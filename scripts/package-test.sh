@@ -99,7 +99,7 @@ fi
 
 # 4. The installed files.
 version=$(dpkg-deb -f "$deb" Version)
-check "analog-remote --version prints $version" bash -c "[[ \$(chroot '$root' analog-remote --version) == '$version' ]]"
+check "analog-remote --version prints analog-remote $version" bash -c "[[ \$(chroot '$root' analog-remote --version) == 'analog-remote $version' ]]"
 check "every library the binary needs is there" bash -c "! chroot '$root' ldd /usr/bin/analog-remote | grep -q 'not found'"
 check "man analog-remote shows the manual" bash -c "chroot '$root' env MANPAGER=cat MANWIDTH=100 man analog-remote 2>/dev/null | grep -q 'receive'"
 check "bash completion installed" grep -q "analog-remote" "$root/usr/share/bash-completion/completions/analog-remote"

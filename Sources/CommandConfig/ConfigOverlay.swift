@@ -51,6 +51,9 @@ public struct ConfigOverlay: Sendable, Equatable {
             return ConfigOverlay(file: nil, fileArguments: [], fileKeys: [], arguments: typed)
         }
         let text = try load(path)
+        if let problem = TOMLPreflight.problem(in: text) {
+            throw ConfigFileError(file: path, key: "", problem: problem)
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)

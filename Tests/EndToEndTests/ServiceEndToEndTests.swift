@@ -203,6 +203,18 @@ struct ServiceTestError: Error, CustomStringConvertible {
         #expect(!r.stdout.contains("receiving on udp port"))
     }
 
+    /// A receive.toml that TOMLKit would abort on (found by fuzzing): one line, exit 2, no crash.
+    @Test(arguments: ["[?x]\nport = 0\n", "accept = [}\n"])
+    func aFileTheTOMLLibraryWouldAbortOnIsOneLineAndExit2(text: String) throws {
+        let file = try Self.write(text)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let r = try ChildProcess(analogRemote: ["receive", "--config", file, "--port", "0", "--board", "sim", "--no-advertise"])
+        #expect(r.wait() == 2)
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(r.stderr)")
+        #expect(lines.first?.contains("(not valid TOML)") == true, "\(r.stderr)")
+    }
+
     @Test func helpWorksWithABadConfigFile() throws {
         let file = try Self.write("prot = 5\n")
         defer { try? FileManager.default.removeItem(atPath: file) }
