@@ -28,15 +28,20 @@ final class PhoneCompanion: SendLoopCompanion {
         let actions = session.service(socket: socket, peer: peer, now: now)
         let snapshot = session.snapshot
         let changed = snapshot.phase != lastPhase
+        var periodic = false
         if changed || lastReport.map({ now - $0 >= .milliseconds(500) }) ?? true {
             lastPhase = snapshot.phase
             lastReport = now
+            periodic = true
             var status = Self.status(snapshot)
             if session.feedback.report != nil { status.robotState = true }
             report(.status(status))
         }
-        // What the robot does for this phone, as the receiver reports it: at once on a change.
-        if let robot = session.feedback.report, let (text, tone) = session.feedback.headline(now: now), text != lastRobot {
+        // What the robot does for this phone, as the receiver reports it: at once on a change, and
+        // again with every periodic status (the page's outbox keeps only the newest reports, and a
+        // `robotState` status tells the page to leave its chip to this message).
+        if let robot = session.feedback.report, let (text, tone) = session.feedback.headline(now: now),
+           text != lastRobot || periodic {
             lastRobot = text
             report(.robot(state: robot.state.name, text: text, level: Self.level(tone)))
         }

@@ -158,6 +158,10 @@ public final class PhoneHub: Sendable {
             refuse(id, text)
         case .start(let robot, let sink, let old):
             old?.stop("the page picked another robot")
+            // `joined` goes out before the controller's thread exists: on a busy machine that
+            // thread can have its hello answered (and report "driving") before this thread runs
+            // again, and a `joined` arriving after it would put the page back to "saying hello…".
+            sink(.joined(robot: robot.id, name: robot.name))
             let options = PhoneController.Options(displayName: name, pairingCode: code, session: settings.session,
                                                   rate: settings.rate, timing: settings.timing)
             let controller: PhoneController
@@ -170,7 +174,7 @@ public final class PhoneHub: Sendable {
                 state.withLock { s in if !controller.isFinished { s.running[key] = controller } }
             } catch {
                 state.withLock { $0.pages[id]?.joining = false }
-                refuse(id, "cannot start a controller: \(error)")
+                sink(.ended("cannot start a controller: \(error)"))
                 return
             }
             let kept = state.withLock { s -> Bool in
@@ -181,7 +185,6 @@ public final class PhoneHub: Sendable {
             }
             if !kept { controller.stop("the page left while joining") }
             logger.info("phone joined", metadata: ["name": "\(name)", "robot": "\(robot.name)", "peer": "\(robot.peer.address)"])
-            sink(.joined(robot: robot.id, name: robot.name))
             broadcastRobots()
         }
     }

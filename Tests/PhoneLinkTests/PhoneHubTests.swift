@@ -75,6 +75,44 @@ import Testing
         #expect(Set(r.states.map(\.from)).count == 1, "one source for one page")
     }
 
+    /// The page resets its chip to "saying hello…" on `joined`: a status sent before it would be
+    /// overwritten, so `joined` is the first thing a page hears after it joins.
+    /// Stands for the hub's thread being descheduled right after it logs the join (as on a busy
+    /// machine): holds that log line until the page has heard a status, or 1 s.
+    struct SlowJoinLog: LogHandler {
+        let reports: Reports
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+                 file: String, function: String, line: UInt) {
+            guard message.description == "phone joined" else { return }
+            let deadline = ContinuousClock.now + .seconds(1)
+            while ContinuousClock.now < deadline, !reports.all.contains(where: { if case .status = $0 { true } else { false } }) {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+        }
+    }
+
+    @Test func joinedReachesThePageBeforeAnyStatusOfItsController() throws {
+        let r = try FakeReceiver()
+        let reports = Reports()
+        let hub = PhoneHub(settings: .init(session: "", rate: 50, timing: .init(stale: .seconds(5), silent: .seconds(10)),
+                                           limits: .init(pages: 8, drivers: 4)),
+                           logger: Logger(label: "test") { _ in SlowJoinLog(reports: reports) })
+        hub.setRobots([.init(id: "p1", name: "robot 1", peer: .init(address: r.address, label: "robot 1"))])
+        let page = try #require(hub.open(sink: reports.add))
+        hub.handle(.join(robot: "p1", name: "Ann", code: nil), from: page)
+        #expect(r.pump { reports.all.contains { if case .status = $0 { true } else { false } } })
+        let afterRobots = reports.all.drop { if case .robots = $0 { true } else { false } }
+        #expect(afterRobots.first == .joined(robot: "p1", name: "robot 1"), "\(reports.all)")
+        hub.close(page, why: "test")
+        #expect(r.pump { hub.running == 0 })
+    }
+
     @Test func twoPagesAreTwoSourcesAndNamesAreUnique() throws {
         let r = try FakeReceiver()
         let hub = hub()
