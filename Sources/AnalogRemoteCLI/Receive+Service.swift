@@ -21,6 +21,11 @@ extension Receive {
         if let text = getenv("ANALOG_REMOTE_TEST_STALL_AFTER_MS").map({ String(cString: $0) }), let ms = Int(text), ms >= 0 {
             configuration.stallAfter = .milliseconds(ms)
         }
+        // Benchmark hook (BENCHMARKS.md): the drain pacing's pause in µs, 0 = off, to compare
+        // both ways with the same binary. Not an option: there is no reason to tune it in use.
+        if let text = getenv("ANALOG_REMOTE_BENCH_DRAIN_PAUSE_US").map({ String(cString: $0) }), let us = Int(text), (0...10_000).contains(us) {
+            configuration.drainPause = .microseconds(us)
+        }
         let running = settings
         configuration.reloader = { (board: BoardResolution?) throws(UserFacingError) -> ReceiverReload in
             try Self.reread(comparedWith: running, board: board)

@@ -99,12 +99,20 @@ final class DescriptorTransport: BoardTransport {
         }
     }
 
+    /// Kept across reads: a fresh 4 KiB array per reply (allocated, zeroed, freed) was a third of
+    /// the board thread's work per reply (BENCHMARKS.md, issue 16). Only the board link's
+    /// thread reads.
+    private let readBuffer = Mutex([UInt8](repeating: 0, count: 4096))
+
     func receive() throws(BoardLinkError) -> [UInt8]? {
+        let descriptor = descriptor
+        let read = readBuffer.withLock { buffer in
+            Result { () throws(SystemError) -> [UInt8]? in try descriptor.read(into: &buffer).map { Array(buffer[..<$0]) } }
+        }
         let bytes: [UInt8]?
-        do {
-            bytes = try descriptor.read(max: 4096)
-        } catch {
-            throw BoardLinkError(.lost, device: device, "\(device): read: \(error.reason)")
+        switch read {
+        case .success(let b): bytes = b
+        case .failure(let error): throw BoardLinkError(.lost, device: device, "\(device): read: \(error.reason)")
         }
         guard let bytes else { return nil }
         if bytes.isEmpty { throw BoardLinkError(.lost, device: device, "\(device): end of file (the board went away)") }

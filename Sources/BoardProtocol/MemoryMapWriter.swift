@@ -89,7 +89,7 @@ public struct MemoryMapWriter: Sendable {
     /// confirmed (and read back).
     public var isSettled: Bool {
         isLinkUp && outstandingOperation == nil && !isWritingSafeState && readBacks.isEmpty
-            && (refusal != nil || dirtyAddresses().isEmpty)
+            && (refusal != nil || !hasDirtyAddresses)
     }
 
     /// Bytes the board has: the probed map size, else the profile's.
@@ -266,9 +266,21 @@ public struct MemoryMapWriter: Sendable {
     }
 
     /// Sorted addresses whose desired value is not confirmed (on the addresses the board has).
+    /// Called after every reply: one pass over `desired` into one small array (a filtered
+    /// Dictionary per call was half of ``nextCommand()``'s instructions).
     func dirtyAddresses() -> [UInt8] {
         let size = boardSize
-        return desired.filter { Int($0.key) < size && confirmed[$0.key] != $0.value }.keys.sorted()
+        var dirty: [UInt8] = []
+        for (address, value) in desired where Int(address) < size && confirmed[address] != value {
+            dirty.append(address)
+        }
+        dirty.sort()
+        return dirty
+    }
+
+    var hasDirtyAddresses: Bool {
+        let size = boardSize
+        return desired.contains { Int($0.key) < size && confirmed[$0.key] != $0.value }
     }
 
     /// The contiguous addresses starting at `sorted[start]`, at most one line's worth.

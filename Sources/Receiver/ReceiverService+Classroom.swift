@@ -64,8 +64,16 @@ extension ReceiverService {
         for i in 0..<drain.count {
             let source = drain.source(i)
             if let owner, source == owner { continue }
-            if let c = take(drain.bytes(i), length: drain.length(i), from: source, at: now) { controls.append(c) }
+            // Everyone else's control datagrams are handled where they arrived, before that
+            // source's next datagram: an owner that moved to another of our addresses sends a
+            // ping and then states from there, and the ping must re-associate it (Protocol.md
+            // §6.4) before its first state from the new address is judged — in one batch too.
+            if let c = take(drain.bytes(i), length: drain.length(i), from: source, at: now) {
+                handleControl(c.bytes, from: c.from, sealed: c.sealed, at: .now)
+            }
         }
+        // The owner's own control datagrams (a bye, say) after everyone's states: no stranger's
+        // state in this batch is judged against a robot the owner has just freed.
         for control in controls { handleControl(control.bytes, from: control.from, sealed: control.sealed, at: .now) }
     }
 

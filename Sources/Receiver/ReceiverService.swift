@@ -27,6 +27,10 @@ public struct ReceiverConfiguration: Sendable {
     /// Most datagrams read per wake-up (the socket is drained until EAGAIN or this many) before
     /// signals and deadlines are looked at again.
     public var batch = 1024
+    /// Drain pacing (``DrainPacing``): above `busyRate` datagrams/s the socket is read at most once
+    /// per `drainPause`; 0 reads it on every wake-up.
+    public var drainPause: Duration = .milliseconds(1)
+    public var busyRate: Double = 2_000
     /// After a failsafe caused by silence, the robot stays reserved for its owner this long
     /// (`--reclaim-s`), so no other source — a flood's least of all — can take it meanwhile.
     public var reclaim: Duration = .seconds(ReceiverConfiguration.defaultReclaimSeconds)
@@ -87,6 +91,7 @@ public final class ReceiverService {
     var strangers: TokenBucket?
     /// One wake-up's datagrams (DatagramDrain.swift).
     var drain: DatagramDrain
+    var pacing: DrainPacing
     /// While a wake-up's datagrams are handled: the board values they asked for, merged
     /// (latest wins), handed to the board once at the end (one write per wake-up at most).
     private var held: [UInt8: UInt8]?
@@ -146,6 +151,7 @@ public final class ReceiverService {
         strangers = configuration.classroom.accept != .any
             ? TokenBucket(rate: configuration.strangerRate, burst: configuration.strangerBurst) : nil
         drain = DatagramDrain(capacity: configuration.batch)
+        pacing = DrainPacing(pause: configuration.drainPause, busyRate: configuration.busyRate)
         // The board as drivers are told it: the probed profile and firmware, else the --board spec.
         reporter = RobotStateReporter(board: board.resolution.map { "\($0.kind.rawValue) profile, \($0.identity.summary)" }
                                       ?? configuration.boardName)
@@ -193,6 +199,11 @@ public final class ReceiverService {
             var deadline = [engine.deadline, plane.deadline(now: .now)].compactMap { $0 }.min()
             if status.enabled { deadline = deadline.map { min($0, nextStatus) } ?? nextStatus }
             deadline = supervision.deadline(deadline, now: .now)
+            if let hold = pacing.holdUntil(now: .now) {
+                // Busy: let more datagrams queue for one drain (at most `drainPause`; a sleep, not
+                // a poll without the socket, because poll's timeout is in whole milliseconds).
+                Self.sleep(until: deadline.map { min($0, hold) } ?? hold)
+            }
             let ready = try Poller.wait(fds, until: deadline)
             if signals.signal != nil { return }
             if !ready[1].isEmpty {
@@ -202,7 +213,10 @@ public final class ReceiverService {
                     apply(engine.boardLink(event, at: .now))
                 }
             }
-            if !ready[2].isEmpty { try holdingBoardWrites { () throws(SystemError) in try receiveBatch() } }
+            if !ready[2].isEmpty {
+                try holdingBoardWrites { () throws(SystemError) in try receiveBatch() }
+                pacing.drained(drain.count, at: .now)
+            }
             let now = ContinuousClock.now
             handle(plane.poll(now: now), at: now)
             apply(engine.tick(at: now))
@@ -215,6 +229,13 @@ public final class ReceiverService {
                 nextStatus = now + statusPeriod
             }
         }
+    }
+
+    private static func sleep(until instant: ContinuousClock.Instant) {
+        let (seconds, atto) = (instant - .now).components
+        guard seconds > 0 || atto > 0 else { return }
+        var ts = timespec(tv_sec: Int(seconds), tv_nsec: Int(atto / 1_000_000_000))
+        _ = nanosleep(&ts, nil)  // EINTR (a signal) just ends the pause early
     }
 
     /// Runs `body` with board writes held: what it asks the board for is merged (latest wins)

@@ -54,6 +54,14 @@ public final class Descriptor: Sendable {
         }
     }
 
+    /// Reads what is there into `buffer` (at most its count), for hot loops that keep one buffer.
+    /// 0 = end of file; nil = would block.
+    public func read(into buffer: inout [UInt8]) throws(SystemError) -> Int? {
+        let raw = rawValue
+        let result = buffer.withUnsafeMutableBytes { p in Result { () throws(SystemError) in try Syscall.read(raw, into: p, subject: label) } }
+        return try result.get()
+    }
+
     /// Reads what is there (at most `max` bytes). Empty array = end of file; nil = would block.
     public func read(max: Int = 4096) throws(SystemError) -> [UInt8]? {
         try Syscall.read(rawValue, max: max, subject: label)

@@ -61,6 +61,12 @@ public enum Syscall {
         }
     }
 
+    /// One `read(2)` into `buffer` (owned by the caller, reused across calls: no allocation).
+    /// 0 = end of file; nil = nothing there yet (EAGAIN on a non-blocking descriptor).
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: String = "") throws(SystemError) -> Int? {
+        try nonBlocking("read", subject: subject) { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
     /// One `read(2)` of at most `max` bytes from `fd` (owned or not). Empty array = end of
     /// file; nil = nothing there yet (EAGAIN on a non-blocking descriptor).
     public static func read(_ fd: Int32, max: Int, subject: String = "") throws(SystemError) -> [UInt8]? {

@@ -90,6 +90,14 @@ final class ClassroomPeer {
     /// Every control message delivered (reliable ones once, in order; unreliable as they came).
     private(set) var delivered: [ControlMessage] = []
     private var buffer = [UInt8](repeating: 0, count: 2048)
+    /// The receiver-chosen connection id its accept carried (Protocol.md §7.2); a real
+    /// controller sends it from then on (``adoptConnection()``).
+    private(set) var acceptedConnectionID: UInt64?
+
+    /// From now on, datagrams carry the id the receiver chose, as `control` does after its accept.
+    func adoptConnection() {
+        if let id = acceptedConnectionID { channel.connectionID = id }
+    }
 
     init(port: UInt16, host: String = "127.0.0.1") throws {
         target = try SocketAddress.resolve(host: host, port: port)[0]
@@ -139,7 +147,10 @@ final class ClassroomPeer {
                let m = try? ControlMessage.decode(type: d.header.type, payload: d.payload) {
                 delivered.append(m)
             }
-            for case .delivered(let m) in channel.receive(d, now: .now) { delivered.append(m) }
+            for case .delivered(let m) in channel.receive(d, now: .now) {
+                delivered.append(m)
+                if case .accept = m { acceptedConnectionID = d.header.connectionID }
+            }
         }
     }
 

@@ -18,10 +18,9 @@ import Testing
         try c.send(ControllerState(angle: 0, buttons: .b))
         #expect(r.waitForMap { $0 == RunningReceiver.kitMap(led2: 255) })
         let before = r.maps.count
-        r.process.signal(SIGSTOP)
         var stopped = true
         defer { if stopped { r.process.signal(SIGCONT) } }
-        #expect(Self.waitUntilStopped(pid: r.process.pid), "the receiver did not stop")
+        #expect(r.process.pause(), "the receiver did not stop")
         for i in 0..<40 {
             try c.send(ControllerState(angle: Float(i - 20) / 25, buttons: i % 2 == 0 ? [.forward] : [.forward, .b]))
         }
@@ -36,18 +35,5 @@ import Testing
         r.process.signal(SIGTERM)
         #expect(r.process.wait() == 0)
         #expect(r.summary?["state"] == 43, "every datagram was still decoded: \(r.process.stdout)")
-    }
-
-    /// Waits until the kernel shows the process stopped (`T` in /proc/PID/stat): from then on it
-    /// cannot read its socket.
-    static func waitUntilStopped(pid: Int32, timeout: Duration = .seconds(10)) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-               let close = stat.lastIndex(of: ")"),
-               stat[stat.index(close, offsetBy: 2)...].hasPrefix("T") { return true }
-            Thread.sleep(forTimeInterval: 0.002)
-        }
-        return false
     }
 }

@@ -81,6 +81,21 @@ public final class ChildProcess: Sendable {
         return predicate(stdout, stderr)
     }
 
+    /// SIGSTOP, then waits until the kernel shows the process stopped (`T` in /proc/PID/stat):
+    /// from then on it reads nothing, so datagrams sent now queue on its socket and arrive in one
+    /// wake-up after ``signal(_:)`` with SIGCONT. Returns whether it stopped within `timeout`.
+    public func pause(timeout: Duration = .seconds(10)) -> Bool {
+        process.signal(SIGSTOP)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+               let close = stat.lastIndex(of: ")"),
+               stat[stat.index(close, offsetBy: 2)...].hasPrefix("T") { return true }
+            usleep(2_000)
+        }
+        return false
+    }
+
     /// SIGTERM, then SIGKILL if it has not gone after a second. Safe to call twice.
     public func stop() {
         process.stop(grace: .seconds(1))
