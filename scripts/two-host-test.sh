@@ -23,6 +23,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${ANALOG_REMOTE:-$ROOT/.build/debug/analog-remote}
 # The real commands first: receive + control across the link, then discovery on its own.
 CASES=(readme_two_machines board_follows control_sessions_isolated control_follows_restart responders_die_robot_drives
+       clean_restart_robot_drives
        advertise_seen_by_avahi hand_published_found sessions_isolated follow_new_port ambiguous_exit_6
        responder_restart name_clash discovery_time)
 
@@ -294,6 +295,32 @@ case_responders_die_robot_drives() {
     end_feed 7
     reap "$ctl"; [ "$REAPED" -eq 0 ] || { cat "$LOGS/ctl" >&2; fail "control exited $REAPED"; return 1; }
     grep -E 'mDNS responder|announced as' "$LOGS/recv" "$LOGS/ctl" | sed "s|$LOGS/||; s/^/      | /"
+}
+
+# A clean restart of avahi-daemon on the robot's host: it says goodbye for the receiver's name, but
+# the receiver still answers the controller's pings, so the controller keeps sending and the robot
+# never stops (no failsafe trip) while its name is away; it is announced again and still driven.
+case_clean_restart_robot_drives() {
+    receiver A "$LOGS/recv" cr-test robot-c 46041 || return 1
+    controller B "$LOGS/ctl" 7 --session cr-test
+    local ctl=$SPAWNED
+    feed 7 "0 a"
+    wait_map "$LOGS/recv" "$MAP_LED1" 10 || { cat "$LOGS/ctl" >&2; fail "not driven before the restart"; return 1; }
+    wait_for "$LOGS/ctl" 'accepted by' 10 || { cat "$LOGS/ctl" >&2; fail "the receiver did not accept the controller"; return 1; }
+    local before; before=$(wc -l < "$LOGS/recv")
+    host_restart_avahi A
+    wait_for "$LOGS/ctl" 'withdrew its announcement but answered .* still sending to' 10 \
+        || { cat "$LOGS/ctl" >&2; fail "the controller did not keep sending after the goodbye"; return 1; }
+    feed 7 "0 b"
+    wait_map "$LOGS/recv" "$MAP_LED2" 5 || { cat "$LOGS/recv" >&2; fail "the robot stopped following while its name was away"; return 1; }
+    wait_count "$LOGS/recv" 'notice: announced as "robot-c"' 2 20 || { cat "$LOGS/recv" >&2; fail "the receiver was not announced again"; return 1; }
+    feed 7 "0 a"
+    wait_map "$LOGS/recv" "$MAP_LED1" 5 || { cat "$LOGS/recv" >&2; fail "not driven after the restart"; return 1; }
+    tail -n +"$((before + 1))" "$LOGS/recv" | grep -q 'FAILSAFE' && { cat "$LOGS/recv" >&2; fail "the failsafe tripped during the restart"; return 1; }
+    grep -q 'is gone: stopped sending' "$LOGS/ctl" && { cat "$LOGS/ctl" >&2; fail "the controller stopped sending"; return 1; }
+    end_feed 7
+    reap "$ctl"; [ "$REAPED" -eq 0 ] || { cat "$LOGS/ctl" >&2; fail "control exited $REAPED"; return 1; }
+    grep -E 'withdrew|announced as' "$LOGS/recv" "$LOGS/ctl" | sed "s|$LOGS/||; s/^/      | /"
 }
 
 # (a) Our registration, seen by a tool we did not write: type, subtype and TXT keys.

@@ -4,7 +4,7 @@ extension ControlPlane {
     /// datagram to a source of the authenticated mode (§8.3).
     public mutating func robotState(_ report: RobotReport, to source: Source) -> Output {
         var out = Output()
-        out.datagrams.append((source, peers.unreliable(.robotState(report), to: source)))
+        out.datagrams.append((source, peerTable.unreliable(.robotState(report), to: source)))
         seal(&out)
         return out
     }

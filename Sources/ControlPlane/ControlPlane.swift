@@ -108,7 +108,9 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     }
 
     public let settings: ClassroomSettings
-    public private(set) var peers: PeerTable<Source>
+    /// Every source's rate limit and control channel.
+    public var peers: PeerTable<Source> { peerTable }
+    @usableFromInline var peerTable: PeerTable<Source>
     public private(set) var admission: Admission<Source>
     public private(set) var stopGuard: StopAllGuard
     public private(set) var attempts: AttemptLimiter<Source>
@@ -130,7 +132,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         var options = PeerTable<Source>.Options()
         options.rate = settings.rate
         options.burst = settings.burst
-        peers = PeerTable(connection: connection, options: options)
+        peerTable = PeerTable(connection: connection, options: options)
         admission = Admission(mode: settings.accept, pairingCode: settings.pairingCode, session: settings.session)
         stopGuard = StopAllGuard(session: settings.session, instance: settings.displayName, teacherKey: settings.teacherKey)
         attempts = AttemptLimiter(options: settings.attempts)
@@ -142,13 +144,16 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
 
     /// The source that drives: its reordering buffers are never dropped for memory.
     public var owner: Source? {
-        get { peers.protected }
-        set { peers.protected = newValue }
+        get { peerTable.protected }
+        set { peerTable.protected = newValue }
     }
 
     /// The rate limit, before any decoding: false = drop (and count it as `limited`).
+    /// `@inlinable`: called for every datagram, it is specialised in the caller's module (the
+    /// generic version cost 5,500 instructions a datagram, BENCHMARKS.md issue 16).
+    @inlinable
     public mutating func admit(_ source: Source, now: ContinuousClock.Instant) -> Bool {
-        peers.admit(source, now: now)
+        peerTable.admit(source, now: now)
     }
 
     /// May plain state packets from `source` drive (``Admission/mayDrive(_:)``)?
@@ -157,7 +162,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     public func displayName(of source: Source) -> String? { admission.displayName(of: source) }
 
     /// The connection id of `source` (0: none).
-    public func connectionID(of source: Source) -> UInt64 { peers.connectionID(of: source) }
+    public func connectionID(of source: Source) -> UInt64 { peerTable.connectionID(of: source) }
 
     /// True for a datagram that is an authenticated envelope by its first bytes (checked fully
     /// when opened).
@@ -172,8 +177,8 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         var out = Output()
         guard let deny = admission.denyForStatePacket(from: source, now: now) else { return out }
         out.effects.append(.denied(source, name: nil, deny))
-        if peers.hasChannel(source) {
-            peers.send(.deny(deny), to: source, now: now)
+        if peerTable.hasChannel(source) {
+            peerTable.send(.deny(deny), to: source, now: now)
         } else {
             let header = ControlHeader(type: .deny, connection: oneShotConnection, sequence: 1)
             out.datagrams.append((source, ControlDatagram(header: header, payload: ControlMessage.deny(deny).encodePayload()[...]).encode()))
@@ -231,15 +236,15 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         // The same controller from a new address: a source without a channel whose datagram
         // names the connection of another source's channel (Protocol.md §6.4, "One address").
         // A hello always opens a connection of its own; stop-alls carry none.
-        if !peers.hasChannel(source), let header = (try? ControlDatagram.decode(bytes))?.header,
+        if !peerTable.hasChannel(source), let header = (try? ControlDatagram.decode(bytes))?.header,
            ![.hello, .stopAll, .stopAllReply].contains(header.type),
-           let old = peers.source(withConnectionID: header.connectionID, except: source) {
+           let old = peerTable.source(withConnectionID: header.connectionID, except: source) {
             let name = admission.displayName(of: old)
-            peers.move(from: old, to: source, now: now)
+            peerTable.move(from: old, to: source, now: now)
             admission.move(from: old, to: source)
             out.effects.append(.moved(from: old, to: source, name: name))
         }
-        let (incoming, replies) = peers.receive(bytes, from: source, now: now)
+        let (incoming, replies) = peerTable.receive(bytes, from: source, now: now)
         for r in replies { out.datagrams.append((source, r)) }
         for item in incoming {
             switch item {
@@ -283,7 +288,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             }
             let reply = ControlMessage.StopAllReply(nonce: command.nonce, outcome: outcome,
                                                     displayName: settings.displayName, text: text)
-            out.datagrams.append((source, peers.unreliable(.stopAllReply(reply), to: source)))
+            out.datagrams.append((source, peerTable.unreliable(.stopAllReply(reply), to: source)))
         default:
             break   // accept/deny/pong/data/challenge/stop-all replies are not for a receiver
         }
@@ -302,13 +307,13 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             if pending[source] == nil, pending.count >= Self.capacity { pending.removeValue(forKey: pending.keys.first!) }
             let nonce = SecretHandshake.nonce()
             pending[source] = (nonce, h.displayName)
-            peers.send(.challenge(nonce: nonce), to: source, now: now)
+            peerTable.send(.challenge(nonce: nonce), to: source, now: now)
         case .deny(let deny):
             if deny.reason == .wrongPairingCode {
                 attempts.failedAttempt()
                 out.effects.append(.attemptFailed(source, what: "pairing code", failed: attempts.failed))
             }
-            peers.send(.deny(deny), to: source, now: now)
+            peerTable.send(.deny(deny), to: source, now: now)
             out.effects.append(.denied(source, name: h.displayName, deny))
         }
     }
@@ -326,7 +331,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             out.effects.append(.attemptFailed(source, what: "secret", failed: attempts.failed))
             let deny = ControlMessage.Deny(reason: .wrongPairingCode,
                                            text: "wrong secret: check the 12 words against the robot's screen")
-            peers.send(.deny(deny), to: source, now: now)
+            peerTable.send(.deny(deny), to: source, now: now)
             out.effects.append(.denied(source, name: challenge.name, deny))
             return
         }
@@ -340,8 +345,8 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
 
     mutating func accept(_ source: Source, name: String, connectionID: UInt64? = nil, now: ContinuousClock.Instant,
                          into out: inout Output) {
-        peers.assign(connectionID: connectionID ?? Self.newConnectionID(), to: source, now: now)
-        peers.send(.accept(.init(peerID: settings.peerID, displayName: settings.displayName,
+        peerTable.assign(connectionID: connectionID ?? Self.newConnectionID(), to: source, now: now)
+        peerTable.send(.accept(.init(peerID: settings.peerID, displayName: settings.displayName,
                                  failsafeMilliseconds: UInt16(clamping: settings.failsafe.milliseconds),
                                  rateHertz: 50)), to: source, now: now)
         out.effects.append(.accepted(source, name: name))
@@ -349,7 +354,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
 
     mutating func throttle(_ source: Source, name: String, now: ContinuousClock.Instant, into out: inout Output) {
         let deny = ControlMessage.Deny(reason: .rateLimited, text: "too many attempts: wait a minute, then try again")
-        peers.send(.deny(deny), to: source, now: now)
+        peerTable.send(.deny(deny), to: source, now: now)
         out.effects.append(.attemptThrottled(source, throttled: attempts.throttled))
         out.effects.append(.denied(source, name: name, deny))
     }
@@ -367,7 +372,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             let (to, datagram) = out.datagrams[i]
             guard var s = sealing[to], datagram.count <= SealedEnvelope.maxInner else { continue }
             s.sent += 1
-            out.datagrams[i].1 = SealedEnvelope.seal(datagram, connectionID: s.connectionID, instance: peers.connection,
+            out.datagrams[i].1 = SealedEnvelope.seal(datagram, connectionID: s.connectionID, instance: peerTable.connection,
                                                      counter: s.sent, key: s.keys.receiverToController)
             sealing[to] = s
         }
@@ -376,12 +381,12 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     /// Retransmissions and owed acks.
     public mutating func poll(now: ContinuousClock.Instant) -> Output {
         var out = Output()
-        out.datagrams = peers.poll(now: now).datagrams
+        out.datagrams = peerTable.poll(now: now).datagrams
         seal(&out)
         return out
     }
 
-    public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? { peers.deadline(now: now) }
+    public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? { peerTable.deadline(now: now) }
 
     /// For the status line: the pairing code under `--accept paired`, failed attempts and the
     /// rate-limit count.
@@ -391,7 +396,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         if settings.accept == .secret { parts.append("secret") }
         if attempts.failed > 0 { parts.append("wrong codes \(attempts.failed)") }
         if attempts.throttled > 0 { parts.append("throttled \(attempts.throttled)") }
-        if peers.limited > 0 { parts.append("limited \(peers.limited)") }
+        if peerTable.limited > 0 { parts.append("limited \(peerTable.limited)") }
         return parts
     }
 }

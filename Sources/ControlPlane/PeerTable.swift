@@ -41,21 +41,30 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         case wrongConnection
     }
 
+    @usableFromInline
     struct Peer: Sendable {
-        var bucket: TokenBucket
-        var channel: ReliableChannel?
-        var lastSeen: ContinuousClock.Instant
+        @usableFromInline var bucket: TokenBucket
+        @usableFromInline var channel: ReliableChannel?
+        @usableFromInline var lastSeen: ContinuousClock.Instant
+
+        @usableFromInline
+        init(bucket: TokenBucket, channel: ReliableChannel?, lastSeen: ContinuousClock.Instant) {
+            self.bucket = bucket
+            self.channel = channel
+            self.lastSeen = lastSeen
+        }
     }
 
     public let connection: UInt32
     public let options: Options
-    var peers: [Source: Peer] = [:]
+    @usableFromInline var peers: [Source: Peer] = [:]
     /// Sources whose channel may have something for ``poll(now:)``.
     var busy: Set<Source> = []
     var nextCleanup: ContinuousClock.Instant?
 
     /// Datagrams dropped by the rate limit.
-    public private(set) var limited = 0
+    public var limited: Int { limitedCount }
+    @usableFromInline var limitedCount = 0
     /// Control datagrams or messages that did not decode.
     public private(set) var refused = 0
     /// Sources dropped to stay under the capacity.
@@ -102,14 +111,21 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     public var backlog: Int { busy.reduce(0) { $0 + (peers[$1]?.channel?.backlog ?? 0) } }
 
     /// The rate limit: one token from `source`'s bucket. False = drop the datagram undecoded.
+    /// Called for every datagram: one hash lookup for a known source, and `@inlinable` so that it
+    /// is specialised for the caller's address type.
+    @inlinable
     public mutating func admit(_ source: Source, now: ContinuousClock.Instant) -> Bool {
-        if peers[source] == nil {
+        let ok: Bool
+        if let index = peers.index(forKey: source) {
+            ok = peers.values[index].bucket.take(now: now)
+            peers.values[index].lastSeen = now
+        } else {
             makeRoom()
-            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+            var peer = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+            ok = peer.bucket.take(now: now)
+            peers[source] = peer
         }
-        let ok = peers[source]!.bucket.take(now: now)
-        peers[source]!.lastSeen = now
-        if !ok { limited += 1 }
+        if !ok { limitedCount += 1 }
         return ok
     }
 
@@ -283,6 +299,7 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     }
 
     /// Before adding a source to a full table: evict the stalest quarter, channel-less first.
+    @usableFromInline
     mutating func makeRoom() {
         guard peers.count >= options.capacity else { return }
         let victims = peers

@@ -122,6 +122,13 @@ public final class SessionFollower: SendLoopCompanion {
     private(set) var failure_: UserFacingError?
     private var stopped = false
     private var lastUnresponsive: ContinuousClock.Instant?
+    /// The followed receiver withdrew its announcement while it still answered: sending goes on
+    /// to its address until it comes back in DNS-SD or stops answering (``answeredWithin``).
+    private var keptAfterGoodbye: String?
+
+    /// A withdrawn receiver that answered within this long is still there (its mDNS responder
+    /// is restarting, say): the controller keeps sending to it. Pings go once a second.
+    public static let answeredWithin: Duration = .seconds(2)
 
     /// How long the followed receiver may stay silent (no answer to the controller's pings, which
     /// go once a second) before its address counts as not answering.
@@ -214,7 +221,7 @@ public final class SessionFollower: SendLoopCompanion {
     public var nextDeadline: ContinuousClock.Instant? {
         if failure_ != nil { return .now }
         var wake = [follow.nextDeadline, events.nextDeadline].compactMap { $0 }
-        if follow.destination != nil, linkSilence != nil { wake.append(.now + .milliseconds(500)) }   // the link check
+        if follow.destination != nil || keptAfterGoodbye != nil, linkSilence != nil { wake.append(.now + .milliseconds(500)) }   // the link check
         return wake.min()
     }
     public var allowsStates: Bool { true }
@@ -226,6 +233,7 @@ public final class SessionFollower: SendLoopCompanion {
         let sent = destination.firstSent.clear()
         if let list = step(now: now, sent: sent) { ambiguousWhileRunning(list) }
         checkLink(now: now)
+        checkKept(now: now)
         return failure_ != nil ? [.end(.quit)] : []
     }
 
@@ -242,6 +250,19 @@ public final class SessionFollower: SendLoopCompanion {
         if let from { logger.warning("receiver \(BrowseListing.quote(follow.followed ?? "?")) has not answered at \(from) for \(BrowseListing.milliseconds(silence)) ms") }
         for action in actions { act(action) }
         destination.note = follow.summary
+    }
+
+    /// A receiver kept after its goodbye that no longer answers is gone after all.
+    private func checkKept(now: ContinuousClock.Instant) {
+        guard let name = keptAfterGoodbye else { return }
+        if let silence = linkSilence?(now), silence < Self.answeredWithin { return }
+        keptAfterGoodbye = nil
+        stopSending(name)
+    }
+
+    private func stopSending(_ name: String) {
+        destination.set(nil)
+        logger.warning("receiver \(BrowseListing.quote(name)) is gone: stopped sending, still looking in session \(BrowseListing.quote(target.session.text))")
     }
 
     /// Feeds what happened to FollowReceiver and acts on it. Returns the receivers to choose
@@ -268,10 +289,16 @@ public final class SessionFollower: SendLoopCompanion {
             logger.log(level: level, "receiver \(BrowseListing.quote(name)) \(state.rawValue)",
                        metadata: ["session": "\(target.session)", "state": "\(state.rawValue)"])
         case .sendTo(let address, let receiver):
+            keptAfterGoodbye = nil
             let timing = receiver.announcement.timing
             let cadence = SendCadence.plan(requestedPeriod: target.requestedPeriod, receiver: timing)
-            destination.set(Destination.Peer(address: address, label: BrowseListing.quote(receiver.name), period: cadence.period,
-                                             receiver: receiver.instance))
+            let peer = Destination.Peer(address: address, label: BrowseListing.quote(receiver.name), period: cadence.period,
+                                        receiver: receiver.instance)
+            let unchanged = destination.current == peer
+            destination.set(peer)
+            // The same destination again (back in DNS-SD after a goodbye it outlived): packets
+            // never stopped, so it is connected at once rather than after a "first" send.
+            if unchanged { destination.firstSent.raise() }
             logger.notice("sending to \(BrowseListing.quote(receiver.name)) at \(address) every \(BrowseListing.milliseconds(cadence.period)) ms (\(cadence.boundBy.rawValue))",
                           metadata: ["failsafe_ms": "\(timing.failsafeMilliseconds)", "rate": "\(timing.rateHz)",
                                      "peer": "\(receiver.announcement.peer)"])
@@ -279,8 +306,15 @@ public final class SessionFollower: SendLoopCompanion {
                 logger.warning("cannot honour the receiver's failsafe of \(timing.failsafeMilliseconds) ms: this controller sends at most every \(BrowseListing.milliseconds(SendCadence.minimumPeriod)) ms")
             }
         case .stopSending(let name):
-            destination.set(nil)
-            logger.warning("receiver \(BrowseListing.quote(name)) is gone: stopped sending, still looking in session \(BrowseListing.quote(target.session.text))")
+            // A goodbye in DNS-SD is not the receiver going away when it still answers: an mDNS
+            // responder restarting on the robot withdraws every name for a second or two, and
+            // stopping now would trip the failsafe for that long (issue 20).
+            if let current = destination.current, let silence = linkSilence?(.now), silence < Self.answeredWithin {
+                keptAfterGoodbye = name
+                logger.notice("receiver \(BrowseListing.quote(name)) withdrew its announcement but answered \(BrowseListing.milliseconds(silence)) ms ago: still sending to \(current.address) (its mDNS responder may be restarting)")
+                return
+            }
+            stopSending(name)
         case .ignored(let name, let reason):
             logger.notice("ignored \(BrowseListing.quote(name)): \(reason)")
         case .discoveryPaused(let retry):

@@ -77,7 +77,8 @@ public struct ControllerTable<Source: Hashable & Sendable>: Sendable {
     /// Counts one datagram from `source` and returns its record for the caller to update in place.
     public mutating func touch(_ source: Source, at now: ContinuousClock.Instant, protecting owner: Source?,
                                _ update: (inout ControllerRecord) -> Void) {
-        if records[source] == nil && records.count >= capacity {
+        // Count first: a table that is not full needs no lookup here (one hash a datagram, not two).
+        if records.count >= capacity && records[source] == nil {
             evictStalest(protecting: owner)
         }
         update(&records[source, default: ControllerRecord(at: now)])

@@ -50,17 +50,26 @@ struct AnnouncedReceiver {
         init(_ f: sending SessionFollower) { follower = Mutex(f) }
     }
 
+    /// How long ago the receiver last answered, as the test sets it.
+    final class LinkSilence: Sendable {
+        let value: Mutex<Duration>
+        init(_ d: Duration) { value = Mutex(d) }
+    }
+
     struct Rig {
         let destination: Destination
         let mailbox: EventMailbox<BrowserEvent>
         let held: Held
 
-        init(receiver: String? = nil, rate: Double? = nil) throws {
+        /// `silence`: the control session's view of the link (``SessionFollower/linkSilence``).
+        init(receiver: String? = nil, rate: Double? = nil, silence: LinkSilence? = nil) throws {
             destination = try Destination(nil)
             mailbox = try EventMailbox<BrowserEvent>()
-            held = Held(SessionFollower(target: SessionTarget(session: try SessionID("class-3b"), receiver: receiver, requestedRate: rate),
-                                        destination: destination, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-                                        status: StatusLine(quiet: true), settle: .milliseconds(50), mailbox: mailbox))
+            let follower = SessionFollower(target: SessionTarget(session: try SessionID("class-3b"), receiver: receiver, requestedRate: rate),
+                                           destination: destination, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+                                           status: StatusLine(quiet: true), settle: .milliseconds(50), mailbox: mailbox)
+            if let silence { follower.linkSilence = { _ in silence.value.withLock { $0 } } }
+            held = Held(follower)
         }
 
         func chooseAtStart(interactive: Bool) throws(UserFacingError) {
@@ -170,6 +179,45 @@ struct AnnouncedReceiver {
         rig.stop()
         try second.drain()
         #expect(second.states.suffix(3) == [.neutral, .neutral, .neutral])
+    }
+
+    /// An mDNS responder restarting on the robot withdraws its name for a second or two; a
+    /// receiver that still answers the controller's pings keeps being driven (no failsafe
+    /// trip), and one that stops answering as well is then given up.
+    @Test func aWithdrawnReceiverThatStillAnswersKeepsBeingDriven() throws {
+        let capture = try PacketCapture()
+        let robot = try AnnouncedReceiver("robot", at: capture)
+        let silence = LinkSilence(.milliseconds(200))
+        let rig = try Rig(receiver: "robot", silence: silence)
+        rig.post(try robot.appears())
+        try rig.chooseAtStart(interactive: false)
+        let (input, outcome) = try rig.startLoop()
+        let state = ControllerState(angle: 0.3, buttons: .forward)
+        write(input, "0.3 forward\n")
+        #expect(try capture.waitFor(state))
+
+        rig.post([.lost(robot.key)])
+        #expect(eventually { rig.destination.note?.contains("gone") ?? false }, "\(rig.destination.note ?? "nil")")
+        #expect(rig.destination.current?.address == robot.address, "still sending to the robot")
+        // A new input after the goodbye reaches the robot.
+        write(input, "0.1 a\n")
+        #expect(try capture.waitFor(ControllerState(angle: 0.1, buttons: .a)), "states go on after the goodbye")
+
+        // Back in DNS-SD at the same address: nothing changes for the driver.
+        rig.post(try robot.appears())
+        #expect(eventually { rig.destination.note?.hasSuffix("(connected)") ?? false }, "\(rig.destination.note ?? "nil")")
+        #expect(rig.destination.current?.address == robot.address)
+
+        // Withdrawn again, and this time silent too: given up.
+        rig.post([.lost(robot.key)])
+        #expect(eventually { rig.destination.note?.contains("gone") ?? false })
+        #expect(rig.destination.current != nil)
+        silence.value.withLock { $0 = .milliseconds(2500) }
+        #expect(eventually { rig.destination.current == nil }, "a withdrawn receiver that does not answer is given up")
+
+        close(input)
+        #expect(try waitForEnd(outcome)?.get() == .endOfInput)
+        rig.stop()
     }
 
     @Test func severalReceiversAtStartWithoutATerminalFailWithExitSix() throws {
