@@ -53,6 +53,6 @@ struct DrainPacing {
         return until > now ? until : nil
     }
 
-    /// Whether drains are being paced (for the status line and tests).
+    /// Whether drains are being paced (tests read it).
     var isPacing: Bool { busy && pause > .zero }
 }
