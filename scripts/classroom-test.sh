@@ -23,7 +23,7 @@
 #   crosstalk   no board ever shows another driver's state; no receiver ignored a foreign controller
 #   failsafe    no failsafe trip while the drivers send (no "FAILSAFE" line, failsafes=0)
 #   address move  robot 1 loses its IPv4 address mid-drive: its driver moves to the robot's IPv6
-#               address after 3 s of silence; the receiver recognises it by its connection (no
+#               address after 2 s of silence; the receiver recognises it by its connection (no
 #               other controller, no new hello) and the board shows its state again
 #   stop-all    the teacher's stop-all of A reaches each of A's robots once ("reached N of N"),
 #               leaves B's robots alone; then B's
@@ -38,6 +38,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${ANALOG_REMOTE:-$ROOT/.build/debug/analog-remote}
+# The binary's comm (its first 15 bytes): stop_pid checks it, and ANALOG_REMOTE may name a copy.
+BIN_COMM=$(basename "$BIN" | cut -c1-15)
 case "$BIN" in /*) ;; *) BIN="$PWD/$BIN";; esac     # the hosts run it from another working directory
 ROBOTS_A=5; ROBOTS_B=3; HOLD_S=5; KEEP=""; WARMUP_S=0
 SETTLE_S=2     # after the last robot drove: the tail of discovery (browse back-off) before "steady"
@@ -154,7 +156,7 @@ spawn() {
         nsenter -t "$(cat "$STATE/$h/holder.pid")" -m -n -- bash "$ROOT/scripts/netns/stamp-run.sh" "$out" "$@" \
         </dev/null >/dev/null 2>&1 &
     SPAWNED=$!
-    PIDS+=("$SPAWNED:analog-remote|tcpdump|env|nsenter|bash")
+    PIDS+=("$SPAWNED:$BIN_COMM|tcpdump|env|nsenter|bash")
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -330,10 +332,10 @@ stopall "$SESSION_B" "$ROBOTS_B" "$STATE/stop-b.log"
 for i in $(seq 1 "$N"); do BEFORE_STOP[i]=$(wc -l < "$STATE/r$i.log"); done
 
 # One address per receiver, end to end: robot 1's IPv4 address goes away while its driver drives.
-# The driver hears nothing for 3 s and moves to the robot's IPv6 address with the same connection;
+# The driver hears nothing for 2 s and moves to the robot's IPv6 address with the same connection;
 # the receiver recognises it (the same controller from a new address, its name and admission kept)
 # and takes it over again, no other controller in between (after the teacher's stop-all the states
-# are held, so "held" is all the board sees). The 3 s of silence would stop motors, as silence must.
+# are held, so "held" is all the board sees). The 2 s of silence would stop motors, as silence must.
 ip -n "$RUN-r1" addr del "${IP4[r1]}/16" dev eth0
 deadline=$(( $(now_ms) + 15000 ))
 moved=1
@@ -355,12 +357,12 @@ else
 fi
 
 # Drivers end (SIGTERM: neutral packets and a bye), then receivers (their summaries).
-for i in $(seq 1 "$N"); do stop_pid "${D_PID[$i]}" "analog-remote|env|nsenter|bash"; done
+for i in $(seq 1 "$N"); do stop_pid "${D_PID[$i]}" "$BIN_COMM|env|nsenter|bash"; done
 for entry in "${PIDS[@]}"; do
     pid=${entry%%:*}
     case " ${D_PID[*]} " in *" $pid "*) continue;; esac
     [ "$pid" = "$TCPDUMP" ] && continue
-    stop_pid "$pid" "analog-remote|env|nsenter|bash"
+    stop_pid "$pid" "$BIN_COMM|env|nsenter|bash"
 done
 [ -n "$TCPDUMP" ] && stop_pid "$TCPDUMP" "tcpdump|ip|bash"
 sleep 0.3

@@ -131,8 +131,11 @@ public final class SessionFollower: SendLoopCompanion {
     public static let answeredWithin: Duration = .seconds(2)
 
     /// How long the followed receiver may stay silent (no answer to the controller's pings, which
-    /// go once a second) before its address counts as not answering.
-    public static let unansweredAfter: Duration = .seconds(3)
+    /// go once a second) before its address counts as not answering. Two missed pongs; kept
+    /// well inside the receiver's reclaim window (failsafe + `--reclaim-s`, 3.25 s by default,
+    /// counted from the last state), so a moved controller finds the robot still reserved for it
+    /// even when a busy machine makes the move late.
+    public static let unansweredAfter: Duration = .seconds(2)
     /// How long the link has been silent: time since the receiver last answered on the current
     /// destination, or nil when it has not answered there yet (an older receiver never does).
     /// Set by the command to the control session's view.
