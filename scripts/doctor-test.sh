@@ -177,9 +177,12 @@ for l in lo ar-dva ar-dvb; do ip -n "$ns" link set "$l" up; done
 ip -n "$lo_ns" link set lo up
 
 passed=0 failed=0
-# tee -a: when stderr is a file (`./run.sh test > log 2>&1`), a plain tee would reopen it with
-# O_TRUNC and wipe everything written before this line.
-result=$(timeout 120 ip netns exec "$ns" unshare -m --propagation private bash "$0" --inner "$work" | tee -a /dev/stderr | awk '$1 == "RESULT" { print $2, $3 }')
+# The inner run's lines go out through our own stderr descriptor, after it ends. Not `tee
+# /dev/stderr`: when stderr is a file (`./run.sh test > log 2>&1`), tee reopens it with O_TRUNC and
+# wipes everything written before (and `tee -a` writes at another offset than ours).
+inner=$(timeout 120 ip netns exec "$ns" unshare -m --propagation private bash "$0" --inner "$work")
+printf '%s\n' "$inner" >&2
+result=$(awk '$1 == "RESULT" { print $2, $3 }' <<<"$inner")
 if [[ -n $result ]]; then read -r p f <<<"$result"; passed=$((passed + p)); failed=$((failed + f))
 else failed=$((failed + 1)); echo "FAIL  the doctor run in $ns did not finish" >&2; fi
 
