@@ -7,6 +7,8 @@
 #                                                (--warmup: the robots are on this long before the
 #                                                drivers start, as in a class; default 0)
 #   ANALOG_REMOTE=path/to/analog-remote          the binary (default .build/debug/analog-remote)
+#   CLASSROOM_LOG_LEVEL=debug                    the drivers' --log-level (default info); debug logs
+#                                                every discovery event, to see where a start-up went
 #
 # Hosts are network namespaces on one bridge (which lives in a namespace of its own), each with its
 # own private /run, D-Bus system bus and avahi-daemon (scripts/netns/host.sh): one host per robot
@@ -251,7 +253,7 @@ GO="$STATE/go"; mkfifo "$GO"
 HOLD_MS=$(( (HOLD_S + 60) * 1000 ))
 for i in $(seq 1 "$N"); do
     printf '0 0 %s\n%d 0 %s\n' "$(buttons_of "$i")" "$HOLD_MS" "$(buttons_of "$i")" > "$STATE/d$i.script"
-    spawn "d$i" "$STATE/d$i.log" "$GO" -- "$BIN" control --quiet --session "${R_SESSION[$i]}" --receiver "${R_NAME[$i]}" \
+    spawn "d$i" "$STATE/d$i.log" "$GO" -- "$BIN" control --quiet --log-level "${CLASSROOM_LOG_LEVEL:-info}" --session "${R_SESSION[$i]}" --receiver "${R_NAME[$i]}" \
         --name "driver$i" --input "script:$STATE/d$i.script"
     D_PID[i]=$SPAWNED
 done

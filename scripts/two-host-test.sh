@@ -22,7 +22,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${ANALOG_REMOTE:-$ROOT/.build/debug/analog-remote}
 # The real commands first: receive + control across the link, then discovery on its own.
-CASES=(readme_two_machines board_follows control_sessions_isolated control_follows_restart responders_die_robot_drives
+CASES=(readme_two_machines board_follows control_sessions_isolated control_follows_restart known_receiver_follows_restart responders_die_robot_drives
        clean_restart_robot_drives
        advertise_seen_by_avahi hand_published_found sessions_isolated follow_new_port ambiguous_exit_6
        responder_restart name_clash discovery_time)
@@ -266,6 +266,49 @@ case_control_follows_restart() {
     end_feed 7
     reap "$ctl"; [ "$REAPED" -eq 0 ] || { cat "$LOGS/ctl" >&2; fail "control exited $REAPED"; return 1; }
     sed 's/^/      | /' "$LOGS/ctl"
+}
+
+# The same with `--receiver NAME` (Protocol.md §6.4, "A known receiver"): the controller never
+# browses; it resolves robot-k's instance directly, and when the receiver restarts on another port
+# (stopped, then killed) it finds the new port (the receiver stopped answering, so it resolves the
+# name again; or its watch on the name saw the goodbye and the new registration) and drives it.
+case_known_receiver_follows_restart() {
+    receiver A "$LOGS/r46051" known-k robot-k 46051 || return 1
+    local current=$SPAWNED port signal=TERM t0
+    controller B "$LOGS/ctl" 7 --session known-k --receiver robot-k --log-level debug
+    local ctl=$SPAWNED
+    feed 7 "0 a"
+    wait_map "$LOGS/r46051" "$MAP_LED1" 10 || { cat "$LOGS/ctl" >&2; fail "the first receiver was not driven"; return 1; }
+    grep -q 'discovery: found' "$LOGS/ctl" || { cat "$LOGS/ctl" >&2; fail "no discovery events in the debug log"; return 1; }
+    # Found by the direct resolve: the session's browse (a fallback) never started, so no other
+    # instance was ever reported.
+    grep 'discovery: found' "$LOGS/ctl" | grep -vq '"robot-k \[' && { cat "$LOGS/ctl" >&2; fail "the controller reported an instance other than robot-k"; return 1; }
+    for port in 46052 46053; do
+        if [ "$signal" = TERM ]; then host_stop "$current"; else kill -KILL "$current"; wait "$current" 2>/dev/null || true; fi
+        t0=$(now_ms)
+        receiver A "$LOGS/r$port" known-k robot-k "$port" || return 1
+        current=$SPAWNED
+        wait_map "$LOGS/r$port" "$MAP_LED1" 15 || { cat "$LOGS/ctl" "$LOGS/r$port" >&2; fail "the controller did not find robot-k on port $port"; return 1; }
+        echo "    after SIG$signal: robot-k on port $port shows the controller's state $(( $(now_ms) - t0 )) ms after it started"
+        grep -qE "(sending to \"robot-k\" at|moved from [^ ]* to) [^ ]*:$port( |:|$)" "$LOGS/ctl" \
+            || { cat "$LOGS/ctl" >&2; fail "no 'sending to' port $port"; return 1; }
+        signal=KILL
+    done
+    pid_is "$ctl" analog-remote || { cat "$LOGS/ctl" >&2; fail "the controller did not keep running"; return 1; }
+    # A second "robot-k" in the same session is renamed "robot-k #2"; a driver asking for
+    # robot-k is told at once (the rename probe), without a browse.
+    receiver B "$LOGS/twin" known-k robot-k 46059 || return 1
+    grep -q 'announced as "robot-k #2"' "$LOGS/twin" || { cat "$LOGS/twin" >&2; fail "the second robot-k was not renamed"; return 1; }
+    controller A "$LOGS/ctl2" 8 --session known-k --receiver robot-k
+    local ctl2=$SPAWNED
+    wait_for "$LOGS/ctl2" 'receiver "robot-k #2" is in session "known-k" under a new name' 10 \
+        || { cat "$LOGS/ctl2" >&2; fail "the driver was not told of the rename"; return 1; }
+    end_feed 8
+    reap "$ctl2"
+    end_feed 7
+    reap "$ctl"; [ "$REAPED" -eq 0 ] || { cat "$LOGS/ctl" >&2; fail "control exited $REAPED"; return 1; }
+    grep -v 'discovery:\|debug:' "$LOGS/ctl" | sed 's/^/      | /'
+    grep 'under a new name' "$LOGS/ctl2" | sed 's/^/      | /'
 }
 
 # Both responders die mid-session: the robot keeps driving (the controller keeps sending, the

@@ -26,6 +26,11 @@ extension Receive {
         if let text = getenv("ANALOG_REMOTE_BENCH_DRAIN_PAUSE_US").map({ String(cString: $0) }), let us = Int(text), (0...10_000).contains(us) {
             configuration.drainPause = .microseconds(us)
         }
+        // Benchmark hook (BENCHMARKS.md "Classroom"): judge the failsafe by read time, as before
+        // arrival stamps, to measure what the stamps change. Not an option.
+        if let text = getenv("ANALOG_REMOTE_BENCH_NO_ARRIVAL_STAMPS").map({ String(cString: $0) }), text == "1" {
+            configuration.arrivalStamps = false
+        }
         let running = settings
         configuration.reloader = { (board: BoardResolution?) throws(UserFacingError) -> ReceiverReload in
             try Self.reread(comparedWith: running, board: board)

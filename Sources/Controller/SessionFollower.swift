@@ -55,8 +55,12 @@ final class BrowseEvents: FollowerEvents {
         service = try InlineDNSService()
         let arrived = Events()
         self.arrived = arrived
+        // `--receiver NAME` (not a peer id, which only TXT tells): resolve that instance at once.
+        let known = target.receiver.flatMap { FollowReceiver.mayBePeerID($0) ? nil : InstanceName.forWanted($0, in: target.session) }
+        let probe = known.flatMap { InstanceName.parse($0, in: target.session)?.rename == nil ? $0 + " #2" : nil }
         browse = try service.browse(session: target.session, lookups: .once,
-                                    interest: FollowReceiver.interest(receiverName: target.receiver, session: target.session)) { event in
+                                    interest: FollowReceiver.interest(receiverName: target.receiver, session: target.session),
+                                    knownInstance: known, renameProbe: probe) { event in
             arrived.list.withLock { $0.append(event) }
         }
     }
@@ -274,7 +278,10 @@ public final class SessionFollower: SendLoopCompanion {
         let arrived = events.take()
         // A packet that went out belongs to the destination set before these events.
         var actions = sent ? follow.packetSent(now: now) : []
-        for event in arrived { actions += follow.handle(event, now: now) }
+        for event in arrived {
+            logger.debug("discovery: \(event)")
+            actions += follow.handle(event, now: now)
+        }
         actions += follow.tick(now: now)
         let summary = follow.summary
         var ambiguous: [DiscoveredReceiver]?

@@ -178,7 +178,7 @@ public struct FollowReceiver: Sendable {
         return { instance in instance == wanted || DiscoveredReceiver.displayName(instance: instance, session: session) == wanted }
     }
 
-    static func mayBePeerID(_ s: String) -> Bool {
+    public static func mayBePeerID(_ s: String) -> Bool {
         s.utf8.count == 16 && s.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 

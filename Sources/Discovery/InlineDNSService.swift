@@ -41,10 +41,19 @@ public final class InlineDNSService {
     /// Browses a session as ``SessionBrowser`` does (same events, same lookups and interest),
     /// reporting to `onEvent` from inside ``process()``. Throws
     /// ``DiscoveryError/noResponder(call:)`` at once when no mDNS responder is reachable.
+    ///
+    /// `knownInstance`: the instance name of the one receiver wanted (`--receiver NAME`, see
+    /// ``InstanceName/forWanted(_:in:)``). It is resolved and watched without a browse; the
+    /// browse starts only if it has not answered `browseAfter` later (default: a random 2–6 s),
+    /// and `renameProbe` (`NAME [mark] #2`) is reported found if it exists (``DirectResolve``).
     public func browse(session: SessionID, lookups: SessionBrowser.Lookups = .once,
                        interest: @escaping @Sendable (String) -> Bool = { _ in true },
+                       knownInstance: String? = nil, renameProbe: String? = nil, browseAfter: Duration? = nil,
                        onEvent: @escaping @Sendable (BrowserEvent) -> Void) throws(DiscoveryError) -> InlineBrowse {
-        let engine = BrowseEngine(type: session.browseType, lookups: lookups, interest: interest, emit: onEvent)
+        let direct = knownInstance.map {
+            DirectResolve(instance: $0, browseAfter: browseAfter ?? DirectResolve.randomDelay(in: DirectResolve.browseWindow), renameProbe: renameProbe)
+        }
+        let engine = BrowseEngine(type: session.browseType, lookups: lookups, interest: interest, direct: direct, emit: onEvent)
         try engine.start(core)
         return InlineBrowse(core: core, id: core.adopt(engine), engine: engine)
     }

@@ -66,8 +66,9 @@ public final class SessionBrowser: Sendable {
 
 /// The browser's state, on the loop thread only.
 final class BrowseEngine: LoopClient {
-    private final class Instance {
+    final class Instance {
         var found = 0                  // browse adds minus removes (one per IPv4/IPv6 protocol)
+        var reportedFound = false      // .found emitted (by the browse, or by a direct resolve)
         var type = SessionID.serviceType + "."
         var domain = "local."
         var resolveOp: OperationID?
@@ -83,12 +84,22 @@ final class BrowseEngine: LoopClient {
     private let type: String
     private let lookups: SessionBrowser.Lookups
     private let interest: @Sendable (String) -> Bool
-    private let emit: @Sendable (BrowserEvent) -> Void
+    let emit: @Sendable (BrowserEvent) -> Void
     private var browseOp: OperationID?
-    private var instances: [ServiceKey: Instance] = [:]
+    var instances: [ServiceKey: Instance] = [:]
     private var backoff = Backoff()
-    private var retryTimer: UInt64?
-    private var stopped = false
+    private(set) var retryTimer: UInt64?
+    private(set) var stopped = false
+    /// With a known instance (``DirectResolve``): its resolve, the watch on its SRV record, the
+    /// rename probe and the fallback browse (BrowseEngine+Direct.swift).
+    let direct: DirectResolve?
+    var directOp: OperationID?
+    var directTimer: UInt64?
+    var watches: [ServiceKey: (op: OperationID, records: Int)] = [:]
+    var watchTimers: [ServiceKey: UInt64] = [:]
+    var probeOp: OperationID?
+    var probeTimer: UInt64?
+    var browseTimer: UInt64?
 
     /// How long to wait before resolving again after a resolve or lookup failed on its own (a
     /// timeout maps to the same -65537 as a dead daemon in Avahi's compat layer).
@@ -102,20 +113,27 @@ final class BrowseEngine: LoopClient {
     static let addressLinger: Duration = .seconds(1)
 
     init(type: String, lookups: SessionBrowser.Lookups, interest: @escaping @Sendable (String) -> Bool,
-         emit: @escaping @Sendable (BrowserEvent) -> Void) {
+         direct: DirectResolve? = nil, emit: @escaping @Sendable (BrowserEvent) -> Void) {
         self.type = type
         self.lookups = lookups
         self.interest = interest
+        self.direct = direct
         self.emit = emit
     }
 
     /// Resolves an instance again from scratch (its address stopped answering).
     func refresh(_ name: String, _ core: LoopCore) {
-        for (key, instance) in instances where key.name == name && instance.retryTimer == nil {
+        var known = false
+        for (key, instance) in instances where key.name == name {
+            known = true
+            guard instance.retryTimer == nil else { continue }
             stopLookups(instance, core)
             instance.resolved = nil
             instance.records = [:]
             resolve(key, core)
+        }
+        if !known, let direct, direct.instance == name, directOp == nil, directTimer == nil {
+            resolveDirectly(direct.instance, core)
         }
     }
 
@@ -147,7 +165,15 @@ final class BrowseEngine: LoopClient {
         }
     }
 
+    /// Starts discovery: the browse at once, or — with a ``DirectResolve`` — the known instance
+    /// (``startDirect(_:_:)``).
     func start(_ core: LoopCore) throws(DiscoveryError) {
+        if let direct { try startDirect(direct, core) } else { try startBrowse(core) }
+    }
+
+    var browsing: Bool { browseOp != nil }
+
+    func startBrowse(_ core: LoopCore) throws(DiscoveryError) {
         browseOp = try core.browse(type: type) { [weak self, unowned core] reply in
             self?.browsed(reply, core)
         }
@@ -156,6 +182,7 @@ final class BrowseEngine: LoopClient {
     func stop(_ core: LoopCore) {
         stopped = true
         core.cancelTimer(retryTimer)
+        stopDirect(core)
         core.cancel(browseOp)
         browseOp = nil
         for key in Array(instances.keys) { forget(key, core) }
@@ -171,7 +198,8 @@ final class BrowseEngine: LoopClient {
                 instance.type = type
                 instance.domain = domain
                 instances[key] = instance
-                if instance.found == 1 {
+                if !instance.reportedFound {
+                    instance.reportedFound = true
                     emit(.found(key))
                     if interest(name) { resolve(key, core) }
                 }
@@ -189,7 +217,7 @@ final class BrowseEngine: LoopClient {
         }
     }
 
-    private func resolve(_ key: ServiceKey, _ core: LoopCore) {
+    func resolve(_ key: ServiceKey, _ core: LoopCore) {
         guard let instance = instances[key] else { return }
         do {
             instance.resolveOp = try core.resolve(name: key.name, type: instance.type, domain: instance.domain,
@@ -203,7 +231,7 @@ final class BrowseEngine: LoopClient {
         }
     }
 
-    private func resolved(_ key: ServiceKey, _ reply: Reply, _ core: LoopCore) {
+    func resolved(_ key: ServiceKey, _ reply: Reply, _ core: LoopCore) {
         guard let instance = instances[key] else { return }
         switch reply {
         case .resolved(_, let host, let port, let txt):
@@ -307,17 +335,18 @@ final class BrowseEngine: LoopClient {
         }
     }
 
-    private func forget(_ key: ServiceKey, _ core: LoopCore) {
+    func forget(_ key: ServiceKey, _ core: LoopCore) {
         guard let instance = instances.removeValue(forKey: key) else { return }
         stopLookups(instance, core)
         core.cancelTimer(instance.retryTimer)
     }
 
     /// The responder went away: drop everything, say so, try again later.
-    private func responderLost(_ core: LoopCore) {
+    func responderLost(_ core: LoopCore) {
         guard !stopped, retryTimer == nil else { return }
         core.cancel(browseOp)
         browseOp = nil
+        stopDirect(core)
         for key in Array(instances.keys) { forget(key, core) }
         let delay = backoff.nextDelay()
         emit(.responderLost(retryIn: delay))

@@ -131,6 +131,20 @@ public enum InstanceName {
         return SessionName(asked: display, rename: rename)
     }
 
+    /// The instance name a controller resolves for `--receiver WANTED`: WANTED itself when it is
+    /// already an instance name of the session; `base [mark] #n` for a renamed display name
+    /// ("robot2 #2", as the driver saw it listed); otherwise ``forDisplay(_:in:)``.
+    public static func forWanted(_ wanted: String, in session: SessionID) -> String {
+        if parse(wanted, in: session) != nil { return wanted }
+        if let hash = wanted.lastIndex(of: "#"), hash > wanted.startIndex,
+           wanted[wanted.index(before: hash)] == " ", let n = Int(wanted[wanted.index(after: hash)...]), n >= 2,
+           String(n) == wanted[wanted.index(after: hash)...] {
+            let base = String(wanted[..<wanted.index(before: hash)])
+            if !base.isEmpty { return forDisplay(base, in: session) + " #\(n)" }
+        }
+        return forDisplay(wanted, in: session)
+    }
+
     /// A display name as an instance name carries it (for comparing with TXT `name=`).
     public static func displayFitted(_ display: String) -> String { cut(display, to: maximumDisplayByteCount) }
 

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import SystemIO
 
 /// One wake-up's datagrams: the socket is read with `recvmmsg(2)`, 64 datagrams a call
@@ -41,6 +46,18 @@ struct DatagramDrain {
         }
         return count
     }
+
+    /// When datagram `i` arrived, on the continuous clock: `now` less the time it waited in the
+    /// socket's queue (its kernel stamp against `wall`, both read just after ``fill(from:)``).
+    /// Nil without a stamp; a wait over ``longestWait`` (a wall clock stepped forward) is taken
+    /// as none, so a bad clock can only judge the controller by read time, as before stamps.
+    func arrival(_ i: Int, now: ContinuousClock.Instant, wall: timespec) -> ContinuousClock.Instant? {
+        guard let age = batches[i / Self.batchSize].age(i % Self.batchSize, at: wall), age <= Self.longestWait else { return nil }
+        return now - age
+    }
+
+    /// Longer than any receiver stall worth forgiving; a larger age is a clock step.
+    static let longestWait: Duration = .seconds(5)
 
     func source(_ i: Int) -> SocketAddress { batches[i / Self.batchSize].source(i % Self.batchSize) }
     /// The datagram's real length (may exceed the bytes kept, see ``bytes(_:)``).

@@ -74,8 +74,8 @@ public struct Failsafe: Sendable {
     public mutating func state(resting: Bool, at now: ContinuousClock.Instant) -> Verdict {
         _ = tick(at: now)
         switch state {
-        case .driving:
-            state = .driving(lastState: now)
+        case .driving(let last):
+            state = .driving(lastState: max(last, now))   // arrival stamps may tie or step back
             return .drive
         case .waitingForNeutral:
             guard resting else { return .hold }

@@ -160,9 +160,15 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     /// One datagram of `length` bytes (`bytes` may be a truncated prefix of it) from `source`.
     /// `admitted` false: a valid state from it is `ignored` whoever owns the robot (an unpaired
     /// source under `--accept paired`).
+    ///
+    /// `arrived`: when the datagram reached the host (the kernel's stamp), if known. The
+    /// failsafe judges the controller's silence by it — a state that waited in the queue while
+    /// this process was not scheduled arrived in time — and everything else by `now`.
     public mutating func datagram(_ bytes: some Collection<UInt8>, length: Int, from source: Source,
-                                  at now: ContinuousClock.Instant, admitted: Bool = true) -> Step {
-        var step = tick(at: now)
+                                  at now: ContinuousClock.Instant, arrived: ContinuousClock.Instant? = nil,
+                                  admitted: Bool = true) -> Step {
+        let judged = arrived.map { min($0, now) } ?? now
+        var step = tick(at: judged)
         counters.datagrams += 1
         guard length == StatePacket.size, bytes.count == length else {
             counters.control += 1
@@ -232,7 +238,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
             counters.held += 1
             return step
         }
-        switch failsafe.state(resting: mapping.isResting(state), at: now) {
+        switch failsafe.state(resting: mapping.isResting(state), at: judged) {
         case .hold:
             counters.held += 1
             if !announcedHold {

@@ -47,18 +47,22 @@ extension ReceiverService {
     /// everyone else's. State packets go to the engine as they come; control messages wait for
     /// the end of the batch, so a state is never queued behind them (Protocol.md §7.3).
     ///
-    /// Every datagram of the batch is stamped with the wake-up instant: they were all queued by
-    /// then or during the drain (bounded), and a late wake-up must not let the engine's failsafe
-    /// fire before it has seen the owner's state that was already waiting.
+    /// Every datagram of the batch is handled at the instant the drain ended, except for the
+    /// failsafe: a state counts from when it *arrived* (the kernel's stamp), so a receiver that
+    /// was not scheduled for longer than the failsafe (a starved machine: 73 simulated hosts on
+    /// two cores) does not take the states waiting in its queue for the controller's silence.
+    /// A state that really arrived after the deadline still trips it.
     func receiveBatch() throws(SystemError) {
-        let now = ContinuousClock.now
         try drain.fill(from: socket)
+        let now = ContinuousClock.now
+        let wall = WallClock.now()
         var controls: [(bytes: [UInt8], from: SocketAddress, sealed: Bool)] = []
         let owner = engine.ownership.owner
         plane.owner = owner
         if let owner {
             for i in 0..<drain.count where drain.source(i) == owner {
-                if let c = take(drain.bytes(i), length: drain.length(i), from: owner, at: now) { controls.append(c) }
+                if let c = take(drain.bytes(i), length: drain.length(i), from: owner, at: now,
+                                arrived: drain.arrival(i, now: now, wall: wall)) { controls.append(c) }
             }
         }
         for i in 0..<drain.count {
@@ -68,7 +72,8 @@ extension ReceiverService {
             // source's next datagram: an owner that moved to another of our addresses sends a
             // ping and then states from there, and the ping must re-associate it (Protocol.md
             // §6.4) before its first state from the new address is judged — in one batch too.
-            if let c = take(drain.bytes(i), length: drain.length(i), from: source, at: now) {
+            if let c = take(drain.bytes(i), length: drain.length(i), from: source, at: now,
+                            arrived: drain.arrival(i, now: now, wall: wall)) {
                 handleControl(c.bytes, from: c.from, sealed: c.sealed, at: .now)
             }
         }
@@ -82,7 +87,7 @@ extension ReceiverService {
     /// engine at once; anything else is counted by the engine and returned, to be handed to the
     /// control plane after the batch.
     func take(_ bytes: ArraySlice<UInt8>, length: Int, from source: SocketAddress,
-              at now: ContinuousClock.Instant) -> (bytes: [UInt8], from: SocketAddress, sealed: Bool)? {
+              at now: ContinuousClock.Instant, arrived: ContinuousClock.Instant? = nil) -> (bytes: [UInt8], from: SocketAddress, sealed: Bool)? {
         if source != engine.ownership.owner, strangers?.take(now: now) == false {
             engine.limited(from: source, at: now)
             return nil
@@ -98,7 +103,8 @@ extension ReceiverService {
             handle(output, at: now)
             switch opened {
             case .state(let inner):
-                apply(engine.datagram(inner, length: inner.count, from: source, at: now, admitted: plane.mayDriveSealed(source)))
+                apply(engine.datagram(inner, length: inner.count, from: source, at: now, arrived: arrived,
+                                      admitted: plane.mayDriveSealed(source)))
                 return nil
             case .control(let inner):
                 apply(engine.datagram(bytes, length: length, from: source, at: now))
@@ -109,7 +115,7 @@ extension ReceiverService {
             }
         }
         let admitted = length != StatePacket.size || plane.mayDrive(source)
-        apply(engine.datagram(bytes, length: length, from: source, at: now, admitted: admitted))
+        apply(engine.datagram(bytes, length: length, from: source, at: now, arrived: arrived, admitted: admitted))
         if !admitted { handle(plane.refusedState(from: source, now: now), at: now) }
         return length == StatePacket.size ? nil : (Array(bytes), source, false)
     }

@@ -30,6 +30,9 @@ public struct ReceiverConfiguration: Sendable {
     /// Drain pacing (``DrainPacing``): above `busyRate` datagrams/s the socket is read at most once
     /// per `drainPause`; 0 reads it on every wake-up.
     public var drainPause: Duration = .milliseconds(1)
+    /// The failsafe judges states by when they arrived (kernel stamps, Protocol.md §3.3); false
+    /// judges by read time (a benchmark hook's comparison only).
+    public var arrivalStamps = true
     public var busyRate: Double = 2_000
     /// After a failsafe caused by silence, the robot stays reserved for its owner this long
     /// (`--reclaim-s`), so no other source — a flood's least of all — can take it meanwhile.
@@ -135,10 +138,13 @@ public final class ReceiverService {
         }
         do {
             // 1 MiB instead of the usual 208 KiB: a flood from one source must reach our rate limit
-        // rather than fill the kernel's queue and drop the owner's packets with it. Best effort
-        // (capped by net.core.rmem_max).
-        try? socket.setReceiveBufferSize(1 << 20)
-        board = try openBoard(inbox)
+            // rather than fill the kernel's queue and drop the owner's packets with it. Best effort
+            // (capped by net.core.rmem_max).
+            try? socket.setReceiveBufferSize(1 << 20)
+            // Arrival stamps for the failsafe (receiveBatch). Without them (never on Linux) a
+            // late wake-up judges by read time, which only errs towards stopping.
+            if configuration.arrivalStamps { try? socket.enableArrivalTimestamps() }
+            board = try openBoard(inbox)
         } catch {
             advertising?.stop()
             throw error
@@ -213,7 +219,9 @@ public final class ReceiverService {
                     apply(engine.boardLink(event, at: .now))
                 }
             }
-            if !ready[2].isEmpty {
+            // A wake-up past the failsafe deadline reads the socket even when poll did not say
+            // it was readable: a state that arrived in time must be seen before the tick.
+            if !ready[2].isEmpty || engine.failsafe.deadline.map({ $0 <= .now }) == true {
                 try holdingBoardWrites { () throws(SystemError) in try receiveBatch() }
                 pacing.drained(drain.count, at: .now)
             }

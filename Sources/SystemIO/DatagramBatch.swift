@@ -16,6 +16,8 @@ public struct DatagramBatch {
     private var buffer: [UInt8]
     private var names: [sockaddr_storage]
     private var vectors: [iovec]
+    /// Each slot's ancillary data (the arrival stamp, when the socket asked for one).
+    private var controls: [UInt64]
     /// `struct mmsghdr[capacity]`, laid out by hand (Glibc's Swift module hides the GNU
     /// declarations): a `msghdr`, then the `unsigned int msg_len`, padded to 8 bytes.
     private var headers: [UInt64]
@@ -27,6 +29,7 @@ public struct DatagramBatch {
         buffer = [UInt8](repeating: 0, count: capacity * slotSize)
         names = [sockaddr_storage](repeating: sockaddr_storage(), count: capacity)
         vectors = [iovec](repeating: iovec(), count: capacity)
+        controls = [UInt64](repeating: 0, count: capacity * ArrivalStamp.controlSize / 8)
         headers = [UInt64](repeating: 0, count: capacity * MultipleMessages.stride / 8)
     }
 
@@ -38,6 +41,25 @@ public struct DatagramBatch {
     /// The bytes kept of datagram `i` (all of it unless it was longer than a slot); no copy.
     public func bytes(_ i: Int) -> ArraySlice<UInt8> {
         buffer[i * slotSize ..< i * slotSize + min(length(i), slotSize)]
+    }
+
+    /// How long datagram `i` waited between its arrival (the kernel's stamp, see
+    /// ``UDPSocket/enableArrivalTimestamps()``) and `wall` (CLOCK_REALTIME, read just after the
+    /// receive); nil when it carries no stamp. Never negative: a wall clock stepped back
+    /// reads as 0.
+    public func age(_ i: Int, at wall: timespec) -> Duration? {
+        let header = headers.withUnsafeBytes { $0.load(fromByteOffset: i * MultipleMessages.stride, as: msghdr.self) }
+        guard header.msg_controllen >= ArrivalStamp.headerSize + MemoryLayout<timespec>.size else { return nil }
+        return controls.withUnsafeBytes { raw -> Duration? in
+            let base = i * ArrivalStamp.controlSize
+            // struct cmsghdr { size_t cmsg_len; int cmsg_level; int cmsg_type; }, data after it.
+            let level = raw.load(fromByteOffset: base + MemoryLayout<Int>.size, as: Int32.self)
+            let type = raw.load(fromByteOffset: base + MemoryLayout<Int>.size + 4, as: Int32.self)
+            guard level == SOL_SOCKET, type == ArrivalStamp.option else { return nil }
+            let stamp = raw.loadUnaligned(fromByteOffset: base + ArrivalStamp.headerSize, as: timespec.self)
+            let ns = (Int64(wall.tv_sec) - Int64(stamp.tv_sec)) * 1_000_000_000 + Int64(wall.tv_nsec) - Int64(stamp.tv_nsec)
+            return .nanoseconds(max(0, ns))
+        }
     }
 
     public func source(_ i: Int) -> SocketAddress {
@@ -52,6 +74,7 @@ public struct DatagramBatch {
         let (capacity, slotSize) = (max(1, min(maximum, self.capacity)), self.slotSize)
         let result = buffer.withUnsafeMutableBytes { bytes in
             names.withUnsafeMutableBufferPointer { names in
+              controls.withUnsafeMutableBytes { controls in
                 vectors.withUnsafeMutableBufferPointer { vectors in
                     headers.withUnsafeMutableBytes { headers -> Result<Int32?, SystemError> in
                         for i in 0..<capacity {
@@ -61,6 +84,8 @@ public struct DatagramBatch {
                             header.msg_namelen = socklen_t(MemoryLayout<sockaddr_storage>.size)
                             header.msg_iov = vectors.baseAddress! + i
                             header.msg_iovlen = 1
+                            header.msg_control = controls.baseAddress! + i * ArrivalStamp.controlSize
+                            header.msg_controllen = ArrivalStamp.controlSize
                             headers.storeBytes(of: header, toByteOffset: i * MultipleMessages.stride, as: msghdr.self)
                             headers.storeBytes(of: 0, toByteOffset: i * MultipleMessages.stride + MultipleMessages.lengthOffset, as: UInt32.self)
                         }
@@ -74,12 +99,24 @@ public struct DatagramBatch {
                         }
                     }
                 }
+              }
             }
         }
         let n = try result.get()
         count = Int(n ?? 0)
         return count
     }
+}
+
+/// `SO_TIMESTAMPNS` and the room its control message takes.
+enum ArrivalStamp {
+    /// `SO_TIMESTAMPNS` (= `SCM_TIMESTAMPNS`): 35 on every Linux architecture with a 64-bit
+    /// time_t in `struct timespec` (the "_OLD" value; the header's macro is not importable).
+    static let option: Int32 = 35
+    /// `CMSG_LEN(0)`: the aligned `struct cmsghdr`.
+    static let headerSize = (MemoryLayout<Int>.size + 8 + MemoryLayout<Int>.size - 1) / MemoryLayout<Int>.size * MemoryLayout<Int>.size
+    /// Room for one stamp (`CMSG_SPACE(sizeof(struct timespec))`), with spare.
+    static let controlSize = 64
 }
 
 /// `recvmmsg(2)` and the layout of its `struct mmsghdr`, which Glibc's Swift module does not

@@ -73,6 +73,18 @@ public final class UDPSocket: Sendable {
         }
     }
 
+    /// Asks the kernel to stamp every datagram with the time it arrived (`SO_TIMESTAMPNS`,
+    /// CLOCK_REALTIME), read back with ``DatagramBatch/age(_:at:)``. A receiver that was not
+    /// scheduled for a while can then tell a datagram that waited in its queue from one that
+    /// was sent late.
+    public func enableArrivalTimestamps() throws(SystemError) {
+        var on: Int32 = 1
+        let fd = descriptor.rawValue
+        try Syscall.call("setsockopt(SO_TIMESTAMPNS)") {
+            setsockopt(fd, SOL_SOCKET, ArrivalStamp.option, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
     public func localAddress() throws(SystemError) -> SocketAddress {
         var storage = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)

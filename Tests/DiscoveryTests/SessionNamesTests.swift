@@ -33,6 +33,24 @@ import Testing
         #expect(InstanceName.parse(instance, in: try SessionID("KLabRemoteSample")) == nil)
     }
 
+    /// `--receiver NAME` is resolved directly (Protocol.md §6.4): the instance name the controller
+    /// asks the responder for, from whatever the driver typed or saw listed.
+    @Test(arguments: [
+        ("robot2", "robot2 [6c11ba5f]"),
+        ("robot2 #2", "robot2 [6c11ba5f] #2"),                 // a renamed receiver, as listed
+        ("robot2 [6c11ba5f]", "robot2 [6c11ba5f]"),            // an instance name already
+        ("robot2 [6c11ba5f] #3", "robot2 [6c11ba5f] #3"),
+        ("robot #1", "robot #1 [6c11ba5f]"),                   // not a rename suffix (#1)
+        ("#2", "#2 [6c11ba5f]"),
+        ("3年B組 チーム2", "3年B組 チーム2 [6c11ba5f]"),
+    ] as [(String, String)])
+    func theInstanceAControllerResolvesForItsReceiverName(wanted: String, instance: String) throws {
+        let s = try SessionID("KLabRemoteSample")
+        #expect(InstanceName.forWanted(wanted, in: s) == instance)
+        // A display name reads back from the instance it resolves.
+        if !wanted.contains("[") { #expect(InstanceName.parse(instance, in: s)?.display == wanted) }
+    }
+
     @Test func aLongDisplayNameLeavesRoomForTheMarkAndARename() throws {
         let s = try SessionID("KLabRemoteSample")
         let long = String(repeating: "組", count: 30)      // 90 bytes

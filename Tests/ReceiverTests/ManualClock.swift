@@ -59,6 +59,14 @@ final class EngineHarness {
 
     func start() -> Engine.Step { engine.start() }
 
+    /// A state read at `readMs` that arrived (kernel stamp) at `arrivedMs`.
+    func send(_ state: ControllerState, from source: String, arrivedMs: Int, readMs: Int) -> Engine.Step {
+        let bytes = StatePacket.encode(state)
+        _ = clock.at(ms: readMs)
+        return engine.datagram(bytes, length: bytes.count, from: source, at: clock.instant(ms: readMs),
+                               arrived: clock.instant(ms: arrivedMs))
+    }
+
     func send(_ state: ControllerState, from source: String, ms: Int) -> Engine.Step {
         let bytes = StatePacket.encode(state)
         return engine.datagram(bytes, length: bytes.count, from: source, at: clock.at(ms: ms))

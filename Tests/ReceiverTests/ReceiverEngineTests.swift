@@ -42,6 +42,31 @@ import Testing
         #expect(h.engine.counters.held == 2 && h.engine.counters.applied == 2)
     }
 
+    /// Issue 20: a receiver that was not scheduled for 400 ms reads, late, the states that came
+    /// every 20 ms meanwhile. They arrived in time (their kernel stamps say so): no trip.
+    @Test func statesThatWaitedInTheQueueCountFromTheirArrival() {
+        let h = driving()
+        var step = h.send(Self.forward, from: "A", arrivedMs: 30, readMs: 410)
+        for ms in stride(from: 50, through: 410, by: 20) {
+            step = h.send(Self.forward, from: "A", arrivedMs: ms, readMs: 410)
+            #expect(!step.notices.contains(.failsafe(.silence)), "at \(ms) ms")
+        }
+        #expect(h.engine.counters.failsafeTrips == 0)
+        #expect(h.engine.failsafe.isDriving)
+        #expect(h.engine.deadline == h.clock.instant(ms: 410 + 250), "the last arrival sets the deadline")
+        #expect(step.notices.isEmpty)
+    }
+
+    /// The same late read, but the controller really was silent: its next state arrived 300 ms
+    /// after the last one, past the failsafe, and trips it — stamps never hide a silence.
+    @Test func aStateThatArrivedAfterTheDeadlineStillTrips() {
+        let h = driving()
+        let late = h.send(Self.forward, from: "A", arrivedMs: 310, readMs: 420)
+        #expect(late.notices.first == .failsafe(.silence))
+        #expect(late.notices.contains(.holding("A")), "the moving state is held until a resting one")
+        #expect(h.engine.counters.failsafeTrips == 1)
+    }
+
     @Test func silenceStopsTheMotorsOnlyAndKeepsTheLEDs() {
         let h = EngineHarness()
         _ = h.start()
