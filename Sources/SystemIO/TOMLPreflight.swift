@@ -21,10 +21,12 @@ public enum TOMLPreflight {
     /// a bare-key character or a quote: `[?x]`, `[.a]`, `[+]`, `[é]`, `[` or `[[` alone on a
     /// line. Such lines are refused here first. A line starting with `[` inside a multi-line
     /// string or array would be refused too; our config files (mapping, gamepad, MIDI, receive/control) have neither.
+    /// toml++ skips a byte-order mark at the start of the text, so the first line is read past
+    /// one too (found by the gamepad-config fuzz harness: a BOM, then `[` and a non-key character).
     static func unparsableHeaderLine(_ text: String) -> Int? {
         // Scalars, not Characters: a combining mark after "[" would join it into one Character.
         for (index, line) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var rest = line.drop { $0 == " " || $0 == "\t" }
+            var rest = (index == 0 && line.first == "\u{FEFF}" ? line.dropFirst() : line[...]).drop { $0 == " " || $0 == "\t" }
             guard rest.first == "[" else { continue }
             rest = rest.dropFirst()
             if rest.first == "[" { rest = rest.dropFirst() }
