@@ -44,4 +44,22 @@ final class JobControl: Sendable {
     func stopProcess() {
         _ = kill(getpid(), SIGSTOP)
     }
+
+    /// After ``stopProcess()``: takes the SIGCONT that woke us. The hub delivers it on a dispatch
+    /// queue, so it may come a moment after the process runs again; taken later, it would look like
+    /// a second `fg` and resume the input again — resetting a key pressed in between (seen in CI
+    /// under load: the first key after `fg` was lost). Waits at most `timeout`; returns whether a
+    /// new SIGTSTP came meanwhile.
+    func takeContinue(timeout: Duration = .milliseconds(500)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        var stop = false
+        while true {
+            let (s, c) = take()
+            stop = stop || s
+            if c { return stop }
+            let left = deadline - .now
+            if left <= .zero { return stop }
+            _ = try? Poller.wait(for: descriptor, events: .readable, timeout: left)
+        }
+    }
 }

@@ -141,7 +141,8 @@ public struct SendLoop {
         status.clear()
         if status.enabled { status.printAbove("control: suspended (neutral sent); `fg` resumes") }
         jobs.stopProcess()
-        _ = jobs.take()   // the SIGCONT that woke us: resumed below, not twice
+        // The SIGCONT that woke us: resumed by the caller, not twice.
+        if jobs.takeContinue() { state.suspendRequested = true }
     }
 
     /// SIGCONT: the source takes its terminal again, and the current state goes out at once.
