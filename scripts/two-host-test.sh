@@ -274,7 +274,7 @@ case_control_follows_restart() {
 # name again; or its watch on the name saw the goodbye and the new registration) and drives it.
 case_known_receiver_follows_restart() {
     receiver A "$LOGS/r46051" known-k robot-k 46051 || return 1
-    local current=$SPAWNED port signal=TERM t0
+    local current=$SPAWNED port signal=TERM t0 round=0
     controller B "$LOGS/ctl" 7 --session known-k --receiver robot-k --log-level debug
     local ctl=$SPAWNED
     feed 7 "0 a"
@@ -292,6 +292,11 @@ case_known_receiver_follows_restart() {
         echo "    after SIG$signal: robot-k on port $port shows the controller's state $(( $(now_ms) - t0 )) ms after it started"
         grep -qE "(sending to \"robot-k\" at|moved from [^ ]* to) [^ ]*:$port( |:|$)" "$LOGS/ctl" \
             || { cat "$LOGS/ctl" >&2; fail "no 'sending to' port $port"; return 1; }
+        # A restarted receiver (a new peer id) knows no connection: the controller says hello
+        # again and is accepted, so it hears the robot's state (Protocol.md §6.4).
+        round=$((round + 1))
+        wait_count "$LOGS/ctl" 'accepted by "robot-k"' "$((round + 1))" 10 \
+            || { cat "$LOGS/ctl" >&2; fail "the controller was not accepted again by robot-k on port $port"; return 1; }
         signal=KILL
     done
     pid_is "$ctl" analog-remote || { cat "$LOGS/ctl" >&2; fail "the controller did not keep running"; return 1; }
@@ -412,6 +417,15 @@ case_hand_published_found() {
     grep -q "sending to \"hand robot\" at $ADDR_A:45002 every 25 ms (the receiver's rate)" "$LOGS/ctl" \
         || { cat "$LOGS/ctl" >&2; fail "the controller did not honour rate=40"; return 1; }
     echo "    control on B: $(grep -o 'sending to.*' "$LOGS/ctl" | head -1)"
+    # The same by name: "hand robot" has no session mark, so the direct resolve of
+    # "hand robot [mark]" finds nothing and the fallback browse (2–6 s after start) does.
+    controller B "$LOGS/ctl2" 8 --session "$session" --receiver "hand robot"
+    local ctl2=$SPAWNED
+    feed 8 "0 a"
+    wait_map "$LOGS/recv" "$MAP_LED1" 15 || { cat "$LOGS/ctl2" >&2; fail "--receiver did not find the hand-announced receiver"; return 1; }
+    end_feed 8
+    reap "$ctl2"
+    echo "    control --receiver \"hand robot\" on B: $(grep -o 'sending to.*' "$LOGS/ctl2" | head -1)"
 }
 
 # (c) Isolation: two sessions on two hosts; each browse sees only its own. A foreign service

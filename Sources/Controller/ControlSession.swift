@@ -66,6 +66,7 @@ public final class ControlSession: SendLoopCompanion {
     public var destination: Destination?
     /// The receiver (DNS-SD instance) of the current peer, when known.
     private var receiver: String?
+    private var incarnation: String?
     /// When the peer last sent anything that decoded (a pong, an ack, an accept).
     private var lastHeard: ContinuousClock.Instant?
 
@@ -180,10 +181,13 @@ public final class ControlSession: SendLoopCompanion {
     /// the connection: the same channel (connection id, sequence numbers) goes on from the new
     /// socket, and a ping goes out at once so the receiver recognises the controller on its new
     /// address before the next state arrives (it keeps its owner, no failsafe). Anything else
-    /// gets a fresh channel and link measurement, and a hello.
+    /// — including the same name restarted (a new `peer` id), which knows no connection — gets
+    /// a fresh channel and link measurement, and a hello.
     private func start(socket: UDPSocket, peer: SocketAddress, now: ContinuousClock.Instant) {
-        let newReceiver = destination?.current.flatMap { $0.address == peer ? $0.receiver : nil }
-        if case .accepted = phase, let receiver, receiver == newReceiver, let old = self.peer {
+        let current = destination?.current.flatMap { $0.address == peer ? $0 : nil }
+        let newReceiver = current?.receiver
+        let newIncarnation = current?.incarnation
+        if case .accepted = phase, let receiver, receiver == newReceiver, incarnation == newIncarnation, let old = self.peer {
             self.socket = socket
             self.peer = peer
             lastHeard = now      // the new address gets its own grace
@@ -194,6 +198,7 @@ public final class ControlSession: SendLoopCompanion {
             return
         }
         receiver = newReceiver
+        incarnation = newIncarnation
         lastHeard = nil
         self.socket = socket
         self.peer = peer

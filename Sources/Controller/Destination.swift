@@ -19,12 +19,18 @@ public final class Destination: Sendable {
         /// Which receiver this is (its DNS-SD instance name) when it was discovered: a new
         /// address of the same receiver keeps the controller's connection (Protocol.md §6.4).
         public let receiver: String?
+        /// Which run of that receiver (its TXT `peer` id, new at every start): a receiver that
+        /// restarted under the same name does not know the controller's connection, so the
+        /// controller says hello again rather than carry the old connection over.
+        public let incarnation: String?
 
-        public init(address: SocketAddress, label: String, period: Duration? = nil, receiver: String? = nil) {
+        public init(address: SocketAddress, label: String, period: Duration? = nil, receiver: String? = nil,
+                    incarnation: String? = nil) {
             self.address = address
             self.label = label
             self.period = period
             self.receiver = receiver
+            self.incarnation = incarnation
         }
 
         /// `robot.local:5000 (192.168.1.7:5000)`, or just the address when that is the label.

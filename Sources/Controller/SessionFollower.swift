@@ -303,7 +303,7 @@ public final class SessionFollower: SendLoopCompanion {
             let timing = receiver.announcement.timing
             let cadence = SendCadence.plan(requestedPeriod: target.requestedPeriod, receiver: timing)
             let peer = Destination.Peer(address: address, label: BrowseListing.quote(receiver.name), period: cadence.period,
-                                        receiver: receiver.instance)
+                                        receiver: receiver.instance, incarnation: receiver.announcement.peer)
             let unchanged = destination.current == peer
             destination.set(peer)
             // The same destination again (back in DNS-SD after a goodbye it outlived): packets

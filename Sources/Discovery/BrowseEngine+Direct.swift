@@ -136,10 +136,12 @@ extension BrowseEngine {
         }
     }
 
+    /// Once the fallback browse runs, a name that did not resolve is left to it: resolving it
+    /// again every few seconds would query the link for as long as the name is missing.
     private func retryDirectLater(_ name: String, _ core: LoopCore) {
         core.cancel(directOp)
         directOp = nil
-        guard directTimer == nil else { return }
+        guard directTimer == nil, !browsing else { return }
         directTimer = core.schedule(after: Self.operationRetry) { [weak self] core in
             guard let self, !self.stopped else { return }
             self.directTimer = nil
