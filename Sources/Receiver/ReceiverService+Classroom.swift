@@ -49,9 +49,9 @@ extension ReceiverService {
     ///
     /// Every datagram of the batch is handled at the instant the drain ended, except for the
     /// failsafe: a state counts from when it *arrived* (the kernel's stamp), so a receiver that
-    /// was not scheduled for longer than the failsafe (a starved machine: 73 simulated hosts on
-    /// two cores) does not take the states waiting in its queue for the controller's silence.
-    /// A state that really arrived after the deadline still trips it.
+    /// was not scheduled for longer than the failsafe (a machine too busy to run it) does not
+    /// take the states waiting in its queue for the controller's silence. A state that really
+    /// arrived after the deadline still trips it.
     func receiveBatch() throws(SystemError) {
         try drain.fill(from: socket)
         let now = ContinuousClock.now

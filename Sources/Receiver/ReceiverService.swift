@@ -141,7 +141,7 @@ public final class ReceiverService {
             // rather than fill the kernel's queue and drop the owner's packets with it. Best effort
             // (capped by net.core.rmem_max).
             try? socket.setReceiveBufferSize(1 << 20)
-            // Arrival stamps for the failsafe (receiveBatch). Without them (never on Linux) a
+            // Arrival stamps for the failsafe (receiveBatch). Should the option be refused, a
             // late wake-up judges by read time, which only errs towards stopping.
             if configuration.arrivalStamps { try? socket.enableArrivalTimestamps() }
             board = try openBoard(inbox)
