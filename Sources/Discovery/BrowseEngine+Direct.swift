@@ -65,10 +65,7 @@ extension BrowseEngine {
     static let srvType: UInt16 = 33
 
     func startDirect(_ direct: DirectResolve, _ core: LoopCore) throws(DiscoveryError) {
-        directOp = try core.resolve(name: direct.instance, type: SessionID.serviceType + ".", domain: "local.",
-                                    interface: 0) { [weak self, unowned core] reply in
-            self?.resolvedDirectly(direct.instance, reply, core)
-        }
+        try startResolve(direct.instance, core)
         if let probe = direct.renameProbe {
             probeOp = try? core.queryRecord(host: ServiceInstanceName.full(probe), type: Self.srvType, interface: 0) { [weak self, unowned core] reply in
                 self?.probed(probe, reply, core)
@@ -122,13 +119,18 @@ extension BrowseEngine {
         }
     }
 
+    /// Resolves the known instance on any interface (the reply says which).
+    private func startResolve(_ name: String, _ core: LoopCore) throws(DiscoveryError) {
+        directOp = try core.resolve(name: name, type: SessionID.serviceType + ".", domain: "local.",
+                                    interface: 0) { [weak self, unowned core] reply in
+            self?.resolvedDirectly(name, reply, core)
+        }
+    }
+
     /// The direct resolve of the known instance (again), after a failure or a refresh.
     func resolveDirectly(_ name: String, _ core: LoopCore) {
         do {
-            directOp = try core.resolve(name: name, type: SessionID.serviceType + ".", domain: "local.",
-                                        interface: 0) { [weak self, unowned core] reply in
-                self?.resolvedDirectly(name, reply, core)
-            }
+            try startResolve(name, core)
         } catch .noResponder {
             responderLost(core)
         } catch {
@@ -163,11 +165,7 @@ extension BrowseEngine {
                 core.cancel(op)
                 return
             }
-            let instance = Instance()
-            instance.reportedFound = true
-            instance.resolveOp = op
-            instances[key] = instance
-            emit(.found(key))
+            adopt(key, core).resolveOp = op
             resolved(key, reply, core)
         case .failed:
             retryDirectLater(name, core)
@@ -183,6 +181,17 @@ extension BrowseEngine {
             self.watchTimers[key] = nil
             self.watch(key, core)
         }
+    }
+
+    /// An instance found without the browse (resolved directly, or back in its watch): reported
+    /// found like one the browse found.
+    @discardableResult
+    private func adopt(_ key: ServiceKey, _ core: LoopCore) -> Instance {
+        let instance = Instance()
+        instance.reportedFound = true
+        instances[key] = instance
+        emit(.found(key))
+        return instance
     }
 
     /// Listens to the instance's SRV record on its interface: gone (a goodbye, or expiry) and back.
@@ -213,10 +222,7 @@ extension BrowseEngine {
                 forget(key, core)
                 emit(.lost(key))
             } else if added, instances[key] == nil {
-                let instance = Instance()
-                instance.reportedFound = true
-                instances[key] = instance
-                emit(.found(key))
+                adopt(key, core)
                 resolve(key, core)
             }
         case .failed:
