@@ -57,7 +57,7 @@ final class BrowseEvents: FollowerEvents {
         self.arrived = arrived
         // `--receiver NAME` (not a peer id, which only TXT tells): resolve that instance at once.
         let known = target.receiver.flatMap { FollowReceiver.mayBePeerID($0) ? nil : InstanceName.forWanted($0, in: target.session) }
-        let probe = known.flatMap { InstanceName.parse($0, in: target.session)?.rename == nil ? $0 + " #2" : nil }
+        let probe = known.flatMap { InstanceName.parse($0, in: target.session)?.rename == nil ? InstanceName.alternative(to: $0) : nil }
         browse = try service.browse(session: target.session, lookups: .once,
                                     interest: FollowReceiver.interest(receiverName: target.receiver, session: target.session),
                                     knownInstance: known, renameProbe: probe) { event in
