@@ -119,10 +119,9 @@ public enum InstanceName {
     public static func parse(_ instance: String, in session: SessionID) -> SessionName? {
         var base = Substring(instance)
         var rename: Int?
-        if let hash = base.lastIndex(of: "#"), hash > base.startIndex, base[base.index(before: hash)] == " ",
-           let n = Int(base[base.index(after: hash)...]), n >= 2, String(n) == base[base.index(after: hash)...] {
-            rename = n
-            base = base[..<base.index(before: hash)]
+        if let split = splitRename(base) {
+            rename = split.n
+            base = split.base
         }
         let mark = " [" + session.shortHash + "]"
         guard base.hasSuffix(mark) else { return nil }
@@ -136,13 +135,19 @@ public enum InstanceName {
     /// ("robot2 #2", as the driver saw it listed); otherwise ``forDisplay(_:in:)``.
     public static func forWanted(_ wanted: String, in session: SessionID) -> String {
         if parse(wanted, in: session) != nil { return wanted }
-        if let hash = wanted.lastIndex(of: "#"), hash > wanted.startIndex,
-           wanted[wanted.index(before: hash)] == " ", let n = Int(wanted[wanted.index(after: hash)...]), n >= 2,
-           String(n) == wanted[wanted.index(after: hash)...] {
-            let base = String(wanted[..<wanted.index(before: hash)])
-            if !base.isEmpty { return forDisplay(base, in: session) + " #\(n)" }
+        if let split = splitRename(Substring(wanted)), !split.base.isEmpty {
+            return forDisplay(String(split.base), in: session) + " #\(split.n)"
         }
         return forDisplay(wanted, in: session)
+    }
+
+    /// `name` without its rename suffix ` #n` (n ≥ 2, written without leading zeros) and n; nil
+    /// when it has none. The one reading of Avahi's rename style here.
+    static func splitRename(_ name: Substring) -> (base: Substring, n: Int)? {
+        guard let hash = name.lastIndex(of: "#"), hash > name.startIndex, name[name.index(before: hash)] == " " else { return nil }
+        let digits = name[name.index(after: hash)...]
+        guard let n = Int(digits), n >= 2, String(n) == digits else { return nil }
+        return (name[..<name.index(before: hash)], n)
     }
 
     /// A display name as an instance name carries it (for comparing with TXT `name=`).
@@ -174,11 +179,9 @@ public enum InstanceName {
     public static func alternative(to name: String) -> String {
         var base = Substring(name)
         var next = 2
-        if let hash = name.lastIndex(of: "#"), hash > name.startIndex,
-           name[name.index(before: hash)] == " ",
-           let n = Int(name[name.index(after: hash)...]), n >= 2, String(n) == name[name.index(after: hash)...] {
-            base = name[..<name.index(before: hash)]
-            next = n + 1
+        if let split = splitRename(base) {
+            base = split.base
+            next = split.n + 1
         }
         let suffix = " #\(next)"
         return String(base).trimmedToFit(suffix) + suffix
