@@ -9,6 +9,8 @@
 # analog-remote in the groups dialout and audio, and reloads systemd and udev when they run;
 # nothing is started or enabled. /etc/analog-remote/receive.toml is a conffile.
 set -euo pipefail
+# set -e ends the script without a word; say which command failed, so CI's log shows it.
+trap 'echo "build-deb.sh: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 
 output=.
@@ -41,14 +43,19 @@ version=$("$binary" --version | awk '{print $NF}')
 arch=$(dpkg --print-architecture)
 
 # Every shared library the binary needs must come from a declared dependency.
+# Trap: no `producer | awk '… exit'` or `| head` here. Under pipefail the producer's SIGPIPE, when
+# the reader quits before it has written everything, fails the assignment and set -e ends the
+# script (CI lost a run to `ldconfig -p | awk … exit`). The cache is read once; readers read all.
+cache=$(ldconfig -p)
+owner() { dpkg -S "$1" 2>/dev/null | awk -F: 'NR == 1 { print $1 }' || true; }
 missing=()
 while read -r lib; do
   [[ -z $lib ]] && continue
-  path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+  path=$(awk -v l="$lib" '$1 == l && !found { print $NF; found = 1 }' <<<"$cache")
   [[ -n $path ]] || { missing+=("$lib (not found)"); continue; }
   # dpkg knows the path it shipped (/lib/… on a merged-/usr system), then the resolved one.
-  pkg=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1) || pkg=""
-  [[ -n $pkg ]] || pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -1 | cut -d: -f1) || pkg=""
+  pkg=$(owner "$path")
+  [[ -n $pkg ]] || pkg=$(owner "$(readlink -f "$path")")
   [[ -n $pkg && ", $depends," == *", $pkg"[,\ ]* ]] || missing+=("$lib from ${pkg:-?}")
 done < <(objdump -p "$binary" | awk '$1 == "NEEDED" { print $2 }')
 if ((${#missing[@]})); then

@@ -227,7 +227,7 @@ done
 bad_names=""
 for i in $(seq 1 "$N"); do
     grep -q "notice: announced as \"${R_NAME[$i]}\" in session \"${R_SESSION[$i]}\"" "$STATE/r$i.log" \
-        || bad_names+=" ${R_SESSION[$i]}/${R_NAME[$i]}→$(grep -o 'announced as "[^"]*"' "$STATE/r$i.log" | head -1)"
+        || bad_names+=" ${R_SESSION[$i]}/${R_NAME[$i]}→$(grep -m1 -o 'announced as "[^"]*"' "$STATE/r$i.log" || true)"
 done
 check names "$([ -z "$bad_names" ] && echo 0 || echo 1)" \
     "${bad_names:-all $N announced under their own names; robot1…robot$((ROBOTS_A < ROBOTS_B ? ROBOTS_A : ROBOTS_B)) exist in both sessions}"
@@ -342,7 +342,8 @@ ip -n "$RUN-r1" addr del "${IP4[r1]}/16" dev eth0
 deadline=$(( $(now_ms) + 15000 ))
 moved=1
 while [ "$(now_ms)" -lt "$deadline" ]; do
-    if tail -n +"$((BEFORE_STOP[1] + 1))" "$STATE/r1.log" | grep -q 'moved to a new address'; then moved=0; break; fi
+    # Not `tail | grep -q`: under pipefail tail's SIGPIPE (grep quits at the match) fails the test.
+    if grep -q 'moved to a new address' < <(tail -n +"$((BEFORE_STOP[1] + 1))" "$STATE/r1.log"); then moved=0; break; fi
     sleep 0.1
 done
 after_move=$(tail -n +"$((BEFORE_STOP[1] + 1))" "$STATE/r1.log")

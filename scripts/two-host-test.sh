@@ -364,7 +364,8 @@ case_clean_restart_robot_drives() {
     wait_count "$LOGS/recv" 'notice: announced as "robot-c"' 2 20 || { cat "$LOGS/recv" >&2; fail "the receiver was not announced again"; return 1; }
     feed 7 "0 a"
     wait_map "$LOGS/recv" "$MAP_LED1" 5 || { cat "$LOGS/recv" >&2; fail "not driven after the restart"; return 1; }
-    tail -n +"$((before + 1))" "$LOGS/recv" | grep -q 'FAILSAFE' && { cat "$LOGS/recv" >&2; fail "the failsafe tripped during the restart"; return 1; }
+    # Not `tail | grep -q`: under pipefail tail's SIGPIPE would read as "no FAILSAFE line".
+    grep -q 'FAILSAFE' < <(tail -n +"$((before + 1))" "$LOGS/recv") && { cat "$LOGS/recv" >&2; fail "the failsafe tripped during the restart"; return 1; }
     grep -q 'is gone: stopped sending' "$LOGS/ctl" && { cat "$LOGS/ctl" >&2; fail "the controller stopped sending"; return 1; }
     end_feed 7
     reap "$ctl"; [ "$REAPED" -eq 0 ] || { cat "$LOGS/ctl" >&2; fail "control exited $REAPED"; return 1; }
@@ -380,7 +381,7 @@ case_advertise_seen_by_avahi() {
     # The instance name is the display name and the session's mark (Protocol.md §6.1):
     # "robot a [81934f49]", which avahi-browse -p escapes byte by byte (space \032, [ \091, ] \093).
     local inst="robot\\\\032a\\\\032\\\\091${sub:2:8}\\\\093"
-    local line; line=$(grep -E "^=;[^;]*;IPv4;$inst;_analogremote\\._udp;local;" "$LOGS/browse" | head -1)
+    local line; line=$(grep -m1 -E "^=;[^;]*;IPv4;$inst;_analogremote\\._udp;local;" "$LOGS/browse" || true)
     [ -n "$line" ] || { cat "$LOGS/browse" >&2; fail "avahi-browse on B did not resolve \"robot a\" under subtype $sub"; return 1; }
     echo "$line" | grep -q ";$ADDR_A;45001;" || fail "wrong address or port: $line" || return 1
     local key
