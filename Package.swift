@@ -22,6 +22,8 @@ let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let tomlKit: Target.Dependency = .product(name: "TOMLKit", package: "TOMLKit")
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+// scrypt, for a teacher key typed as a passphrase (TeacherKey.swift).
+let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
 let propertyBased: Target.Dependency = .product(name: "PropertyBased", package: "swift-property-based")
 // The phone page's server (WebServer only).
 let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
@@ -90,7 +92,7 @@ let package = Package(
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
         // The control plane (Protocol.md §7): messages, reliable channel, signing, peers, admission,
         // rate limit, stop-all guard, the receiver's side as a value type.
-        .target(name: "ControlPlane", dependencies: ["RemoteWire", crypto]),
+        .target(name: "ControlPlane", dependencies: ["RemoteWire", "SystemIO", crypto, cryptoExtras]),
         // `analog-remote game`: the button game's host, rounds, scores.
         .target(name: "Game", dependencies: ["Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", logging]),
         // `analog-remote stop-all`: the teacher's stop.

@@ -95,6 +95,9 @@ if [ "$1" = configure ]; then
       --comment "AnalogRemote receiver" analog-remote
   fi
   usermod -aG dialout,audio analog-remote
+  # The config is readable by the service, not by students (docs/security.md).
+  chown root:analog-remote /etc/analog-remote/receive.toml
+  chmod 0640 /etc/analog-remote/receive.toml
   if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
   if command -v udevadm >/dev/null 2>&1 && [ -e /run/udev/control ]; then
     udevadm control --reload-rules || true

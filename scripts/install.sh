@@ -72,8 +72,10 @@ install -m 0644 packaging/receive.toml packaging/control.toml examples/stock-map
 sed "s|/usr/bin/analog-remote|$prefix/bin/analog-remote|" packaging/analog-remote.service > "$root/lib/systemd/system/analog-remote.service"
 chmod 0644 "$root/lib/systemd/system/analog-remote.service"
 install -m 0644 packaging/70-analog-remote.rules "$udev_dir/70-analog-remote.rules"
+# 0640 root:analog-remote (the group is set below, once the user exists): the service reads it,
+# students do not (docs/security.md). Secrets go into key files of their own, mode 600.
 if [[ ! -e $destdir/etc/analog-remote/receive.toml ]]; then
-  install -m 0644 packaging/receive.toml "$destdir/etc/analog-remote/receive.toml"
+  install -m 0640 packaging/receive.toml "$destdir/etc/analog-remote/receive.toml"
 fi
 
 if [[ -z $destdir && $(id -u) -eq 0 ]]; then
@@ -82,6 +84,8 @@ if [[ -z $destdir && $(id -u) -eq 0 ]]; then
       --comment "AnalogRemote receiver" analog-remote
   fi
   usermod -aG dialout,audio analog-remote
+  chown root:analog-remote /etc/analog-remote/receive.toml
+  chmod 0640 /etc/analog-remote/receive.toml
   if [[ -d /run/systemd/system ]]; then systemctl daemon-reload; fi
   if command -v udevadm >/dev/null && [[ -e /run/udev/control ]]; then
     udevadm control --reload-rules && udevadm trigger --subsystem-match=tty || true

@@ -107,6 +107,8 @@ check "zsh completion installed" grep -q "#compdef analog-remote" "$root/usr/sha
 check "fish completion installed" grep -q "analog-remote" "$root/usr/share/fish/vendor_completions.d/analog-remote.fish"
 check "the service unit and udev rule installed" test -s "$root/usr/lib/systemd/system/analog-remote.service" -a -s "$root/usr/lib/udev/rules.d/70-analog-remote.rules"
 check "the example config is a conffile" bash -c "chroot '$root' dpkg-query -W -f='\${Conffiles}' analog-remote | grep -q /etc/analog-remote/receive.toml"
+check "the installed config is 0640 root:analog-remote (no student reads it)" \
+  bash -c "[[ \$(chroot '$root' stat -c '%a %U:%G' /etc/analog-remote/receive.toml) == '640 root:analog-remote' ]]"
 check "postinst made the system user analog-remote in dialout and audio" \
   bash -c "chroot '$root' id -nG analog-remote | tr ' ' '\n' | grep -qx dialout && chroot '$root' id -nG analog-remote | tr ' ' '\n' | grep -qx audio"
 

@@ -591,7 +591,7 @@ case_discovery_time() {
 # Times: stop-all start → each board at motors 0 (incl. process start and the DNS-SD browse),
 # and the same by --peer (no DNS-SD).
 case_stop_all_two_hosts() {
-    local session=stop-all-test key=teach3r h port ports=() recv=() t0 t1 t2
+    local session=stop-all-test key=teach3r-of-class-3b h port ports=() recv=() t0 t1 t2
     printf '0 0 none\n100 0 forward\n600000 0 forward\n' > "$LOGS/drive.script"
     # After the release the old controllers stop; the new ones rest until the old owner has lapsed
     # (failsafe 1 s), so they take over, and then drive.
@@ -616,7 +616,7 @@ case_stop_all_two_hosts() {
 
     # A wrong key: refused by both, said so, robots still driving.
     local status=0
-    host_run A "$BIN" stop-all --quiet --session "$session" --teacher-key wrong --timeout 3 > "$LOGS/wrong" 2>&1 || status=$?
+    host_run A "$BIN" stop-all --quiet --session "$session" --teacher-key a-wrong-teacher-key --timeout 3 > "$LOGS/wrong" 2>&1 || status=$?
     [ "$status" -eq 1 ] && [ "$(grep -c '^refused by .*wrong teacher key' "$LOGS/wrong")" -eq 2 ] \
         || { cat "$LOGS/wrong" >&2; fail "a wrong key was not refused by both (exit $status)"; return 1; }
     for h in 0 1; do

@@ -46,6 +46,11 @@ enum ConfigFiles {
         default:
             return Resolved(arguments: arguments, typed: typed)
         }
+        // A config that holds a secret itself must be as private as a key file (docs/security.md).
+        if let file = overlay.file, let key = overlay.fileKeys.first(where: { ["teacher-key", "secret"].contains($0) }),
+           let problem = SecretArguments.permissionProblem(file) {
+            throw ConfigFileError(file: file, key: key, problem: "\(problem) (or move the secret to a file of its own: \(key)-file)")
+        }
         return Resolved(arguments: [first] + overlay.arguments, overlay: overlay, typed: typed)
     }
 

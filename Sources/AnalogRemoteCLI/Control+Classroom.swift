@@ -13,9 +13,10 @@ extension Control {
         if let pair, pair.isEmpty || pair.utf8.count > 255 || pair.contains(where: \.isWhitespace) {
             throw ValidationError("--pair \"\(pair)\": give the pairing code shown by the receiver, e.g. --pair 4711.")
         }
-        if let secret {
+        if secret != nil || secretFile != nil {
             if pair != nil { throw ValidationError("--secret and --pair: give one (a receiver runs either --accept secret or --accept paired).") }
-            if case .failure(let error) = RobotSecret.parse(secret) { throw ValidationError("--secret: \(error)") }
+            if secret != nil, secretFile != nil { throw ValidationError("--secret and --secret-file: give one") }
+            if let secret, case .failure(let error) = RobotSecret.parse(secret) { throw ValidationError("--secret: \(error)") }
         }
     }
 }

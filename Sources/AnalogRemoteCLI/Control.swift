@@ -64,6 +64,10 @@ struct Control: ParsableCommand {
     @Option(help: ArgumentHelp("The robot's secret, for a receiver started with --accept secret: the 12 words it shows (quote them; case, hyphens and cutting each word to 4 letters do not matter). Every datagram is then authenticated.", valueName: "words"))
     var secret: String?
 
+    @Option(help: ArgumentHelp("Read the robot's secret (its 12 words) from this file, which only its owner may read (chmod 600): unlike --secret, it is not visible to other users in ps.",
+                               valueName: "file"))
+    var secretFile: String?
+
     @Option(help: ArgumentHelp("Keyboard steering: `centre` = releasing ←/→ returns the tilt to 0 (default); `latch` = the tilt stays until space or 0.",
                                valueName: "centre|latch"))
     var steer: KeyboardModel.Steering = .centre
@@ -104,7 +108,7 @@ struct Control: ParsableCommand {
             }
             options.displayName = name
             options.pairingCode = pair
-            if let secret, case .success(let parsed) = RobotSecret.parse(secret) { options.secret = parsed }
+            options.secret = try SecretArguments.secret(inline: secret, file: secretFile)
             options.plain = plain
             options.steering = steer
             return try ControlCommand.run(options, status: status)

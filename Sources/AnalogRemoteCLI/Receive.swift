@@ -46,13 +46,21 @@ struct Receive: ParsableCommand {
                                valueName: "code"))
     var pairingCode: String?
 
-    @Option(help: ArgumentHelp("With --accept secret: the robot's secret, 12 words (default: a new random one, printed at start as words and a QR code). Give the same words to keep the secret across restarts.",
+    @Option(help: ArgumentHelp("With --accept secret: the robot's secret, 12 words (default: a new random one, printed at start as words and a QR code). Unsafe: every user of this machine can read it with ps; prefer --secret-file.",
                                valueName: "words"))
     var secret: String?
 
-    @Option(help: ArgumentHelp("Obey a teacher's stop-all only when it is signed with this key (`analog-remote stop-all --teacher-key`).",
+    @Option(help: ArgumentHelp("With --accept secret: read the robot's secret (12 words) from this file, which only its owner may read (chmod 600); keeps the secret across restarts.",
+                               valueName: "file"))
+    var secretFile: String?
+
+    @Option(help: ArgumentHelp("Obey a teacher's stop-all only when it is signed with this key. Unsafe: every user of this machine can read it with ps; prefer --teacher-key-file.",
                                valueName: "key"))
     var teacherKey: String?
+
+    @Option(help: ArgumentHelp("Obey a teacher's stop-all only when it is signed with the key in this file (`analog-remote keygen` makes one; only its owner may read it: chmod 600).",
+                               valueName: "file"))
+    var teacherKeyFile: String?
 
     @Option(help: "Stop the motors when the driving controller is silent this long (\(FailsafeTimeout.receiverRange.lowerBound)…\(FailsafeTimeout.receiverRange.upperBound) ms).")
     var failsafeMs: Int = FailsafeTimeout.standard.milliseconds
@@ -105,7 +113,7 @@ struct Receive: ParsableCommand {
         guard ReceiverConfiguration.reclaimRange.contains(reclaimS) else {
             throw ValidationError("--reclaim-s \(reclaimS) is out of range; allowed: 0…60 seconds")
         }
-        do { _ = try classroom() } catch { throw ValidationError("\(error)") }
+        do { _ = try classroom(loadingSecrets: false) } catch { throw ValidationError("\(error)") }
     }
 
     func run() throws {

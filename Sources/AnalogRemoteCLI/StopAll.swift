@@ -27,9 +27,13 @@ struct StopAll: ParsableCommand {
     @Flag(help: "Release the robots instead of stopping them.")
     var release = false
 
-    @Option(help: ArgumentHelp("Sign the command with this key (receivers started with --teacher-key KEY require it).",
+    @Option(help: ArgumentHelp("Sign the command with this key (receivers started with the same teacher key require it). Unsafe: every user of this machine can read it with ps; prefer --teacher-key-file.",
                                valueName: "key"))
     var teacherKey: String?
+
+    @Option(help: ArgumentHelp("Sign the command with the key in this file (`analog-remote keygen` makes one; only its owner may read it: chmod 600).",
+                               valueName: "file"))
+    var teacherKeyFile: String?
 
     @Option(help: ArgumentHelp("Address a receiver directly, without DNS-SD (repeatable); the port defaults to \(ReceiverPort.standard).", valueName: "host[:port]"))
     var peer: [String] = []
@@ -44,12 +48,14 @@ struct StopAll: ParsableCommand {
             throw ValidationError("--peer \(p): expected HOST, IPv4 or [IPv6], optionally with :PORT (1…65535; default \(ReceiverPort.standard)).")
         }
         if let teacherKey, teacherKey.isEmpty { throw ValidationError("--teacher-key is empty") }
+        if teacherKey != nil, teacherKeyFile != nil { throw ValidationError("--teacher-key and --teacher-key-file: give one") }
     }
 
     func run() throws {
         try runReporting {
+            let key = try SecretArguments.teacherKey(inline: teacherKey, file: teacherKeyFile)
             let status = global.bootstrap()
-            return try StopAllCommand.run(.init(session: session, release: release, teacherKey: teacherKey,
+            return try StopAllCommand.run(.init(session: session, release: release, teacherKey: key,
                                                 peers: peer.compactMap { SocketAddress.withDefaultPort($0, port: ReceiverPort.standard) },
                                                 timeout: .milliseconds(Int(timeout * 1000))), status: status)
         }

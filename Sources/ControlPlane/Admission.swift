@@ -35,8 +35,16 @@ public struct Admission<Source: Hashable & Sendable>: Sendable {
     static var pairingRequired: ControlMessage.Deny { ControlMessage.Deny(reason: .pairingRequired,
         text: "this robot needs a pairing code: start the controller with --pair CODE (the code is on the robot's screen)") }
 
-    /// Answers a hello.
+    /// Answers a hello, and admits its source when accepted.
     public mutating func hello(_ h: ControlMessage.Hello, from source: Source) -> Decision {
+        let decision = decide(h)
+        if decision == .accept { admit(source, name: h.displayName) }
+        return decision
+    }
+
+    /// What a hello would get, admitting nobody (a contender at a live owner's address is
+    /// admitted only once it shows it holds the connection it was given).
+    public func decide(_ h: ControlMessage.Hello) -> Decision {
         if !session.isEmpty, !h.session.isEmpty, h.session != session {
             return .deny(.init(reason: .wrongSession, text: "this robot is in session \"\(session)\", not \"\(h.session)\""))
         }
@@ -47,7 +55,6 @@ public struct Admission<Source: Hashable & Sendable>: Sendable {
                 return .deny(.init(reason: .wrongPairingCode, text: "wrong pairing code \"\(h.pairingCode)\": check the code on the robot's screen"))
             }
         }
-        admit(source, name: h.displayName)
         return .accept
     }
 

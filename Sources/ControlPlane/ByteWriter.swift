@@ -21,6 +21,8 @@ package struct ByteWriter {
         bytes.append(contentsOf: utf8)
     }
     package mutating func raw(_ b: some Sequence<UInt8>) { bytes.append(contentsOf: b) }
+    /// A hello nonce or its echo at the end of a payload: 8 bytes, or nothing for 0 (absent).
+    package mutating func nonce(_ v: UInt64) { if v != 0 { u64(v) } }
 }
 
 package struct ByteReader {
@@ -47,7 +49,22 @@ package struct ByteReader {
         guard let s = String(validating: raw, as: UTF8.self) else {
             throw ControlMessageError(.badText, at: at, bytes: Array(bytes))
         }
-        return s
+        // Every string from the wire enters here: made safe to print once (DisplayText), and
+        // still a str8 (escapes lengthen it: cut as the writer cuts, so it re-encodes as it is).
+        let safe = DisplayText.sanitised(s)
+        guard safe.utf8.count > 255 else { return safe }
+        var w = ByteWriter()
+        w.str8(safe)
+        return String(decoding: w.bytes.dropFirst(), as: UTF8.self)
+    }
+    /// A trailing hello nonce (or echo): exactly 8 more bytes, never 0, or none at all (0).
+    /// Anything else is left for ``expectEnd()`` to refuse.
+    package mutating func optionalNonce() throws(ControlMessageError) -> UInt64 {
+        guard remaining == 8 else { return 0 }
+        let at = offset - bytes.startIndex
+        let v = try u64()
+        guard v != 0 else { throw ControlMessageError(.badField, at: at, bytes: Array(bytes)) }
+        return v
     }
     package func expectEnd() throws(ControlMessageError) {
         guard remaining == 0 else { throw ControlMessageError(.trailingBytes, at: offset - bytes.startIndex, bytes: Array(bytes)) }

@@ -86,6 +86,12 @@ public struct ControlHeader: Hashable, Sendable {
         i = datagram.index(after: i)
         return datagram[i] == magic.1
     }
+
+    /// The connection id of a version-2 control datagram we built (bytes 20…27), nil otherwise.
+    public static func connectionID(in datagram: [UInt8]) -> UInt64? {
+        guard datagram.count >= extendedSize, looksLikeControl(datagram), datagram[2] == extendedVersion else { return nil }
+        return datagram[20..<28].reduce(0) { $0 << 8 | UInt64($1) }
+    }
 }
 
 /// Message types. Reliable ones travel through ``ReliableChannel`` (numbered, acknowledged,

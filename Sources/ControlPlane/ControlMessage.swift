@@ -22,8 +22,9 @@ public enum ControlMessage: Hashable, Sendable {
     case stopAll(StopAll)
     /// Receiver → the stop-all sender: what it made of one stop-all datagram.
     case stopAllReply(StopAllReply)
-    /// Receiver → controller under `--accept secret`: the receiver's 16-byte nonce.
-    case challenge(nonce: [UInt8])
+    /// Receiver → controller under `--accept secret`: the receiver's 16-byte nonce, and the
+    /// hello nonce of the hello it answers (0: the hello carried none).
+    case challenge(nonce: [UInt8], echo: UInt64)
     /// Controller → receiver: its own 16-byte nonce and HMAC-SHA256 over both (``SecretHandshake``).
     case proof(nonce: [UInt8], mac: [UInt8])
 
@@ -56,8 +57,20 @@ public enum ControlMessage: Hashable, Sendable {
         public var displayName: String
         public var pairingCode: String
         public var session: String
-        public init(peerID: UInt64, displayName: String, pairingCode: String = "", session: String = "") {
+        /// Fresh random per hello (never 0; 0 = absent, a controller that predates it). Every
+        /// accept, deny and challenge that answers this hello echoes it (Protocol.md §7.4), so a
+        /// controller can tell the answer to *its* hello from one to a hello someone forged
+        /// from its address.
+        public var nonce: UInt64
+        public init(peerID: UInt64, displayName: String, pairingCode: String = "", session: String = "", nonce: UInt64 = 0) {
             self.peerID = peerID; self.displayName = displayName; self.pairingCode = pairingCode; self.session = session
+            self.nonce = nonce
+        }
+
+        /// A fresh hello nonce from the system's CSPRNG, never 0.
+        public static func freshNonce() -> UInt64 {
+            var rng = SystemRandomNumberGenerator()
+            return UInt64.random(in: 1...UInt64.max, using: &rng)
         }
     }
 
@@ -66,9 +79,11 @@ public enum ControlMessage: Hashable, Sendable {
         public var displayName: String
         public var failsafeMilliseconds: UInt16
         public var rateHertz: UInt16
-        public init(peerID: UInt64, displayName: String, failsafeMilliseconds: UInt16, rateHertz: UInt16) {
+        /// The nonce of the hello this accept answers (0: it carried none).
+        public var echo: UInt64
+        public init(peerID: UInt64, displayName: String, failsafeMilliseconds: UInt16, rateHertz: UInt16, echo: UInt64 = 0) {
             self.peerID = peerID; self.displayName = displayName
-            self.failsafeMilliseconds = failsafeMilliseconds; self.rateHertz = rateHertz
+            self.failsafeMilliseconds = failsafeMilliseconds; self.rateHertz = rateHertz; self.echo = echo
         }
     }
 
@@ -79,7 +94,10 @@ public enum ControlMessage: Hashable, Sendable {
         }
         public var reason: Reason
         public var text: String
-        public init(reason: Reason, text: String) { self.reason = reason; self.text = text }
+        /// The nonce of the hello this deny answers (0: it carried none, or the deny answers a
+        /// plain sender's state packets).
+        public var echo: UInt64
+        public init(reason: Reason, text: String, echo: UInt64 = 0) { self.reason = reason; self.text = text; self.echo = echo }
     }
 
     public struct StopAll: Hashable, Sendable {
@@ -145,9 +163,33 @@ public enum ControlMessage: Hashable, Sendable {
         public var displayName: String
         /// Why it was refused; empty otherwise.
         public var text: String
+        /// From a receiver with a teacher key: the first 16 bytes of HMAC-SHA256(MAC key,
+        /// "AR stop-all reply" ‖ every payload byte before it), so a reply cannot be forged to
+        /// tell the teacher a robot stopped (Protocol.md §7.6). Empty: unsigned.
+        public var mac: [UInt8]
 
-        public init(nonce: UInt64, outcome: Outcome, displayName: String, text: String = "") {
-            self.nonce = nonce; self.outcome = outcome; self.displayName = displayName; self.text = text
+        public init(nonce: UInt64, outcome: Outcome, displayName: String, text: String = "", mac: [UInt8] = []) {
+            self.nonce = nonce; self.outcome = outcome; self.displayName = displayName; self.text = text; self.mac = mac
+        }
+
+        static let label = Array("AR stop-all reply".utf8)
+
+        /// The bytes the MAC covers (after its label).
+        public var signedBytes: [UInt8] {
+            var w = ByteWriter()
+            w.u64(nonce); w.u8(outcome.rawValue); w.str8(displayName); w.str8(text)
+            return w.bytes
+        }
+
+        public mutating func sign(key: [UInt8]) { mac = Array(HMACSHA256.authenticate(Self.label + signedBytes, key: key).prefix(16)) }
+
+        /// Constant-time check of ``mac`` against `key`.
+        public func verify(key: [UInt8]) -> Bool {
+            guard mac.count == 16 else { return false }
+            let expected = Array(HMACSHA256.authenticate(Self.label + signedBytes, key: key).prefix(16))
+            var diff: UInt8 = 0
+            for i in 0..<16 { diff |= expected[i] ^ mac[i] }
+            return diff == 0
         }
     }
 
@@ -155,16 +197,16 @@ public enum ControlMessage: Hashable, Sendable {
     public func encodePayload() -> [UInt8] {
         var w = ByteWriter()
         switch self {
-        case .hello(let h): w.u64(h.peerID); w.str8(h.displayName); w.str8(h.pairingCode); w.str8(h.session)
-        case .accept(let a): w.u64(a.peerID); w.str8(a.displayName); w.u16(a.failsafeMilliseconds); w.u16(a.rateHertz)
-        case .deny(let d): w.u8(d.reason.rawValue); w.str8(d.text)
+        case .hello(let h): w.u64(h.peerID); w.str8(h.displayName); w.str8(h.pairingCode); w.str8(h.session); w.nonce(h.nonce)
+        case .accept(let a): w.u64(a.peerID); w.str8(a.displayName); w.u16(a.failsafeMilliseconds); w.u16(a.rateHertz); w.nonce(a.echo)
+        case .deny(let d): w.u8(d.reason.rawValue); w.str8(d.text); w.nonce(d.echo)
         case .bye: break
         case .ping(let id, let t), .pong(let id, let t): w.u32(id); w.u64(t)
         case .data(let channel, let bytes): w.u8(channel); w.raw(bytes)
         case .ack(let bits): w.u64(bits)
         case .stopAll(let s): w.raw(s.signedBytes); w.raw(s.mac.prefix(16)); if s.mac.count < 16 { w.raw(repeatElement(0, count: 16 - s.mac.count)) }
-        case .stopAllReply(let r): w.u64(r.nonce); w.u8(r.outcome.rawValue); w.str8(r.displayName); w.str8(r.text)
-        case .challenge(let nonce): w.raw(nonce)
+        case .stopAllReply(let r): w.raw(r.signedBytes); if r.mac.count == 16 { w.raw(r.mac) }
+        case .challenge(let nonce, let echo): w.raw(nonce); w.nonce(echo)
         case .proof(let nonce, let mac): w.raw(nonce); w.raw(mac)
         case .robotState(let report): return report.encodePayload()
         }
@@ -178,17 +220,18 @@ public enum ControlMessage: Hashable, Sendable {
         let message: ControlMessage
         switch type {
         case .hello:
-            message = .hello(Hello(peerID: try r.u64(), displayName: try r.str8(), pairingCode: try r.str8(), session: try r.str8()))
+            message = .hello(Hello(peerID: try r.u64(), displayName: try r.str8(), pairingCode: try r.str8(), session: try r.str8(),
+                                   nonce: try r.optionalNonce()))
         case .accept:
             message = .accept(Accept(peerID: try r.u64(), displayName: try r.str8(),
-                                     failsafeMilliseconds: try r.u16(), rateHertz: try r.u16()))
+                                     failsafeMilliseconds: try r.u16(), rateHertz: try r.u16(), echo: try r.optionalNonce()))
         case .deny:
             let at = r.offset - payload.startIndex
             let raw = try r.u8()
             guard let reason = Deny.Reason(rawValue: raw) else {
                 throw ControlMessageError(.badField, at: at, bytes: Array(payload))
             }
-            message = .deny(Deny(reason: reason, text: try r.str8()))
+            message = .deny(Deny(reason: reason, text: try r.str8(), echo: try r.optionalNonce()))
         case .bye:
             message = .bye
         case .ping:
@@ -213,9 +256,11 @@ public enum ControlMessage: Hashable, Sendable {
             guard let outcome = StopAllReply.Outcome(rawValue: try r.u8()) else {
                 throw ControlMessageError(.badField, at: at, bytes: Array(payload))
             }
-            message = .stopAllReply(StopAllReply(nonce: nonce, outcome: outcome, displayName: try r.str8(), text: try r.str8()))
+            let name = try r.str8(), text = try r.str8()
+            message = .stopAllReply(StopAllReply(nonce: nonce, outcome: outcome, displayName: name, text: text,
+                                                 mac: r.remaining == 16 ? Array(try r.take(16)) : []))
         case .challenge:
-            message = .challenge(nonce: Array(try r.take(nonceSize)))
+            message = .challenge(nonce: Array(try r.take(nonceSize)), echo: try r.optionalNonce())
         case .proof:
             message = .proof(nonce: Array(try r.take(nonceSize)), mac: Array(try r.take(proofSize)))
         case .sealed:

@@ -7,7 +7,7 @@ public struct ClassroomSettings: Sendable {
     /// Shown at start; required in hello under `--accept paired`.
     public var pairingCode = ""
     /// With a key, a stop-all must carry its MAC (HMAC-SHA256, first 16 bytes).
-    public var teacherKey: String?
+    public var teacherKey: TeacherKey?
     /// The receiver's session ID; empty = in no session (stop-all of any session is taken, a
     /// hello's session is not checked).
     public var session = ""
@@ -24,6 +24,8 @@ public struct ClassroomSettings: Sendable {
     public var burst: Double = 200
     /// Under `--accept secret`: the robot's secret (shown at start as words and a QR code).
     public var secret: RobotSecret?
+    /// Show the secret on stdout at start (false when it was read from a file).
+    public var showSecret = true
     /// How often pairing codes and secrets may be tried, per source and in total.
     public var attempts = AttemptLimiterOptions()
 
@@ -51,6 +53,13 @@ extension String {
 /// Every accepted controller gets a connection id (64 bits from the system CSPRNG) in the header
 /// of the accept; from then on a control datagram from its address without that id is dropped
 /// and counted (``PeerTable/wrongConnection``) — a forged `bye` changes nothing.
+///
+/// A hello from an address that has a live connection is a *contender* (Protocol.md §7.4): it
+/// is answered on a channel of its own (``contenders``), and the connection at that address —
+/// its channel, keys, admission, ownership — is untouched until the contender shows it holds the
+/// connection it was given (a datagram carrying the new connection id; under `secret`, an
+/// envelope that opens under the new keys). Under `secret` nothing plain changes a connection,
+/// and an address moves only with an envelope that opens under the connection's keys.
 public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     public enum Effect: Hashable, Sendable {
         /// A hello was accepted; `name` is its display name.
@@ -72,6 +81,9 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         /// An envelope that did not open (forged, replayed, stale, unknown connection), or a plain
         /// datagram from a source that must seal them; `refused` = so far.
         case envelopeRefused(Source, SealedEnvelope.Failure, refused: Int)
+        /// A hello from the address of a live connection was refused on its own channel; the
+        /// connection there is untouched (and is not told: the deny went to the contender).
+        case contenderDenied(Source, name: String, ControlMessage.Deny)
         /// The controller of a connection now talks from a new address (recognised by its
         /// connection id): it keeps what it had at the old one, ownership included.
         case moved(from: Source, to: Source, name: String?)
@@ -105,6 +117,12 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         var sent: UInt64 = 0
         /// Counter of the last state packet taken: an older one (reordered) never reaches the engine.
         var lastState: UInt64 = 0
+
+        mutating func sealNext(_ datagram: [UInt8], instance: UInt32) -> [UInt8] {
+            sent += 1
+            return SealedEnvelope.seal(datagram, connectionID: connectionID, instance: instance, counter: sent,
+                                       key: keys.receiverToController)
+        }
     }
 
     public let settings: ClassroomSettings
@@ -114,9 +132,20 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     public private(set) var admission: Admission<Source>
     public private(set) var stopGuard: StopAllGuard
     public private(set) var attempts: AttemptLimiter<Source>
-    /// Receiver nonces of challenges not yet answered, with the hello's name.
-    var pending: [Source: (nonce: [UInt8], name: String)] = [:]
+    /// Receiver nonces of challenges not yet answered, with the hello's name and nonce. A source
+    /// with a live connection has none of its own: there it is the contender's.
+    var pending: [Source: (nonce: [UInt8], name: String, echo: UInt64)] = [:]
     var sealing: [Source: Sealing] = [:]
+    /// The source of each sealed connection, by connection id (a sealed move looks it up).
+    var sealedSources: [UInt64: Source] = [:]
+    /// Hellos from addresses with a live connection, each on a channel of its own.
+    public private(set) var contenders: PeerTable<Source>
+    /// A contender's keys under `secret`, once it proved the secret (not yet used by it).
+    var contenderSealing: [Source: Sealing] = [:]
+    /// Contenders accepted (or proved), with their name and hello nonce, until they take over.
+    var contenderAccepted: [Source: (name: String, echo: UInt64)] = [:]
+    /// The hello nonce of each accepted source's hello: every deny to it echoes it.
+    var helloNonces: [Source: UInt64] = [:]
     /// Envelopes (and plain datagrams that should have been sealed) refused.
     public private(set) var envelopesRefused = 0
     /// The connection id of one-shot denies to sources that never sent a control message: not
@@ -133,6 +162,10 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         options.rate = settings.rate
         options.burst = settings.burst
         peerTable = PeerTable(connection: connection, options: options)
+        var contenderOptions = options
+        contenderOptions.capacity = 256
+        contenderOptions.bufferCap = 1 << 20
+        contenders = PeerTable(connection: connection, options: contenderOptions)
         admission = Admission(mode: settings.accept, pairingCode: settings.pairingCode, session: settings.session)
         stopGuard = StopAllGuard(session: settings.session, instance: settings.displayName, teacherKey: settings.teacherKey)
         attempts = AttemptLimiter(options: settings.attempts)
@@ -175,7 +208,8 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     /// source with a channel it goes reliably; to a plain sender once, unacknowledged.
     public mutating func refusedState(from source: Source, now: ContinuousClock.Instant) -> Output {
         var out = Output()
-        guard let deny = admission.denyForStatePacket(from: source, now: now) else { return out }
+        guard var deny = admission.denyForStatePacket(from: source, now: now) else { return out }
+        deny.echo = helloNonces[source] ?? 0
         out.effects.append(.denied(source, name: nil, deny))
         if peerTable.hasChannel(source) {
             peerTable.send(.deny(deny), to: source, now: now)
@@ -197,12 +231,42 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             out.effects.append(.envelopeRefused(source, why, refused: envelopesRefused))
             return (.refused, out)
         }
-        guard var s = sealing[source] else { return refuse(.malformed) }
-        guard let (header, _) = SealedEnvelope.peek(bytes), header.connectionID == s.connectionID else { return refuse(.malformed) }
+        guard let (header, _) = SealedEnvelope.peek(bytes) else { return refuse(.malformed) }
+        let id = header.connectionID
+        // Whose keys: this source's connection; else its contender's (a controller restarted
+        // on the same address, now using the connection it was given: it takes over); else a
+        // connection of another address (the same controller moved: the move happens only once
+        // the envelope opened under that connection's keys, and the keys move with it).
+        var s: Sealing
+        var takeover = false
+        var movedFrom: Source?
+        if let mine = sealing[source], mine.connectionID == id {
+            s = mine
+        } else if let c = contenderSealing[source], c.connectionID == id {
+            s = c
+            takeover = true
+        } else if sealing[source] == nil, let old = sealedSources[id], old != source, let theirs = sealing[old] {
+            s = theirs
+            movedFrom = old
+        } else {
+            return refuse(.malformed)
+        }
         let opened: SealedEnvelope
         switch SealedEnvelope.open(bytes, key: s.keys.controllerToReceiver, window: &s.window) {
         case .failure(let why): return refuse(why)
         case .success(let e): opened = e
+        }
+        if takeover {
+            contenderSealing[source] = s
+            promote(source, now: now, into: &out)
+        } else if let old = movedFrom {
+            let name = admission.displayName(of: old)
+            sealing[old] = nil
+            peerTable.move(from: old, to: source, now: now)
+            admission.move(from: old, to: source)
+            if let n = helloNonces.removeValue(forKey: old) { helloNonces[source] = n }
+            sealedSources[id] = source
+            out.effects.append(.moved(from: old, to: source, name: name))
         }
         defer { sealing[source] = s }
         if opened.inner.count == StatePacket.size {
@@ -222,8 +286,34 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     public mutating func control(_ bytes: [UInt8], from source: Source, now: ContinuousClock.Instant,
                                  unixMillis: UInt64, sealed: Bool = false) -> Output {
         var out = Output()
+        let header = (try? ControlDatagram.decode(bytes))?.header
+        if !sealed, let header, peerTable.connectionID(of: source) != 0 {
+            // A hello from the address of a live connection (forged, or a controller restarted
+            // on the same port) and what follows on its channel go to a channel of their own.
+            if header.type == .hello, header.connection == peerTable.peerInstance(of: source) {
+                return out   // the accepted controller's own hello again: answered long ago
+            }
+            if header.type == .hello || (header.connectionID == 0 && contenders.hasChannel(source)
+                                          && header.connection == contenders.peerInstance(of: source)) {
+                contend(bytes, from: source, now: now, into: &out)
+                seal(&out)
+                return out
+            }
+            // A contender that got its accept now uses the connection id it was given: it takes
+            // over the address (under `secret` only an envelope can do that, see open()).
+            if settings.accept != .secret, header.connectionID != 0, header.connectionID == contenders.connectionID(of: source) {
+                promote(source, now: now, into: &out)
+            }
+        }
+        // Under `secret` every connection is sealed: a plain datagram that names one (from any
+        // address) is forged or misdirected, and changes nothing — no move, no bye, no pong.
+        if settings.accept == .secret, !sealed, let header, header.connectionID != 0 {
+            envelopesRefused += 1
+            out.effects.append(.envelopeRefused(source, .malformed, refused: envelopesRefused))
+            return out
+        }
         // Under `secret`, a controller with a connection speaks only in envelopes; a plain hello
-        // (a restarted controller) and a stop-all (not a controller's) are the exceptions.
+        // (a contender, above) and a stop-all (not a controller's) are the exceptions.
         if sealing[source] != nil, !sealed, bytes.count > 3, bytes[3] != ControlType.hello.rawValue,
            bytes[3] != ControlType.stopAll.rawValue {
             // A plain ack may still be on its way from before the proof was checked (it went out
@@ -236,12 +326,13 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         // The same controller from a new address: a source without a channel whose datagram
         // names the connection of another source's channel (Protocol.md §6.4, "One address").
         // A hello always opens a connection of its own; stop-alls carry none.
-        if !peerTable.hasChannel(source), let header = (try? ControlDatagram.decode(bytes))?.header,
+        if !peerTable.hasChannel(source), let header,
            ![.hello, .stopAll, .stopAllReply].contains(header.type),
            let old = peerTable.source(withConnectionID: header.connectionID, except: source) {
             let name = admission.displayName(of: old)
             peerTable.move(from: old, to: source, now: now)
             admission.move(from: old, to: source)
+            if let n = helloNonces.removeValue(forKey: old) { helloNonces[source] = n }
             out.effects.append(.moved(from: old, to: source, name: name))
         }
         let (incoming, replies) = peerTable.receive(bytes, from: source, now: now)
@@ -270,6 +361,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         case .bye:
             let name = admission.displayName(of: source)
             admission.bye(from: source)
+            helloNonces[source] = nil
             out.effects.append(.left(source, name: name))
         case .stopAll(let command):
             let verdict = stopGuard.consider(command, nowUnixMillis: unixMillis)
@@ -286,43 +378,110 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
                 outcome = .refused
                 text = why
             }
-            let reply = ControlMessage.StopAllReply(nonce: command.nonce, outcome: outcome,
+            var reply = ControlMessage.StopAllReply(nonce: command.nonce, outcome: outcome,
                                                     displayName: settings.displayName, text: text)
+            if let key = settings.teacherKey { reply.sign(key: key.macKey) }
             out.datagrams.append((source, peerTable.unreliable(.stopAllReply(reply), to: source)))
         default:
             break   // accept/deny/pong/data/challenge/stop-all replies are not for a receiver
         }
     }
 
-    mutating func hello(_ h: ControlMessage.Hello, from source: Source, now: ContinuousClock.Instant, into out: inout Output) {
+    /// A contender's datagram (a hello, or what follows it on its channel): only its handshake
+    /// is heard; nothing it says reaches the connection at its address.
+    mutating func contend(_ bytes: [UInt8], from source: Source, now: ContinuousClock.Instant, into out: inout Output) {
+        let (incoming, replies) = contenders.receive(bytes, from: source, now: now)
+        for r in replies { out.datagrams.append((source, r)) }
+        for item in incoming {
+            switch item {
+            case .malformed(let error): out.effects.append(.malformed(source, error))
+            case .message(.hello(let h)): hello(h, from: source, contender: true, now: now, into: &out)
+            case .message(.proof(let nonce, let mac)): proof(nonce: nonce, mac: mac, from: source, contender: true, now: now, into: &out)
+            default: break   // a contender has no say until it holds a connection of its own
+            }
+        }
+    }
+
+    /// The contender at `source` showed it holds the connection it was given: it takes over the
+    /// address — channel, keys, admission — and the old connection there is gone.
+    mutating func promote(_ source: Source, now: ContinuousClock.Instant, into out: inout Output) {
+        guard let (name, echo) = contenderAccepted.removeValue(forKey: source),
+              let channel = contenders.takeChannel(of: source) else { return }
+        contenders.forget(source)
+        pending[source] = nil
+        peerTable.install(channel, for: source, now: now)
+        if let old = sealing[source] { sealedSources[old.connectionID] = nil }
+        if let new = contenderSealing.removeValue(forKey: source) {
+            sealing[source] = new
+            sealedSources[new.connectionID] = source
+        }
+        admission.admit(source, name: name)
+        remember(echo, for: source)
+        out.effects.append(.accepted(source, name: name))
+    }
+
+    mutating func remember(_ echo: UInt64, for source: Source) {
+        if helloNonces[source] == nil, helloNonces.count >= Self.capacity { helloNonces.removeValue(forKey: helloNonces.keys.first!) }
+        helloNonces[source] = echo
+    }
+
+    /// Queues a reliable message on `source`'s channel, or its contender's.
+    mutating func send(_ message: ControlMessage, to source: Source, contender: Bool, now: ContinuousClock.Instant) {
+        if contender { contenders.send(message, to: source, now: now) } else { peerTable.send(message, to: source, now: now) }
+    }
+
+    mutating func hello(_ h: ControlMessage.Hello, from source: Source, contender: Bool = false, now: ContinuousClock.Instant,
+                        into out: inout Output) {
         // A guess at the pairing code costs an attempt; a hello without one guesses nothing.
         if settings.accept == .paired, !h.pairingCode.isEmpty, !attempts.allow(source, now: now) {
-            throttle(source, name: h.displayName, now: now, into: &out)
+            throttle(source, name: h.displayName, echo: h.nonce, contender: contender, now: now, into: &out)
             return
         }
-        switch admission.hello(h, from: source) {
+        switch admission.decide(h) {
         case .accept:
-            accept(source, name: h.displayName, now: now, into: &out)
+            if contender {
+                remember(contender: source, name: h.displayName, echo: h.nonce)
+            } else {
+                admission.admit(source, name: h.displayName)
+                remember(h.nonce, for: source)
+            }
+            accept(source, name: h.displayName, echo: h.nonce, contender: contender, now: now, into: &out)
         case .challenge:
             if pending[source] == nil, pending.count >= Self.capacity { pending.removeValue(forKey: pending.keys.first!) }
             let nonce = SecretHandshake.nonce()
-            pending[source] = (nonce, h.displayName)
-            peerTable.send(.challenge(nonce: nonce), to: source, now: now)
-        case .deny(let deny):
+            pending[source] = (nonce, h.displayName, h.nonce)
+            send(.challenge(nonce: nonce, echo: h.nonce), to: source, contender: contender, now: now)
+        case .deny(var deny):
+            deny.echo = h.nonce
             if deny.reason == .wrongPairingCode {
                 attempts.failedAttempt()
                 out.effects.append(.attemptFailed(source, what: "pairing code", failed: attempts.failed))
             }
-            peerTable.send(.deny(deny), to: source, now: now)
-            out.effects.append(.denied(source, name: h.displayName, deny))
+            denied(source, name: h.displayName, deny, contender: contender, now: now, into: &out)
         }
     }
 
-    mutating func proof(nonce: [UInt8], mac: [UInt8], from source: Source, now: ContinuousClock.Instant, into out: inout Output) {
+    mutating func remember(contender source: Source, name: String, echo: UInt64) {
+        if contenderAccepted[source] == nil, contenderAccepted.count >= contenders.options.capacity {
+            let victim = contenderAccepted.keys.first!
+            contenderAccepted[victim] = nil
+            contenderSealing[victim] = nil
+        }
+        contenderAccepted[source] = (name, echo)
+    }
+
+    mutating func denied(_ source: Source, name: String, _ deny: ControlMessage.Deny, contender: Bool, now: ContinuousClock.Instant,
+                         into out: inout Output) {
+        send(.deny(deny), to: source, contender: contender, now: now)
+        out.effects.append(contender ? .contenderDenied(source, name: name, deny) : .denied(source, name: name, deny))
+    }
+
+    mutating func proof(nonce: [UInt8], mac: [UInt8], from source: Source, contender: Bool = false, now: ContinuousClock.Instant,
+                        into out: inout Output) {
         guard settings.accept == .secret, let secret = settings.secret, let challenge = pending[source] else { return }
         guard attempts.allow(source, now: now) else {
             pending[source] = nil
-            throttle(source, name: challenge.name, now: now, into: &out)
+            throttle(source, name: challenge.name, echo: challenge.echo, contender: contender, now: now, into: &out)
             return
         }
         pending[source] = nil
@@ -330,33 +489,50 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             attempts.failedAttempt()
             out.effects.append(.attemptFailed(source, what: "secret", failed: attempts.failed))
             let deny = ControlMessage.Deny(reason: .wrongPairingCode,
-                                           text: "wrong secret: check the 12 words against the robot's screen")
-            peerTable.send(.deny(deny), to: source, now: now)
-            out.effects.append(.denied(source, name: challenge.name, deny))
+                                           text: "wrong secret: check the 12 words against the robot's screen", echo: challenge.echo)
+            denied(source, name: challenge.name, deny, contender: contender, now: now, into: &out)
             return
         }
         let id = Self.newConnectionID()
-        if sealing[source] == nil, sealing.count >= Self.capacity { sealing.removeValue(forKey: sealing.keys.first!) }
-        sealing[source] = Sealing(connectionID: id, keys: SecretHandshake.keys(secret: secret, receiverNonce: challenge.nonce,
-                                                                                controllerNonce: nonce, connectionID: id))
-        admission.admit(source, name: challenge.name)
-        accept(source, name: challenge.name, connectionID: id, now: now, into: &out)
+        let keys = SecretHandshake.keys(secret: secret, receiverNonce: challenge.nonce, controllerNonce: nonce, connectionID: id)
+        if contender {
+            // Kept aside until the contender's first envelope opens under them (open()).
+            remember(contender: source, name: challenge.name, echo: challenge.echo)
+            contenderSealing[source] = Sealing(connectionID: id, keys: keys)
+        } else {
+            if sealing[source] == nil, sealing.count >= Self.capacity, let victim = sealing.keys.first {
+                sealedSources[sealing.removeValue(forKey: victim)!.connectionID] = nil
+            }
+            if let old = sealing[source] { sealedSources[old.connectionID] = nil }
+            sealing[source] = Sealing(connectionID: id, keys: keys)
+            sealedSources[id] = source
+            admission.admit(source, name: challenge.name)
+            remember(challenge.echo, for: source)
+        }
+        accept(source, name: challenge.name, connectionID: id, echo: challenge.echo, contender: contender, now: now, into: &out)
     }
 
-    mutating func accept(_ source: Source, name: String, connectionID: UInt64? = nil, now: ContinuousClock.Instant,
-                         into out: inout Output) {
-        peerTable.assign(connectionID: connectionID ?? Self.newConnectionID(), to: source, now: now)
-        peerTable.send(.accept(.init(peerID: settings.peerID, displayName: settings.displayName,
-                                 failsafeMilliseconds: UInt16(clamping: settings.failsafe.milliseconds),
-                                 rateHertz: 50)), to: source, now: now)
-        out.effects.append(.accepted(source, name: name))
+    mutating func accept(_ source: Source, name: String, connectionID: UInt64? = nil, echo: UInt64, contender: Bool,
+                         now: ContinuousClock.Instant, into out: inout Output) {
+        let id = connectionID ?? Self.newConnectionID()
+        let accept = ControlMessage.accept(.init(peerID: settings.peerID, displayName: settings.displayName,
+                                                 failsafeMilliseconds: UInt16(clamping: settings.failsafe.milliseconds),
+                                                 rateHertz: 50, echo: echo))
+        if contender {
+            contenders.assign(connectionID: id, to: source, now: now)
+            contenders.send(accept, to: source, now: now)
+        } else {
+            peerTable.assign(connectionID: id, to: source, now: now)
+            peerTable.send(accept, to: source, now: now)
+            out.effects.append(.accepted(source, name: name))
+        }
     }
 
-    mutating func throttle(_ source: Source, name: String, now: ContinuousClock.Instant, into out: inout Output) {
-        let deny = ControlMessage.Deny(reason: .rateLimited, text: "too many attempts: wait a minute, then try again")
-        peerTable.send(.deny(deny), to: source, now: now)
+    mutating func throttle(_ source: Source, name: String, echo: UInt64, contender: Bool, now: ContinuousClock.Instant,
+                           into out: inout Output) {
+        let deny = ControlMessage.Deny(reason: .rateLimited, text: "too many attempts: wait a minute, then try again", echo: echo)
         out.effects.append(.attemptThrottled(source, throttled: attempts.throttled))
-        out.effects.append(.denied(source, name: name, deny))
+        denied(source, name: name, deny, contender: contender, now: now, into: &out)
     }
 
     /// A connection id: 64 bits from the system's CSPRNG (getrandom(2)), never 0.
@@ -365,28 +541,35 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         return UInt64.random(in: 1...UInt64.max, using: &rng)
     }
 
-    /// Seals every datagram to a source with an authenticated connection.
+    /// Seals every datagram of an authenticated connection under that connection's keys — the
+    /// datagram names it in its version-2 header. Anything else goes out plain: a contender's
+    /// challenge or deny is never sealed under the keys of the connection at its address.
     mutating func seal(_ out: inout Output) {
-        guard !sealing.isEmpty else { return }
+        guard !sealing.isEmpty || !contenderSealing.isEmpty else { return }
         for i in out.datagrams.indices {
             let (to, datagram) = out.datagrams[i]
-            guard var s = sealing[to], datagram.count <= SealedEnvelope.maxInner else { continue }
-            s.sent += 1
-            out.datagrams[i].1 = SealedEnvelope.seal(datagram, connectionID: s.connectionID, instance: peerTable.connection,
-                                                     counter: s.sent, key: s.keys.receiverToController)
-            sealing[to] = s
+            guard datagram.count <= SealedEnvelope.maxInner, let id = ControlHeader.connectionID(in: datagram) else { continue }
+            if var s = sealing[to], s.connectionID == id {
+                out.datagrams[i].1 = s.sealNext(datagram, instance: peerTable.connection)
+                sealing[to] = s
+            } else if var s = contenderSealing[to], s.connectionID == id {
+                out.datagrams[i].1 = s.sealNext(datagram, instance: peerTable.connection)
+                contenderSealing[to] = s
+            }
         }
     }
 
     /// Retransmissions and owed acks.
     public mutating func poll(now: ContinuousClock.Instant) -> Output {
         var out = Output()
-        out.datagrams = peerTable.poll(now: now).datagrams
+        out.datagrams = peerTable.poll(now: now).datagrams + contenders.poll(now: now).datagrams
         seal(&out)
         return out
     }
 
-    public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? { peerTable.deadline(now: now) }
+    public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        [peerTable.deadline(now: now), contenders.deadline(now: now)].compactMap { $0 }.min()
+    }
 
     /// For the status line: the pairing code under `--accept paired`, failed attempts and the
     /// rate-limit count.

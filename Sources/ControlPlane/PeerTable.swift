@@ -25,6 +25,13 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         /// protected one's (the owner) — are dropped until a quarter is free again: a thousand
         /// sources sending 256 out-of-order fragments each cannot grow the receiver (issue 19).
         public var bufferCap = 8 << 20
+        /// Reliable datagrams queued to one peer (in flight or waiting for window space), and to
+        /// all peers together (each at most 1 KiB: 8 MiB). A peer that never acknowledges —
+        /// a spoofed source sending hellos — cannot grow the send queues past these; the
+        /// protected peer (the owner) is exempt. Messages beyond are dropped and counted
+        /// (``sendsDropped``).
+        public var maxBacklog = 64
+        public var totalBacklog = 8192
         public init() {}
     }
 
@@ -71,6 +78,8 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     public private(set) var evicted = 0
     /// Control datagrams from a source with a connection that did not carry its connection id.
     public private(set) var wrongConnection = 0
+    /// Reliable messages not queued because a send queue was full (``Options/maxBacklog``).
+    public private(set) var sendsDropped = 0
     /// Peers whose reordering buffers were dropped to stay under ``Options/bufferCap``.
     public private(set) var buffersDropped = 0
     /// Bytes held by every channel for reordering (≤ ``Options/bufferCap`` after each call).
@@ -103,6 +112,30 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         peers[source]!.channel!.connectionID = connectionID
     }
     public func hasChannel(_ source: Source) -> Bool { peers[source]?.channel != nil }
+    /// The sender instance `source`'s channel last heard from it (nil: no channel, or nothing heard).
+    public func peerInstance(of source: Source) -> UInt32? { peers[source]?.channel?.peerConnection }
+
+    /// Takes `source`'s channel out of this table (the source stays, with its bucket).
+    public mutating func takeChannel(of source: Source) -> ReliableChannel? {
+        guard let channel = peers[source]?.channel else { return nil }
+        bufferedBytes -= channel.bufferedBytes
+        peers[source]!.channel = nil
+        busy.remove(source)
+        return channel
+    }
+
+    /// Gives `source` `channel` (taken from another table), replacing any channel it had.
+    public mutating func install(_ channel: ReliableChannel, for source: Source, now: ContinuousClock.Instant) {
+        if peers[source] == nil {
+            makeRoom()
+            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+        }
+        bufferedBytes += channel.bufferedBytes - (peers[source]!.channel?.bufferedBytes ?? 0)
+        peers[source]!.channel = channel
+        peers[source]!.lastSeen = now
+        busy.insert(source)
+        if bufferedBytes > options.bufferCap { shed() }
+    }
     /// Smoothed round-trip time to `source`, once measured by its channel.
     public func roundTrip(to source: Source) -> Duration? { peers[source]?.channel?.roundTrip }
     /// Reliable datagrams to `source` not yet acknowledged or not yet sent.
@@ -202,6 +235,10 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         }
         if peers[source]!.channel == nil {
             peers[source]!.channel = ReliableChannel(connection: connection, options: options.channel)
+        }
+        if source != protected, peers[source]!.channel!.backlog >= options.maxBacklog || backlog >= options.totalBacklog {
+            sendsDropped += 1
+            return
         }
         do {
             try peers[source]!.channel!.send(message)

@@ -10,7 +10,7 @@ public struct RobotReport: Hashable, Sendable {
         case driving
         /// This controller owns the robot, but states are held until a resting one (§3.3).
         case failsafe(Cause)
-        /// Another controller drives; `by` is its display name or address.
+        /// Another controller drives; `by` is its display name (never its address).
         case owned(by: String)
         /// This controller may not drive: the deny reason and its text.
         case refused(ControlMessage.Deny.Reason, String)

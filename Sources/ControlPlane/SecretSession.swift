@@ -21,13 +21,14 @@ public struct SecretSession: Sendable {
     /// True once an envelope from the receiver opened: the receiver knows the secret too.
     public var established: Bool { keys != nil }
 
-    /// The proof for a challenge (a new nonce of ours each time).
-    public mutating func answer(challenge nonce: [UInt8]) -> ControlMessage {
+    /// The proof for a challenge (a new nonce of ours each time); nil once the connection is
+    /// established. Keys change only when a handshake completes (``open(_:)``): a challenge can
+    /// then only be forged or stale, and answering it must not cost the connection its keys.
+    public mutating func answer(challenge nonce: [UInt8]) -> ControlMessage? {
+        guard keys == nil else { return nil }
         let mine = SecretHandshake.nonce()
         receiverNonce = nonce
         controllerNonce = mine
-        keys = nil
-        connectionID = 0
         return .proof(nonce: mine, mac: SecretHandshake.proof(secret: secret, receiverNonce: nonce, controllerNonce: mine))
     }
 

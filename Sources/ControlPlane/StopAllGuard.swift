@@ -20,10 +20,10 @@ public struct StopAllGuard: Sendable {
     var lastTaken: (millis: UInt64, nonce: UInt64, action: ControlMessage.StopAll.Action)?
     public private(set) var holding = false
 
-    public init(session: String, instance: String = "", teacherKey: String?) {
+    public init(session: String, instance: String = "", teacherKey: TeacherKey?) {
         self.session = session
         self.instance = instance
-        self.teacherKey = teacherKey.map { Array($0.utf8) }
+        self.teacherKey = teacherKey?.macKey
     }
 
     public enum Verdict: Hashable, Sendable {

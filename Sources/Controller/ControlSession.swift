@@ -69,6 +69,9 @@ public final class ControlSession: SendLoopCompanion {
     private var incarnation: String?
     /// When the peer last sent anything that decoded (a pong, an ack, an accept).
     private var lastHeard: ContinuousClock.Instant?
+    /// The nonce of the current hello: an accept, deny or challenge that does not echo it answers
+    /// someone else's hello (one forged from our address) and is dropped unread (Protocol.md §7.4).
+    private var helloNonce: UInt64 = 0
 
     public init(_ options: Options, logger: Logger) {
         self.options = options
@@ -131,6 +134,9 @@ public final class ControlSession: SendLoopCompanion {
             guard let datagram = try? ControlDatagram.decode(bytes) else { continue }
             // After the accept, a datagram without our connection id is not from our receiver.
             if channel.connectionID != 0, datagram.header.connectionID != channel.connectionID { continue }
+            // An answer to a hello that is not ours never reaches the channel (where it would
+            // take a sequence number that our receiver's answer needs).
+            guard Self.answers(datagram, hello: helloNonce) else { continue }
             lastHeard = now
             heard(datagram, now: now)
             if datagram.header.type == .pong,
@@ -210,18 +216,20 @@ public final class ControlSession: SendLoopCompanion {
         feedback.restart(target: "\(peer)", now: .now)
         toldSilence = false
         phase = .waiting
+        helloNonce = ControlMessage.Hello.freshNonce()
         try? channel.send(.hello(.init(peerID: peerID, displayName: options.displayName,
-                                       pairingCode: options.pairingCode ?? "", session: options.session)))
+                                       pairingCode: options.pairingCode ?? "", session: options.session, nonce: helloNonce)))
     }
 
     private func handle(_ message: ControlMessage, now: ContinuousClock.Instant) -> [CompanionAction] {
         switch message {
-        case .challenge(let nonce):
-            guard sealed != nil, let proof = sealed?.answer(challenge: nonce) else {
+        case .challenge(let nonce, _):
+            guard sealed != nil else {
                 phase = .refused
                 return [.end(.refused("\(peer.map { "\($0)" } ?? "the receiver") needs the robot's secret: start the controller with --secret \"WORDS\" (the 12 words on the robot's screen)"))]
             }
-            try? channel.send(proof)
+            // Once established a challenge is never our receiver's: ignored, keys kept.
+            if let proof = sealed?.answer(challenge: nonce) { try? channel.send(proof) }
             return []
         case .accept(let a):
             let first = phase != .accepted(name: a.displayName)
@@ -246,6 +254,23 @@ public final class ControlSession: SendLoopCompanion {
         default:
             return []
         }
+    }
+
+    /// False for an accept, deny or challenge that does not echo `hello` (our hello's nonce).
+    static func answers(_ datagram: ControlDatagram, hello: UInt64) -> Bool {
+        let echo: UInt64
+        switch datagram.header.type {
+        case .accept, .deny, .challenge:
+            switch try? ControlMessage.decode(type: datagram.header.type, payload: datagram.payload) {
+            case .accept(let a)?: echo = a.echo
+            case .deny(let d)?: echo = d.echo
+            case .challenge(_, let e)?: echo = e
+            default: return false
+            }
+        default:
+            return true
+        }
+        return echo == hello
     }
 
     /// Says bye (so the receiver frees the robot at once) and waits up to 300 ms for its ack.

@@ -23,7 +23,8 @@ extension Harness {
     }
 
     /// A header that parses re-encodes to the same bytes; a whole message that decodes survives
-    /// encode → decode unchanged.
+    /// encode → decode unchanged; no decoded string holds a character a terminal or a log would
+    /// obey (ESC, newline, a bidi override: DisplayText) or is longer than a str8.
     static func controlDatagram(_ bytes: [UInt8]) {
         guard let datagram = try? ControlDatagram.decode(bytes) else { return }
         precondition(datagram.encode() == bytes)
@@ -31,6 +32,18 @@ extension Harness {
               let message = try? ControlMessage.decode(type: datagram.header.type, payload: datagram.payload) else { return }
         let again = try? ControlMessage.decode(type: message.type, payload: message.encodePayload()[...])
         precondition(again == message)
+        let texts: [String] = switch message {
+        case .hello(let h): [h.displayName, h.pairingCode, h.session]
+        case .accept(let a): [a.displayName]
+        case .deny(let d): [d.text]
+        case .stopAll(let s): [s.session, s.target]
+        case .stopAllReply(let r): [r.displayName, r.text]
+        case .robotState(let r): [r.board, r.headline]
+        default: []
+        }
+        for text in texts {
+            precondition(!text.unicodeScalars.contains(where: DisplayText.needsEscape) && text.utf8.count <= 255)
+        }
     }
 
     /// Datagrams into the authenticated mode's envelope opener (Protocol.md §8.3), under the

@@ -129,7 +129,7 @@ public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: S
 
     mutating func hello(_ h: ControlMessage.Hello, from source: Source, now: ContinuousClock.Instant, into out: inout Output) {
         if !settings.session.isEmpty, !h.session.isEmpty, !h.session.utf8.elementsEqual(settings.session.utf8) {
-            peers.send(.deny(.init(reason: .wrongSession, text: "this game is in session \"\(settings.session)\", not \"\(h.session)\"")),
+            peers.send(.deny(.init(reason: .wrongSession, text: "this game is in session \"\(settings.session)\", not \"\(h.session)\"", echo: h.nonce)),
                        to: source, now: now)
             return
         }
@@ -139,7 +139,7 @@ public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: S
                 out.events.append(.renamed(from: old, to: new))
             }
         } else if player(for: source, name: h.displayName, now: now, into: &out) == nil {
-            peers.send(.deny(.init(reason: .other, text: "the game is full (\(GameRound.maxPlayers) players)")), to: source, now: now)
+            peers.send(.deny(.init(reason: .other, text: "the game is full (\(GameRound.maxPlayers) players)", echo: h.nonce)), to: source, now: now)
             return
         }
         // A connection id of its own (Protocol.md §7.1, version 2): the player's later datagrams
@@ -150,7 +150,7 @@ public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: S
         }
         peers.send(.accept(.init(peerID: settings.peerID, displayName: settings.name,
                                  failsafeMilliseconds: UInt16(clamping: settings.failsafe.milliseconds),
-                                 rateHertz: UInt16(clamping: settings.rateHertz))),
+                                 rateHertz: UInt16(clamping: settings.rateHertz), echo: h.nonce)),
                    to: source, now: now)
         talking.insert(source)
         lastSent[source] = nil

@@ -100,8 +100,13 @@ public struct GameRound: Sendable {
         return text
     }
 
+    /// A cell a spreadsheet reads as text: one that starts with `=`, `+`, `-`, `@`, a tab or a
+    /// carriage return would be a formula (CSV injection), so it gets a leading `'` (OWASP's
+    /// advice); then RFC 4180 quoting.
     static func csvField(_ s: String) -> String {
-        s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+        var s = s
+        if let first = s.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { s = "'" + s }
+        return s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
             ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
     }
 

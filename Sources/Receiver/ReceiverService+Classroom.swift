@@ -35,8 +35,12 @@ extension ReceiverService {
             logger.notice("pairing code \(settings.pairingCode): controllers start with --pair \(settings.pairingCode)")
         }
         if settings.accept == .secret, let secret = settings.secret {
-            StandardOutput.write(SecretDisplay.text(secret))
-            logger.notice("authenticated mode: controllers start with --secret \"\(secret.words)\"")
+            // The words go to the robot's screen only, never into a log line (docs/security.md);
+            // a secret read from a file is the teacher's to hand out, and is not shown at all.
+            if settings.showSecret { StandardOutput.write(SecretDisplay.text(secret)) }
+            logger.notice(settings.showSecret
+                          ? "authenticated mode: controllers need the robot's secret, the 12 words shown on this screen"
+                          : "authenticated mode: controllers need the robot's secret (read from its file, not shown)")
         }
         if settings.teacherKey != nil {
             logger.info("stop-all needs the teacher key")
@@ -138,11 +142,14 @@ extension ReceiverService {
             switch effect {
             case .accepted(let source, let name):
                 reporter.accepted(source)
-                logger.notice("controller said hello: accepted", metadata: ["controller": "\(name)", "address": "\(source)"])
+                if helloNotices.allow(source, at: now) {
+                    limited(["controller": "\(name)", "address": "\(source)"]) { logger.notice("controller said hello: accepted", metadata: $0) }
+                }
             case .denied(_, nil, _):
                 break   // a plain sender's states: logged once per source by the engine (notAdmitted)
             case .denied(let source, let name?, let deny):
                 sendReport(reporter.denied(deny), to: source)
+                guard helloNotices.allow(source, at: now) else { continue }
                 limited(["controller": "\(name)", "address": "\(source)", "reason": "\(deny.reason.rawValue)"]) {
                     logger.notice("controller denied: \(deny.text)", metadata: $0)
                 }
@@ -170,6 +177,12 @@ extension ReceiverService {
             case .envelopeRefused(let source, let why, let refused):
                 limited(["address": "\(source)", "why": "\(why.rawValue)", "refused": "\(refused)"]) {
                     logger.warning("authenticated datagram refused", metadata: $0)
+                }
+            case .contenderDenied(let source, let name, let deny):
+                guard helloNotices.allow(source, at: now) else { continue }
+                limited(["controller": "\(name)", "address": "\(source)", "reason": "\(deny.reason.rawValue)"]) {
+                    logger.notice("hello from the address of a live connection refused (that connection is untouched): \(deny.text)",
+                                  metadata: $0)
                 }
             case .moved(let old, let new, let name):
                 let owner = engine.ownership.owner == old

@@ -89,6 +89,8 @@ public final class ReceiverService {
     /// What each controller that said hello is told about the robot (ReceiverService+RobotState.swift).
     var reporter: RobotStateReporter<SocketAddress>
     private var notices = NoticeLimiter()
+    /// Accepted/denied notices: one per source per 10 s, then the global bucket.
+    var helloNotices = PerSourceNotices<SocketAddress>()
     /// The budget shared by every source but the owner (nil under `--accept any`, where every
     /// source may become the owner).
     var strangers: TokenBucket?

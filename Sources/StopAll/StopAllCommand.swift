@@ -13,13 +13,13 @@ import SystemIO
 public struct StopAllOptions: Sendable {
     public var session: String
     public var release: Bool
-    public var teacherKey: String?
+    public var teacherKey: TeacherKey?
     /// `HOST:PORT` each; when given, no mDNS is used.
     public var peers: [String]
     /// How long to browse the session for receivers (without --peer).
     public var timeout: Duration
 
-    public init(session: String, release: Bool, teacherKey: String?, peers: [String], timeout: Duration) {
+    public init(session: String, release: Bool, teacherKey: TeacherKey?, peers: [String], timeout: Duration) {
         self.session = session
         self.release = release
         self.teacherKey = teacherKey
@@ -58,6 +58,9 @@ public enum StopAllCommand {
         var datagram: [UInt8]
         var querying = true
         var reply: ControlMessage.StopAllReply?
+        /// With a teacher key: a reply that claims success but is not signed with that key
+        /// (another key, or forged): shown at the end if no signed one came, never counted.
+        var unverified: ControlMessage.StopAllReply?
         init(label: String?, identity: String? = nil, address: SocketAddress, now: ContinuousClock.Instant, nonce: UInt64, query: [UInt8]) {
             self.label = label
             self.identity = identity
@@ -85,7 +88,7 @@ public enum StopAllCommand {
         func command(for t: Target, name: String, now: ContinuousClock.Instant) {
             var c = ControlMessage.StopAll(action: options.release ? .release : .stop, unixMillis: WallClock.unixMillis(),
                                            nonce: UInt64.random(in: 0...UInt64.max, using: &rng), session: options.session, target: name)
-            if let key = options.teacherKey { c.sign(key: Array(key.utf8)) }
+            if let key = options.teacherKey { c.sign(key: key.macKey) }
             t.querying = false
             t.nonce = c.nonce
             t.datagram = datagram(c)
@@ -160,6 +163,12 @@ public enum StopAllCommand {
                               let d = try? ControlDatagram.decode(Array(buffer[..<length])), d.header.type == .stopAllReply,
                               case .stopAllReply(let reply)? = try? ControlMessage.decode(type: .stopAllReply, payload: d.payload),
                               reply.nonce == target.nonce, target.reply == nil else { continue }
+                        // A query's reply only names the receiver (the command is signed anyway); the
+                        // command's reply says it was taken, and must be signed with our key.
+                        if let key = options.teacherKey, !target.querying, reply.outcome != .refused, !reply.verify(key: key.macKey) {
+                            target.unverified = reply
+                            continue
+                        }
                         if target.querying {
                             if reply.outcome == .refused {
                                 target.reply = reply   // e.g. another session: said at once
@@ -194,6 +203,10 @@ public enum StopAllCommand {
             }
             status.clear()
             for t in targets where t.reply == nil {
+                if let r = t.unverified {
+                    StandardOutput.write("\(describe(t, r)): reply not signed with this teacher key (another key, or forged): not counted\n")
+                    continue
+                }
                 StandardOutput.write("no answer from \(name(t, nil)) (sent \(t.sent) time\(t.sent == 1 ? "" : "s"); is it running?)" + "\n")
             }
             let took = targets.filter { $0.reply.map { $0.outcome != .refused } ?? false }.count

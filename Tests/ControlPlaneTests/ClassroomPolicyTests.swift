@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func refusesOtherSessionsStaleTimesReplaysAndBadKeys() {
-        var g = StopAllGuard(session: "s", teacherKey: "key")
+        var g = StopAllGuard(session: "s", teacherKey: TeacherKey(macKey: Array("key".utf8)))
         if case .refused = g.consider(command(.stop, at: now, session: "other", key: "key"), nowUnixMillis: now) {} else { Issue.record("other session taken") }
         if case .refused = g.consider(command(.stop, at: now, key: "wrong"), nowUnixMillis: now) {} else { Issue.record("bad key taken") }
         if case .refused = g.consider(command(.stop, at: now, key: nil), nowUnixMillis: now) {} else { Issue.record("unsigned taken") }

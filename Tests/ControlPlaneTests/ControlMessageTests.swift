@@ -37,6 +37,9 @@ struct ControlVectors: Decodable {
         let query = ControlMessage.StopAll(action: .query, unixMillis: 1_795_000_000_000, nonce: 0x0102_0304_0506_0710, session: "class-3b")
         let secret = RobotSecret(bytes: Array(0..<12))
         let nr = Array(UInt8(0x10)..<0x20), nc = Array(UInt8(0x20)..<0x30)
+        let helloNonce: UInt64 = 0x0102_0304_0506_0708
+        var signedReply = ControlMessage.StopAllReply(nonce: 0x0102_0304_0506_0708, outcome: .stopped, displayName: "robot-1")
+        signedReply.sign(key: Array("teacher-secret".utf8))
         return [
             ("hello from Ann with pairing code 4711", d(.hello, seq: 1, .hello(.init(peerID: 0xAABB_CCDD_0011_2233, displayName: "Ann", pairingCode: "4711", session: "class-3b")))),
             ("accept: receiver robot-1, failsafe 250 ms, 50 Hz", d(.accept, seq: 1, ack: 1, .accept(.init(peerID: 0x0102_0304_0506_0708, displayName: "robot-1", failsafeMilliseconds: 250, rateHertz: 50)))),
@@ -58,9 +61,19 @@ struct ControlVectors: Decodable {
             ("bye with connection id 1122334455667788 (version 2)", d(.bye, seq: 2, ack: 1, id: 0x1122_3344_5566_7788, .bye)),
             ("release for robot-2 of class-3b signed with key 'teacher-secret'", d(.stopAll, seq: 0, .stopAll(release))),
             ("stop-all query (unsigned)", d(.stopAll, seq: 0, .stopAll(query))),
-            ("challenge: receiver nonce 10…1f", d(.challenge, seq: 2, ack: 1, .challenge(nonce: nr))),
+            ("challenge: receiver nonce 10…1f", d(.challenge, seq: 2, ack: 1, .challenge(nonce: nr, echo: 0))),
             ("proof: controller nonce 20…2f, secret 00…0b",
              d(.proof, seq: 2, ack: 2, .proof(nonce: nc, mac: SecretHandshake.proof(secret: secret, receiverNonce: nr, controllerNonce: nc)))),
+            ("hello from Ann in class-3b with hello nonce 0102030405060708",
+             d(.hello, seq: 1, .hello(.init(peerID: 0xAABB_CCDD_0011_2233, displayName: "Ann", session: "class-3b", nonce: helloNonce)))),
+            ("accept echoing hello nonce 0102030405060708, connection id 1122334455667788",
+             d(.accept, seq: 1, ack: 1, id: 0x1122_3344_5566_7788,
+               .accept(.init(peerID: 0x0102_0304_0506_0708, displayName: "robot-1", failsafeMilliseconds: 250, rateHertz: 50, echo: helloNonce)))),
+            ("deny: wrong session, echoing hello nonce 0102030405060708",
+             d(.deny, seq: 1, ack: 1, .deny(.init(reason: .wrongSession, text: "wrong session", echo: helloNonce)))),
+            ("challenge: receiver nonce 10…1f, echoing hello nonce 0102030405060708",
+             d(.challenge, seq: 1, ack: 1, .challenge(nonce: nr, echo: helloNonce))),
+            ("stop-all reply: robot-1 stopped, signed with key 'teacher-secret'", d(.stopAllReply, seq: 0, .stopAllReply(signedReply))),
         ]
     }()
 

@@ -38,7 +38,7 @@ struct FakeController {
         var s = ClassroomSettings()
         s.accept = accept
         s.pairingCode = "4711"
-        s.teacherKey = key
+        s.teacherKey = key.map { TeacherKey(macKey: Array($0.utf8)) }
         s.session = session
         s.displayName = "robot-1"
         s.failsafe = FailsafeTimeout(milliseconds: 300)

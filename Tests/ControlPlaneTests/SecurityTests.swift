@@ -61,7 +61,7 @@ struct SecretRig {
             guard let d = try? ControlDatagram.decode(plain) else { continue }
             for case .delivered(let m) in channel.receive(d, now: t0) {
                 delivered.append(m)
-                if case .challenge(let nonce) = m { try? channel.send(session.answer(challenge: nonce)) }
+                if case .challenge(let nonce, _) = m, let proof = session.answer(challenge: nonce) { try? channel.send(proof) }
                 if case .accept = m { channel.connectionID = d.header.connectionID }
             }
         }
@@ -331,8 +331,8 @@ struct SecretRig {
                 }
                 for (to, bytes) in out.datagrams where to == source {
                     guard let d = try? ControlDatagram.decode(bytes) else { continue }
-                    for case .delivered(.challenge(let nonce)) in c.receive(d, now: rig.t0) {
-                        try? c.send(guesser.answer(challenge: nonce))
+                    for case .delivered(.challenge(let nonce, _)) in c.receive(d, now: rig.t0) {
+                        if let proof = guesser.answer(challenge: nonce) { try? c.send(proof) }
                     }
                 }
                 toReceiver = c.poll(now: rig.t0).datagrams
@@ -352,7 +352,7 @@ struct SecretRig {
             var s = ClassroomSettings()
             s.session = "class-3b"
             s.displayName = name
-            s.teacherKey = "teacher-secret"
+            s.teacherKey = TeacherKey(macKey: Array("teacher-secret".utf8))
             return ControlPlane(settings: s, connection: 0xAAAA, oneShotConnection: 0xBBBB)
         }
         func datagram(_ action: ControlMessage.StopAll.Action, nonce: UInt64, target: String, millis: UInt64) -> [UInt8] {

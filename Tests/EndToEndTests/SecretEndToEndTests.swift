@@ -51,9 +51,11 @@ import Testing
                                                       "--input", "stdin"], stdin: true)
         control.write("0 forward\n")
         #expect(control.wait() == 1, "still running: \(control.stderr)")
-        // The robot's state (REFUSED, Protocol.md §7.9) as a log line, then the reason as the last line.
+        // The warning for words typed on the command line (docs/security.md), the robot's state
+        // (REFUSED, Protocol.md §7.9) as a log line, then the reason as the last line.
         let lines = control.stderr.split(separator: "\n").map(String.init)
-        #expect(lines.count == 2 && lines.first?.hasPrefix("warning: robot: REFUSED: wrong secret") == true, "\(control.stderr)")
+        #expect(lines.count == 3 && lines.first?.hasPrefix("analog-remote: warning: --secret on the command line") == true
+                && lines[1].hasPrefix("warning: robot: REFUSED: wrong secret"), "\(control.stderr)")
         #expect(lines.last == "analog-remote: 127.0.0.1:\(r.port) refused this controller: wrong secret: check the 12 words against the robot's screen")
         #expect(r.process.waitForOutput { _, err in err.contains("wrong secret tried") && err.contains("failed=1") }, "\(r.process.stderr)")
         let s = try r.stop()

@@ -21,14 +21,14 @@ import Testing
 
     @Test func twoReceiversStopStayStoppedAndReleaseOnlyWithTheTeacherKey() throws {
         let receivers = try (0..<2).map { _ in
-            try ClassroomReceiver(["--session", "class-3b", "--teacher-key", "k3y", "--failsafe-ms", "5000"])
+            try ClassroomReceiver(["--session", "class-3b", "--teacher-key", "class-3b-teacher-key", "--failsafe-ms", "5000"])
         }
         let controllers = try receivers.map { try ClassroomPeer(port: $0.port) }
         for c in controllers { try c.send(.neutral); try c.send(Self.forward) }
         for r in receivers { #expect(r.waitForMap { $0 == ClassroomReceiver.forwardMap }) }
 
         // A wrong key: refused by both, and said so; the robots keep driving.
-        let wrong = try stopAll(receivers, key: "guess")
+        let wrong = try stopAll(receivers, key: "a-wrong-guess-at-the-key")
         #expect(wrong.wait() == 1)
         let refusals = wrong.stdout.split(separator: "\n").filter { $0.hasPrefix("refused by ") }
         #expect(refusals.count == 2 && refusals.allSatisfy { $0.hasSuffix(": stop-all with a wrong teacher key (MAC mismatch)") },
@@ -41,7 +41,7 @@ import Testing
 
         // The right key: both stop while their controllers keep sending forward every 10 ms.
         let started = ContinuousClock.now
-        let stop = try stopAll(receivers, key: "k3y")
+        let stop = try stopAll(receivers, key: "class-3b-teacher-key")
         var stoppedAfter: [Duration?] = [nil, nil]
         while ContinuousClock.now - started < .seconds(5) && stoppedAfter.contains(where: { $0 == nil }) {
             for c in controllers { try c.send(ControllerState(angle: 0, buttons: [.forward, .a])) }
@@ -75,7 +75,7 @@ import Testing
         }
 
         // Release: no automatic resume; a resting state (here with B, LED2) first, then forward.
-        let release = try stopAll(receivers, key: "k3y", release: true)
+        let release = try stopAll(receivers, key: "class-3b-teacher-key", release: true)
         #expect(release.wait() == 0, "\(release.stdout)")
         #expect(release.stdout.split(separator: "\n").filter { $0.hasPrefix("released ") }.count == 2, "\(release.stdout)")
         for (r, c) in zip(receivers, controllers) {

@@ -11,10 +11,10 @@ import Testing
 /// second replay to robot-2 after it was stopped again is refused (its nonce was taken).
 @Suite(.serialized) struct StopAllReplayEndToEndTests {
     @Test func aReleaseCapturedForOneRobotDoesNotReleaseAnother() throws {
-        let one = try ClassroomReceiver(["--session", "class-3b", "--teacher-key", "k3y", "--name", "robot-1"])
-        let two = try ClassroomReceiver(["--session", "class-3b", "--teacher-key", "k3y", "--name", "robot-2"])
+        let one = try ClassroomReceiver(["--session", "class-3b", "--teacher-key", "class-3b-teacher-key", "--name", "robot-1"])
+        let two = try ClassroomReceiver(["--session", "class-3b", "--teacher-key", "class-3b-teacher-key", "--name", "robot-2"])
         func stopAll(_ peers: [UInt16], release: Bool) throws -> ChildProcess {
-            var args = ["stop-all", "--quiet", "--session", "class-3b", "--teacher-key", "k3y"]
+            var args = ["stop-all", "--quiet", "--session", "class-3b", "--teacher-key", "class-3b-teacher-key"]
             for p in peers { args += ["--peer", "127.0.0.1:\(p)"] }
             if release { args.append("--release") }
             return try ChildProcess(analogRemote: args)

@@ -43,4 +43,13 @@ import Testing
         #expect(g.csv() == "rank,name,points\r\n1,ボブ,1\r\n2,\"Ann, \"\"the fast\"\"\",0\r\n")
         #expect(g.json() == "{\"players\":[{\"rank\":1,\"name\":\"ボブ\",\"points\":1},{\"rank\":2,\"name\":\"Ann, \\\"the fast\\\"\",\"points\":0}]}\n")
     }
+
+    /// A name a spreadsheet would run as a formula (CSV injection) is a text cell in the CSV.
+    @Test(arguments: [("=HYPERLINK(\"http://x\")", "\"'=HYPERLINK(\"\"http://x\"\")\""), ("+1", "'+1"), ("-2", "'-2"),
+                      ("@SUM(A1)", "'@SUM(A1)"), ("Ann", "Ann")])
+    func formulaCellsAreNeutralised(name: String, cell: String) {
+        var g = GameRound()
+        _ = g.join(name: name, now: .now)
+        #expect(g.csv() == "rank,name,points\r\n1,\(cell),0\r\n")
+    }
 }

@@ -7,8 +7,13 @@ public enum Paths {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }()
 
-    /// `<build>/debug/analog-remote` (or release): the directory that holds the test bundle.
+    /// `<build>/debug/analog-remote` (or release): the directory that holds the test bundle; or
+    /// `$ANALOG_REMOTE_BINARY`, to run the end-to-end tests against another build (an older one,
+    /// to show a test fails there).
     public static let analogRemote: URL = {
+        if let path = ProcessInfo.processInfo.environment["ANALOG_REMOTE_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = dir.appendingPathComponent("analog-remote")

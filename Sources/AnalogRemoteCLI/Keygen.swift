@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Console
+import ControlPlane
+
+struct Keygen: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keygen",
+        abstract: "Make a strong teacher key (256 random bits) for stop-all and the receivers.",
+        discussion: """
+            Prints a new key (`ark1-` and 64 hex digits), or with --output writes it to a new file only \
+            its owner may read (mode 600; an existing file is never overwritten). Give the same file to \
+            `receive --teacher-key-file` on every robot and to `stop-all --teacher-key-file`. A key made \
+            here is used as it is; a passphrase typed instead must be at least 12 characters and is \
+            stretched with scrypt (docs/security.md).
+            """)
+
+    @Option(help: ArgumentHelp("Write the key to this new file (mode 600) instead of printing it.", valueName: "file"))
+    var output: String?
+
+    func run() throws {
+        try runReporting { try generate() }
+    }
+
+    func generate() throws -> ExitStatus {
+        let key = TeacherKey.generate()
+        guard let output else {
+            StandardOutput.write(key + "\n")
+            return .success
+        }
+        let fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let why = errno == EEXIST ? "it exists (a key is never overwritten: remove it first)" : String(cString: strerror(errno))
+            throw UserFacingError("keygen --output \(output): \(why)", status: .badConfiguration)
+        }
+        defer { close(fd) }
+        let line = Array((key + "\n").utf8)
+        let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == line.count else {
+            throw UserFacingError("keygen --output \(output): write failed (errno \(errno))", status: .badConfiguration)
+        }
+        StandardError.write("analog-remote: teacher key written to \(output) (mode 600)\n")
+        return .success
+    }
+}
