@@ -179,7 +179,11 @@ struct FakeController {
 
         let stop = p.control(stopAll(.stop, key: "secret"), from: "T", now: t0, unixMillis: 1_795_000_000_000)
         #expect(stop.effects == [.teacher(stop: true, from: "T")])
-        #expect(try reply(stop) == .init(nonce: 1, outcome: .stopped, displayName: "robot-1"))
+        // Signed with the teacher key (Protocol.md §7.6): a forged "stopped" is told apart.
+        var expected = ControlMessage.StopAllReply(nonce: 1, outcome: .stopped, displayName: "robot-1")
+        expected.sign(key: Array("secret".utf8))
+        let stopReply = try reply(stop)
+        #expect(stopReply == expected && stopReply.verify(key: Array("secret".utf8)) && !stopReply.verify(key: Array("nope".utf8)))
         let again = p.control(stopAll(.stop, key: "secret"), from: "T", now: t0, unixMillis: 1_795_000_000_100)
         let repeated = try reply(again)
         #expect(again.effects.isEmpty && repeated.outcome == .stopped)

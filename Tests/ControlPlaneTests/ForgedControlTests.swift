@@ -96,15 +96,18 @@ import Testing
                           from: "C", now: t0, unixMillis: 0)
         let id = plane.connectionID(of: "C")
         #expect(id != 0 && plane.displayName(of: "C") == "Ann")
-        // Wrong session, wrong code: denied on the contender's channel, plain, echoing its nonce.
-        for (i, h) in [ControlMessage.Hello(peerID: 9, displayName: "M", pairingCode: "4711", session: "other", nonce: 6),
-                       .init(peerID: 9, displayName: "M", pairingCode: "0000", nonce: 7)].enumerated() {
+        // Wrong session (and under paired a wrong code): denied on the contender's channel,
+        // plain, echoing its nonce; never a deny on the owner's channel.
+        var hellos = [ControlMessage.Hello(peerID: 9, displayName: "M", pairingCode: "4711", session: "other", nonce: 6)]
+        if mode == .paired { hellos.append(.init(peerID: 9, displayName: "M", pairingCode: "0000", nonce: 7)) }
+        for (i, h) in hellos.enumerated() {
             let out = plane.control(Self.datagram(.hello(h), instance: 0xBAD0 + UInt32(i)), from: "C", now: t0, unixMillis: 0)
             #expect(out.effects.contains { if case .contenderDenied = $0 { true } else { false } }, "\(out.effects)")
             #expect(!out.effects.contains { if case .denied = $0 { true } else { false } })
         }
         let sent = plane.poll(now: t0).datagrams.filter { $0.1[3] == ControlType.deny.rawValue }
-        #expect(sent.count == 2 && sent.allSatisfy { ControlHeader.connectionID(in: $0.1) == nil })
+        #expect(sent.count == hellos.count && sent.allSatisfy { ControlHeader.connectionID(in: $0.1) == nil })
+        #expect(plane.connectionID(of: "C") == id && plane.displayName(of: "C") == "Ann")
         // Accepted contender: gets its own id; the owner's connection and name stand until the
         // contender speaks with that id.
         _ = plane.control(Self.datagram(.hello(.init(peerID: 2, displayName: "Ann-2", pairingCode: "4711", nonce: 8)), instance: 0xC2),
