@@ -23,7 +23,7 @@ struct DocLinks {
             let parts = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
             let file = String(parts[0])
             let anchor = parts.count > 1 ? String(parts[1]) : nil
-            let resolved = file.isEmpty ? path : Self.normalise(directory.isEmpty ? file : directory + "/" + file)
+            let resolved = file.isEmpty ? Optional(path) : Self.normalise(directory.isEmpty ? file : directory + "/" + file)
             guard let resolved, exists(resolved) else {
                 out.append("\(path):\(line): \(file) does not exist")
                 continue

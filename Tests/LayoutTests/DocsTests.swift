@@ -50,7 +50,8 @@ import Testing
         var package = try #require(JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
         var targets = try #require(package["targets"] as? [[String: Any]])
         let codec = try #require(targets.firstIndex { $0["name"] as? String == "RemoteWire" })
-        targets[codec]["dependencies"] = [["byName": ["SystemIO", NSNull()]]]
+        let systemIO: [String: Any] = ["byName": ["SystemIO", NSNull()] as [Any]]
+        targets[codec]["dependencies"] = [systemIO]
         package["targets"] = targets
         let changed = FileManager.default.temporaryDirectory.appendingPathComponent("module-graph-test-\(ProcessInfo.processInfo.processIdentifier).json")
         try JSONSerialization.data(withJSONObject: package).write(to: changed)
