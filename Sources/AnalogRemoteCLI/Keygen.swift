@@ -3,7 +3,9 @@ import Glibc
 #endif
 import ArgumentParser
 import Console
+import ErrorReporting
 import ControlPlane
+import SystemIO
 
 struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,11 +26,11 @@ struct Keygen: ParsableCommand {
         try runReporting { try generate() }
     }
 
-    func generate() throws -> ExitStatus {
+    func generate() throws -> CommandOutcome {
         let key = TeacherKey.generate()
         guard let output else {
             StandardOutput.write(key + "\n")
-            return .success
+            return .done
         }
         let fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -42,6 +44,6 @@ struct Keygen: ParsableCommand {
             throw UserFacingError("keygen --output \(output): write failed (errno \(errno))", status: .badConfiguration)
         }
         StandardError.write("analog-remote: teacher key written to \(output) (mode 600)\n")
-        return .success
+        return .done
     }
 }

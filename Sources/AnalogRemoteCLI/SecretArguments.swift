@@ -1,4 +1,5 @@
 import Console
+import ErrorReporting
 import ControlPlane
 import SystemIO
 
