@@ -66,12 +66,12 @@ import Testing
 
     @Test func aConfigHoldingASecretMustBePrivateToo() throws {
         let config = Self.temporary("receive.toml")
-        try Self.write("board = \"sim\"\nno-advertise = true\nport = 0\nteacher-key = \"correct horse battery staple\"\n", to: config, mode: 0o644)
-        let open = try ChildProcess(analogRemote: ["receive", "--quiet", "--config", config])
+        try Self.write("board = \"sim\"\nno-advertise = true\nteacher-key = \"correct horse battery staple\"\n", to: config, mode: 0o644)
+        let open = try ChildProcess(analogRemote: ["receive", "--quiet", "--port", "0", "--config", config])
         #expect(open.wait() == 2, "\(open.stderr)")
         #expect(open.stderr.contains(config) && open.stderr.contains("teacher-key") && open.stderr.contains("chmod 600"), "\(open.stderr)")
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: config)
-        let r = try ChildProcess(analogRemote: ["receive", "--quiet", "--config", config, "--trace-board"])
+        let r = try ChildProcess(analogRemote: ["receive", "--quiet", "--port", "0", "--config", config, "--trace-board"])
         _ = try ClassroomReceiver.port(of: r, what: "receiver")
         #expect(!r.stderr.contains("warning"), "a key from a config is not in argv: \(r.stderr)")
         r.signal(SIGTERM)
