@@ -73,6 +73,11 @@ struct ForgedDatagramEndToEndTests {
             #expect(stops == 0, "\(what): \(stops) motor writes of 0 while the driver drove\n\(receiver.process.stderr)")
             control.closeStdin()
             #expect(control.wait() == 0, "\(what): \(control.stderr)")
+            // Its channel was never reset or moved: its bye still arrives in order and frees the
+            // robot at once (on the old receiver a forged hello reset the channel, and the bye
+            // waited there, out of order, for ever).
+            #expect(receiver.process.waitForOutput(timeout: .seconds(5)) { _, err in err.contains("owner said bye") },
+                    "\(what): the driver's bye was lost\n\(receiver.process.stderr)")
             #expect(!receiver.process.stderr.contains("moved to a new address"), "\(what): \(receiver.process.stderr)")
             _ = try receiver.stop()
         }
