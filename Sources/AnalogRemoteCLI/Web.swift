@@ -3,6 +3,7 @@ import Console
 import Discovery
 import ErrorReporting
 import PhoneLink
+import RemoteWire
 import SystemIO
 import WebServer
 
@@ -54,8 +55,8 @@ struct Web: ParsableCommand {
     @Flag(help: "Serve plain HTTP (no tilt sensor in browsers: for laptops driving with keys).")
     var plainHttp = false
 
-    @Option(help: "Packets per second while a phone's state does not change (1…1000).")
-    var rate: Double = 50
+    @Option(help: "Packets per second while a phone's state does not change (\(SendRate.range.text)).")
+    var rate = Double(SendRate.standardHz)
 
     @Option(help: ArgumentHelp("A phone silent this long is neutral (50…5000 ms).", valueName: "ms"))
     var staleMs = 200
@@ -85,8 +86,10 @@ struct Web: ParsableCommand {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together: give both, or neither for the self-signed certificate.") }
         if plainHttp, tlsCert != nil { throw ValidationError("--plain-http and --tls-cert exclude each other.") }
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port): use 0…65535 (0 = any free port).") }
-        guard rate.isFinite, (1...1000).contains(rate) else { throw ValidationError("--rate \(rate): must be between 1 and 1000 packets per second.") }
-        guard (50...5000).contains(staleMs) else { throw ValidationError("--stale-ms \(staleMs): use 50…5000 (below the receivers' failsafe, default 250).") }
+        guard rate.isFinite, rate >= Double(SendRate.range.lowerBound), rate <= Double(SendRate.range.upperBound) else {
+            throw ValidationError("--rate \(rate): must be between \(SendRate.range.lowerBound) and \(SendRate.range.upperBound) packets per second.")
+        }
+        guard (50...5000).contains(staleMs) else { throw ValidationError("--stale-ms \(staleMs): use 50…5000 (below the receivers' failsafe, default \(FailsafeTimeout.standard.milliseconds)).") }
         guard silentMs >= staleMs, silentMs <= 600_000 else { throw ValidationError("--silent-ms \(silentMs): use --stale-ms…600000.") }
         guard (1...4096).contains(maxPages) else { throw ValidationError("--max-pages \(maxPages): use 1…4096.") }
         guard (1...1000).contains(maxDrivers) else { throw ValidationError("--max-drivers \(maxDrivers): use 1…1000.") }

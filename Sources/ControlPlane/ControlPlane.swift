@@ -348,7 +348,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         peerTable.assign(connectionID: connectionID ?? Self.newConnectionID(), to: source, now: now)
         peerTable.send(.accept(.init(peerID: settings.peerID, displayName: settings.displayName,
                                  failsafeMilliseconds: UInt16(clamping: settings.failsafe.milliseconds),
-                                 rateHertz: 50)), to: source, now: now)
+                                 rateHertz: UInt16(SendRate.standardHz))), to: source, now: now)
         out.effects.append(.accepted(source, name: name))
     }
 
