@@ -192,6 +192,7 @@ let package = Package(
         .testTarget(name: "LayoutTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CommandConfigTests", dependencies: ["CommandConfig", "ConfigFile", argumentParser]),
         .testTarget(name: "ConfigFileTests", dependencies: ["ConfigFile", tomlKit]),
+        .testTarget(name: "StopAllTests", dependencies: ["ControlPlane", "StopAll", "SystemIO"]),
         .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),
     ]
 )
