@@ -39,21 +39,18 @@ public struct StopAllOptions: Sendable {
 public enum StopAllCommand {
     public static func run(_ options: StopAllOptions, status: StatusLine) throws -> CommandOutcome {
         do {
-            let signals = try SignalWatcher()
+            let runtime = try CommandRuntime<BrowserEvent>()
             let start = ContinuousClock.now
             var peers: [SocketAddress] = []
             var browser: SessionBrowser?
-            var mailbox: EventMailbox<BrowserEvent>?
             var directory: ReceiverDirectory?
             if options.peers.isEmpty {
                 let session = try SessionID(options.session)
-                let box = try EventMailbox<BrowserEvent>()
                 do throws(DiscoveryError) {
-                    browser = try SessionBrowser(session: session, lookups: .once, onEvent: box.post)
+                    browser = try SessionBrowser(session: session, lookups: .once, onEvent: runtime.mailbox.post)
                 } catch {
                     throw error
                 }
-                mailbox = box
                 directory = ReceiverDirectory(session: session)
             } else {
                 for peer in options.peers {
@@ -96,11 +93,9 @@ public enum StopAllCommand {
             while result == nil {
                 try perform(machine.tick(now: .now))
                 guard result == nil else { break }
-                var fds: [(fd: Int32, events: Poller.Events)] = [(signals.readableDescriptor, .readable)]
-                if let mailbox { fds.append((mailbox.descriptor, .readable)) }
-                for s in sockets.values { fds.append((s.descriptor.rawValue, .readable)) }
-                _ = try Poller.wait(fds, until: machine.nextDeadline)
-                if signals.signal != nil {
+                let wake = try runtime.wait(sockets.values.map { (fd: $0.descriptor.rawValue, events: Poller.Events.readable) },
+                                            until: machine.nextDeadline)
+                if wake.stop != nil {
                     try perform(machine.handle(.interrupted, now: .now, wallMillis: WallClock.unixMillis()))
                     break
                 }
@@ -111,10 +106,10 @@ public enum StopAllCommand {
                                                    wallMillis: WallClock.unixMillis()))
                     }
                 }
-                if let mailbox, var dir = directory {
+                if var dir = directory {
                     let now = ContinuousClock.now
                     var found: [StopAllMachine<SystemRandomNumberGenerator>.Receiver] = []
-                    for event in mailbox.drain() {
+                    for event in wake.events {
                         for change in dir.apply(event, now: now) {
                             switch change {
                             case .available(let r), .updated(let r):
