@@ -161,7 +161,7 @@ let package = Package(
                     dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "MIDIControl", "RemoteWire", "SerialTTY",
                                    "SystemIO", "TestSupport", logging, propertyBased]),
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
-        .testTarget(name: "WebServerTests", dependencies: ["WebServer"]),
+        .testTarget(name: "WebServerTests", dependencies: ["WebServer", hummingbird]),
         .testTarget(name: "PhoneLinkTests", dependencies: ["Controller", "PhoneLink", "RemoteWire", "SystemIO", logging]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),

@@ -217,7 +217,8 @@ def main():
             check(f"Stop on robot 2's row: its motors 0 {1000 * (t1 - t0):.0f} ms later (limit 300); robots 1 and 3 keep driving",
                   t1 - t0 < 0.3 and all(not ws for _, ws in others), others)
         except AssertionError as e:
-            check("Stop on one row", False, str(e))
+            check("Stop on one row", False, f"{e}; motor writes at {[(round(t - t0, 3), w) for t, w in robots[1].motors()]}; "
+                  f"receiver: {[l for _, l in robots[1].receiver.lines('err')[-8:]]}; driver: {[l for _, l in drivers['Ben'].lines('err')[-8:]]}")
         page.wait_for("document.querySelector('.row[data-robot=\"robot 2\"]').dataset.state === 'teacher-stop'", timeout=2,
                       what="robot 2's row STOPPED BY TEACHER")
         check("robot 2's row shows STOPPED BY TEACHER", True)
@@ -230,7 +231,14 @@ def main():
         # Identify robot 3 while Cy drives it.
         t0 = time.monotonic()
         click("robot 3", "identify")
-        time.sleep(3.6)
+        if SCREENSHOT:
+            # The picture for docs/teacher-dashboard.md: robot 1 driving, 2 stopped by the teacher, 3 identifying
+            # while driven, 4 free (its student missing), 5 without a teacher key. Not part of any check.
+            time.sleep(0.8)
+            shot = page.call("Page.captureScreenshot", format="png")
+            with open(SCREENSHOT, "wb") as f:
+                f.write(base64.b64decode(shot["data"]))
+        time.sleep(max(0.0, 3.6 - (time.monotonic() - t0)))
         values = robots[2].values(t0)
         leds = {(a, v) for _, a, v in values if a in (0x0F, 0x10)}
         buzz = [(a, v) for _, a, v in values if a in (0x09, 0x0A)]
@@ -239,7 +247,8 @@ def main():
               {(0x0F, 255), (0x0F, 0), (0x10, 255), (0x10, 0)} <= leds and (0x09, 34) in buzz and not motors,
               (sorted(leds), buzz[:6], motors))
         check("Identify touches no other board", not any(a in (0x09, 0x0A) for r in (robots[0], robots[1], robots[3]) for _, a, _ in r.values(t0)))
-        check("robot 3 still drives after Identify", state_of("robot 3") == "driving", state_of("robot 3"))
+        check("robot 3 still drives after Identify", state_of("robot 3") == "driving",
+              (state_of("robot 3"), [l for _, l in robots[2].receiver.lines('err')[-8:]], [l for _, l in drivers['Cy'].lines('err')[-8:]]))
 
         # Kick Ann off robot 1.
         t0 = time.monotonic()
@@ -266,12 +275,6 @@ def main():
             check(f"a silent driver: its row turns FAILSAFE ({cause}) {took * 1000:.0f} ms later (limit 1000)", took < 1.0 and cause == "silence", cause)
         finally:
             os.kill(drivers["Cy"].p.pid, signal.SIGCONT)
-
-        if SCREENSHOT:
-            time.sleep(0.6)
-            shot = page.call("Page.captureScreenshot", format="png")
-            with open(SCREENSHOT, "wb") as f:
-                f.write(base64.b64decode(shot["data"]))
 
         # A 360-px phone: rows stack, nothing scrolls sideways.
         page.call("Emulation.setDeviceMetricsOverride", width=360, height=780, deviceScaleFactor=2, mobile=True)

@@ -15,6 +15,8 @@ final class TeacherLink: Sendable {
     struct Row: Sendable {
         var id: String
         var label: String
+        /// The receiver's display name, once it has answered.
+        var name: String?
         var report: WatchReport?
         var heard: ContinuousClock.Instant?
         /// Why the robot will not be watched (its teacher-reply), or a command's refusal.
@@ -35,6 +37,8 @@ final class TeacherLink: Sendable {
         var stopped = false
         /// Roster students seen driving their robot during this lesson.
         var arrived: Set<String> = []
+        /// Grows with every report or reply taken: a dashboard pushes soon after it changes.
+        var version = 0
     }
 
     private let state = Mutex(State())
@@ -77,6 +81,8 @@ final class TeacherLink: Sendable {
             }
         }
     }
+
+    var version: Int { state.withLock { $0.version } }
 
     /// Roster students not yet seen driving their robot this lesson (empty without a roster).
     func missing() -> [String] {
@@ -193,7 +199,9 @@ final class TeacherLink: Sendable {
                     events.record(robot: report.name, event: "state", detail: "\(Self.stateName(report.state)) driver=\(report.driver)")
                 }
                 row.report = report
+                row.name = report.name
                 row.heard = now
+                s.version += 1
                 if let roster, roster.students(of: report.name).contains(report.driver) { s.arrived.insert(report.driver) }
                 row.refusal = nil
                 s.rows[robot] = row
@@ -210,6 +218,7 @@ final class TeacherLink: Sendable {
             state.withLock { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 row.refusal = reply.text
+                row.name = reply.displayName
                 row.heard = now
                 s.rows[robot] = row
             }

@@ -14,8 +14,11 @@ struct TeacherDashboard: Sendable {
     let link: TeacherLink
     let logger: Logger
 
-    /// Rows pushed per second to each open dashboard.
+    /// Each open dashboard gets the rows at least this often (the "last heard" ages move)…
     static let pushPeriod: Duration = .milliseconds(250)
+    /// …and within this of a robot's report, but never more often (30 robots report 60 times a
+    /// second together: one push per report would cost the server more than the reports).
+    static let pushSoonest: Duration = .milliseconds(100)
 
     func install(_ router: Router<BasicWebSocketRequestContext>, sockets: Router<BasicWebSocketRequestContext>) {
         router.get("/teacher") { request, _ -> Response in
@@ -68,10 +71,15 @@ struct TeacherDashboard: Sendable {
         link.dashboardOpen()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
+                var pushed = (version: -1, at: ContinuousClock.now)
                 while !Task.isCancelled {
-                    link.dashboardOpen()
-                    try await outbound.write(.text(TeacherRows.json(link.rows(), now: .now, roster: link.roster, missing: link.missing())))
-                    try await Task.sleep(for: Self.pushPeriod)
+                    let now = ContinuousClock.now, version = link.version
+                    if now - pushed.at >= Self.pushPeriod || (version != pushed.version && now - pushed.at >= Self.pushSoonest) {
+                        link.dashboardOpen()
+                        try await outbound.write(.text(TeacherRows.json(link.rows(), now: now, roster: link.roster, missing: link.missing())))
+                        pushed = (version, now)
+                    }
+                    try await Task.sleep(for: .milliseconds(25))
                 }
             }
             var bucket = TokenBucket(rate: 20, burst: 40)
@@ -126,9 +134,9 @@ enum TeacherRows {
             if let heard = row.heard { o["age"] = Int((now - heard) / .milliseconds(1)) }
             if let refusal = row.refusal { o["refusal"] = refusal }
             if let stop = row.stop { o["stop"] = stop }
+            if let name = row.name { o["name"] = name }
             guard let r = row.report else { return o }
             if let students = roster?.students(of: r.name), !students.isEmpty { o["students"] = students }
-            o["name"] = r.name
             o["robotId"] = String(r.robotID, radix: 16)
             o["driver"] = r.driver
             o["state"] = r.state.name

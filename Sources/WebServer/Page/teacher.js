@@ -91,22 +91,27 @@ function render(list, missing) {
     const tone = state === "driving" ? "good" : (state === "board-missing" || state === "offline") ? "bad" : "warn";
     row.el.dataset.tone = tone;
     if (tone === "good") counts.driving++; else if (tone === "bad") counts.missing++; else counts.waiting++;
-    p.stateBadge.textContent = STATE_TEXT[state] || state.toUpperCase();
-    p.stateCause.textContent = state === "failsafe" ? (CAUSE_TEXT[r.cause] || r.cause || "") : state === "board-missing" ? (r.text || "") : "";
+    p.stateBadge.textContent = r.refusal && r.state === undefined ? "NOT WATCHED" : STATE_TEXT[state] || state.toUpperCase();
+    p.stateCause.textContent = r.identifying ? "identifying…" : state === "failsafe" ? (CAUSE_TEXT[r.cause] || r.cause || "")
+      : state === "board-missing" ? (r.text || "") : "";
     p.name.textContent = r.name || r.label;
-    p.rid.textContent = r.robotId ? "id " + r.robotId.slice(-6) + (r.name && r.name !== r.label ? " · " + r.label : "") : r.label;
+    p.rid.textContent = r.robotId ? "id " + r.robotId.slice(-6) : r.label;
+    p.robot.title = r.label;
     p.driverName.textContent = r.driver ? r.driver : "FREE";
     p.driverName.className = r.driver ? "" : "free";
     const roster = r.students && !r.students.includes(r.driver) ? "roster: " + r.students.join(", ") : "";
     p.lock.textContent = [r.locked ? "🔒 " + r.locked : "", roster].filter(Boolean).join(" · ");
     p.rtt.textContent = r.rttMean !== undefined ? r.rttMean + " / " + r.rttMax + " ms" : "— ms";
-    p.rate.textContent = (r.sps !== undefined ? r.sps + " states/s" : "") + (r.loss !== undefined ? " · loss " + r.loss + " %" : "")
-      + (r.failsafes ? " · " + r.failsafes + " failsafe" + (r.failsafes === 1 ? "" : "s") : "");
-    p.boardName.textContent = r.board || "";
-    p.boardSub.textContent = r.transport || "";
+    p.rate.textContent = (r.sps !== undefined ? r.sps + " states/s" : "") + (r.loss !== undefined ? " · loss " + r.loss + " %" : "");
+    const board = (r.board || "").split(", ");
+    p.boardName.textContent = board[0];
+    p.boardSub.textContent = [r.transport, board.slice(1).join(", ")].filter(Boolean).join(" · ");
+    p.board.title = r.board || "";
     p.version.textContent = r.version ? "v" + r.version + " · up " + uptime(r.uptime) : "";
-    p.heard.textContent = r.age === undefined ? "never heard" : r.age < 1000 ? "heard just now" : "heard " + (r.age / 1000).toFixed(1) + " s ago";
-    p.note.textContent = r.refusal ? "NOT WATCHED: " + r.refusal : (r.stop && r.stop.startsWith("refused") ? "Stop " + r.stop : "");
+    const verb = r.state === undefined ? "answered" : "heard";
+    const heard = r.age === undefined ? "never heard" : r.age < 1000 ? verb + " just now" : verb + " " + (r.age / 1000).toFixed(1) + " s ago";
+    p.heard.textContent = heard + (r.failsafes ? " · " + r.failsafes + " failsafe" + (r.failsafes === 1 ? "" : "s") : "");
+    p.note.textContent = r.refusal ? r.refusal : (r.stop && r.stop.startsWith("refused") ? "Stop " + r.stop : "");
     p.note.hidden = !p.note.textContent;
     p.b_lock.textContent = r.locked ? "Unlock" : "Lock";
     p.b_lock.dataset.action = r.locked ? "unlock" : "lock";
