@@ -21,7 +21,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import web_browser_test as wbt  # noqa: E402
@@ -121,6 +120,10 @@ def main():
                        env=env, name="web")
         _, line, _ = web.wait_line(r"^serving https on tcp port \d+")
         port = int(line.rsplit(" ", 1)[1])
+        time.sleep(1)
+        b0, t0 = cpu_seconds(web.p.pid), time.monotonic()
+        time.sleep(SECONDS / 2)
+        idle = (cpu_seconds(web.p.pid) - b0) / (time.monotonic() - t0) * 100
         browser = wbt.Proc([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--ignore-certificate-errors",
                             f"--user-data-dir={tmp}/chromium", "--remote-debugging-port=0", "--no-first-run", "about:blank"],
                            name="chromium")
@@ -131,8 +134,13 @@ def main():
         page = DevTools(f"ws://127.0.0.1:{devtools_port}/devtools/page/{target}")
         page.wait_for("!!document.getElementById('key')", what="the login form")
         page.evaluate(f"document.getElementById('key').value = {KEY!r}; document.querySelector('form').submit()")
-        page.wait_for(f"document.querySelectorAll('.row[data-state=driving]').length === {ROBOTS + 1}", timeout=15,
-                      what="every robot's row driving")
+        try:
+            page.wait_for(f"document.querySelectorAll('.row[data-state=driving]').length === {ROBOTS + 1}", timeout=15,
+                          what="every robot's row driving")
+        except AssertionError:
+            print(page.evaluate("[...document.querySelectorAll('.row')].map(r => r.dataset.robot + '=' + r.dataset.state).join(' ')"))
+            print(page.evaluate("location.href"), stand.sent)
+            raise
         time.sleep(2)
         sent0, w0, r0, t0 = stand.sent, cpu_seconds(web.p.pid), cpu_seconds(receiver.p.pid), time.monotonic()
         time.sleep(SECONDS)
@@ -140,6 +148,7 @@ def main():
         web_cpu = (cpu_seconds(web.p.pid) - w0) / elapsed * 100
         watched = (cpu_seconds(receiver.p.pid) - r0) / elapsed * 100
         rate = (stand.sent - sent0) / elapsed
+        print(f"web server: {idle:.2f} % of a core with no dashboard open")
         print(f"web server: {web_cpu:.2f} % of a core with {ROBOTS + 1} watched robots ({rate:.0f} reports/s in) and one dashboard open, {elapsed:.0f} s")
         print(f"receiver driven at 50 Hz: {unwatched:.2f} % of a core unwatched, {watched:.2f} % watched")
         print(f"teacher-bench: web {web_cpu:.2f} % of a core for {ROBOTS + 1} robots; receiver {unwatched:.2f} % → {watched:.2f} % when watched", flush=True)

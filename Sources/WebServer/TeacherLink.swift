@@ -31,13 +31,13 @@ final class TeacherLink: Sendable {
 
     private struct State: Sendable {
         var rows: [String: Row] = [:]
-        var order: [String] = []
         var dashboardsUntil: ContinuousClock.Instant?
         var queue: [(robot: String, command: Command)] = []
         var stopped = false
         /// Roster students seen driving their robot during this lesson.
         var arrived: Set<String> = []
-        /// Grows with every report or reply taken: a dashboard pushes soon after it changes.
+        /// Grows with every change of a robot's state, driver, lock or blink: a dashboard pushes
+        /// soon after it changes.
         var version = 0
     }
 
@@ -112,6 +112,8 @@ final class TeacherLink: Sendable {
     private func run() {
         defer { done.raise() }
         var links: [String: Link] = [:]
+        var order: [String] = []
+        var nextRefresh = ContinuousClock.now
         var buffer = [UInt8](repeating: 0, count: 2048)
         var nextWatch = ContinuousClock.now
         let connection = UInt32.random(in: 1...UInt32.max)
@@ -122,12 +124,18 @@ final class TeacherLink: Sendable {
             }
             if stopped { return }
             let now = ContinuousClock.now
-            // One socket per robot of the hub (robots come and go with --session).
-            let robots = hub.robots
-            for r in robots where links[r.id]?.address != r.peer.address {
-                if let s = try? UDPSocket.sender(for: r.peer.address) { links[r.id] = Link(socket: s, address: r.peer.address) }
+            // One socket per robot of the hub (robots come and go with --session), looked at
+            // with the watch (once a second) or when a command is queued.
+            if links.isEmpty || now >= nextRefresh || !queue.isEmpty {
+                nextRefresh = now + .seconds(1)
+                let robots = hub.robots
+                for r in robots where links[r.id]?.address != r.peer.address {
+                    if let s = try? UDPSocket.sender(for: r.peer.address) { links[r.id] = Link(socket: s, address: r.peer.address) }
+                }
+                let ids = Set(robots.map(\.id))
+                for id in links.keys where !ids.contains(id) { links[id]?.socket.close(); links[id] = nil }
+                order = Array(links.keys)
             }
-            for id in links.keys where !robots.contains(where: { $0.id == id }) { links[id]?.socket.close(); links[id] = nil }
 
             if watching, now >= nextWatch {
                 nextWatch = now + .seconds(1)
@@ -173,11 +181,10 @@ final class TeacherLink: Sendable {
                 link.pending.removeAll { $0.left <= 0 }
                 links[id] = link
             }
-            // Wait for replies.
-            let fds = links.values.map { (fd: $0.socket.descriptor.rawValue, events: Poller.Events.readable) }
+            // Wait for replies; read the sockets that have some.
+            let fds = order.map { (fd: links[$0]!.socket.descriptor.rawValue, events: Poller.Events.readable) }
             let ready = (try? Poller.wait(fds, until: .now + .milliseconds(50))) ?? []
-            guard !ready.isEmpty else { continue }
-            for id in links.keys {
+            for (i, id) in order.enumerated() where i < ready.count && !ready[i].isEmpty {
                 while let (length, from) = try? links[id]!.socket.receive(into: &buffer) {
                     guard from == links[id]!.address, length <= buffer.count,
                           let d = try? ControlDatagram.decode(Array(buffer[..<length])),
@@ -198,10 +205,13 @@ final class TeacherLink: Sendable {
                 if let old = row.report, old.state != report.state || old.driver != report.driver {
                     events.record(robot: report.name, event: "state", detail: "\(Self.stateName(report.state)) driver=\(report.driver)")
                 }
+                // A change the teacher must see soon (not just fresher figures): pushed within 100 ms.
+                if row.report.map({ $0.state != report.state || $0.driver != report.driver || $0.flags != report.flags }) ?? true {
+                    s.version += 1
+                }
                 row.report = report
                 row.name = report.name
                 row.heard = now
-                s.version += 1
                 if let roster, roster.students(of: report.name).contains(report.driver) { s.arrived.insert(report.driver) }
                 row.refusal = nil
                 s.rows[robot] = row
