@@ -264,6 +264,21 @@ def main():
         except (AssertionError, Exception) as e:  # noqa: BLE001
             check("Kick frees the robot and tells its driver", False, repr(e))
 
+        # Lock robot 2 to Zed (the page asks for the name with a prompt; here its answer is sent as the page
+        # would send it): Ben, who drives it, is freed and told so; the row shows the lock.
+        t0 = time.monotonic()
+        page.evaluate("socket.send(JSON.stringify({t: 'lock', robot: document.querySelector('.row[data-robot=\"robot 2\"]').dataset.id, arg: 'Zed'}))")
+        try:
+            _, why, _ = drivers["Ben"].wait_line(r"gave this robot to Zed", which="err", timeout=3)
+            page.wait_for("document.querySelector('.row[data-robot=\"robot 2\"] .driver .sub').textContent.includes('Zed')", timeout=2,
+                          what="robot 2's row showing the lock")
+            check(f"Lock robot 2 to Zed: Ben is freed and told so ({why.strip()[:80]!r}), the row shows the lock", drivers["Ben"].p.wait(5) != 0)
+        except (AssertionError, Exception) as e:  # noqa: BLE001
+            check("Lock to a student", False, repr(e))
+        click("robot 2", "unlock")
+        page.wait_for("!document.querySelector('.row[data-robot=\"robot 2\"] .driver .sub').textContent.includes('Zed')", timeout=2,
+                      what="robot 2 unlocked")
+
         # Cy's controller goes silent.
         t0 = time.monotonic()
         os.kill(drivers["Cy"].p.pid, signal.SIGSTOP)
