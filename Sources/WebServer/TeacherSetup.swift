@@ -1,6 +1,6 @@
-import Console
 import Logging
 import PhoneLink
+import SystemIO
 
 /// `web --teacher-key-file FILE [--log-dir DIR]`: the dashboard's pieces, or nil without a key.
 enum TeacherSetup {
@@ -10,22 +10,22 @@ enum TeacherSetup {
         do {
             key = try TeacherKeyFile.read(file)
         } catch {
-            throw UserFacingError("web: \(error)", status: .badConfiguration)
+            throw CommandFailure("web: \(error)", kind: .badConfiguration)
         }
         var roster: Roster?
         if let file = options.rosterFile {
             do {
                 roster = try Roster.load(file)
             } catch {
-                throw UserFacingError("web: \(error)", status: .badConfiguration)
+                throw CommandFailure("web: \(error)", kind: .badConfiguration)
             }
         }
         let log: TeacherLog
         do {
             log = try TeacherLog(directory: options.logDirectory)
         } catch {
-            throw UserFacingError("web: --log-dir \(options.logDirectory ?? ""): cannot write the lesson's log there: \(error)",
-                                  status: .badConfiguration)
+            throw CommandFailure("web: --log-dir \(options.logDirectory ?? ""): cannot write the lesson's log there: \(error)",
+                                 kind: .badConfiguration)
         }
         // Receivers found by address have no announced session: they take the default one.
         let session = options.session.isEmpty ? "AnalogRemote" : options.session
