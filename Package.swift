@@ -135,10 +135,12 @@ let package = Package(
         // server, TLS and certificate packages.
         .target(name: "PhoneLink", dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", logging]),
         .target(name: "WebServer",
-                dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "PhoneLink", "SystemIO", "TerminalQR", logging,
+                dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "PhoneLink", "SystemIO", "TerminalQR", logging, tomlKit,
                                hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioWebSocket, nioSSL,
                                crypto, swiftASN1, x509],
-                resources: [.embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/style.css")]),
+                resources: [.embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/style.css"),
+                            .embedInCode("Page/teacher.html"), .embedInCode("Page/teacher-login.html"),
+                            .embedInCode("Page/teacher.js"), .embedInCode("Page/teacher.css")]),
 
         // MARK: Benchmarks — `analog-remote bench`: the real code paths against floors measured in the same run.
         .target(name: "Bench",
@@ -183,7 +185,7 @@ let package = Package(
                     dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "MIDIControl", "RemoteWire", "SerialTTY",
                                    "SystemIO", "TestSupport", logging, propertyBased]),
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
-        .testTarget(name: "WebServerTests", dependencies: ["WebServer"]),
+        .testTarget(name: "WebServerTests", dependencies: ["WebServer", hummingbird]),
         .testTarget(name: "PhoneLinkTests", dependencies: ["Controller", "PhoneLink", "RemoteWire", "SystemIO", logging]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),

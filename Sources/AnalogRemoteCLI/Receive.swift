@@ -128,6 +128,7 @@ struct Receive: ParsableCommand {
             if let conflict = plan.conflict { throw UserFacingError(conflict, status: .badConfiguration) }
             configuration.port = port
             configuration.boardName = board
+            configuration.version = AnalogRemote.version
             configuration.classroom = try classroom()
             configuration.failsafe = FailsafeTimeout(milliseconds: failsafeMs)
             configuration.reclaim = .seconds(reclaimS)
