@@ -87,6 +87,12 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         /// The controller of a connection now talks from a new address (recognised by its
         /// connection id): it keeps what it had at the old one, ownership included.
         case moved(from: Source, to: Source, name: String?)
+        /// A teacher command was taken (ControlPlane+Teacher.swift): the service carries it out.
+        case teacherCommand(Source, TeacherCommand)
+        /// A teacher command was refused; the text says why (also in the reply to its sender).
+        case teacherRefused(Source, TeacherCommand.Action, String)
+        /// A pong to one of the receiver's own pings (the driver's round trip, §7.12).
+        case pong(Source, id: UInt32, sentNanos: UInt64)
     }
 
     public struct Output: Sendable {
@@ -129,8 +135,9 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     /// Every source's rate limit and control channel.
     public var peers: PeerTable<Source> { peerTable }
     @usableFromInline var peerTable: PeerTable<Source>
-    public private(set) var admission: Admission<Source>
+    public internal(set) var admission: Admission<Source>
     public private(set) var stopGuard: StopAllGuard
+    public internal(set) var teacherGuard: TeacherGuard
     public private(set) var attempts: AttemptLimiter<Source>
     /// Receiver nonces of challenges not yet answered, with the hello's name and nonce. A source
     /// with a live connection has none of its own: there it is the contender's.
@@ -168,6 +175,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         contenders = PeerTable(connection: connection, options: contenderOptions)
         admission = Admission(mode: settings.accept, pairingCode: settings.pairingCode, session: settings.session)
         stopGuard = StopAllGuard(session: settings.session, instance: settings.displayName, teacherKey: settings.teacherKey)
+        teacherGuard = TeacherGuard(session: settings.session, instance: settings.displayName, teacherKey: stopGuard.teacherKey)
         attempts = AttemptLimiter(options: settings.attempts)
         self.oneShotConnection = oneShotConnection
     }
@@ -382,8 +390,12 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
                                                     displayName: settings.displayName, text: text)
             if let key = settings.teacherKey { reply.sign(key: key.macKey) }
             out.datagrams.append((source, peerTable.unreliable(.stopAllReply(reply), to: source)))
+        case .teacher(let command):
+            teacher(command, from: source, unixMillis: unixMillis, into: &out)
+        case .pong(let id, let sent):
+            out.effects.append(.pong(source, id: id, sentNanos: sent))
         default:
-            break   // accept/deny/pong/data/challenge/stop-all replies are not for a receiver
+            break   // accept/deny/data/challenge/stop-all replies are not for a receiver
         }
     }
 
@@ -517,7 +529,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         let id = connectionID ?? Self.newConnectionID()
         let accept = ControlMessage.accept(.init(peerID: settings.peerID, displayName: settings.displayName,
                                                  failsafeMilliseconds: UInt16(clamping: settings.failsafe.milliseconds),
-                                                 rateHertz: 50, echo: echo))
+                                                 rateHertz: UInt16(SendRate.standardHz), echo: echo))
         if contender {
             contenders.assign(connectionID: id, to: source, now: now)
             contenders.send(accept, to: source, now: now)
