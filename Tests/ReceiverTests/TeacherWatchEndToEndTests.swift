@@ -10,6 +10,10 @@ import Testing
 /// most twice a second what the dashboard shows, and Identify blinks the LEDs without a motor write.
 @Suite(.serialized) struct TeacherWatchEndToEndTests {
     static let key = "maple tree grove"
+    /// The MAC keys, stretched once up front (scrypt takes a while in a debug build, and a
+    /// driver must not fall silent meanwhile).
+    static let macKey = try! TeacherKey(text: key).macKey
+    static let wrongMacKey = try! TeacherKey(text: "a wrong teacher key").macKey
 
     /// A dashboard's socket: sends signed commands, collects what comes back.
     final class Dashboard {
@@ -22,10 +26,10 @@ import Testing
             socket = try UDPSocket.sender(for: target)
         }
 
-        func send(_ action: TeacherCommand.Action, key: String = TeacherWatchEndToEndTests.key, target name: String = "robot-t") throws {
+        func send(_ action: TeacherCommand.Action, key: [UInt8] = TeacherWatchEndToEndTests.macKey, target name: String = "robot-t") throws {
             var c = TeacherCommand(action: action, unixMillis: WallClock.unixMillis(), nonce: .random(in: 1...UInt64.max),
                                    session: "AnalogRemote", target: name)
-            c.sign(key: try TeacherKey(text: key).macKey)
+            c.sign(key: key)
             let datagram = ControlDatagram(header: ControlHeader(type: .teacher, connection: 77), payload: ControlMessage.teacher(c).encodePayload()[...])
             _ = try socket.send(datagram.encode(), to: target)
         }
@@ -57,6 +61,7 @@ import Testing
     }
 
     @Test func aWatchedReceiverReportsAtMostTwiceASecondAndIdentifiesWithoutTouchingTheMotors() throws {
+        _ = (Self.macKey, Self.wrongMacKey)
         let r = try RunningReceiver(["--name", "robot-t", "--teacher-key", Self.key])
         let driver = try TestController(port: r.port)
         try driver.send(.neutral)
@@ -65,7 +70,7 @@ import Testing
         #expect(r.waitForMap { $0[0x22] == forward[0x22] && $0[0x23] == forward[0x23] }, "never drove")
 
         let dashboard = try Dashboard(port: r.port)
-        try dashboard.send(.watch, key: "a wrong teacher key")
+        try dashboard.send(.watch, key: Self.wrongMacKey)
         try dashboard.send(.watch)
         // Keep driving while watched (the failsafe would stop a silent driver).
         var reports: [(ContinuousClock.Instant, WatchReport)] = []

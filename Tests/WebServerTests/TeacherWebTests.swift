@@ -33,8 +33,11 @@ struct TeacherWebTests {
         let path = NSTemporaryDirectory() + "ar-key-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: path) }
         try "maple tree 42\n".write(toFile: path, atomically: true, encoding: .utf8)
+        // Readable by others (docs/security.md): refused, as for receive and stop-all.
+        #expect(throws: WebServerError.self) { try TeacherKeyFile.read(path) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         #expect(try TeacherKeyFile.read(path) == "maple tree 42")
-        try "\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "\n".write(toFile: path, atomically: false, encoding: .utf8)
         #expect(throws: WebServerError.self) { try TeacherKeyFile.read(path) }
         #expect(throws: WebServerError.self) { try TeacherKeyFile.read(path + "-missing") }
     }
