@@ -37,6 +37,9 @@ extension ControlPlane {
     public mutating func deny(_ deny: ControlMessage.Deny, to source: Source, now: ContinuousClock.Instant) -> Output {
         var out = Output()
         guard peerTable.hasChannel(source) else { return out }
+        // Echoes the nonce of the hello it accepted: a controller takes no deny without it (§7.4.1).
+        var deny = deny
+        if deny.echo == 0 { deny.echo = helloNonces[source] ?? 0 }
         peerTable.send(.deny(deny), to: source, now: now)
         admission.bye(from: source)
         out.datagrams = peerTable.poll(now: now).datagrams
