@@ -65,8 +65,16 @@ struct Web: ParsableCommand {
     @Option(help: ArgumentHelp("Pages open at once (1…4096).", valueName: "n"))
     var maxPages = 256
 
+    @Option(help: ArgumentHelp("Pages open at once from one client address (1…--max-pages; default an eighth of --max-pages, at least 4).",
+                               valueName: "n"))
+    var maxPagesPerAddress: Int?
+
     @Option(help: ArgumentHelp("Phones driving at once (1…1000).", valueName: "n"))
     var maxDrivers = 100
+
+    @Option(help: ArgumentHelp("Also let pages of this origin open the WebSocket (repeatable): SCHEME://HOST[:PORT], e.g. https://robots.school.example. Pages this server serves need none.",
+                               valueName: "origin"))
+    var allowOrigin: [String] = []
 
     @Flag(help: "Do not print the URL as a QR code.")
     var noQr = false
@@ -89,6 +97,12 @@ struct Web: ParsableCommand {
         guard silentMs >= staleMs, silentMs <= 600_000 else { throw ValidationError("--silent-ms \(silentMs): use --stale-ms…600000.") }
         guard (1...4096).contains(maxPages) else { throw ValidationError("--max-pages \(maxPages): use 1…4096.") }
         guard (1...1000).contains(maxDrivers) else { throw ValidationError("--max-drivers \(maxDrivers): use 1…1000.") }
+        if let n = maxPagesPerAddress, !(1...maxPages).contains(n) {
+            throw ValidationError("--max-pages-per-address \(n): use 1…\(maxPages) (--max-pages).")
+        }
+        for o in allowOrigin where OriginPolicy.Origin(o) == nil {
+            throw ValidationError("--allow-origin \(o): expected SCHEME://HOST[:PORT] with scheme http or https and no path, e.g. https://robots.school.example.")
+        }
     }
 
     func run() throws {
@@ -114,9 +128,10 @@ struct Web: ParsableCommand {
             let security: WebOptions.Security = if plainHttp { .plainHTTP }
                 else if let tlsCert, let tlsKey { .files(certificate: tlsCert, key: tlsKey) }
                 else { .selfSigned(directory: WebCertificate.stateDirectory()) }
-            let options = WebOptions(robots: robots, security: security, host: host, port: port, session: sessionText, rate: rate,
+            var options = WebOptions(robots: robots, security: security, host: host, port: port, session: sessionText, rate: rate,
                                      timing: .init(stale: .milliseconds(staleMs), silent: .milliseconds(silentMs)),
-                                     limits: .init(pages: maxPages, drivers: maxDrivers), qrCode: !noQr)
+                                     limits: .init(pages: maxPages, drivers: maxDrivers, pagesPerAddress: maxPagesPerAddress), qrCode: !noQr)
+            options.allowedOrigins = Set(allowOrigin.compactMap(OriginPolicy.Origin.init))
             return try WebCommand.run(options, status: status)
         }
     }
