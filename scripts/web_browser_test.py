@@ -215,6 +215,17 @@ def layout_problems(m, angle):
     return bad
 
 
+def answer_pings(sockets):
+    """Reads what is waiting on each socket (answering the server's pings; messages are dropped)."""
+    import select
+    for w in sockets:
+        try:
+            while w.buffer or w.sock.pending() or select.select([w.sock], [], [], 0)[0]:
+                w.recv(timeout=0.05)
+        except (OSError, Closed):
+            pass
+
+
 def console_errors(page):
     """Console errors and uncaught exceptions the page reported (DevTools events seen so far)."""
     out = []
@@ -456,22 +467,23 @@ def main():
         check("a page without touch (a laptop) shows the keyboard hints", hints is True, hints)
 
         # A robot another page drives: the picker says so, and picking it explains, stays on the picker.
-        c = lap
-        c.wait_for("[...document.querySelectorAll('.robot small')].some(s => s.textContent.includes('driven by Ann'))",
+        cat = lap
+        cat.wait_for("[...document.querySelectorAll('.robot small')].some(s => s.textContent.includes('driven by Ann'))",
                    what="'driven by Ann' on the picker")
-        type_name(c, "Cat")
-        c.evaluate("document.querySelector('.robot[data-id=p1]').click()")
-        text = c.wait_for("(() => { const e = document.getElementById('error'); return !e.hidden && e.textContent; })()",
-                          what="page C's explanation")
-        on_picker = c.evaluate("document.getElementById('drive').hidden && !document.getElementById('join').hidden")
+        type_name(cat, "Cat")
+        cat.evaluate("document.querySelector('.robot[data-id=p1]').click()")
+        text = cat.wait_for("(() => { const e = document.getElementById('error');"
+                            " return !e.hidden && e.textContent.includes('driven by') && e.textContent; })()",
+                            what="page C's explanation")
+        on_picker = cat.evaluate("document.getElementById('drive').hidden && !document.getElementById('join').hidden")
         check("picking a robot Ann drives explains it and stays on the picker", "driven by Ann" in text and on_picker, (text, on_picker))
         # Cat drives the paired robot with its code, then taps Stop: the socket closes cleanly.
-        c.evaluate("document.getElementById('code').value = '4711'")
-        c.evaluate("document.querySelector('.robot[data-id=p3]').click()")
-        driving(c)
-        c.evaluate("document.getElementById('stop').click()")
-        c.wait_for("!document.getElementById('join').hidden", what="the picker after Stop")
-        c.pump(0.5)
+        cat.evaluate("document.getElementById('code').value = '4711'")
+        cat.evaluate("document.querySelector('.robot[data-id=p3]').click()")
+        driving(cat)
+        cat.evaluate("document.getElementById('stop').click()")
+        cat.wait_for("!document.getElementById('join').hidden", what="the picker after Stop")
+        cat.pump(0.5)
 
         # Haptics: a button that engages asks the phone to buzz, where the browser can.
         check("a drive button that engages vibrates (navigator.vibrate) where the browser has it", buzz > 0, buzz)
@@ -494,6 +506,10 @@ def main():
         check("board 2 is unaffected by page A leaving", boards[1].motor_writes() == b_motors,
               boards[1].motor_writes()[len(b_motors):])
         a.call("Page.setWebLifecycleState", state="active")
+        # Headless Chromium leaves a page it unfroze "hidden"; a phone shows it again: say so, as
+        # the browser would (the state, then the event).
+        a.evaluate("Object.defineProperty(document, 'visibilityState', {get: () => 'visible', configurable: true}),"
+                   " document.dispatchEvent(new Event('visibilitychange')), true")
         a.pump(0.3)
         lock = a.evaluate("document.getElementById('resume').click(), new Promise(r => setTimeout(() => r(window.__wakeLocks || 0), 1500))")
         check("driving again after the page was hidden takes the screen wake lock again", lock >= 2, lock)
@@ -615,25 +631,38 @@ def main():
         # 200 pages at once, 25 from each of 8 addresses (127.0.0.0/8 is all loopback).
         many = []
         try:
+            lists = 0
             for i in range(200):
                 many.append(WebSocket(wss, timeout=20, origin=origin, source=f"127.0.0.{2 + i % 8}"))
-            lists = sum(1 for w in many if json.loads(w.recv(timeout=20)).get("t") == "robots")
+                lists += json.loads(many[-1].recv(timeout=20)).get("t") == "robots"
+                if i % 10 == 9:
+                    answer_pings(many)  # the server drops a socket that leaves its ping unanswered for 10 s
             for i, w in enumerate(many[:80]):
                 w.send_json({"t": "join", "robot": "p1", "name": f"kid{i}"})
-            full = 0
-            for w in many[:80]:
-                try:
-                    for _ in range(20):
-                        m = json.loads(w.recv(timeout=10))
-                        if m.get("t") == "error" and "drives 60 robots" in m["text"]:
-                            full += 1
-                            break
-                        if m.get("t") in ("joined", "error"):
-                            break
-                except (Closed, OSError):
-                    pass
+            # Every joining page is read as its messages come (robot lists, one per join anywhere,
+            # come first), so none leaves the server's ping unanswered, until each has its answer.
+            import select
+            full, outcome = 0, {}
+            waiting = {w.sock: w for w in many[:80]}
+            deadline = time.monotonic() + 30
+            while waiting and time.monotonic() < deadline:
+                ready = [k for k, w in waiting.items() if w.buffer or k.pending()] or select.select(list(waiting), [], [], 0.5)[0]
+                for k in ready:
+                    w = waiting[k]
+                    try:
+                        m = json.loads(w.recv(timeout=5))
+                    except (Closed, OSError) as e:
+                        outcome[repr(e)[:40]] = outcome.get(repr(e)[:40], 0) + 1
+                        del waiting[k]
+                        continue
+                    if m.get("t") in ("joined", "error"):
+                        key = m["t"] if m["t"] == "joined" else m["text"]
+                        outcome[key] = outcome.get(key, 0) + 1
+                        full += m["t"] == "error" and "drives 60 robots" in m["text"]
+                        del waiting[k]
+                answer_pings(many[80:])
             check(f"200 pages at once from 8 addresses: all get the robot list ({lists}), drivers beyond --max-drivers are told so ({full} of 80 joins)",
-                  lists == 200 and full >= 80 - 60, (lists, full))
+                  lists == 200 and full >= 80 - 60, (lists, full, outcome, len(waiting)))
         except (OSError, Closed) as e:
             check("200 pages at once", False, repr(e))
         finally:
@@ -685,10 +714,10 @@ def main():
             check("page B still drives", False, str(e))
 
         # Console errors of our pages over the whole run (flush what is in flight first).
-        for page in (a, b, c):
+        for page in (a, b, cat):
             page.evaluate("1")
             page.pump(0.2)
-        errors = {name: console_errors(page) for name, page in (("A", a), ("B", b), ("C", c))}
+        errors = {name: console_errors(page) for name, page in (("A", a), ("B", b), ("C", cat))}
         check("no console error on any page in the whole run (no favicon 404, no data after a Close frame)",
               not any(errors.values()), errors)
 
@@ -701,7 +730,7 @@ def main():
         except AssertionError as e:
             check("closing page B's tab", False, str(e))
         chrome.call("Target.closeTarget", targetId=a.target)
-        chrome.call("Target.closeTarget", targetId=c.target)
+        chrome.call("Target.closeTarget", targetId=cat.target)
 
         rc = web.stop(signal.SIGINT)
         check("the server exits 0 on SIGINT", rc == 0, (rc, [l for _, l in web.lines('err')[-5:]]))

@@ -1,4 +1,5 @@
 import ControlPlane
+import Controller
 import Foundation
 import Logging
 import Synchronization

@@ -29,7 +29,7 @@ public struct OriginPolicy: Sendable {
         public init?(_ text: String) {
             var rest = Substring(text)
             if rest.hasSuffix("/") { rest = rest.dropLast() }
-            guard let sep = rest.range(of: "://") else { return nil }
+            guard let sep = rest.firstRange(of: "://") else { return nil }
             let scheme = rest[..<sep.lowerBound].lowercased()
             guard scheme == "http" || scheme == "https" else { return nil }
             let authority = rest[sep.upperBound...]

@@ -72,11 +72,13 @@
         }
         break;
       case "robot":
-        if (joinedRobot && m.state === "owned") { taken(m.text); break; }
+        // Its text is the headline of Protocol.md §7.9, "OWNED BY <driver>".
+        if (joinedRobot && m.state === "owned") { taken(m.text.replace(/^OWNED BY\s*/i, "")); break; }
         drawRobotState(m);
         if (joinedRobot && !shown && m.state !== "refused") showDrive();   // refused: "ended" follows
         break;
       case "ended":
+        if (!joinedRobot) break;   // the end of a controller this page already left (taken, stop)
         stopHeartbeat();
         if (joinedRobot) { joinedRobot = null; showJoin(); }
         showError(m.text);
