@@ -62,7 +62,7 @@ final class OriginGateHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         refused = true
-        logger.notice("refused a WebSocket", metadata: ["origin": "\(origin?.prefix(100) ?? "none")",
+        logger.info("refused a WebSocket", metadata: ["origin": "\(origin?.prefix(100) ?? "none")",
                                                       "from": "\(context.remoteAddress?.ipAddress ?? "?")"])
         let body = context.channel.allocator.buffer(string: "403 Forbidden: \(why)\n")
         var headers = HTTPHeaders()
