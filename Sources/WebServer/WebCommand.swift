@@ -49,6 +49,12 @@ public struct WebOptions: Sendable {
     public var qrCode: Bool
     /// `--allow-origin`: pages of these origins may open the WebSocket too (``OriginPolicy``).
     public var allowedOrigins: Set<OriginPolicy.Origin> = []
+    /// `--teacher-key-file`: serve `/teacher`, the teacher's dashboard (TeacherRoutes.swift).
+    public var teacherKeyFile: String?
+    /// `--log-dir`: the lesson's log as JSON Lines (TeacherLog.swift).
+    public var logDirectory: String?
+    /// `--roster`: student → robot, for the dashboard's "missing" (Roster.swift).
+    public var rosterFile: String?
 
     public init(robots: Robots, security: Security, host: String = "0.0.0.0", port: Int = 8443, session: String = "",
                 rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: PhoneHub.Limits = .init(), qrCode: Bool = true) {
@@ -123,8 +129,10 @@ public enum WebCommand {
         }
         defer { sessionRobots?.stop(); peerNames?.stop() }
 
+        let teacher = try TeacherSetup.dashboard(options, hub: hub, logger: logger)
+        defer { teacher?.link.stop() }
         let server = try WebServer(hub: hub, tls: tls, host: options.host, port: options.port,
-                                   allowedOrigins: options.allowedOrigins, logger: logger)
+                                   allowedOrigins: options.allowedOrigins, logger: logger, teacher: teacher)
         let port: Int
         do {
             port = try server.start()

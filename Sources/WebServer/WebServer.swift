@@ -27,6 +27,8 @@ final class WebServer: Sendable {
     private let port: Int
     private let allowedOrigins: Set<OriginPolicy.Origin>
     private let logger: Logger
+    /// `/teacher`, when the server has a teacher key (TeacherRoutes.swift).
+    let teacher: TeacherDashboard?
 
     private struct Shared {
         var port: Int?
@@ -39,7 +41,7 @@ final class WebServer: Sendable {
     static let maximumConnections = 512
 
     init(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, allowedOrigins: Set<OriginPolicy.Origin> = [],
-         logger: Logger) throws {
+         logger: Logger, teacher: TeacherDashboard? = nil) throws {
         ended = try EventFlag()
         started = try EventFlag()
         self.hub = hub
@@ -48,6 +50,7 @@ final class WebServer: Sendable {
         self.port = port
         self.allowedOrigins = allowedOrigins
         self.logger = logger
+        self.teacher = teacher
     }
 
     var hasEnded: Bool {
@@ -62,7 +65,8 @@ final class WebServer: Sendable {
             do {
                 let policy = OriginPolicy(scheme: tls == nil ? "http" : "https", port: { [self] in shared.withLock { $0.port } ?? port },
                                           hosts: { [host] in Self.ownHosts(listening: host) }, extra: allowedOrigins)
-                let app = try Self.application(hub: hub, tls: tls, host: host, port: port, origins: policy, logger: logger) { [self] bound in
+                let app = try Self.application(hub: hub, tls: tls, host: host, port: port, origins: policy, logger: logger,
+                                               teacher: teacher) { [self] bound in
                     shared.withLock { $0.port = bound }
                     started.raise()
                 }
@@ -98,7 +102,7 @@ final class WebServer: Sendable {
     }
 
     static func application(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, origins: OriginPolicy, logger: Logger,
-                            bound: @escaping @Sendable (Int) -> Void) throws -> some ApplicationProtocol {
+                            teacher: TeacherDashboard? = nil, bound: @escaping @Sendable (Int) -> Void) throws -> some ApplicationProtocol {
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.get("/") { _, _ in PageAssets.response(.index) }
         router.get("/index.html") { _, _ in PageAssets.response(.index) }
@@ -115,6 +119,7 @@ final class WebServer: Sendable {
             try await PageBridge.serve(hub: hub, limits: limits, from: channel.remoteAddress?.ipAddress ?? "",
                                        inbound: inbound, outbound: outbound, logger: logger)
         }
+        teacher?.install(router, sockets: sockets)
         let ws = WebSocketServerConfiguration(maxFrameSize: limits.maximumMessage,
                                               autoPing: .enabled(timePeriod: .seconds(10)),
                                               closeTimeout: .seconds(1))
