@@ -4,12 +4,12 @@
 // The dependency rule (README "Architecture"; checked by Tests/LayoutTests from the import lines of
 // Sources/*/*.swift and the targets below, so a change that breaks it fails the suite):
 //
-//   codecs    RemoteWire BoardProtocol MIDIFraming        import nothing but the standard library
+//   codecs    RemoteWire BoardProtocol MIDIFraming DriveRecord   import nothing but the standard library
 //   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode     module map + shim only
 //   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR CommandConfig
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses PhoneLink WebServer
-//             Diagnosis
+//             Diagnosis DrivePlot
 //             value-type state machines plus the loops that drive them; import anything above
 //   the CLI   AnalogRemoteCLI Fuzz ErrorReporting         the executables (parse, validate, hand off; nothing imports
 //             them) and the one place that maps errors to exit codes and messages; no adapter or role imports any
@@ -63,6 +63,8 @@ let package = Package(
         .target(name: "RemoteWire"),
         .target(name: "BoardProtocol"),
         .target(name: "MIDIFraming"),
+        // Recordings and black boxes (Protocol.md §11): JSON Lines, header and entries, reader.
+        .target(name: "DriveRecord"),
 
         // MARK: C system libraries — module.modulemap + shim.h, nothing else.
         // dns_sd and SDL2 are included by full path: their pkg-config flags carry -D_REENTRANT,
@@ -99,17 +101,18 @@ let package = Package(
         .target(name: "BoardLink",
                 dependencies: ["ALSAMIDI", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO"]),
         .target(name: "Receiver",
-                dependencies: ["BoardLink", "BoardProtocol", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO",
-                               "TerminalQR", logging, tomlKit]),
+                dependencies: ["BoardLink", "BoardProtocol", "Console", "ControlPlane", "Discovery", "DriveRecord", "RemoteWire",
+                               "SystemIO", "TerminalQR", logging, tomlKit]),
         .target(name: "Controller",
-                dependencies: ["Console", "ControlPlane", "Discovery", "Game", "Gamepad", "MIDIControl", "MIDIFraming", "RemoteWire",
-                               "SystemIO", logging]),
+                dependencies: ["Console", "ControlPlane", "Discovery", "DriveRecord", "Game", "Gamepad", "MIDIControl", "MIDIFraming",
+                               "RemoteWire", "SystemIO", logging]),
 
         // The phone page, `analog-remote web`: PhoneLink is one controller per page (SendLoop +
         // ControlSession) and the page's messages, no server framework; WebServer serves the page
         // and its WebSocket over HTTPS (Hummingbird 2) and is the only module importing the
         // server, TLS and certificate packages.
-        .target(name: "PhoneLink", dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", logging]),
+        .target(name: "PhoneLink", dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "RemoteWire", "SystemIO",
+                                                  logging]),
         .target(name: "WebServer",
                 dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "PhoneLink", "SystemIO", "TerminalQR", logging,
                                hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioWebSocket, nioSSL,
@@ -122,18 +125,20 @@ let package = Package(
                                "SerialTTY", "SystemIO", logging]),
         // `analog-remote doctor`: what usually goes wrong on a robot, one check per line.
         .target(name: "Diagnosis", dependencies: ["BoardLink", "BoardProtocol", "Discovery", "SerialTTY", "SystemIO"]),
+        // `analog-remote plot`: a recording or a black box as an SVG (PNG through rsvg-convert).
+        .target(name: "DrivePlot", dependencies: ["Console", "Controller", "DriveRecord", "Receiver", "RemoteWire", "SystemIO"]),
 
         // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
         .target(name: "ErrorReporting", dependencies: ["Console", "Discovery", "Gamepad", "MIDIControl"]),
         .executableTarget(name: "AnalogRemoteCLI",
                           dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "CommandConfig", "Console", "ControlPlane", "Controller",
-                                         "Diagnosis", "Discovery", "ErrorReporting", "Game", "Gamepad", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
+                                         "Diagnosis", "Discovery", "DrivePlot", "ErrorReporting", "Game", "Gamepad", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
                                          "StopAll", "SystemIO", "WebServer", argumentParser, logging]),
 
         // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
         .target(name: "FuzzHarnesses",
-                dependencies: ["BoardProtocol", "ControlPlane", "Controller", "Discovery", "Gamepad", "MIDIControl", "MIDIFraming", "Receiver",
-                               "RemoteWire"]),
+                dependencies: ["BoardProtocol", "ControlPlane", "Controller", "Discovery", "DriveRecord", "Gamepad", "MIDIControl", "MIDIFraming",
+                               "Receiver", "RemoteWire"]),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzHarnesses", "CLibFuzzer"]),
 
         // MARK: Tests (Swift Testing) — one target per module, EndToEndTests run the built binary,
@@ -142,6 +147,7 @@ let package = Package(
         .testTarget(name: "RemoteWireTests", dependencies: ["RemoteWire", "TestSupport", propertyBased]),
         .testTarget(name: "BoardProtocolTests", dependencies: ["BoardProtocol", "TestSupport", propertyBased]),
         .testTarget(name: "MIDIFramingTests", dependencies: ["MIDIFraming", "TestSupport", propertyBased]),
+        .testTarget(name: "DriveRecordTests", dependencies: ["DrivePlot", "DriveRecord", "Receiver", "RemoteWire", "TestSupport"]),
         .testTarget(name: "SystemIOTests", dependencies: ["SystemIO"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Console", "Discovery", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "GamepadTests",
@@ -154,9 +160,10 @@ let package = Package(
                     dependencies: ["BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
-                    dependencies: ["BoardLink", "BoardProtocol", "ControlPlane", "Receiver", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
+                    dependencies: ["BoardLink", "BoardProtocol", "ControlPlane", "DriveRecord", "Receiver", "RemoteWire", "SystemIO", "TestSupport",
+                                   propertyBased]),
         .testTarget(name: "ControllerTests",
-                    dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "MIDIControl", "RemoteWire", "SerialTTY",
+                    dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "MIDIControl", "RemoteWire", "SerialTTY",
                                    "SystemIO", "TestSupport", logging, propertyBased]),
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
         .testTarget(name: "WebServerTests", dependencies: ["WebServer"]),

@@ -71,6 +71,10 @@ struct Web: ParsableCommand {
     @Flag(help: "Do not print the URL as a QR code.")
     var noQr = false
 
+    @Option(help: ArgumentHelp("Record every phone's drive in DIR, one file per driver and drive (as control --record; docs/record-replay.md).",
+                               valueName: "dir"))
+    var recordDir: String?
+
     func validate() throws {
         switch (peer.isEmpty, session) {
         case (true, nil): throw ValidationError("say which robots to offer: --peer HOST:PORT (repeatable), or --session ID to find them on the LAN.")
@@ -117,7 +121,16 @@ struct Web: ParsableCommand {
             let options = WebOptions(robots: robots, security: security, host: host, port: port, session: sessionText, rate: rate,
                                      timing: .init(stale: .milliseconds(staleMs), silent: .milliseconds(silentMs)),
                                      limits: .init(pages: maxPages, drivers: maxDrivers), qrCode: !noQr)
-            return try WebCommand.run(options, status: status)
+            var withRecording = options
+            if let recordDir {
+                do throws(SystemError) {
+                    try DirectoryListing.ensure(recordDir)
+                } catch {
+                    throw UserFacingError("--record-dir \(recordDir): \(error.reason)", status: .badConfiguration)
+                }
+                withRecording.recordDirectory = recordDir
+            }
+            return try WebCommand.run(withRecording, status: status)
         }
     }
 }

@@ -27,6 +27,8 @@ public final class PhoneHub: Sendable {
         public var rate: Double
         public var timing: PhoneSource.Timing
         public var limits: Limits
+        /// `web --record-dir`: one recording per phone drive in this directory.
+        public var recordDirectory: String?
 
         public init(session: String, rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
             self.session = session
@@ -162,8 +164,9 @@ public final class PhoneHub: Sendable {
             // thread can have its hello answered (and report "driving") before this thread runs
             // again, and a `joined` arriving after it would put the page back to "saying hello…".
             sink(.joined(robot: robot.id, name: robot.name))
-            let options = PhoneController.Options(displayName: name, pairingCode: code, session: settings.session,
+            var options = PhoneController.Options(displayName: name, pairingCode: code, session: settings.session,
                                                   rate: settings.rate, timing: settings.timing)
+            options.recordPath = settings.recordDirectory.map { PhoneController.recordingPath(in: $0, driver: name) }
             let controller: PhoneController
             do {
                 controller = try PhoneController(options, peer: robot.peer, logger: logger, report: sink) { [weak self] reason in

@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import TestSupport
+import Testing
+
+/// `control --record` and `--input replay:FILE` with the built binaries: the demo's square
+/// recorded against one receiver and board-sim, replayed against a fresh pair; what the board
+/// takes (its `W` lines, timed by board-sim's `--trace-times`) is compared line by line.
+@Suite(.serialized) struct RecordReplayEndToEndTests {
+    /// The most a replayed board write may be off the original's relative time (the issue's
+    /// acceptance). Relative times: each run's writes counted from its first write that moves.
+    static let tolerance = 0.005
+
+    final class Directory {
+        let path = NSTemporaryDirectory() + "analog-remote-replay-\(UUID().uuidString)"
+        init() throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// board-sim (motors firmware, timed trace) and a receiver driving it.
+    final class Rig {
+        let sim: ChildProcess
+        let receiver: ChildProcess
+        let port: UInt16
+
+        init(_ dir: Directory, name: String, receiverArguments: [String] = []) throws {
+            let link = "\(dir.path)/\(name)"
+            sim = try ChildProcess(analogRemote: ["board-sim", "--trace", "--trace-times", "--quiet", "--firmware", "motors", "--link", link])
+            guard sim.waitForOutput(timeout: .seconds(20), { out, _ in out.contains("\n") }) else {
+                throw ClassroomTestError("board-sim did not start: \(sim.stderr)")
+            }
+            receiver = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "serial:\(link)"]
+                                        + receiverArguments)
+            port = try ClassroomReceiver.port(of: receiver, what: "receiver")
+        }
+
+        /// Every `W` line the board took, with when (seconds, board-sim's monotonic clock).
+        var writes: [(t: Double, line: String)] {
+            var out: [(Double, String)] = []
+            var at: Double?
+            for line in sim.stdout.split(separator: "\n") {
+                if line.hasPrefix("at "), let us = Double(line.dropFirst(3)) { at = us / 1e6 }
+                else if line.hasPrefix("cmd W "), let t = at { out.append((t, String(line.dropFirst(4)))) }
+            }
+            return out
+        }
+
+        /// The writes from the first one that moves a motor or sets a value (the start-up safe
+        /// state is all zeros), each with its time relative to that one.
+        var drive: [(t: Double, line: String)] {
+            let all = writes
+            guard let first = all.firstIndex(where: { !$0.line.dropFirst(5).allSatisfy { $0 == "0" } }) else { return [] }
+            return all[first...].map { ($0.t - all[first].t, $0.line) }
+        }
+
+        var motors: [(t: Double, line: String)] { drive.filter { $0.line.hasPrefix("W 22 ") } }
+
+        /// Waits until the board's motors are at rest after having moved.
+        func waitForRest(timeout: Duration = .seconds(10)) -> Bool {
+            sim.waitForOutput(timeout: timeout) { _, _ in
+                let m = motors
+                return m.count > 1 && m.last?.line == "W 22 0000"
+            }
+        }
+
+        func stop() {
+            receiver.signal(SIGTERM)
+            receiver.wait(timeout: .seconds(5))
+            sim.stop()
+        }
+    }
+
+    static func control(_ port: UInt16, _ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(analogRemote: ["control", "--quiet", "--peer", "127.0.0.1:\(port)"] + arguments)
+    }
+
+    /// Compares `replay` with `expected` line by line: same values, relative times within the
+    /// tolerance. Returns the largest difference seen (for the report).
+    @discardableResult
+    static func matches(_ replay: [(t: Double, line: String)], _ expected: [(t: Double, line: String)],
+                        _ what: String) -> Double {
+        #expect(replay.count >= expected.count, "\(what): \(replay.count) writes, expected \(expected.count)")
+        var worst = 0.0
+        for (i, (r, e)) in zip(replay, expected).enumerated() {
+            #expect(r.line == e.line, "\(what): write \(i) is \(r.line), the original's was \(e.line)")
+            worst = max(worst, abs(r.t - e.t))
+            #expect(abs(r.t - e.t) <= tolerance,
+                    "\(what): write \(i) (\(r.line)) at \(r.t) s, the original's at \(e.t) s: off by \(Int((r.t - e.t) * 1e6)) µs")
+        }
+        return worst
+    }
+
+    /// The acceptance: the square recorded from `control`, then replayed (whole, at --speed 2,
+    /// cut with --from/--to, and three times with --loop 3) to fresh receivers on board-sim.
+    @Test func theRecordedSquareReplaysWithTheSameWritesAtTheSameTimes() throws {
+        let dir = try Directory()
+        let file = "\(dir.path)/square.jsonl"
+
+        let original = try Rig(dir, name: "board-1")
+        defer { original.stop() }
+        let rec = try Self.control(original.port, ["--input", "script:\(Paths.repositoryFile("examples/drive-square.script").path)",
+                                                   "--record", file])
+        #expect(rec.wait(timeout: .seconds(60)) == 0, "\(rec.stderr)")
+        #expect(original.waitForRest(), "\(original.writes)")
+        let recorded = original.drive
+        original.stop()
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        let lines = text.split(separator: "\n")
+        #expect(lines.first?.contains(#""kind":"drive""#) == true && lines.first?.contains(#""input":"script:"#) == true)
+        #expect(lines.filter { $0.contains(#""e":"state""#) }.count > 500, "every state sent, at 50 Hz for 12.5 s")
+        #expect(lines.contains { $0.contains(#""e":"robot","state":"driving""#) }, "the robot's reports")
+        #expect(lines.contains { $0.contains(#""e":"link","rtt_ms":"#) }, "round-trip time")
+        #expect(lines.last?.contains(#""e":"end","reason":"finished""#) == true)
+        // The square's moves: 4 sides, 4 corners, stop, back up, stop (11 motor writes).
+        #expect(recorded.filter { $0.line.hasPrefix("W 22 ") }.count == 11, "\(recorded)")
+
+        // Whole, at speed 1.
+        let whole = try Rig(dir, name: "board-2")
+        defer { whole.stop() }
+        let play = try Self.control(whole.port, ["--input", "replay:\(file)"])
+        #expect(play.wait(timeout: .seconds(60)) == 0, "\(play.stderr)")
+        #expect(whole.waitForRest())
+        let worst = Self.matches(whole.drive, recorded, "replay")
+        print("record-replay: \(recorded.count) board writes, largest difference \(Int(worst * 1e6)) µs")
+        whole.stop()
+
+        // The original's motor writes at 2.0 (right), 3.0 (forward), 4.5 (right), 5.5 (forward) s.
+        let moves = recorded.filter { $0.line.hasPrefix("W 22 ") }
+        let window = Array(moves[1...4])
+
+        // --speed 2 --from 1.9 --to 5.6: the state in effect at 1.9 s (forward), then the four
+        // writes, their intervals halved.
+        let fast = try Rig(dir, name: "board-3")
+        defer { fast.stop() }
+        let f = try Self.control(fast.port, ["--input", "replay:\(file)", "--speed", "2", "--from", "1.9", "--to", "5.6"])
+        #expect(f.wait(timeout: .seconds(30)) == 0, "\(f.stderr)")
+        #expect(fast.waitForRest())
+        let fm = fast.motors
+        #expect(fm.map(\.line) == [moves[0].line] + window.map(\.line) + ["W 22 0000"], "\(fm)")
+        if fm.count >= 5 {
+            let t0 = fm[1].t
+            Self.matches(fm[1...4].map { ($0.t - t0, $0.line) }, window.map { (($0.t - window[0].t) / 2, $0.line) }, "--speed 2")
+        }
+        fast.stop()
+
+        // --loop 3 --from 1.9 --to 3.1: forward, right (+0.1 s) — three times, 1.2 s apart.
+        let loops = try Rig(dir, name: "board-4")
+        defer { loops.stop() }
+        let l = try Self.control(loops.port, ["--input", "replay:\(file)", "--loop", "3", "--from", "1.9", "--to", "3.1"])
+        #expect(l.wait(timeout: .seconds(30)) == 0, "\(l.stderr)")
+        #expect(loops.waitForRest())
+        let lm = loops.motors
+        let pass = [moves[0].line, moves[1].line]
+        #expect(lm.map(\.line) == pass + pass + pass + ["W 22 0000"], "\(lm)")
+        if lm.count >= 6 {
+            let starts = [lm[0], lm[2], lm[4]].map { ($0.t - lm[0].t, $0.line) }
+            Self.matches(starts, [(0, pass[0]), (1.2, pass[0]), (2.4, pass[0])], "--loop 3")
+        }
+    }
+}
