@@ -18,7 +18,7 @@ public enum RecordTime {
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
         func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
         let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(year)-\(two(month))-\(two(day))T\(two(Int64(rest / 3600)))):\(two(Int64(rest / 60 % 60))):\(two(Int64(rest % 60))).\(ms)Z"
+        return "\(year)-\(two(month))-\(two(day))T\(two(Int64(rest / 3600))):\(two(Int64(rest / 60 % 60))):\(two(Int64(rest % 60))).\(ms)Z"
     }
 }
 
