@@ -47,6 +47,9 @@ public struct PlotModel: Sendable {
     /// Loss in percent.
     public var loss: [Point] = []
     public var events: [Event] = []
+    /// When the robot did not drive what was sent: a failsafe, a teacher's stop, another owner,
+    /// a missing board (from the robot's reports, or a black box's own events).
+    public var held: [(start: Double, end: Double)] = []
     public var start: Double
     public var end: Double
     public let header: RecordHeader
@@ -56,9 +59,14 @@ public struct PlotModel: Sendable {
         speed = mapping.drive.speed
         start = recording.entries.first?.seconds ?? 0
         end = max(recording.entries.last?.seconds ?? 0, start + 0.001)
-        var held: [String: Double] = [:]
+        var pressed: [String: Double] = [:]
         var intervals: [String: [(Double, Double)]] = [:]
         var lastRobot: String?
+        var heldSince: Double?
+        func hold(_ t: Double, _ on: Bool) {
+            if on, heldSince == nil { heldSince = t }
+            if !on, let since = heldSince { self.held.append((since, t)); heldSince = nil }
+        }
         func wheels(_ t: Double, _ l: Int, _ r: Int) {
             if left.last?.value != Double(l) || right.last?.value != Double(r) {
                 left.append(Point(t: t, value: Double(l)))
@@ -74,15 +82,18 @@ public struct PlotModel: Sendable {
                 if tilt.last?.value != degrees { tilt.append(Point(t: t, value: degrees)) }
                 for (name, button) in Buttons.names {
                     let on = state.buttons.contains(button)
-                    if on, held[name] == nil { held[name] = t }
-                    if !on, let since = held.removeValue(forKey: name) { intervals[name, default: []].append((since, t)) }
+                    if on, pressed[name] == nil { pressed[name] = t }
+                    if !on, let since = pressed.removeValue(forKey: name) { intervals[name, default: []].append((since, t)) }
                 }
                 let w = mapping.wheelSpeeds(for: state)
                 wheels(t, w.left, w.right)
             case .robot(let state, let detail):
                 guard state != lastRobot else { break }
                 lastRobot = state
+                hold(t, state != "driving")
                 switch state {
+                case "failsafe" where detail == "teacher-release":
+                    events.append(Event(t: t, kind: .teacher, label: "teacher release"))
                 case "failsafe" where detail != "startup" && detail != "released":
                     events.append(Event(t: t, kind: .failsafe, label: "failsafe (\(detail))"))
                 case "owned": events.append(Event(t: t, kind: .owned, label: detail.isEmpty ? "owned" : "owned by \(detail)"))
@@ -99,22 +110,26 @@ public struct PlotModel: Sendable {
             case .failsafe(let cause):
                 events.append(Event(t: t, kind: .failsafe, label: "failsafe (\(cause))"))
                 wheels(t, 0, 0)   // the receiver stopped the motors
+                hold(t, true)
             case .resumed:
                 events.append(Event(t: t, kind: .note, label: "resumed"))
+                hold(t, false)
             case .teacher(let stopped):
                 events.append(Event(t: t, kind: .teacher, label: stopped ? "teacher stop" : "teacher release"))
                 if stopped { wheels(t, 0, 0) }
+                hold(t, stopped)
             case .boardLink(let up, _):
                 events.append(Event(t: t, kind: .board, label: up ? "board up" : "board lost"))
             case .mark(let text):
-                events.append(Event(t: t, kind: .note, label: text))
+                events.append(Event(t: t, kind: .note, label: "written: \(text)"))
             case .end(let reason):
                 events.append(Event(t: t, kind: .note, label: "end: \(reason)"))
             case .board:
                 break
             }
         }
-        for (name, since) in held { intervals[name, default: []].append((since, end)) }
+        for (name, since) in pressed { intervals[name, default: []].append((since, end)) }
+        if let since = heldSince { self.held.append((since, end)) }
         buttons = Buttons.names.compactMap { b in intervals[b.name].map { Band(name: b.name, intervals: $0) } }
     }
 }

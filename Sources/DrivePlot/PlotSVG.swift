@@ -6,12 +6,12 @@ import DriveRecord
 public enum PlotSVG {
     static let width = 1200.0
     static let left = 90.0
-    static let right = 170.0
+    static let right = 195.0
     static let colours: [PlotModel.Kind: String] = [
         .failsafe: "#d62728", .owned: "#e6550d", .teacher: "#7b3294", .board: "#8c510a", .note: "#666666",
     ]
     static let tiltColour = "#1f77b4", leftColour = "#1b9e77", rightColour = "#d95f02"
-    static let rttColour = "#e7298a", lossColour = "#555555", bandColour = "#4c72b0"
+    static let rttColour = "#e7298a", lossColour = "#555555", bandColour = "#4c72b0", heldColour = "#f6d5d5"
 
     public static func render(_ model: PlotModel, title: String) -> String {
         let rows = max(model.buttons.count, 1)
@@ -70,7 +70,10 @@ public enum PlotSVG {
             }
         }
 
-        // Wheels.
+        // Wheels, on a shade where the robot did not drive them.
+        for h in model.held {
+            svg.rect(x(h.start), wheelPanel.top, max(1, x(h.end) - x(h.start)), wheelPanel.height, fill: heldColour, stroke: nil)
+        }
         let s = Double(max(model.speed, 1))
         let wheelRange = -s * 1.1...s * 1.1
         panel(&svg, wheelPanel, title: "wheel speeds the mapping makes (speed units, + = forward; full = \(model.speed))",
@@ -107,8 +110,9 @@ public enum PlotSVG {
         let lx = left + plotWidth + 50
         svg.text(lx, ly - 8, "legend", size: 12, weight: "bold")
         for (label, colour, dash) in [("tilt", tiltColour, nil), ("left wheel", leftColour, nil), ("right wheel", rightColour, "6 3"),
-                                      ("round trip", rttColour, nil), ("loss", lossColour, "2 2"), ("button held", bandColour, nil)] as [(String, String, String?)] {
-            if label == "button held" {
+                                      ("round trip", rttColour, nil), ("loss", lossColour, "2 2"), ("button held", bandColour, nil),
+                                      ("robot not driving", heldColour, nil)] as [(String, String, String?)] {
+            if label == "button held" || label == "robot not driving" {
                 svg.rect(lx, ly + 2, 22, 10, fill: colour, stroke: nil)
             } else {
                 svg.line(lx, ly + 7, lx + 22, ly + 7, colour: colour, dash: dash, width: 2)

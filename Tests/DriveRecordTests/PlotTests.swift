@@ -17,7 +17,8 @@ import Testing
         let forward = Mapping.kit.wheelSpeeds(for: .init(angle: 0, buttons: .forward))
         #expect(model.left.map(\.value) == [Double(forward.left), 0])
         #expect(model.right.map(\.value) == [Double(forward.right), 0])
-        #expect(model.events.map(\.label) == ["owner Ann", "failsafe (silence)", "failsafe"])
+        #expect(model.events.map(\.label) == ["owner Ann", "failsafe (silence)", "written: failsafe"])
+        #expect(model.held.count == 1 && model.held[0].start == 62.45)
         #expect(model.events[1].t == 62.45 && model.events[1].kind == .failsafe)
         #expect(model.buttons.map(\.name) == ["forward"])
     }

@@ -13,6 +13,21 @@ import Testing
     /// acceptance). Relative times: each run's writes counted from its first write that moves.
     static let tolerance = 0.005
 
+    /// The processes of this test run at a real-time priority (`chrt -f 10`) where the machine
+    /// allows it, so that other work on a busy machine (parallel builds, other tests) does not
+    /// show as drift: what is measured is the replay's timing, not the scheduler's. Without it
+    /// (no CAP_SYS_NICE) they run as usual, and a loaded machine may fail the 5 ms.
+    static let realTime: Bool = {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chrt"),
+              let probe = try? ChildProcess(URL(fileURLWithPath: "/usr/bin/chrt"), ["-f", "10", "/bin/true"]) else { return false }
+        return probe.wait() == 0
+    }()
+
+    static func analogRemote(_ arguments: [String]) throws -> ChildProcess {
+        guard realTime else { return try ChildProcess(analogRemote: arguments) }
+        return try ChildProcess(URL(fileURLWithPath: "/usr/bin/chrt"), ["-f", "10", Paths.analogRemote.path] + arguments)
+    }
+
     final class Directory {
         let path = NSTemporaryDirectory() + "analog-remote-replay-\(UUID().uuidString)"
         init() throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
@@ -27,11 +42,11 @@ import Testing
 
         init(_ dir: Directory, name: String, receiverArguments: [String] = []) throws {
             let link = "\(dir.path)/\(name)"
-            sim = try ChildProcess(analogRemote: ["board-sim", "--trace", "--trace-times", "--quiet", "--firmware", "motors", "--link", link])
+            sim = try RecordReplayEndToEndTests.analogRemote(["board-sim", "--trace", "--trace-times", "--quiet", "--firmware", "motors", "--link", link])
             guard sim.waitForOutput(timeout: .seconds(20), { out, _ in out.contains("\n") }) else {
                 throw ClassroomTestError("board-sim did not start: \(sim.stderr)")
             }
-            receiver = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "serial:\(link)"]
+            receiver = try RecordReplayEndToEndTests.analogRemote(["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "serial:\(link)"]
                                         + receiverArguments)
             port = try ClassroomReceiver.port(of: receiver, what: "receiver")
         }
@@ -73,22 +88,30 @@ import Testing
     }
 
     static func control(_ port: UInt16, _ arguments: [String]) throws -> ChildProcess {
-        try ChildProcess(analogRemote: ["control", "--quiet", "--peer", "127.0.0.1:\(port)"] + arguments)
+        try analogRemote(["control", "--quiet", "--peer", "127.0.0.1:\(port)"] + arguments)
     }
 
-    /// Compares `replay` with `expected` line by line: same values, relative times within the
-    /// tolerance. Returns the largest difference seen (for the report).
+    /// Compares `replay` with `expected` line by line: the same values, and the same relative
+    /// times within the tolerance. Both are relative to their first write; the common origin is
+    /// then moved by the median difference, so that one late first write (a wake-up the
+    /// scheduler delayed) does not count against every line after it. Returns the largest
+    /// difference from that origin (for the report).
     @discardableResult
     static func matches(_ replay: [(t: Double, line: String)], _ expected: [(t: Double, line: String)],
                         _ what: String) -> Double {
         #expect(replay.count >= expected.count, "\(what): \(replay.count) writes, expected \(expected.count)")
+        let pairs = Array(zip(replay, expected))
+        let differences = pairs.map { $0.t - $1.t }.sorted()
+        let origin = differences.isEmpty ? 0 : differences[differences.count / 2]
         var worst = 0.0
-        for (i, (r, e)) in zip(replay, expected).enumerated() {
+        for (i, (r, e)) in pairs.enumerated() {
             #expect(r.line == e.line, "\(what): write \(i) is \(r.line), the original's was \(e.line)")
-            worst = max(worst, abs(r.t - e.t))
-            #expect(abs(r.t - e.t) <= tolerance,
-                    "\(what): write \(i) (\(r.line)) at \(r.t) s, the original's at \(e.t) s: off by \(Int((r.t - e.t) * 1e6)) µs")
+            let off = r.t - e.t - origin
+            worst = max(worst, abs(off))
+            #expect(abs(off) <= tolerance,
+                    "\(what): write \(i) (\(r.line)) at \(r.t) s, the original's at \(e.t) s (origin moved \(Int(origin * 1e6)) µs): off by \(Int(off * 1e6)) µs")
         }
+        print("record-replay: \(what): \(pairs.count) writes, largest difference \(Int(worst * 1e6)) µs (real-time priority: \(realTime))")
         return worst
     }
 
@@ -122,8 +145,7 @@ import Testing
         let play = try Self.control(whole.port, ["--input", "replay:\(file)"])
         #expect(play.wait(timeout: .seconds(60)) == 0, "\(play.stderr)")
         #expect(whole.waitForRest())
-        let worst = Self.matches(whole.drive, recorded, "replay")
-        print("record-replay: \(recorded.count) board writes, largest difference \(Int(worst * 1e6)) µs")
+        Self.matches(whole.drive, recorded, "replay")
         whole.stop()
 
         // The original's motor writes at 2.0 (right), 3.0 (forward), 4.5 (right), 5.5 (forward) s.
@@ -145,18 +167,19 @@ import Testing
         }
         fast.stop()
 
-        // --loop 3 --from 1.9 --to 3.1: forward, right (+0.1 s) — three times, 1.2 s apart.
+        // --loop 3 --from 1.9 --to 3.1: each pass is forward (in effect at 1.9 s), right at
+        // 2.0 s, forward again at 3.0 s — which the next pass's forward continues — 1.2 s apart.
         let loops = try Rig(dir, name: "board-4")
         defer { loops.stop() }
         let l = try Self.control(loops.port, ["--input", "replay:\(file)", "--loop", "3", "--from", "1.9", "--to", "3.1"])
         #expect(l.wait(timeout: .seconds(30)) == 0, "\(l.stderr)")
         #expect(loops.waitForRest())
         let lm = loops.motors
-        let pass = [moves[0].line, moves[1].line]
-        #expect(lm.map(\.line) == pass + pass + pass + ["W 22 0000"], "\(lm)")
+        let (forward, right) = (moves[0].line, moves[1].line)
+        #expect(lm.map(\.line) == [forward, right, forward, right, forward, right, forward, "W 22 0000"], "\(lm)")
         if lm.count >= 6 {
-            let starts = [lm[0], lm[2], lm[4]].map { ($0.t - lm[0].t, $0.line) }
-            Self.matches(starts, [(0, pass[0]), (1.2, pass[0]), (2.4, pass[0])], "--loop 3")
+            let turns = [lm[1], lm[3], lm[5]].map { ($0.t - lm[1].t, $0.line) }
+            Self.matches(turns, [(0, right), (1.2, right), (2.4, right)], "--loop 3")
         }
     }
 }

@@ -64,8 +64,7 @@ import Testing
         let file = try dir.write("short.jsonl", Self.forwardFor(2))
         let r = try ClassroomReceiver(["--failsafe-ms", "5000"])
         let owner = try ClassroomPeer(port: r.port)
-        try owner.send(.neutral)
-        #expect(r.waitForMap { _ in true })
+        try owner.send(.neutral)   // the first valid state: this one owns the robot
         let play = try ChildProcess(analogRemote: ["control", "--peer", "127.0.0.1:\(r.port)", "--input", "replay:\(file)"])
         while play.isRunning {
             try owner.send(.neutral)   // the owner stays
