@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 // AnalogRemote: drive a robot board from another machine on the LAN.
 //
-// The dependency rule (README "Architecture"; checked by Tests/LayoutTests from the import lines of
+// The dependency rule (docs/ARCHITECTURE.md; checked by Tests/LayoutTests from the import lines of
 // Sources/*/*.swift and the targets below, so a change that breaks it fails the suite):
 //
 //   codecs    RemoteWire BoardProtocol MIDIFraming DriveRecord   import nothing but the standard library

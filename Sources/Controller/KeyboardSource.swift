@@ -7,8 +7,8 @@ import Console
 import SystemIO
 
 /// The keyboard UI: raw terminal input decoded by ``TerminalInputDecoder`` and turned into
-/// states by ``KeyboardModel`` (the keys and the hold rules are documented there and in README
-/// "Controller").
+/// states by ``KeyboardModel`` (the keys and the hold rules are documented there and in
+/// docs/controller.md).
 ///
 /// The terminal is stdin; escape sequences go to stdout when it is the terminal too, else to
 /// stdin's descriptor. A terminal that hangs up (read returns 0 or EIO) is a lost device.

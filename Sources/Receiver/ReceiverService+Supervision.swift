@@ -24,7 +24,7 @@ public struct ReceiverReload: Sendable {
 /// throws (one line, the running settings stay) when it is bad or does not fit the board.
 public typealias ReceiverReloader = @Sendable (BoardResolution?) throws(UserFacingError) -> ReceiverReload
 
-/// The receiver under a service manager (README "Put it on the robot"):
+/// The receiver under a service manager (docs/robot-install.md):
 /// - `READY=1` once the port is bound, the board open and, when advertising, the name
 ///   announced (registered with the responder) — so `systemctl start` returns when a controller
 ///   can find and drive the robot;
