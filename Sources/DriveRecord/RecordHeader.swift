@@ -53,14 +53,14 @@ public struct RecordHeader: Equatable, Sendable {
         guard case .string(let format)? = json["format"], format == Self.format else {
             return .failure(.init("not an analog-remote recording (the first line must have \"format\":\"\(Self.format)\")"))
         }
-        guard case .number(let version)? = json["version"] else { return .failure(.init("the header has no \"version\" number")) }
+        guard let version = json["version"]?.double else { return .failure(.init("the header has no \"version\" number")) }
         guard version == Double(Self.version) else {
             return .failure(.init("format version \(RecordNumber.plain(version, places: 3)) is not supported (this analog-remote reads version \(Self.version); record it again, or use the analog-remote that made it)"))
         }
         guard case .string(let kindText)? = json["kind"], let kind = Kind(rawValue: kindText) else {
             return .failure(.init("the header's \"kind\" must be \"drive\" or \"black-box\""))
         }
-        guard case .number(let ms)? = json["start_unix_ms"], ms >= 0, ms < 1e15, ms == ms.rounded() else {
+        guard let ms = json["start_unix_ms"]?.double, ms >= 0, ms < 1e15, ms == ms.rounded() else {
             return .failure(.init("the header's \"start_unix_ms\" must be whole milliseconds since 1970"))
         }
         var header = RecordHeader(kind: kind, startUnixMillis: UInt64(ms), input: "")
@@ -73,7 +73,7 @@ public struct RecordHeader: Equatable, Sendable {
             }
         }
         switch json["rate"] {
-        case .number(let r)? where r > 0: header.rate = r
+        case let value? where (value.double ?? 0) > 0: header.rate = value.double
         case nil, .null?: break
         default: return .failure(.init("the header's \"rate\" must be a positive number or null"))
         }

@@ -54,14 +54,14 @@ public enum RecordLine {
 
     static func entry(_ json: RecordJSON) throws(RecordLineError) -> RecordEntry? {
         guard case .object = json else { throw RecordLineError("expected a JSON object") }
-        guard case .number(let t)? = json["t"] else { throw RecordLineError("no time: every entry has \"t\" (seconds since the start)") }
+        guard let t = json["t"]?.double else { throw RecordLineError("no time: every entry has \"t\" (seconds since the start)") }
         guard t >= 0, t <= maximumSeconds else { throw RecordLineError("time \(t) s is out of range (0…\(Int(maximumSeconds)))") }
         guard case .string(let name)? = json["e"] else { throw RecordLineError("no event: every entry has \"e\" (state, robot, link, …)") }
         let micros = Int64((t * 1_000_000).rounded())
         let event: RecordEvent
         switch name {
         case "state":
-            guard case .number(let a)? = json["angle"] else { throw RecordLineError("a state without an \"angle\" number") }
+            guard let a = json["angle"]?.double else { throw RecordLineError("a state without an \"angle\" number") }
             let angle = Float(a)
             guard angle.isFinite, angle.magnitude <= maximumAngle else {
                 throw RecordLineError("angle \(a) is outside ±π/2 (\(maximumAngle)) radians")
@@ -89,7 +89,7 @@ public enum RecordLine {
             }
             var values: [BoardValue] = []
             for item in items {
-                guard case .array(let pair) = item, pair.count == 2, case .number(let a) = pair[0], case .number(let v) = pair[1],
+                guard case .array(let pair) = item, pair.count == 2, let a = pair[0].double, let v = pair[1].double,
                       let address = UInt8(exactly: a), let value = UInt8(exactly: v) else {
                     throw RecordLineError("a board value must be [ADDRESS, VALUE], each 0…255")
                 }
@@ -116,14 +116,14 @@ public enum RecordLine {
 
     static func number(_ json: RecordJSON, _ key: String, range: ClosedRange<Double>) throws(RecordLineError) -> Double? {
         switch json[key] {
-        case .number(let n)? where range.contains(n): return n
+        case let value? where value.double.map(range.contains) == true: return value.double
         case .null?, nil: return nil
         default: throw RecordLineError("\"\(key)\" must be a number in \(RecordNumber.plain(range.lowerBound, places: 0))…\(RecordNumber.plain(range.upperBound, places: 0)) or null")
         }
     }
 
     static func integer<T: FixedWidthInteger>(_ json: RecordJSON, _ key: String, max: Double, _: T.Type) throws(RecordLineError) -> T {
-        guard case .number(let n)? = json[key], n >= 0, n <= max, let v = T(exactly: n) else {
+        guard let n = json[key]?.double, n >= 0, n <= max, let v = T(exactly: n) else {
             throw RecordLineError("\"\(key)\" must be a whole number 0…\(T.max)")
         }
         return v

@@ -23,7 +23,11 @@ public struct RecordReader: Sendable {
         let json: RecordJSON
         switch RecordJSON.parse(line) {
         case .success(let j): json = j
-        case .failure(let e): throw RecordProblem(line: lineNumber, reason: "not JSON at byte \(e.offset + 1): \(e.reason)")
+        case .failure(let e):
+            let rest = String(decoding: line.dropFirst(e.offset).prefix(9), as: UTF8.self).lowercased()
+            let reason = ["nan", "infinity", "-infinity", "inf", "-inf"].contains { rest.hasPrefix($0) }
+                ? "NaN and Infinity are not JSON numbers (a recording holds finite numbers only)" : e.reason
+            throw RecordProblem(line: lineNumber, reason: "not JSON at byte \(e.offset + 1): \(reason)")
         }
         guard header != nil else {
             switch RecordHeader.decode(json) {
