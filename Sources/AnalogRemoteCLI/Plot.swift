@@ -1,7 +1,9 @@
 import ArgumentParser
 import Console
 import DrivePlot
+import ErrorReporting
 import Receiver
+import SystemIO
 
 struct Plot: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -45,12 +47,12 @@ struct Plot: ParsableCommand {
                 do throws(MappingFileError) {
                     mapping = try MappingFile.load(path: map)
                 } catch {
-                    throw UserFacingError(error.description, status: .badConfiguration)
+                    throw CommandFailure(error.description, kind: .badConfiguration)
                 }
             }
             let lines = try PlotCommand.run(input: file, output: output, mapping: mapping)
             for line in lines { printError("analog-remote: \(line)") }
-            return .success
+            return .done
         }
     }
 }

@@ -3,6 +3,7 @@ import BoardProtocol
 import Console
 import ControlPlane
 import Discovery
+import ErrorReporting
 import Logging
 import Receiver
 import RemoteWire
@@ -141,7 +142,7 @@ struct Receive: ParsableCommand {
                 logger: logger)
             let spec = board, trace = traceBoard, boardPlan = plan
             let service = try ReceiverService(configuration: configuration, status: status, logger: logger,
-                                              advertising: advertising) { events throws(UserFacingError) in
+                                              advertising: advertising) { events throws(CommandFailure) in
                 try BoardSinks.open(spec: spec, plan: boardPlan, events: events, traceBoard: trace)
             }
             return try service.run()

@@ -27,7 +27,7 @@ public final class DriveRecorder: SendLoopCompanion {
 
     /// Creates `path` and writes the header (a failure here stops before anything is sent).
     public init(path: String, header: RecordHeader, session: ControlSession?, logger: Logger,
-                now: ContinuousClock.Instant = .now) throws(UserFacingError) {
+                now: ContinuousClock.Instant = .now) throws(CommandFailure) {
         self.path = path
         self.session = session
         self.logger = logger
@@ -35,8 +35,8 @@ public final class DriveRecorder: SendLoopCompanion {
         do {
             file = try LineFile(creating: path)
         } catch {
-            throw UserFacingError("--record \(path): cannot create it: \(error.reason) (check the directory exists and is writable)",
-                                  status: .badConfiguration)
+            throw CommandFailure("--record \(path): cannot create it: \(error.reason) (check the directory exists and is writable)",
+                                  kind: .badConfiguration)
         }
         write(header.encode())
     }

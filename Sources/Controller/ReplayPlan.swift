@@ -90,13 +90,13 @@ public struct ReplayPlan: Equatable, Sendable {
 /// Reading a recording for `--input replay:FILE`: every failure is one line naming the file
 /// (and the line), exit status 2.
 public enum RecordingFile {
-    public static func load(path: String, verb: String = "replay") throws(UserFacingError) -> Recording {
+    public static func load(path: String, verb: String = "replay") throws(CommandFailure) -> Recording {
         let bytes: [UInt8]
         do {
             bytes = try FileContents.read(path: path, limit: Recording.maximumFileSize)
         } catch {
             let why = error.errno == EFBIG ? "larger than \(Recording.maximumFileSize >> 20) MiB: is this a recording?" : error.reason
-            throw UserFacingError("\(verb) \(path): \(why)", status: .badConfiguration)
+            throw CommandFailure("\(verb) \(path): \(why)", kind: .badConfiguration)
         }
         do {
             return try Recording.decode(bytes)
@@ -105,7 +105,7 @@ public enum RecordingFile {
         }
     }
 
-    public static func problem(_ path: String, _ p: RecordProblem, verb: String = "replay") -> UserFacingError {
-        UserFacingError("\(verb) \(p.located(in: path))", status: .badConfiguration)
+    public static func problem(_ path: String, _ p: RecordProblem, verb: String = "replay") -> CommandFailure {
+        CommandFailure("\(verb) \(p.located(in: path))", kind: .badConfiguration)
     }
 }

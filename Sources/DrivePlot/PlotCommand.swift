@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Console
 import Controller
 import DriveRecord
 import Receiver
@@ -17,7 +16,7 @@ public enum PlotCommand {
     public static let converter = "rsvg-convert"
 
     /// Returns the lines to print (a cut-short recording's warning, what was written).
-    public static func run(input: String, output: String, mapping: Mapping) throws(UserFacingError) -> [String] {
+    public static func run(input: String, output: String, mapping: Mapping) throws(CommandFailure) -> [String] {
         let recording = try RecordingFile.load(path: input, verb: "plot")
         var lines: [String] = []
         if let warning = recording.truncationWarning(file: input) { lines.append("plot \(warning)") }
@@ -26,8 +25,8 @@ public enum PlotCommand {
         let lower = output.lowercased()
         if lower.hasSuffix(".png") {
             guard let tool = Self.find(converter) else {
-                throw UserFacingError("plot: -o \(output) needs \(converter) for PNG (Debian: sudo apt-get install librsvg2-bin), or write -o FILE.svg",
-                                      status: .badConfiguration)
+                throw CommandFailure("plot: -o \(output) needs \(converter) for PNG (Debian: sudo apt-get install librsvg2-bin), or write -o FILE.svg",
+                                      kind: .badConfiguration)
             }
             let temporary = output + ".tmp.svg"
             defer { unlink(temporary) }
@@ -37,30 +36,30 @@ public enum PlotCommand {
                 process = try SpawnedProcess(executable: tool, arguments: ["--zoom", "1.5", "--background-color", "white", "-o", output, temporary],
                                              label: converter)
             } catch {
-                throw UserFacingError("plot: cannot run \(tool): \(error.reason)", status: .failure)
+                throw CommandFailure("plot: cannot run \(tool): \(error.reason)", kind: .failed)
             }
             guard process.wait(timeout: .seconds(60)) else {
                 process.stop(grace: .milliseconds(200))
-                throw UserFacingError("plot: \(converter) did not finish within 60 s", status: .failure)
+                throw CommandFailure("plot: \(converter) did not finish within 60 s", kind: .failed)
             }
             guard process.exitStatus == 0 else {
-                throw UserFacingError("plot: \(converter) failed (status \(process.exitStatus ?? -1)): \(process.stderr.split(separator: "\n").first ?? "")",
-                                      status: .failure)
+                throw CommandFailure("plot: \(converter) failed (status \(process.exitStatus ?? -1)): \(process.stderr.split(separator: "\n").first ?? "")",
+                                      kind: .failed)
             }
         } else if lower.hasSuffix(".svg") {
             try write(svg, to: output)
         } else {
-            throw UserFacingError("plot: -o \(output): give a name ending in .svg or .png", status: .badConfiguration)
+            throw CommandFailure("plot: -o \(output): give a name ending in .svg or .png", kind: .badConfiguration)
         }
         lines.append("plot: wrote \(output) (\(recording.entries.count) entries, \(RecordNumber.plain(recording.duration, places: 1)) s)")
         return lines
     }
 
-    static func write(_ text: String, to path: String) throws(UserFacingError) {
+    static func write(_ text: String, to path: String) throws(CommandFailure) {
         do {
             try LineFile.replace(path, with: text)
         } catch {
-            throw UserFacingError("plot: cannot write \(path): \(error.reason)", status: .failure)
+            throw CommandFailure("plot: cannot write \(path): \(error.reason)", kind: .failed)
         }
     }
 

@@ -111,7 +111,7 @@ public final class ReceiverService {
     /// either), then the board.
     public init(configuration: ReceiverConfiguration, status: StatusLine, logger: Logger,
                 advertising: ReceiverAdvertising? = nil,
-                openBoard: (BoardEventInbox) throws(UserFacingError) -> any BoardSink) throws {
+                openBoard: (BoardEventInbox) throws(CommandFailure) -> any BoardSink) throws {
         self.configuration = configuration
         self.status = status
         self.logger = logger
@@ -122,7 +122,7 @@ public final class ReceiverService {
             supervision = try ServiceSupervision(notifier: configuration.notifier, reloader: configuration.reloader,
                                                  stallAfter: configuration.stallAfter)
         } catch {
-            throw UserFacingError("cannot set up signal handling: \(error)", status: .failure)
+            throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
         }
         // A black box that cannot write is said, not fatal: the robot must drive without one.
         do {
@@ -136,7 +136,7 @@ public final class ReceiverService {
         } catch {
             let hint = error.errno == EADDRINUSE ? " (another receiver on this machine? choose another --port, or --port 0 for any free port)"
                 : error.errno == EACCES ? " (ports below 1024 need root; choose --port 1024 or above)" : ""
-            throw UserFacingError("\(error)\(hint)", status: .networkUnavailable)
+            throw CommandFailure("\(error)\(hint)", kind: .networkUnavailable)
         }
         if let advertising {
             do {
@@ -144,7 +144,7 @@ public final class ReceiverService {
             } catch let error as DiscoveryError {
                 throw error
             } catch {
-                throw UserFacingError("\(error)", status: .networkUnavailable)
+                throw CommandFailure("\(error)", kind: .networkUnavailable)
             }
         }
         do {
@@ -175,12 +175,12 @@ public final class ReceiverService {
     }
 
     /// Runs until a signal; returns the exit status (success when stopped on request).
-    public func run() throws(UserFacingError) -> ExitStatus {
+    public func run() throws(CommandFailure) -> CommandOutcome {
         let port: UInt16
         do {
             port = try socket.localAddress().port
         } catch {
-            return try finish(UserFacingError("\(error)", status: .networkUnavailable))
+            return try finish(CommandFailure("\(error)", kind: .networkUnavailable))
         }
         StandardOutput.write("receiving on udp port \(port)\n")
         if let board = boardResolution {
@@ -197,7 +197,7 @@ public final class ReceiverService {
         do {
             try loop()
         } catch {
-            return try finish(UserFacingError("receive loop failed: \(error)", status: .failure))
+            return try finish(CommandFailure("receive loop failed: \(error)", kind: .failed))
         }
         supervision.send(["STOPPING=1"], logger: logger)
         let name = signals.signal == SIGINT ? "SIGINT" : signals.signal == SIGTERM ? "SIGTERM" : "signal \(signals.signal ?? 0)"
@@ -279,7 +279,7 @@ public final class ReceiverService {
     }
 
     /// Rest values, then the board's own safe state (blocking, bounded), then the summary.
-    private func finish(_ error: UserFacingError?) throws(UserFacingError) -> ExitStatus {
+    private func finish(_ error: CommandFailure?) throws(CommandFailure) -> CommandOutcome {
         board.setDesired(engine.shutdown())
         let confirmed = board.writeSafeState(timeout: configuration.safeStateTimeout)
         board.close()
@@ -292,10 +292,10 @@ public final class ReceiverService {
                                                      evicted: engine.controllers.evicted) + "\n")
         if let error { throw error }
         if !confirmed {
-            throw UserFacingError("the board did not confirm the safe state (motors 0) within \(configuration.safeStateTimeout); check the board",
-                                  status: .deviceUnavailable)
+            throw CommandFailure("the board did not confirm the safe state (motors 0) within \(configuration.safeStateTimeout); check the board",
+                                 kind: .deviceUnavailable)
         }
-        return .success
+        return .done
     }
 
     // MARK: Logging and status
