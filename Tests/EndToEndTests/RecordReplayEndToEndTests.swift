@@ -9,9 +9,14 @@ import Testing
 /// recorded against one receiver and board-sim, replayed against a fresh pair; what the board
 /// takes (its `W` lines, timed by board-sim's `--trace-times`) is compared line by line.
 @Suite(.serialized) struct RecordReplayEndToEndTests {
-    /// The most a replayed board write may be off the original's relative time (the issue's
-    /// acceptance). Relative times: each run's writes counted from its first write that moves.
-    static let tolerance = 0.005
+    /// The most a replayed board write may be off the original's relative time: 5 ms (the
+    /// acceptance) when this suite runs on its own — `./run.sh test` runs it so, with
+    /// ANALOG_REMOTE_TIMING_TEST=1, after the parallel pass. Inside the parallel pass (150-odd
+    /// suites at once on two cores) a process is measured waiting up to 54 ms for a CPU, so
+    /// there the bound is 250 ms: still far below what a wrong speed, cut or loop period makes
+    /// (hundreds of ms), and every value is still compared.
+    static let strict = ProcessInfo.processInfo.environment["ANALOG_REMOTE_TIMING_TEST"] == "1"
+    static let tolerance = strict ? 0.005 : 0.25
 
     /// The processes of this test run at a real-time priority (`chrt -f 10`) where the machine
     /// allows it, so that other work on a busy machine (parallel builds, other tests) does not
@@ -114,7 +119,7 @@ import Testing
             #expect(abs(off) <= tolerance,
                     "\(what): write \(i) (\(r.line)) at \(r.t) s, the original's at \(e.t) s (origin moved \(Int(origin * 1e6)) µs): off by \(Int(off * 1e6)) µs")
         }
-        print("record-replay: \(what): \(pairs.count) writes, largest difference \(Int(worst * 1e6)) µs (real-time priority: \(realTime))")
+        print("record-replay: \(what): \(pairs.count) writes, largest difference \(Int(worst * 1e6)) µs (bound \(Int(tolerance * 1e3)) ms, real-time priority: \(realTime))")
         return ok
     }
 
