@@ -1,5 +1,6 @@
 import ArgumentParser
 import Console
+import ConfigFile
 import DrivePlot
 import ErrorReporting
 import Receiver

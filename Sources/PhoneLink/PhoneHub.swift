@@ -1,5 +1,6 @@
 import Controller
 import Logging
+import RemoteWire
 import Synchronization
 import SystemIO
 
@@ -30,7 +31,7 @@ public final class PhoneHub: Sendable {
         /// `web --record-dir`: one recording per phone drive in this directory.
         public var recordDirectory: String?
 
-        public init(session: String, rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
+        public init(session: String, rate: Double = Double(SendRate.standardHz), timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
             self.session = session
             self.rate = rate
             self.timing = timing

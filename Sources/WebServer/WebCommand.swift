@@ -47,6 +47,12 @@ public struct WebOptions: Sendable {
     public var limits: PhoneHub.Limits
     /// Print the URL as a QR code on stderr.
     public var qrCode: Bool
+    /// `--teacher-key-file`: serve `/teacher`, the teacher's dashboard (TeacherRoutes.swift).
+    public var teacherKeyFile: String?
+    /// `--log-dir`: the lesson's log as JSON Lines (TeacherLog.swift).
+    public var logDirectory: String?
+    /// `--roster`: student → robot, for the dashboard's "missing" (Roster.swift).
+    public var rosterFile: String?
     /// `--record-dir`: record every phone's drive there, one file each.
     public var recordDirectory: String?
 
@@ -119,7 +125,9 @@ public enum WebCommand {
         }
         defer { sessionRobots?.stop() }
 
-        let server = try WebServer(hub: hub, tls: tls, host: options.host, port: options.port, logger: logger)
+        let teacher = try TeacherSetup.dashboard(options, hub: hub, logger: logger)
+        defer { teacher?.link.stop() }
+        let server = try WebServer(hub: hub, tls: tls, host: options.host, port: options.port, logger: logger, teacher: teacher)
         let port: Int
         do {
             port = try server.start()
