@@ -8,14 +8,17 @@ extension GamepadConfigError {
 }
 
 extension GamepadError {
-    /// A refused mapping line is a configuration error (exit 2); SDL not starting is a device
-    /// problem (exit 3).
+    /// A refused mapping line is a configuration error (exit 2); SDL missing or not starting is
+    /// a device problem (exit 3).
     public var userFacing: UserFacingError {
         switch self {
         case .config(let error):
             return error.userFacing
         case .sdl:
             return UserFacingError("\(description) (is libsdl2 installed? run scripts/setup.sh)", status: .deviceUnavailable)
+        case .libraryMissing:
+            // A robot's package only recommends SDL2: one line, and the package that fixes it.
+            return UserFacingError("\(description) — gamepads need SDL2: sudo apt-get install libsdl2-2.0-0", status: .deviceUnavailable)
         case .busy, .system, .closed:
             return UserFacingError(description, status: .failure)
         }
