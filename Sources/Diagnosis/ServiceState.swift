@@ -1,0 +1,111 @@
+import Foundation
+
+/// The receiver service as systemd sees it, for doctor's `service` line: read from
+/// `systemctl show` (state, restarts) and the journal's last "process exited" record of the unit
+/// (how the previous run ended: after an automatic restart `systemctl show` only knows the new
+/// process). Parsing only; ``Doctor/service()`` runs the tools.
+public struct ServiceState: Sendable, Hashable {
+    /// How a main process ended (systemd's EXIT_CODE / EXIT_STATUS).
+    public struct Exit: Sendable, Hashable {
+        /// `exited`, `killed` or `dumped`.
+        public var code: String
+        /// The exit status for `exited`, else the signal's name (`ABRT`) or number.
+        public var status: String
+        /// systemd's verdict on that run (`watchdog`, `exit-code`, `signal`, …), when it failed.
+        public var result: String?
+
+        public init(code: String, status: String, result: String? = nil) {
+            self.code = code
+            self.status = status
+            self.result = result
+        }
+
+        /// In the words of README "Exit codes".
+        public var summary: String {
+            let watchdog = result == "watchdog" ? ", a watchdog timeout" : ""
+            guard code == "exited" else { return "\(code == "dumped" ? "killed (core dumped)" : "killed") by SIG\(status)\(watchdog)" }
+            let meaning = ["0": "stopped", "1": "a runtime failure", "2": "a configuration error",
+                           "3": "a device (the board) unavailable", "4": "the network refused",
+                           "5": "no mDNS responder"][status]
+            return "exit \(status)" + (meaning.map { " (\($0))" } ?? "")
+        }
+    }
+
+    public var unit: String
+    /// `loaded`, `not-found`, …
+    public var loadState: String
+    /// `active`, `activating`, `reloading`, `inactive`, `failed`, `deactivating`.
+    public var activeState: String
+    /// `running`, `auto-restart`, `dead`, …
+    public var subState: String
+    /// Automatic restarts since it was last started by hand.
+    public var restarts: Int
+    /// `success`, `watchdog`, `exit-code`, `signal`, … (of the current or last run).
+    public var result: String
+    /// How the last main process that ended, ended (nil when none has, or the journal is closed).
+    public var lastExit: Exit?
+
+    /// From `systemctl show --property=LoadState,ActiveState,SubState,NRestarts,Result UNIT`
+    /// (KEY=value lines) and the journal's last exit record, if any.
+    public init(unit: String, show: String, lastExit: Exit?) {
+        var values: [Substring: Substring] = [:]
+        for line in show.split(separator: "\n") {
+            guard let eq = line.firstIndex(of: "=") else { continue }
+            values[line[..<eq]] = line[line.index(after: eq)...]
+        }
+        self.unit = unit
+        loadState = values["LoadState"].map(String.init) ?? "unknown"
+        activeState = values["ActiveState"].map(String.init) ?? "unknown"
+        subState = values["SubState"].map(String.init) ?? "unknown"
+        restarts = values["NRestarts"].flatMap { Int($0) } ?? 0
+        result = values["Result"].map(String.init) ?? "unknown"
+        self.lastExit = lastExit
+    }
+
+    /// The last run's end from `journalctl --unit UNIT --output=json
+    /// --output-fields=EXIT_CODE,EXIT_STATUS,UNIT_RESULT` (one JSON object a line): systemd's
+    /// "process exited" record and the "failed with result" record that follows it.
+    public static func lastExit(journalJSON text: String) -> Exit? {
+        var found: Exit?
+        for line in text.split(separator: "\n") {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+            if let code = object["EXIT_CODE"] as? String, let status = object["EXIT_STATUS"] as? String {
+                found = Exit(code: code, status: status)
+            } else if let result = object["UNIT_RESULT"] as? String {
+                found?.result = result
+            }
+        }
+        return found
+    }
+
+    /// Doctor's line: ok when it runs and never had to be restarted; warn when it runs after
+    /// restarts, or is installed but not running; fail when it is restarting or failed.
+    public var check: DoctorCheck {
+        let last = lastExit.map { "; last exit: \($0.summary)" } ?? ""
+        let restartText = "\(restarts) automatic restart\(restarts == 1 ? "" : "s")"
+        let log = "journalctl -u \(unit) -n 30 shows why"
+        guard loadState == "loaded" else {
+            return DoctorCheck("service", .skip, "\(unit) is not installed (the .deb or scripts/install.sh installs it)")
+        }
+        switch (activeState, subState) {
+        case ("active", _), ("reloading", _):
+            if restarts == 0 { return DoctorCheck("service", .ok, "\(unit) is \(activeState) (\(subState)), \(restartText)\(last)") }
+            return DoctorCheck("service", .warn, "\(unit) is \(activeState) (\(subState)) but needed \(restartText)\(last)", fix: log)
+        case ("activating", "auto-restart"), ("failed", _):
+            let hint = lastExit?.status == "3" && lastExit?.code == "exited" ? "check the boards line above; " : ""
+            return DoctorCheck("service", .fail, "\(unit) is \(activeState) (\(subState)), \(restartText)\(last)",
+                               fix: hint + log)
+        case ("inactive", _):
+            return DoctorCheck("service", .warn, "\(unit) is installed but not running\(last)",
+                               fix: "sudo systemctl enable --now \(unit.replacingSuffix(".service"))")
+        default:
+            return DoctorCheck("service", .warn, "\(unit) is \(activeState) (\(subState)), \(restartText)\(last)", fix: log)
+        }
+    }
+}
+
+extension String {
+    fileprivate func replacingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}
