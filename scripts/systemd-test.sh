@@ -17,9 +17,10 @@
 #   - a receiver stalled with SIGSTOP is killed by the watchdog and running again within
 #     WatchdogSec + RestartSec + 1 s, and the board is written to rest before it drives again;
 #     doctor's service line then tells the restart and the watchdog;
-#   - an unplugged board: exit 3, restarted again and again (doctor: fail, exit 3) until the
-#     board is back, then it drives;
+#   - the board unplugged while it runs: logged, the same process takes it back (rest first);
 #   - `systemctl stop` while driving: motors 0, exit 0;
+#   - started without its board: exit 3, restarted again and again (doctor: fail, exit 3) until
+#     the board is there, then it drives;
 #   - `journalctl -u analog-remote` shows the start, the watchdog's kill and the stop.
 # Every wait has a deadline. The container is powered off by the nspawn process's pid (then its
 # init is killed by pid if it lingers), the one bind mount this script makes is undone at once,
@@ -95,9 +96,9 @@ user_id=$(awk -F: '$1 == "analog-remote" { print $3 }' "$root/etc/passwd")
 chown "$user_id" "$board"      # board-sim (the service user) makes its link here
 # A controller's only forward state, right after a resting one (the failsafe wants rest first).
 printf '0 0 none\n5 0 forward\n' > "$board/once.script"
-# Driving for a minute: forward 1.5 s, rest 0.2 s (so a restarted receiver may drive again).
-for ((ms = 0; ms < 60000; ms += 1700)); do printf '%d 0 none\n%d 0 forward\n' "$ms" $((ms + 200)); done > "$board/drive.script"
-echo "60000 0 none" >> "$board/drive.script"
+# Driving for two minutes: forward 1.5 s, rest 0.2 s (so a restarted receiver may drive again).
+for ((ms = 0; ms < 120000; ms += 1700)); do printf '%d 0 none\n%d 0 forward\n' "$ms" $((ms + 200)); done > "$board/drive.script"
+echo "120000 0 none" >> "$board/drive.script"
 
 # 2. Boot it.
 systemd-nspawn --quiet -D "$root" --machine="ar-systemd-$$" --register=no --keep-unit --private-network \
@@ -216,26 +217,16 @@ echo "      doctor: $line"
 watchdog_told() { [[ $line == "warn  service: analog-remote.service is active (running) but needed 1 automatic restart; last exit: "*"watchdog timeout"* ]]; }
 check "doctor tells the restart and the watchdog" watchdog_told
 
-# 6. The board unplugged: exit 3, retried until it is back.
-restarts=$(prop NRestarts)
+# 6. The board unplugged while it runs: the receiver stays up and takes it back (rest first).
+pid=$(prop MainPID)
 inside systemctl stop board-sim
-retried=0 exit3=0
-for _ in $(seq 200); do
-  [[ $(prop ExecMainStatus) == 3 ]] && exit3=1
-  (($(prop NRestarts) >= restarts + 2)) && { retried=1; break; }
-  sleep 0.1
-done
-line=$(doctor_line)
-echo "      doctor: $line"
-check "an unplugged board: the receiver exits 3 and is restarted again and again ($(prop NRestarts) restarts)" test "$exit3" -eq 1 -a "$retried" -eq 1
-unplug_told() { [[ $line == "fail  service: "*"auto-restart"*"exit 3 (a device (the board) unavailable)"* ]]; }
-check "doctor says it is restarting and why" unplug_told
+lost=0
+for _ in $(seq 100); do inside journalctl -u analog-remote -o cat --no-pager 2>/dev/null | grep -q "board lost" && { lost=1; break; }; sleep 0.1; done
+check "the board unplugged while running: the receiver says so and keeps running" test "$lost" -eq 1 -a "$(prop ActiveState)" = active -a "$(prop MainPID)" = "$pid"
 mark=$(lines)
 start_board
-back=0
-for _ in $(seq 150); do [[ $(prop ActiveState) == active ]] && { back=1; break; }; sleep 0.1; done
-back_and_driving() { [[ $back -eq 1 ]] && wait_motors "$mark" 9c64; }
-check "the board back: the service is running again and drives" back_and_driving
+replugged() { motors_after "$mark" | head -1 | grep -qx 0000 && wait_motors "$mark" 9c64 && [[ $(prop MainPID) == "$pid" ]]; }
+check "… and when it is back, writes rest first, then drives, in the same process" replugged
 
 # 7. Stop while driving: motors 0, exit 0.
 wait_motors "$(($(lines) - 1))" 9c64
@@ -244,9 +235,32 @@ stop_status=$?
 check "systemctl stop while driving leaves the motors at 0 (last: $(last_motors))" test "$stop_status" -eq 0 -a "$(last_motors)" = 0000
 check "… and the receiver exits 0 ($(prop ExecMainCode)/$(prop ExecMainStatus), $(prop Result))" \
   test "$(prop ExecMainStatus)" = 0 -a "$(prop Result)" = success
-inside systemctl stop drive board-sim 2>/dev/null
 
-# 8. The journal.
+# 8. Started without its board (a robot booted with the board unplugged): exit 3, started again
+#    every RestartSec until the board is there.
+inside systemctl stop board-sim
+inside systemctl start --no-block analog-remote
+restarts=$(prop NRestarts)
+retried=0 exit3=0
+for _ in $(seq 200); do
+  [[ $(prop ExecMainStatus) == 3 ]] && exit3=1
+  (($(prop NRestarts) >= restarts + 2)) && { retried=1; break; }
+  sleep 0.1
+done
+line=$(doctor_line)
+echo "      doctor: $line"
+check "no board at start: the receiver exits 3 and is started again and again ($(prop NRestarts) restarts)" test "$exit3" -eq 1 -a "$retried" -eq 1
+unplug_told() { [[ $line == "fail  service: "*"auto-restart"*"exit 3 (a device (the board) unavailable)"* ]]; }
+check "doctor says it is restarting and why" unplug_told
+mark=$(lines)
+start_board
+back=0
+for _ in $(seq 150); do [[ $(prop ActiveState) == active ]] && { back=1; break; }; sleep 0.1; done
+back_and_driving() { [[ $back -eq 1 ]] && wait_motors "$mark" 9c64; }
+check "the board plugged in: the service runs and drives" back_and_driving
+inside systemctl stop analog-remote drive board-sim 2>/dev/null
+
+# 9. The journal.
 inside journalctl -u analog-remote --no-pager -o cat > "$work/journal.txt" 2>&1
 for entry in "Started analog-remote.service" "Watchdog timeout" "Stopped analog-remote.service"; do
   check "journalctl -u analog-remote shows \"$entry\"" grep -q "$entry" "$work/journal.txt"

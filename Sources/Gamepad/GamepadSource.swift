@@ -98,7 +98,7 @@ public final class GamepadSource: Sendable {
     /// `axes` and `buttons` already in place (triggers default to released).
     public func attachVirtualPad(name: String, gameController: Bool = true, axes: [PadAxis: Int16] = [:],
                                  buttons: [PadButton: Bool] = [:]) throws(GamepadError) -> VirtualPad {
-        try Self.unwrap(sdl.perform {
+        try Self.unwrap(sdl.perform { [sdl] in
             SDLVirtualPads.attach(sdl.library, name: name, gameController: gameController, axes: axes, buttons: buttons)
         })
     }
@@ -106,12 +106,12 @@ public final class GamepadSource: Sendable {
     /// Sets raw axis readings and buttons of a virtual pad, all in one pump.
     public func updateVirtualPad(_ pad: VirtualPad, axes: [PadAxis: Int16] = [:],
                                  buttons: [PadButton: Bool] = [:]) throws(GamepadError) {
-        try Self.unwrap(sdl.perform { SDLVirtualPads.update(sdl.library, pad, axes: axes, buttons: buttons) })
+        try Self.unwrap(sdl.perform { [sdl] in SDLVirtualPads.update(sdl.library, pad, axes: axes, buttons: buttons) })
     }
 
     /// Unplugs a virtual pad.
     public func detachVirtualPad(_ pad: VirtualPad) throws(GamepadError) {
-        try Self.unwrap(sdl.perform { SDLVirtualPads.detach(sdl.library, pad) })
+        try Self.unwrap(sdl.perform { [sdl] in SDLVirtualPads.detach(sdl.library, pad) })
     }
 
     static func unwrap<T>(_ result: Result<T, GamepadError>?) throws(GamepadError) -> T {
