@@ -94,8 +94,9 @@ speed = 100
 TOML
 user_id=$(awk -F: '$1 == "analog-remote" { print $3 }' "$root/etc/passwd")
 chown "$user_id" "$board"      # board-sim (the service user) makes its link here
-# A controller's only forward state, right after a resting one (the failsafe wants rest first).
-printf '0 0 none\n5 0 forward\n' > "$board/once.script"
+# A controller's only forward state, 100 ms after a resting one (the failsafe wants rest first;
+# the controller says hello before its first state).
+printf '0 0 none\n100 0 forward\n' > "$board/once.script"
 # Driving for two minutes: forward 1.5 s, rest 0.2 s (so a restarted receiver may drive again).
 for ((ms = 0; ms < 120000; ms += 1700)); do printf '%d 0 none\n%d 0 forward\n' "$ms" $((ms + 200)); done > "$board/drive.script"
 echo "120000 0 none" >> "$board/drive.script"
@@ -187,11 +188,11 @@ frozen="" stop_ns=0
 for _ in 1 2 3; do
   wait_motors "$(($(lines) - 1))" 9c64 || true
   pid=$(prop MainPID)
-  inside kill -STOP "$pid"
+  inside /bin/sh -c "kill -STOP $pid"
   stop_ns=$(date +%s%N)
   frozen=$(last_motors)
   [[ $frozen != 0000 ]] && break
-  inside kill -CONT "$pid"     # stopped in a resting phase: try again while it drives
+  inside /bin/sh -c "kill -CONT $pid"     # stopped in a resting phase: try again while it drives
   frozen=""
 done
 mark=$(lines)
@@ -250,7 +251,7 @@ done
 line=$(doctor_line)
 echo "      doctor: $line"
 check "no board at start: the receiver exits 3 and is started again and again ($(prop NRestarts) restarts)" test "$exit3" -eq 1 -a "$retried" -eq 1
-unplug_told() { [[ $line == "fail  service: "*"auto-restart"*"exit 3 (a device (the board) unavailable)"* ]]; }
+unplug_told() { [[ $line == "fail  service: analog-remote.service is activating"*"exit 3 (a device (the board) unavailable)"* ]]; }
 check "doctor says it is restarting and why" unplug_told
 mark=$(lines)
 start_board
@@ -267,7 +268,8 @@ for entry in "Started analog-remote.service" "Watchdog timeout" "Stopped analog-
 done
 if ((failed)); then
   echo "--- journal" >&2; tail -40 "$work/journal.txt" >&2
-  echo "--- board-sim" >&2; tail -5 "$board/sim.err" >&2
-  echo "--- controllers" >&2; tail -5 "$board/once.out" "$board/drive.out" >&2
+  echo "--- board-sim" >&2; tail -n 5 "$board/sim.err" >&2
+  echo "--- the board's trace" >&2; tail -n 40 "$trace" >&2
+  echo "--- controllers" >&2; tail -n 5 "$board/once.out" "$board/drive.out" >&2
 fi
 finish

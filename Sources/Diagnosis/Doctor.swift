@@ -195,17 +195,16 @@ public struct Doctor: Sendable {
         guard access("/run/systemd/system", F_OK) == 0, let systemctl = Self.executable("systemctl") else {
             return DoctorCheck("service", .skip, "systemd is not running here (the receiver is started by hand)")
         }
-        guard let show = Self.output(of: systemctl, ["show", options.serviceUnit,
-                                                     "--property=LoadState,ActiveState,SubState,NRestarts,Result"]) else {
+        guard let show = Self.output(of: systemctl, ["show", options.serviceUnit, "--property=\(ServiceState.properties)"]) else {
             return DoctorCheck("service", .skip, "systemctl cannot tell the state of \(options.serviceUnit) to this user",
                                fix: "sudo analog-remote doctor")
         }
         let journal = Self.executable("journalctl").flatMap {
-            Self.output(of: $0, ["--unit", options.serviceUnit, "--output=json", "--output-fields=EXIT_CODE,EXIT_STATUS,UNIT_RESULT",
+            Self.output(of: $0, ["--unit", options.serviceUnit, "--output=json", "--output-fields=\(ServiceState.journalFields)",
                                  "--lines=200", "--no-pager", "--quiet"])
         }
         let state = ServiceState(unit: options.serviceUnit, show: show,
-                                 lastExit: journal.flatMap { ServiceState.lastExit(journalJSON: $0) })
+                                 journalExit: journal.flatMap { ServiceState.lastExit(journalJSON: $0) })
         return state.check
     }
 
