@@ -94,9 +94,9 @@ speed = 100
 TOML
 user_id=$(awk -F: '$1 == "analog-remote" { print $3 }' "$root/etc/passwd")
 chown "$user_id" "$board"      # board-sim (the service user) makes its link here
-# A controller's only forward state, 100 ms after a resting one (the failsafe wants rest first;
-# the controller says hello before its first state).
-printf '0 0 none\n100 0 forward\n' > "$board/once.script"
+# A controller run once: rest, then forward from 100 to 300 ms (the failsafe wants rest first; the
+# controller says hello before its first state), then neutral.
+printf '0 0 none\n100 0 forward\n300 0 forward\n' > "$board/once.script"
 # Driving for two minutes: forward 1.5 s, rest 0.2 s (so a restarted receiver may drive again).
 for ((ms = 0; ms < 120000; ms += 1700)); do printf '%d 0 none\n%d 0 forward\n' "$ms" $((ms + 200)); done > "$board/drive.script"
 echo "120000 0 none" >> "$board/drive.script"
@@ -129,6 +129,8 @@ trace=$board/trace
 lines() { wc -l < "$trace" 2>/dev/null || echo 0; }
 motors_after() { tail -n +$(($1 + 1)) "$trace" 2>/dev/null | awk '$1 == "map" { print substr($2, 69, 4) }'; }
 last_motors() { motors_after 0 | tail -1; }
+# The motor values the receiver wrote ("cmd W 22 LLRR") after line $1, oldest first.
+motor_writes_after() { tail -n +$(($1 + 1)) "$trace" 2>/dev/null | awk '$1 == "cmd" && $2 == "W" && $3 == "22" { print $4 }'; }
 # Waits until a map line after line $1 has motors $2 (e.g. c040: forward at speed 64).
 wait_motors() {
   local _
@@ -163,7 +165,7 @@ echo "      systemctl start → drivable: $start_ms ms (port bound: $udp_bound, 
 check "systemctl start returns with the unit active, port 27183 bound and the board probed" \
   test "$start_status" -eq 0 -a "$(prop ActiveState)" = active -a "$udp_bound" -eq 1 -a "$probed" -gt 0
 drove_at_once() { [[ $once_status -eq 0 ]] && wait_motors "$mark" c040; }
-check "a controller started right after drives at once (its one forward state moved the motors)" drove_at_once
+check "a controller started right after drives at once (its first forward states moved the motors)" drove_at_once
 
 # 4. Reload: a new mapping, the same process.
 inside systemd-run --quiet --unit=drive --collect -p StandardOutput=append:/run/board/drive.out -p StandardError=append:/run/board/drive.out \
@@ -209,9 +211,9 @@ echo "      stalled with motors ${frozen:-?}; running again after $elapsed_ms ms
 check "a receiver stalled with SIGSTOP (while driving) is killed by the watchdog and running again within $limit_ms ms" \
   test -n "$frozen" -a "$elapsed_ms" -ge 0 -a "$elapsed_ms" -le "$limit_ms" -a "$watchdog_s" -gt 0
 wait_motors "$mark" 9c64
-after=$(motors_after "$mark" | tr '\n' ' ')
+after=$(motor_writes_after "$mark" | uniq | tr '\n' ' ')
 rest_first() { [[ $after == "0000 "* && $after == *9c64* ]]; }
-check "the board is at rest (motors 0) before it drives again (motors after the stall: $after)" rest_first
+check "the board is written to rest (motors 0) before it drives again (motor writes after the stall: $after)" rest_first
 doctor_line() { inside analog-remote doctor --no-probe 2>&1 | grep '^[a-z]* *service:'; }
 line=$(doctor_line)
 echo "      doctor: $line"
@@ -226,7 +228,7 @@ for _ in $(seq 100); do inside journalctl -u analog-remote -o cat --no-pager 2>/
 check "the board unplugged while running: the receiver says so and keeps running" test "$lost" -eq 1 -a "$(prop ActiveState)" = active -a "$(prop MainPID)" = "$pid"
 mark=$(lines)
 start_board
-replugged() { motors_after "$mark" | head -1 | grep -qx 0000 && wait_motors "$mark" 9c64 && [[ $(prop MainPID) == "$pid" ]]; }
+replugged() { wait_motors "$mark" 9c64 && [[ $(motor_writes_after "$mark" | head -1) == 0000 && $(prop MainPID) == "$pid" ]]; }
 check "… and when it is back, writes rest first, then drives, in the same process" replugged
 
 # 7. Stop while driving: motors 0, exit 0.
