@@ -1,7 +1,7 @@
 import ArgumentParser
 import Discovery
-import Receiver
 import RemoteWire
+import SystemIO
 
 struct Advertise: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -33,8 +33,8 @@ struct Advertise: ParsableCommand {
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         guard port != 0 else { throw ValidationError("--port must be 1…65535") }
-        guard FailsafeTimeout.announcedRange.contains(failsafe) else { throw ValidationError("--failsafe must be 1…600000 ms") }
-        guard SendRate.announcedRange.contains(rate) else { throw ValidationError("--rate must be 1…10000 Hz") }
+        guard FailsafeTimeout.announcedRange.contains(failsafe) else { throw ValidationError("--failsafe must be \(FailsafeTimeout.announcedRange.text) ms") }
+        guard SendRate.announcedRange.contains(rate) else { throw ValidationError("--rate must be \(SendRate.announcedRange.text) Hz") }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
     }
 
@@ -43,7 +43,7 @@ struct Advertise: ParsableCommand {
             let status = global.bootstrap()
             return try AdvertiseLoop(session: try SessionID(session), name: name, port: port,
                                      timing: TimingContract(failsafeMilliseconds: failsafe, rateHz: rate),
-                                     status: status).run()
+                                     output: TerminalListing(statusLine: status)).run()
         }
     }
 }

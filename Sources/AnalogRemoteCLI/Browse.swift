@@ -2,6 +2,7 @@ import ArgumentParser
 import Controller
 import Discovery
 import RemoteWire
+import SystemIO
 
 struct Browse: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,16 +40,18 @@ struct Browse: ParsableCommand {
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be in 0…3600 seconds") }
-        if let rate, !SendRate.announcedRange.contains(rate) { throw ValidationError("--rate must be 1…10000 Hz") }
+        if let rate, !SendRate.announcedRange.contains(rate) { throw ValidationError("--rate must be \(SendRate.announcedRange.text) Hz") }
     }
 
     func run() throws {
         try runReporting {
             let sessionID = try SessionID(session)
             let status = global.bootstrap()
+            let rate = rate
             return try BrowseLoop(session: sessionID, once: once ? .milliseconds(Int(timeout * 1000)) : nil,
                                   follow: follow || receiver != nil, receiver: receiver, requestedRateHz: rate,
-                                  status: status).run()
+                                  output: TerminalListing(statusLine: status),
+                                  followLine: { BrowseListing.line(for: $0, requestedRateHz: rate) }).run()
         }
     }
 }

@@ -1,8 +1,10 @@
 import ArgumentParser
 import BoardProtocol
+import ConfigFile
 import Console
 import ControlPlane
 import Discovery
+import ErrorReporting
 import Logging
 import Receiver
 import RemoteWire
@@ -38,7 +40,7 @@ struct Receive: ParsableCommand {
     @Option(help: "UDP port to listen on (default 27183, the port `control --peer HOST` sends to; 0 = any free port). The port is printed at start-up and announced.")
     var port: UInt16 = ReceiverPort.standard
 
-    @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments); `paired` = like first, but only controllers started with --pair CODE (the code is shown at start); `secret` = like first, but only controllers that prove they know the robot's secret (--secret WORDS), and every datagram of theirs authenticated (for classrooms; see README \"Which mode\").",
+    @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments); `paired` = like first, but only controllers started with --pair CODE (the code is shown at start); `secret` = like first, but only controllers that prove they know the robot's secret (--secret WORDS), and every datagram of theirs authenticated (for classrooms; see docs/classroom.md, \"Which mode to use\").",
                                valueName: "first|any|paired|secret"))
     var accept: AcceptMode = .first
 
@@ -97,10 +99,10 @@ struct Receive: ParsableCommand {
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
-        guard SendRate.range.contains(expectedRate) else { throw ValidationError("--expected-rate must be 1…1000 packets per second") }
+        guard SendRate.range.contains(expectedRate) else { throw ValidationError("--expected-rate must be \(SendRate.range.text) packets per second") }
         // Range errors are usage errors (exit 64), found here before anything is opened or announced.
         guard FailsafeTimeout.receiverRange.contains(failsafeMs) else {
-            throw ValidationError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds")
+            throw ValidationError("--failsafe-ms \(failsafeMs) is out of range; allowed: \(FailsafeTimeout.receiverRange.text) milliseconds")
         }
         guard ReceiverConfiguration.reclaimRange.contains(reclaimS) else {
             throw ValidationError("--reclaim-s \(reclaimS) is out of range; allowed: 0…60 seconds")
@@ -126,6 +128,7 @@ struct Receive: ParsableCommand {
             if let conflict = plan.conflict { throw UserFacingError(conflict, status: .badConfiguration) }
             configuration.port = port
             configuration.boardName = board
+            configuration.version = AnalogRemote.version
             configuration.classroom = try classroom()
             configuration.failsafe = FailsafeTimeout(milliseconds: failsafeMs)
             configuration.reclaim = .seconds(reclaimS)
@@ -139,7 +142,7 @@ struct Receive: ParsableCommand {
                 logger: logger)
             let spec = board, trace = traceBoard, boardPlan = plan
             let service = try ReceiverService(configuration: configuration, status: status, logger: logger,
-                                              advertising: advertising) { events throws(UserFacingError) in
+                                              advertising: advertising) { events throws(CommandFailure) in
                 try BoardSinks.open(spec: spec, plan: boardPlan, events: events, traceBoard: trace)
             }
             return try service.run()

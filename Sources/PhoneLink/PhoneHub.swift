@@ -1,5 +1,6 @@
 import Controller
 import Logging
+import RemoteWire
 import Synchronization
 import SystemIO
 
@@ -28,7 +29,7 @@ public final class PhoneHub: Sendable {
         public var timing: PhoneSource.Timing
         public var limits: Limits
 
-        public init(session: String, rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
+        public init(session: String, rate: Double = Double(SendRate.standardHz), timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
             self.session = session
             self.rate = rate
             self.timing = timing

@@ -46,6 +46,8 @@ public struct ReceiverConfiguration: Sendable {
     public var controllerCapacity = 1024
     /// The board as drivers are told it in robot-state reports (Protocol.md §7.9).
     public var boardName = "sim"
+    /// The software version, told to the teacher's dashboard.
+    public var version = ""
     /// systemd's notify socket (`Type=notify`, `WatchdogSec=`), or nil when not run by it.
     public var notifier: ServiceNotifier?
     /// SIGHUP (`systemctl reload`) reads the configuration again through this; nil = SIGHUP
@@ -73,7 +75,7 @@ public final class ReceiverService {
     let socket: UDPSocket
     let signals: SignalWatcher
     private let inbox: BoardEventInbox
-    private let board: any BoardSink
+    let board: any BoardSink
     let status: StatusLine
     let logger: Logger
     let advertising: ReceiverAdvertising?
@@ -88,6 +90,8 @@ public final class ReceiverService {
     var plane: ControlPlane<SocketAddress>
     /// What each controller that said hello is told about the robot (ReceiverService+RobotState.swift).
     var reporter: RobotStateReporter<SocketAddress>
+    /// The teacher's dashboard: watchers, identify, kick, lock (ReceiverService+Teacher.swift).
+    var desk = TeacherDesk<SocketAddress>(now: .now)
     private var notices = NoticeLimiter()
     /// The budget shared by every source but the owner (nil under `--accept any`, where every
     /// source may become the owner).
@@ -107,7 +111,7 @@ public final class ReceiverService {
     /// either), then the board.
     public init(configuration: ReceiverConfiguration, status: StatusLine, logger: Logger,
                 advertising: ReceiverAdvertising? = nil,
-                openBoard: (BoardEventInbox) throws(UserFacingError) -> any BoardSink) throws {
+                openBoard: (BoardEventInbox) throws(CommandFailure) -> any BoardSink) throws {
         self.configuration = configuration
         self.status = status
         self.logger = logger
@@ -118,14 +122,14 @@ public final class ReceiverService {
             supervision = try ServiceSupervision(notifier: configuration.notifier, reloader: configuration.reloader,
                                                  stallAfter: configuration.stallAfter)
         } catch {
-            throw UserFacingError("cannot set up signal handling: \(error)", status: .failure)
+            throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
         }
         do {
             socket = try UDPSocket.bind(port: configuration.port)
         } catch {
             let hint = error.errno == EADDRINUSE ? " (another receiver on this machine? choose another --port, or --port 0 for any free port)"
                 : error.errno == EACCES ? " (ports below 1024 need root; choose --port 1024 or above)" : ""
-            throw UserFacingError("\(error)\(hint)", status: .networkUnavailable)
+            throw CommandFailure("\(error)\(hint)", kind: .networkUnavailable)
         }
         if let advertising {
             do {
@@ -133,7 +137,7 @@ public final class ReceiverService {
             } catch let error as DiscoveryError {
                 throw error
             } catch {
-                throw UserFacingError("\(error)", status: .networkUnavailable)
+                throw CommandFailure("\(error)", kind: .networkUnavailable)
             }
         }
         do {
@@ -164,12 +168,12 @@ public final class ReceiverService {
     }
 
     /// Runs until a signal; returns the exit status (success when stopped on request).
-    public func run() throws(UserFacingError) -> ExitStatus {
+    public func run() throws(CommandFailure) -> CommandOutcome {
         let port: UInt16
         do {
             port = try socket.localAddress().port
         } catch {
-            return try finish(UserFacingError("\(error)", status: .networkUnavailable))
+            return try finish(CommandFailure("\(error)", kind: .networkUnavailable))
         }
         StandardOutput.write("receiving on udp port \(port)\n")
         if let board = boardResolution {
@@ -186,7 +190,7 @@ public final class ReceiverService {
         do {
             try loop()
         } catch {
-            return try finish(UserFacingError("receive loop failed: \(error)", status: .failure))
+            return try finish(CommandFailure("receive loop failed: \(error)", kind: .failed))
         }
         supervision.send(["STOPPING=1"], logger: logger)
         let name = signals.signal == SIGINT ? "SIGINT" : signals.signal == SIGTERM ? "SIGTERM" : "signal \(signals.signal ?? 0)"
@@ -202,7 +206,7 @@ public final class ReceiverService {
         ] + supervision.descriptors
         var nextStatus = ContinuousClock.now
         while true {
-            var deadline = [engine.deadline, plane.deadline(now: .now)].compactMap { $0 }.min()
+            var deadline = [engine.deadline, plane.deadline(now: .now), desk.deadline(now: .now)].compactMap { $0 }.min()
             if status.enabled { deadline = deadline.map { min($0, nextStatus) } ?? nextStatus }
             deadline = supervision.deadline(deadline, now: .now)
             if let hold = pacing.holdUntil(now: .now) {
@@ -229,6 +233,7 @@ public final class ReceiverService {
             handle(plane.poll(now: now), at: now)
             apply(engine.tick(at: now))
             reportRobotState()
+            serveTeacher(at: now)
             if supervision.takeHangup() { reload(at: now) }
             if supervision.shouldStall(at: now) { try stall(); return }
             supervision.tick(at: now, isReady: { isReady }, status: readyStatus, logger: logger)
@@ -258,14 +263,14 @@ public final class ReceiverService {
     }
 
     func apply(_ step: ReceiverEngine<SocketAddress>.Step) {
-        if let values = step.write {
+        if let values = step.write.map(withoutIdentify) {
             if held != nil { held!.merge(values) { $1 } } else { board.setDesired(values) }
         }
         for notice in step.notices { log(notice) }
     }
 
     /// Rest values, then the board's own safe state (blocking, bounded), then the summary.
-    private func finish(_ error: UserFacingError?) throws(UserFacingError) -> ExitStatus {
+    private func finish(_ error: CommandFailure?) throws(CommandFailure) -> CommandOutcome {
         board.setDesired(engine.shutdown())
         let confirmed = board.writeSafeState(timeout: configuration.safeStateTimeout)
         board.close()
@@ -277,10 +282,10 @@ public final class ReceiverService {
                                                      evicted: engine.controllers.evicted) + "\n")
         if let error { throw error }
         if !confirmed {
-            throw UserFacingError("the board did not confirm the safe state (motors 0) within \(configuration.safeStateTimeout); check the board",
-                                  status: .deviceUnavailable)
+            throw CommandFailure("the board did not confirm the safe state (motors 0) within \(configuration.safeStateTimeout); check the board",
+                                 kind: .deviceUnavailable)
         }
-        return .success
+        return .done
     }
 
     // MARK: Logging and status

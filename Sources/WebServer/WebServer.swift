@@ -24,6 +24,8 @@ final class WebServer: Sendable {
     private let host: String
     private let port: Int
     private let logger: Logger
+    /// `/teacher`, when the server has a teacher key (TeacherRoutes.swift).
+    let teacher: TeacherDashboard?
 
     private struct Shared {
         var port: Int?
@@ -35,7 +37,7 @@ final class WebServer: Sendable {
     /// connections wait in the backlog: the phones already connected are unaffected.
     static let maximumConnections = 512
 
-    init(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, logger: Logger) throws {
+    init(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, logger: Logger, teacher: TeacherDashboard? = nil) throws {
         ended = try EventFlag()
         started = try EventFlag()
         self.hub = hub
@@ -43,6 +45,7 @@ final class WebServer: Sendable {
         self.host = host
         self.port = port
         self.logger = logger
+        self.teacher = teacher
     }
 
     var hasEnded: Bool {
@@ -55,7 +58,7 @@ final class WebServer: Sendable {
     func start() throws -> Int {
         let task = Task { [self] in
             do {
-                let app = try Self.application(hub: hub, tls: tls, host: host, port: port, logger: logger) { [self] bound in
+                let app = try Self.application(hub: hub, tls: tls, host: host, port: port, logger: logger, teacher: teacher) { [self] bound in
                     shared.withLock { $0.port = bound }
                     started.raise()
                 }
@@ -81,7 +84,7 @@ final class WebServer: Sendable {
     }
 
     static func application(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, logger: Logger,
-                            bound: @escaping @Sendable (Int) -> Void) throws -> some ApplicationProtocol {
+                            teacher: TeacherDashboard? = nil, bound: @escaping @Sendable (Int) -> Void) throws -> some ApplicationProtocol {
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.get("/") { _, _ in PageAssets.response(.index) }
         router.get("/index.html") { _, _ in PageAssets.response(.index) }
@@ -93,6 +96,7 @@ final class WebServer: Sendable {
         sockets.ws("/ws") { inbound, outbound, _ in
             try await PageBridge.serve(hub: hub, limits: limits, inbound: inbound, outbound: outbound, logger: logger)
         }
+        teacher?.install(router, sockets: sockets)
         let ws = WebSocketServerConfiguration(maxFrameSize: limits.maximumMessage,
                                               autoPing: .enabled(timePeriod: .seconds(10)),
                                               closeTimeout: .seconds(1))

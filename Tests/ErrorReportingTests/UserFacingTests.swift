@@ -1,4 +1,4 @@
-import Console
+import ConfigFile
 import ErrorReporting
 import Gamepad
 import Testing
