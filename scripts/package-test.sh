@@ -186,7 +186,7 @@ status=0
 [[ $failed -eq 0 ]] || status=1
 if [[ -n $with_systemd ]]; then
   umount -l "$root/proc"
-  timeout 600 bash scripts/systemd-test.sh --root "$root" --deb "$root/tmp/analog-remote.deb" || status=1
+  timeout 600 bash scripts/systemd-test.sh --root "$root" || status=1
   echo "package and systemd tests took $((SECONDS - started)) s"
 fi
 exit "$status"
