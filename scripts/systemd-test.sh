@@ -27,6 +27,7 @@
 # and the work folder is removed, on every exit path.
 # Last line: `systemd: N passed, M failed` (or `SKIPPED: why`).
 set -uo pipefail
+shopt -s extglob
 cd "$(dirname "$0")/.."
 
 root=""
@@ -157,10 +158,16 @@ udp_bound=0
 grep -qi ':6A2F ' <(inside cat /proc/net/udp /proc/net/udp6) && udp_bound=1
 probed=$(grep -c '^cmd ' "$trace")
 mark=$(lines)
-inside systemd-run --quiet --wait --collect --unit=drive-once -p StandardOutput=append:/run/board/once.out \
+# (Not `systemd-run --wait`: that needs D-Bus, which a robot may lack. The unit stays loaded, not
+# collected, so its exit status can be read once it is done.)
+inside systemd-run --quiet --unit=drive-once -p StandardOutput=append:/run/board/once.out \
   -p StandardError=append:/run/board/once.out \
   /usr/bin/analog-remote control --quiet --peer 127.0.0.1:27183 --input script:/run/board/once.script
-once_status=$?
+for _ in $(seq 100); do
+  [[ $(inside systemctl show -p ActiveState --value drive-once) == @(inactive|failed) ]] && break
+  sleep 0.1
+done
+once_status=$(inside systemctl show -p ExecMainStatus --value drive-once)
 echo "      systemctl start → drivable: $start_ms ms (port bound: $udp_bound, board commands seen: $probed)"
 check "systemctl start returns with the unit active, port 27183 bound and the board probed" \
   test "$start_status" -eq 0 -a "$(prop ActiveState)" = active -a "$udp_bound" -eq 1 -a "$probed" -gt 0
@@ -261,7 +268,7 @@ back=0
 for _ in $(seq 150); do [[ $(prop ActiveState) == active ]] && { back=1; break; }; sleep 0.1; done
 back_and_driving() { [[ $back -eq 1 ]] && wait_motors "$mark" 9c64; }
 check "the board plugged in: the service runs and drives" back_and_driving
-inside systemctl stop analog-remote drive board-sim 2>/dev/null
+inside systemctl stop drive; inside systemctl stop analog-remote; inside systemctl stop board-sim
 
 # 9. The journal.
 inside journalctl -u analog-remote --no-pager -o cat > "$work/journal.txt" 2>&1
