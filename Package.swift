@@ -47,6 +47,7 @@ let hummingbirdTLS: Target.Dependency = .product(name: "HummingbirdTLS", package
 let hummingbirdWebSocket: Target.Dependency = .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioWebSocket: Target.Dependency = .product(name: "NIOWebSocket", package: "swift-nio")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
 let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
 let swiftASN1: Target.Dependency = .product(name: "SwiftASN1", package: "swift-asn1")
 let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
@@ -136,9 +137,10 @@ let package = Package(
         .target(name: "PhoneLink", dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", logging]),
         .target(name: "WebServer",
                 dependencies: ["ConfigFile", "Console", "ControlPlane", "Controller", "Discovery", "PhoneLink", "SystemIO", "TerminalQR", logging, tomlKit,
-                               hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioWebSocket, nioSSL,
+                               hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioHTTP1, nioWebSocket, nioSSL,
                                crypto, swiftASN1, x509],
                 resources: [.embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/style.css"),
+                            .embedInCode("Page/favicon.svg"),
                             .embedInCode("Page/teacher.html"), .embedInCode("Page/teacher-login.html"),
                             .embedInCode("Page/teacher.js"), .embedInCode("Page/teacher.css")]),
 

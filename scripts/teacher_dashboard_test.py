@@ -140,7 +140,8 @@ def main():
         s3, _, _ = http(f"{base}/teacher/log.csv")
         s4, _, _ = http(f"{base}/teacher/teacher.js", cookie="ar_teacher=" + "0" * 64)
         try:
-            WebSocket(f"wss://127.0.0.1:{port}/teacher/ws").close()
+            # With the server's own Origin, so that the key (not the Origin gate) is what refuses it.
+            WebSocket(f"wss://127.0.0.1:{port}/teacher/ws", origin=base).close()
             ws_refused = False
         except ConnectionError:
             ws_refused = True

@@ -67,8 +67,16 @@ struct Web: ParsableCommand {
     @Option(help: ArgumentHelp("Pages open at once (1…4096).", valueName: "n"))
     var maxPages = 256
 
+    @Option(help: ArgumentHelp("Pages open at once from one client address (1…--max-pages; default an eighth of --max-pages, at least 4).",
+                               valueName: "n"))
+    var maxPagesPerAddress: Int?
+
     @Option(help: ArgumentHelp("Phones driving at once (1…1000).", valueName: "n"))
     var maxDrivers = 100
+
+    @Option(help: ArgumentHelp("Also let pages of this origin open the WebSocket (repeatable): SCHEME://HOST[:PORT], e.g. https://robots.school.example. Pages this server serves need none.",
+                               valueName: "origin"))
+    var allowOrigin: [String] = []
 
     @Flag(help: "Do not print the URL as a QR code.")
     var noQr = false
@@ -105,6 +113,12 @@ struct Web: ParsableCommand {
         guard silentMs >= staleMs, silentMs <= 600_000 else { throw ValidationError("--silent-ms \(silentMs): use --stale-ms…600000.") }
         guard (1...4096).contains(maxPages) else { throw ValidationError("--max-pages \(maxPages): use 1…4096.") }
         guard (1...1000).contains(maxDrivers) else { throw ValidationError("--max-drivers \(maxDrivers): use 1…1000.") }
+        if let n = maxPagesPerAddress, !(1...maxPages).contains(n) {
+            throw ValidationError("--max-pages-per-address \(n): use 1…\(maxPages) (--max-pages).")
+        }
+        for o in allowOrigin where OriginPolicy.Origin(o) == nil {
+            throw ValidationError("--allow-origin \(o): expected SCHEME://HOST[:PORT] with scheme http or https and no path, e.g. https://robots.school.example.")
+        }
         if roster != nil, teacherKeyFile == nil { throw ValidationError("--roster needs --teacher-key-file (the roster is shown on the teacher's dashboard).") }
         if logDir != nil, teacherKeyFile == nil { throw ValidationError("--log-dir needs --teacher-key-file (the log is the teacher's dashboard's).") }
     }
@@ -134,7 +148,8 @@ struct Web: ParsableCommand {
                 else { .selfSigned(directory: WebCertificate.stateDirectory()) }
             var options = WebOptions(robots: robots, security: security, host: host, port: port, session: sessionText, rate: rate,
                                      timing: .init(stale: .milliseconds(staleMs), silent: .milliseconds(silentMs)),
-                                     limits: .init(pages: maxPages, drivers: maxDrivers), qrCode: !noQr)
+                                     limits: .init(pages: maxPages, drivers: maxDrivers, pagesPerAddress: maxPagesPerAddress), qrCode: !noQr)
+            options.allowedOrigins = Set(allowOrigin.compactMap(OriginPolicy.Origin.init))
             options.teacherKeyFile = teacherKeyFile
             options.logDirectory = logDir
             options.rosterFile = roster

@@ -1,6 +1,5 @@
 import ConfigFile
 import Foundation
-import SystemIO
 import TOMLKit
 
 /// `web --roster FILE`: which student drives which robot, so the dashboard can show who is
@@ -19,8 +18,11 @@ struct Roster: Sendable, Equatable {
     func students(of robot: String) -> [String] { entries.filter { $0.robot == robot }.map(\.student) }
 
     static func load(_ path: String) throws(RosterError) -> Roster {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw RosterError(file: path, problem: "cannot read it as UTF-8 text (does it exist, and may this user read it?)")
+        let text: String
+        do {
+            text = try ConfigFileReader.read(path)
+        } catch {
+            throw RosterError(file: path, problem: error.problem(what: "the roster", allowedText: "a UTF-8 CSV or TOML file"))
         }
         return path.lowercased().hasSuffix(".toml") ? try toml(text, file: path) : try csv(text, file: path)
     }
@@ -42,14 +44,11 @@ struct Roster: Sendable, Equatable {
     }
 
     static func toml(_ text: String, file: String) throws(RosterError) -> Roster {
-        if let problem = TOMLPreflight.problem(in: text) { throw RosterError(file: file, problem: problem) }
         let root: TOMLTable
         do {
-            root = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw RosterError(file: file, problem: "line \(error.source.begin.line): \(error.description) (not valid TOML)")
+            root = try TOMLDocument.parse(text, file: file)
         } catch {
-            throw RosterError(file: file, problem: "not valid TOML: \(error)")
+            throw RosterError(file: file, problem: error.problem)
         }
         guard let table = root["roster"]?.table else {
             throw RosterError(file: file, problem: "no [roster] table: write one line per student, e.g. Ann = \"robot 1\"")

@@ -20,7 +20,7 @@ struct TeacherDashboard: Sendable {
     /// second together: one push per report would cost the server more than the reports).
     static let pushSoonest: Duration = .milliseconds(100)
 
-    func install(_ router: Router<BasicWebSocketRequestContext>, sockets: Router<BasicWebSocketRequestContext>) {
+    func install(_ router: Router<BasicWebSocketRequestContext>, sockets: Router<SocketRequestContext>) {
         router.get("/teacher") { request, _ -> Response in
             auth.admits(request.headers) ? TeacherAssets.response(.dashboard) : TeacherAssets.login(status: .unauthorized, message: nil)
         }
@@ -62,7 +62,9 @@ struct TeacherDashboard: Sendable {
         }
         sockets.ws("/teacher/ws", shouldUpgrade: { request, _ in
             auth.admits(request.headers) ? .upgrade([:]) : .dontUpgrade
-        }) { inbound, outbound, _ in
+        }) { inbound, outbound, context in
+            // The Origin gate (OriginGateChannel) has already passed this upgrade; nothing follows a Close.
+            await WebSocketCloseGuard.install(on: context.requestContext.channel)
             try await serve(inbound: inbound, outbound: outbound)
         }
     }
