@@ -24,6 +24,7 @@ PACKAGES=(
   systemd                        # systemd-analyze verify on the service unit (package-test.sh)
   systemd-container              # systemd-nspawn: the service under a real systemd (systemd-test.sh)
   nftables                       # doctor-test.sh: a firewall rule inside a test namespace
+  librsvg2-bin                   # rsvg-convert: `analog-remote plot -o x.png` (SVG → PNG)
 )
 
 missing=()

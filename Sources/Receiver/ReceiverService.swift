@@ -56,6 +56,8 @@ public struct ReceiverConfiguration: Sendable {
     /// Test hook only (`ANALOG_REMOTE_TEST_STALL_AFTER_MS`): the loop stops serving after this
     /// long, so a test can see the watchdog keep-alives stop.
     public var stallAfter: Duration?
+    /// `--black-box DIR`: keep the last seconds in memory, write them on trouble (``BlackBox``).
+    public var blackBox: BlackBoxSettings?
 
     public init() {}
 
@@ -102,6 +104,8 @@ public final class ReceiverService {
     /// While a wake-up's datagrams are handled: the board values they asked for, merged
     /// (latest wins), handed to the board once at the end (one write per wake-up at most).
     private var held: [UInt8: UInt8]?
+    /// `--black-box`: the flight recorder (ReceiverService+BlackBox.swift).
+    let blackBox: BlackBox?
     /// Status refresh period while a status line is shown; no periodic wake-ups otherwise.
     private let statusPeriod: Duration = .milliseconds(200)
 
@@ -123,6 +127,13 @@ public final class ReceiverService {
                                                  stallAfter: configuration.stallAfter)
         } catch {
             throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
+        }
+        // A black box that cannot write is said, not fatal: the robot must drive without one.
+        do {
+            blackBox = try configuration.blackBox.map { settings throws(SystemError) in try BlackBox(settings: settings, logger: logger) }
+        } catch {
+            logger.error("--black-box: \(error) (give a directory the receiver may write); running without a black box")
+            blackBox = nil
         }
         do {
             socket = try UDPSocket.bind(port: configuration.port)
@@ -203,7 +214,7 @@ public final class ReceiverService {
             (signals.readableDescriptor, .readable),
             (inbox.descriptor, .readable),
             (socket.descriptor.rawValue, .readable),
-        ] + supervision.descriptors
+        ] + supervision.descriptors + blackBoxDescriptors
         var nextStatus = ContinuousClock.now
         while true {
             var deadline = [engine.deadline, plane.deadline(now: .now), desk.deadline(now: .now)].compactMap { $0 }.min()
@@ -219,6 +230,7 @@ public final class ReceiverService {
             if !ready[1].isEmpty {
                 for event in inbox.drain() {
                     log(event)
+                    recordBlackBox(event)
                     reporter.boardLink(event)
                     apply(engine.boardLink(event, at: .now))
                 }
@@ -235,6 +247,7 @@ public final class ReceiverService {
             reportRobotState()
             serveTeacher(at: now)
             if supervision.takeHangup() { reload(at: now) }
+            serviceBlackBox(ready)
             if supervision.shouldStall(at: now) { try stall(); return }
             supervision.tick(at: now, isReady: { isReady }, status: readyStatus, logger: logger)
             if status.enabled && now >= nextStatus {
@@ -267,6 +280,7 @@ public final class ReceiverService {
             if held != nil { held!.merge(values) { $1 } } else { board.setDesired(values) }
         }
         for notice in step.notices { log(notice) }
+        recordBlackBox(step)
     }
 
     /// Rest values, then the board's own safe state (blocking, bounded), then the summary.
@@ -274,6 +288,7 @@ public final class ReceiverService {
         board.setDesired(engine.shutdown())
         let confirmed = board.writeSafeState(timeout: configuration.safeStateTimeout)
         board.close()
+        closeBlackBox()
         advertising?.stop()
         socket.close()
         status.clear()
