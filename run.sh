@@ -4,7 +4,8 @@
 #   ./run.sh demo [ARGS…]   build and run the demo (simulated board: no hardware needed)
 #   ./run.sh test           build and run the whole test suite, the fuzzers, then the two-host discovery test,
 #                           the phone page in headless Chromium, the classroom test (many hosts, two
-#                           sessions), doctor's namespace test and the .deb test in a clean Debian root
+#                           sessions), doctor's namespace test, the .deb test in a clean Debian root and
+#                           the service under systemd in that root
 set -euo pipefail
 cd "$(dirname "$0")"
 what=${1:-}
@@ -29,7 +30,8 @@ case "$what" in
     bash scripts/web-browser-test.sh
     bash scripts/teacher-dashboard-test.sh   # the teacher's /teacher dashboard in headless Chromium, ~20 s
     bash scripts/doctor-test.sh        # doctor's checks, in network namespaces of its own
-    bash scripts/package-test.sh       # the .deb in a clean Debian root (debootstrap)
+    bash scripts/package-test.sh --systemd   # the .deb in a clean Debian root (debootstrap), then the
+                                             # service under a real systemd in that root (systemd-test.sh)
     if [[ -x scripts/classroom-test.sh ]]; then
       timeout 300 bash scripts/classroom-test.sh
     fi

@@ -25,11 +25,16 @@ while (($#)); do
 done
 
 # Debian 12 (bookworm) runtime packages (apt-cache policy checked): Avahi's Bonjour compat
-# library, ALSA, SDL2, libqrencode (pairing QR codes); avahi-daemon announces the receiver (recommended:
-# --no-advertise works without).
-depends="libc6, libstdc++6, libgcc-s1, libavahi-compat-libdnssd1, libasound2, libsdl2-2.0-0, libqrencode4, adduser | passwd"
+# library, ALSA, libqrencode (the receiver's pairing QR code; one small package);
+# avahi-daemon announces the receiver (recommended: --no-advertise works without).
+# SDL2 is only suggested: the binary opens it at run time when a gamepad input is asked for
+# (Sources/Gamepad/SDLLibrary.swift), and on Debian it pulls X11, Wayland, PulseAudio and codecs
+# (44 packages instead of 9 on a minimal system). Not Recommends: apt installs those by default,
+# which would put the desktop back on every robot. A driver's machine adds libsdl2-2.0-0
+# (`analog-remote control --input gamepad` says so in one line, exit 3, when it is missing).
+depends="libc6, libstdc++6, libgcc-s1, libavahi-compat-libdnssd1, libasound2, libqrencode4, adduser | passwd"
 recommends="avahi-daemon, dbus"
-suggests="man-db"
+suggests="libsdl2-2.0-0, man-db"
 
 stage=$(mktemp -d -t analog-remote-deb.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
@@ -83,7 +88,8 @@ Description: drive a robot board from another machine on the LAN
  motors when the link goes quiet, and writes the programland teaching kit's
  memory map over USB serial or USB-MIDI. Ships the analog-remote service
  (Type=notify, watchdog), a udev rule naming the kit /dev/programland, and
- \`analog-remote doctor\`.
+ \`analog-remote doctor\`. Gamepads need SDL2 (libsdl2-2.0-0, suggested): it is
+ loaded only when a gamepad input is asked for, so a robot installs no desktop.
 CONTROL
 echo "/etc/analog-remote/receive.toml" > "$stage/DEBIAN/conffiles"
 cat > "$stage/DEBIAN/postinst" <<'POSTINST'

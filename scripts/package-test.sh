@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
 # CI: the Debian package, installed into a clean Debian 12 root and run there.
 #
-#   scripts/package-test.sh          (as root; run by ./run.sh test)
+#   scripts/package-test.sh [--systemd]     (as root; run by ./run.sh test with --systemd)
 #
+# --systemd: then, in the same root, the service under a real systemd (scripts/systemd-test.sh;
+# sharing the root saves a second debootstrap).
 # Builds the .deb (scripts/build-deb.sh --debug: same files as a release, quicker to compile),
 # checks install.sh's layout under /usr/local (DESTDIR), checks the unit with `systemd-analyze verify`, makes a fresh root with
 # `debootstrap --variant=minbase bookworm` from the mirror apt on this machine uses, installs the
 # package there with apt (which pulls the declared dependencies) and runs the installed binary:
 # --version, `man analog-remote`, the completion files, the service user and its groups, and
 # `receive --config /etc/analog-remote/receive.toml --board sim` from the installed example
-# config (in a network namespace of its own, stopped by its pid). Nothing is cached: the root is
-# made under a temporary folder and removed on every exit path, /proc is unmounted.
+# config (in a network namespace of its own, stopped by its pid). The robot's footprint: apt
+# installs at most 10 packages for it, none of X11, Wayland or PulseAudio (no SDL2), the binary
+# is stripped, `--input gamepad` without SDL2 is one line and exit 3; the installed size and the
+# idle receiver's memory (RSS, Pss) are printed. Nothing is cached: the root is made under a
+# temporary folder and removed on every exit path, /proc is unmounted.
 # Last line: `package: N passed, M failed` (or `SKIPPED: why`). Bounded: each step has a timeout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+with_systemd=""
+case "${1:-}" in
+  --systemd) with_systemd=1 ;;
+  "") ;;
+  *) echo "package-test.sh: unknown argument $1 (use --systemd)" >&2; exit 64 ;;
+esac
+# The robot's package may bring at most this many packages onto debootstrap's minbase.
+max_packages=10
 
 if [[ $(id -u) -ne 0 ]]; then echo "SKIPPED: package test needs root (debootstrap, chroot)"; exit 0; fi
 for tool in debootstrap dpkg-deb chroot unshare systemd-analyze; do
@@ -50,7 +63,9 @@ if ! deb=$(timeout 1500 bash scripts/build-deb.sh --debug --output "$work" 2>"$w
 fi
 pass "build-deb.sh builds $(basename "$deb") ($((SECONDS - started)) s)"
 check "the package declares its runtime dependencies" \
-  bash -c "dpkg-deb -f '$deb' Depends | grep -q 'libavahi-compat-libdnssd1, libasound2, libsdl2-2.0-0'"
+  bash -c "dpkg-deb -f '$deb' Depends | grep -q 'libavahi-compat-libdnssd1, libasound2, libqrencode4'"
+check "SDL2 is only suggested (no desktop on the robot)" \
+  bash -c "! dpkg-deb -f '$deb' Depends Recommends | grep -q sdl && dpkg-deb -f '$deb' Suggests | grep -q 'libsdl2-2.0-0'"
 
 # 1b. install.sh's own layout under the default prefix (the build is already there: seconds).
 if DESTDIR=$work/stage timeout 600 bash scripts/install.sh --debug >"$work/install.log" 2>&1; then
@@ -88,19 +103,43 @@ pass "debootstrap made a bookworm root ($((SECONDS - t)) s)"
 mount --bind /proc "$root/proc"
 printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d" && chmod +x "$root/usr/sbin/policy-rc.d"
 cp "$deb" "$root/tmp/analog-remote.deb"
+in_root=(chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive)
+installed() { chroot "$root" dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' | awk '$1 == "ii" { print $2 }' | sort; }
 t=$SECONDS
-if timeout 400 chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends man-db /tmp/analog-remote.deb' >"$work/apt.log" 2>&1; then
+installed >"$work/before.txt"
+if timeout 400 "${in_root[@]}" sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends /tmp/analog-remote.deb' >"$work/apt.log" 2>&1; then
   pass "apt-get installs the package and its dependencies ($((SECONDS - t)) s)"
 else
   tail -20 "$work/apt.log" >&2
   fail "apt-get installs the package and its dependencies"
   echo "package: $passed passed, $failed failed"; exit 1
 fi
+installed >"$work/after.txt"
+mapfile -t added < <(comm -13 "$work/before.txt" "$work/after.txt")
+echo "      apt installed ${#added[@]} packages on minbase: ${added[*]}"
+check "the robot's package installs at most $max_packages packages on minbase (${#added[@]})" test "${#added[@]}" -le "$max_packages"
+desktop=$(printf '%s\n' "${added[@]}" | grep -E '^(libx11|libwayland|libpulse)' | tr '\n' ' ')
+check "none of them is libx11, libwayland or libpulse${desktop:+ (got: $desktop)}" test -z "$desktop"
+if ! timeout 300 "${in_root[@]}" apt-get install -y -qq --no-install-recommends man-db >>"$work/apt.log" 2>&1; then
+  tail -20 "$work/apt.log" >&2
+  fail "apt-get installs man-db (to read the manual)"
+fi
 
 # 4. The installed files.
 version=$(dpkg-deb -f "$deb" Version)
 check "analog-remote --version prints analog-remote $version" bash -c "[[ \$(chroot '$root' analog-remote --version) == 'analog-remote $version' ]]"
 check "every library the binary needs is there" bash -c "! chroot '$root' ldd /usr/bin/analog-remote | grep -q 'not found'"
+check "the installed binary is stripped" bash -c "! readelf -S '$root/usr/bin/analog-remote' | grep -q ' .symtab '"
+echo "      installed size $(dpkg-deb -f "$deb" Installed-Size) KiB (the binary: $(( $(stat -c %s "$root/usr/bin/analog-remote") / 1024 )) KiB), the .deb $(( $(stat -c %s "$deb") / 1024 )) KiB"
+# A robot has no SDL2: asking for a gamepad is one line on stderr and exit 3 (device unavailable).
+gamepad_without_sdl() {
+  local out status
+  out=$(unshare --net chroot "$root" env -i PATH=/usr/bin:/bin analog-remote control --peer 127.0.0.1:27183 --input gamepad 2>&1 </dev/null)
+  status=$?
+  echo "      control --input gamepad: exit $status: $out"
+  [[ $status -eq 3 && $(wc -l <<<"$out") -eq 1 && $out == *"sudo apt-get install libsdl2-2.0-0"* ]]
+}
+check "without SDL2, control --input gamepad is one line naming libsdl2-2.0-0, exit 3" gamepad_without_sdl
 check "man analog-remote shows the manual" bash -c "chroot '$root' env MANPAGER=cat MANWIDTH=100 man analog-remote 2>/dev/null | grep -q 'receive'"
 check "bash completion installed" grep -q "analog-remote" "$root/usr/share/bash-completion/completions/analog-remote"
 check "zsh completion installed" grep -q "#compdef analog-remote" "$root/usr/share/zsh/vendor-completions/_analog-remote"
@@ -121,6 +160,21 @@ unshare --net chroot --userspec=analog-remote:analog-remote "$root" \
 pid=$!
 for _ in $(seq 200); do grep -q "receiving on udp port" "$out" && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 check "receive --config /etc/analog-remote/receive.toml --board sim starts" grep -q "receiving on udp port" "$out"
+# Idle memory of the packaged receiver (figures; the bound only catches a gross regression).
+memory() {
+  local rss pss anon file threads
+  rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
+  threads=$(awk '/^Threads:/ { print $2 }' "/proc/$pid/status")
+  pss=$(awk '/^Pss:/ { print $2 }' "/proc/$pid/smaps_rollup")
+  anon=$(awk '/^Pss_Anon:/ { print $2 }' "/proc/$pid/smaps_rollup")
+  file=$(awk '/^Pss_File:/ { print $2 }' "/proc/$pid/smaps_rollup")
+  echo "      idle receiver: RSS $((rss / 1024)).$((rss % 1024 * 10 / 1024)) MiB, Pss $((pss / 1024)).$((pss % 1024 * 10 / 1024)) MiB (anon ${anon} KiB, file ${file} KiB), $threads threads"
+  echo "      largest resident mappings (KiB):"
+  awk '/^[0-9a-f]+-[0-9a-f]+ / { name = (NF >= 6 ? $6 : "[anon]") } /^Rss:/ { rss[name] += $2 } END { for (n in rss) print rss[n], n }' "/proc/$pid/smaps" \
+    | sort -rn | awk 'NR <= 6 { printf "        %6d %s\n", $1, $2 }'
+  [[ -n $rss && $rss -lt 65536 ]]
+}
+check "the idle receiver's RSS is under 64 MiB" memory
 kill -TERM "$pid" 2>/dev/null
 status=124
 for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || { wait "$pid"; status=$?; break; }; sleep 0.1; done
@@ -131,4 +185,11 @@ check "the example config's black box wrote its exit file" bash -c "ls '$root'/v
 
 echo "package test took $((SECONDS - started)) s"
 echo "package: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+status=0
+[[ $failed -eq 0 ]] || status=1
+if [[ -n $with_systemd ]]; then
+  umount -l "$root/proc"
+  timeout 600 bash scripts/systemd-test.sh --root "$root" || status=1
+  echo "package and systemd tests took $((SECONDS - started)) s"
+fi
+exit "$status"

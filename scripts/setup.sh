@@ -22,6 +22,7 @@ PACKAGES=(
   debootstrap                    # package-test.sh: a clean Debian root to install the .deb into
   binutils                       # build-deb.sh: objdump lists the libraries the binary needs
   systemd                        # systemd-analyze verify on the service unit (package-test.sh)
+  systemd-container              # systemd-nspawn: the service under a real systemd (systemd-test.sh)
   nftables                       # doctor-test.sh: a firewall rule inside a test namespace
   librsvg2-bin                   # rsvg-convert: `analog-remote plot -o x.png` (SVG → PNG)
 )

@@ -21,6 +21,8 @@ public struct Doctor: Sendable {
         public var groups = ["dialout", "audio"]
         /// The service's system user, checked as well when it exists.
         public var serviceUser = "analog-remote"
+        /// The receiver's systemd unit, whose state the `service` line reports.
+        public var serviceUnit = "analog-remote.service"
         /// Open each serial board and read its memory map.
         public var probeBoards = true
         public var devDirectory = "/dev"
@@ -55,6 +57,7 @@ public struct Doctor: Sendable {
         checks += boards()
         checks += [port(), multicast(), firewall()]
         if let config { checks.append(config) }
+        checks.append(service())
         checks.append(DoctorCheck("clock", .ok, "not needed: nothing in the protocol compares clocks between machines, so NTP may be off"))
         return checks
     }
@@ -182,6 +185,27 @@ public struct Doctor: Sendable {
                                    fix: "flash the kit's firmware; unplug and replug; ModemManager may hold a fresh ttyACM for a few seconds")
             }
         }
+    }
+
+    // MARK: The service
+
+    /// The receiver service's state, restarts and how its last run ended (`systemctl show` and
+    /// systemd's exit records in the journal); skipped where systemd does not run.
+    public func service() -> DoctorCheck {
+        guard access("/run/systemd/system", F_OK) == 0, let systemctl = Self.executable("systemctl") else {
+            return DoctorCheck("service", .skip, "systemd is not running here (the receiver is started by hand)")
+        }
+        guard let show = Self.output(of: systemctl, ["show", options.serviceUnit, "--property=\(ServiceState.properties)"]) else {
+            return DoctorCheck("service", .skip, "systemctl cannot tell the state of \(options.serviceUnit) to this user",
+                               fix: "sudo analog-remote doctor")
+        }
+        let journal = Self.executable("journalctl").flatMap {
+            Self.output(of: $0, ["--unit", options.serviceUnit, "--output=json", "--output-fields=\(ServiceState.journalFields)",
+                                 "--lines=200", "--no-pager", "--quiet"])
+        }
+        let state = ServiceState(unit: options.serviceUnit, show: show,
+                                 journalExit: journal.flatMap { ServiceState.lastExit(journalJSON: $0) })
+        return state.check
     }
 
     // MARK: Network

@@ -15,7 +15,7 @@ public struct DoctorCheck: Sendable, Hashable {
     }
 
     /// Short stable name: `dbus`, `avahi`, `groups`, `boards`, `port`, `multicast`, `firewall`,
-    /// `config`, `clock`.
+    /// `config`, `service`, `clock`.
     public var name: String
     public var verdict: Verdict
     public var detail: String

@@ -56,7 +56,7 @@ public final class GamepadSource: Sendable {
         self.sink = sink
         sdl = try SDLThread(hints: options.hints, mappings: options.config.sdlMappings,
                             mappingsFile: options.config.file) { context in
-            var driver = PadDriver(selector: options.selector, mapping: options.config.mapping,
+            var driver = PadDriver(context.library, selector: options.selector, mapping: options.config.mapping,
                                    activeInterval: options.activeInterval, idleInterval: options.idleInterval,
                                    reminderInterval: options.reminderInterval)
             while !context.shouldStop {
@@ -84,7 +84,7 @@ public final class GamepadSource: Sendable {
 
     /// The joysticks SDL sees now.
     public func pads() throws(GamepadError) -> [PadInfo] {
-        guard let pads = sdl.perform({ SDLPads.list() }) else { throw .closed }
+        guard let pads = sdl.perform({ [sdl] in SDLPads.list(sdl.library) }) else { throw .closed }
         return pads
     }
 
@@ -98,20 +98,20 @@ public final class GamepadSource: Sendable {
     /// `axes` and `buttons` already in place (triggers default to released).
     public func attachVirtualPad(name: String, gameController: Bool = true, axes: [PadAxis: Int16] = [:],
                                  buttons: [PadButton: Bool] = [:]) throws(GamepadError) -> VirtualPad {
-        try Self.unwrap(sdl.perform {
-            SDLVirtualPads.attach(name: name, gameController: gameController, axes: axes, buttons: buttons)
+        try Self.unwrap(sdl.perform { [sdl] in
+            SDLVirtualPads.attach(sdl.library, name: name, gameController: gameController, axes: axes, buttons: buttons)
         })
     }
 
     /// Sets raw axis readings and buttons of a virtual pad, all in one pump.
     public func updateVirtualPad(_ pad: VirtualPad, axes: [PadAxis: Int16] = [:],
                                  buttons: [PadButton: Bool] = [:]) throws(GamepadError) {
-        try Self.unwrap(sdl.perform { SDLVirtualPads.update(pad, axes: axes, buttons: buttons) })
+        try Self.unwrap(sdl.perform { [sdl] in SDLVirtualPads.update(sdl.library, pad, axes: axes, buttons: buttons) })
     }
 
     /// Unplugs a virtual pad.
     public func detachVirtualPad(_ pad: VirtualPad) throws(GamepadError) {
-        try Self.unwrap(sdl.perform { SDLVirtualPads.detach(pad) })
+        try Self.unwrap(sdl.perform { [sdl] in SDLVirtualPads.detach(sdl.library, pad) })
     }
 
     static func unwrap<T>(_ result: Result<T, GamepadError>?) throws(GamepadError) -> T {
@@ -174,12 +174,12 @@ public enum GamepadCatalog {
         }
         defer { sdl.close() }
         for name in virtualPads {
-            _ = try GamepadSource.unwrap(sdl.perform { SDLVirtualPads.attach(name: name, gameController: true) })
+            _ = try GamepadSource.unwrap(sdl.perform { [sdl] in SDLVirtualPads.attach(sdl.library, name: name, gameController: true) })
         }
         guard let pads = sdl.perform({ () -> [PadInfo] in
             var buffer: [SDL_Event] = []
-            _ = SDLPads.pump(buffer: &buffer)
-            return SDLPads.list()
+            _ = SDLPads.pump(sdl.library, buffer: &buffer)
+            return SDLPads.list(sdl.library)
         }) else { throw .closed }
         return pads
     }

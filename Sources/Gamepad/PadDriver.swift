@@ -8,6 +8,7 @@ import CSDL2
 /// out within one pump period of SDL noticing. With no pad open, the device list is examined
 /// again only when SDL reports a device change.
 struct PadDriver {
+    let sdl: SDLLibrary
     let selector: GamepadSelector
     let mapping: GamepadMapping
     let activeInterval: Duration
@@ -20,8 +21,9 @@ struct PadDriver {
     private var recheck = true
     private var events: [SDL_Event] = []
 
-    init(selector: GamepadSelector, mapping: GamepadMapping, activeInterval: Duration,
+    init(_ sdl: SDLLibrary, selector: GamepadSelector, mapping: GamepadMapping, activeInterval: Duration,
          idleInterval: Duration, reminderInterval: Duration) {
+        self.sdl = sdl
         self.selector = selector
         self.mapping = mapping
         self.activeInterval = activeInterval
@@ -33,9 +35,9 @@ struct PadDriver {
     /// open pad's reading, then timers.
     mutating func step(at now: ContinuousClock.Instant) -> [GamepadEvent] {
         var out: [GamepadEvent] = []
-        let pumped = SDLPads.pump(buffer: &events)
+        let pumped = SDLPads.pump(sdl, buffer: &events)
         if pumped.devices { recheck = true }
-        if let open = controller, SDL_GameControllerGetAttached(open) != SDL_TRUE {
+        if let open = controller, sdl.SDL_GameControllerGetAttached(open) != SDL_TRUE {
             closeController()
             recheck = true
             out += session.handle(.disconnected, at: now)
@@ -47,7 +49,7 @@ struct PadDriver {
         // Read the pad only when SDL reported input (SDL sends an event for every change of an
         // axis, button or hat; reading 27 controls at every pump would cost CPU for nothing).
         if let open = controller, pumped.input {
-            let reading = mapping.map(SDLPads.snapshot(open))
+            let reading = mapping.map(SDLPads.snapshot(sdl, open))
             if reading != lastReading {
                 lastReading = reading
                 out += session.handle(.input(reading), at: now)
@@ -60,19 +62,19 @@ struct PadDriver {
     }
 
     private mutating func choose(at now: ContinuousClock.Instant) -> [GamepadEvent] {
-        switch selector.choose(from: SDLPads.list()) {
+        switch selector.choose(from: SDLPads.list(sdl)) {
         case .success(let pad):
-            guard let opened = SDL_GameControllerOpen(Int32(pad.index)) else {
+            guard let opened = sdl.SDL_GameControllerOpen(Int32(pad.index)) else {
                 // Seen but not openable (e.g. permissions, or gone again): report, try again at
                 // the next device change.
-                let miss = GamepadSelector.Miss.cannotOpen(pad, reason: SDLThread.lastError())
+                let miss = GamepadSelector.Miss.cannotOpen(pad, reason: sdl.lastError())
                 lastMiss = miss
                 return session.handle(.unavailable(miss), at: now)
             }
             controller = opened
             openPad = pad
             lastMiss = nil
-            let reading = mapping.map(SDLPads.snapshot(opened))
+            let reading = mapping.map(SDLPads.snapshot(sdl, opened))
             lastReading = reading
             return session.handle(.connected(pad, reading), at: now)
         case .failure(let miss):
@@ -90,7 +92,7 @@ struct PadDriver {
     }
 
     private mutating func closeController() {
-        if let open = controller { SDL_GameControllerClose(open) }
+        if let open = controller { sdl.SDL_GameControllerClose(open) }
         controller = nil
         openPad = nil
         lastReading = nil

@@ -3,36 +3,36 @@ import CSDL2
 /// SDL calls about pads. Every function here must run on the ``SDLThread``.
 enum SDLPads {
     /// The joysticks SDL sees now, in device-index order.
-    static func list() -> [PadInfo] {
-        let count = Int(SDL_NumJoysticks())
+    static func list(_ sdl: SDLLibrary) -> [PadInfo] {
+        let count = Int(sdl.SDL_NumJoysticks())
         guard count > 0 else { return [] }
-        return (0..<count).map(info(at:))
+        return (0..<count).map { info(sdl, at: $0) }
     }
 
-    static func info(at index: Int) -> PadInfo {
+    static func info(_ sdl: SDLLibrary, at index: Int) -> PadInfo {
         let i = Int32(index)
-        let name = SDL_JoystickNameForIndex(i).map { String(cString: $0) } ?? ""
+        let name = sdl.SDL_JoystickNameForIndex(i).map { String(cString: $0) } ?? ""
         return PadInfo(index: index, name: name.isEmpty ? "unnamed joystick" : name,
-                       guid: guidString(SDL_JoystickGetDeviceGUID(i)),
-                       hasMapping: SDL_IsGameController(i) == SDL_TRUE,
-                       instanceID: SDL_JoystickGetDeviceInstanceID(i))
+                       guid: guidString(sdl, sdl.SDL_JoystickGetDeviceGUID(i)),
+                       hasMapping: sdl.SDL_IsGameController(i) == SDL_TRUE,
+                       instanceID: sdl.SDL_JoystickGetDeviceInstanceID(i))
     }
 
-    static func guidString(_ guid: SDL_JoystickGUID) -> String {
+    static func guidString(_ sdl: SDLLibrary, _ guid: SDL_JoystickGUID) -> String {
         var text = [CChar](repeating: 0, count: 33)
-        SDL_JoystickGetGUIDString(guid, &text, Int32(text.count))
+        sdl.SDL_JoystickGetGUIDString(guid, &text, Int32(text.count))
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
     }
 
     /// Every control of an open game controller, normalized.
-    static func snapshot(_ controller: OpaquePointer) -> PadSnapshot {
+    static func snapshot(_ sdl: SDLLibrary, _ controller: OpaquePointer) -> PadSnapshot {
         var snapshot = PadSnapshot.rest
         for axis in PadAxis.allCases {
-            let raw = SDL_GameControllerGetAxis(controller, SDL_GameControllerAxis(rawValue: Int32(axis.rawValue)))
+            let raw = sdl.SDL_GameControllerGetAxis(controller, SDL_GameControllerAxis(rawValue: Int32(axis.rawValue)))
             snapshot[axis] = axis.normalized(raw)
         }
         for button in PadButton.allCases
-        where SDL_GameControllerGetButton(controller, SDL_GameControllerButton(rawValue: Int32(button.rawValue))) != 0 {
+        where sdl.SDL_GameControllerGetButton(controller, SDL_GameControllerButton(rawValue: Int32(button.rawValue))) != 0 {
             snapshot.set(button, held: true)
         }
         return snapshot
@@ -47,12 +47,12 @@ enum SDLPads {
     }
 
     /// Pumps SDL and empties its queue into `buffer` (reused across pumps: no allocation).
-    static func pump(buffer: inout [SDL_Event]) -> Pumped {
-        SDL_PumpEvents()
+    static func pump(_ sdl: SDLLibrary, buffer: inout [SDL_Event]) -> Pumped {
+        sdl.SDL_PumpEvents()
         var seen = Pumped()
         if buffer.isEmpty { buffer = [SDL_Event](repeating: SDL_Event(), count: 32) }
         while true {
-            let n = Int(SDL_PeepEvents(&buffer, Int32(buffer.count), SDL_GETEVENT,
+            let n = Int(sdl.SDL_PeepEvents(&buffer, Int32(buffer.count), SDL_GETEVENT,
                                        SDL_FIRSTEVENT.rawValue, SDL_LASTEVENT.rawValue))
             if n <= 0 { break }
             for i in 0..<n {

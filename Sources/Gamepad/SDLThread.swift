@@ -38,6 +38,8 @@ final class SDLThread: Sendable {
         var closed = false
     }
 
+    /// The SDL calls (loaded at run time); every use must be on this thread.
+    let library: SDLLibrary
     private let queue = Mutex(Queue())
     private let wake: EventFlag
     private let stopRequested = Atomic<Bool>(false)
@@ -48,6 +50,7 @@ final class SDLThread: Sendable {
     /// What the loop body gets: the SDL thread's way to run jobs and sleep.
     struct Context {
         fileprivate let owner: SDLThread
+        var library: SDLLibrary { owner.library }
         var shouldStop: Bool { owner.stopRequested.load(ordering: .acquiring) }
         /// Runs queued jobs; if there were none, waits until `deadline` or until a job or stop
         /// arrives. (After a job it returns at once, so what the job changed is pumped now.)
@@ -59,11 +62,12 @@ final class SDLThread: Sendable {
         }
     }
 
-    /// Starts the thread: sets the hints, initialises the game-controller subsystem, adds
-    /// `mappings`, then runs `body` until ``close()``; `SDL_Quit` when it returns.
-    /// Throws if SDL cannot start or refuses a mapping (nothing keeps running then).
+    /// Starts the thread: loads libSDL2, sets the hints, initialises the game-controller
+    /// subsystem, adds `mappings`, then runs `body` until ``close()``; `SDL_Quit` when it returns.
+    /// Throws if SDL is not installed, cannot start or refuses a mapping (nothing keeps running then).
     init(hints: [String: String], mappings: [String], mappingsFile: String,
          body: @escaping @Sendable (Context) -> Void) throws(GamepadError) {
+        library = try SDLLibrary.shared.get()
         guard !Self.inUse.exchange(true, ordering: .acquiringAndReleasing) else { throw .busy }
         do {
             wake = try EventFlag()
@@ -74,11 +78,11 @@ final class SDLThread: Sendable {
         let started = StartResult()
         let thread = Thread { [self] in
             sdlThreadID.store(UInt(pthread_self()), ordering: .releasing)
-            let result = Self.startSDL(hints: hints, mappings: mappings, mappingsFile: mappingsFile)
+            let result = Self.startSDL(library, hints: hints, mappings: mappings, mappingsFile: mappingsFile)
             started.set(result)
             if case .success = result {
                 body(Context(owner: self))
-                SDL_Quit()
+                library.SDL_Quit()
             }
             closeQueue()
             Self.inUse.store(false, ordering: .releasing)
@@ -105,29 +109,24 @@ final class SDLThread: Sendable {
         }
     }
 
-    private static func startSDL(hints: [String: String], mappings: [String], mappingsFile: String) -> Result<Void, GamepadError> {
-        for (name, value) in baseHints { SDL_SetHint(name, value) }
-        for (name, value) in hints.sorted(by: { $0.key < $1.key }) { SDL_SetHint(name, value) }
-        SDL_SetMainReady()
-        if SDL_Init(UInt32(SDL_INIT_GAMECONTROLLER | SDL_INIT_JOYSTICK)) != 0 {
-            let message = lastError()
-            SDL_Quit()
+    private static func startSDL(_ sdl: SDLLibrary, hints: [String: String], mappings: [String],
+                                 mappingsFile: String) -> Result<Void, GamepadError> {
+        for (name, value) in baseHints { _ = sdl.SDL_SetHint(name, value) }
+        for (name, value) in hints.sorted(by: { $0.key < $1.key }) { _ = sdl.SDL_SetHint(name, value) }
+        sdl.SDL_SetMainReady()
+        if sdl.SDL_Init(UInt32(SDL_INIT_GAMECONTROLLER | SDL_INIT_JOYSTICK)) != 0 {
+            let message = sdl.lastError()
+            sdl.SDL_Quit()
             return .failure(.sdl(call: "SDL_Init(GAMECONTROLLER|JOYSTICK)", message: message))
         }
-        for (i, line) in mappings.enumerated() where SDL_GameControllerAddMapping(SDLMappingLine.normalized(line) ?? line) < 0 {
-            let message = lastError()
-            SDL_Quit()
+        for (i, line) in mappings.enumerated() where sdl.SDL_GameControllerAddMapping(SDLMappingLine.normalized(line) ?? line) < 0 {
+            let message = sdl.lastError()
+            sdl.SDL_Quit()
             return .failure(.config(GamepadConfigError(
                 file: mappingsFile, key: "gamepad.mappings[\(i)]",
                 problem: "SDL refused it: \(message) (allowed: an SDL mapping line \"GUID,name,a:b0,…\")")))
         }
         return .success(())
-    }
-
-    static func lastError() -> String {
-        guard let text = SDL_GetError() else { return "unknown SDL error" }
-        let s = String(cString: text)
-        return s.isEmpty ? "unknown SDL error" : s
     }
 
     var isCurrentThread: Bool { sdlThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
@@ -188,6 +187,8 @@ final class SDLThread: Sendable {
 public enum GamepadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An SDL call failed, with SDL_GetError's text.
     case sdl(call: String, message: String)
+    /// libSDL2 is not installed (or too old): the loader's reason.
+    case libraryMissing(library: String, reason: String)
     /// The config is wrong (an SDL mapping line SDL refused).
     case config(GamepadConfigError)
     /// Another gamepad source is already running in this process (SDL is process-global).
@@ -200,6 +201,7 @@ public enum GamepadError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .sdl(let call, let message): "gamepad: \(call) failed: \(message)"
+        case .libraryMissing(let library, let reason): "gamepad: SDL2 (\(library)) cannot be loaded: \(reason)"
         case .config(let error): error.description
         case .busy: "gamepad: SDL is already in use by another gamepad input in this process"
         case .system(let error): "gamepad: \(error)"

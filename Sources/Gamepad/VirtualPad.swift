@@ -27,7 +27,7 @@ enum SDLVirtualPads {
     /// `gameController: true` gives the standard layout (6 axes, 21 buttons) with SDL's
     /// automatic mapping; false gives a 2-axis, 4-button joystick SDL has no mapping for.
     /// `axes`/`buttons` are its state from the start (as a pad plugged in with a trigger held).
-    static func attach(name: String, gameController: Bool, axes: [PadAxis: Int16] = [:],
+    static func attach(_ sdl: SDLLibrary, name: String, gameController: Bool, axes: [PadAxis: Int16] = [:],
                        buttons: [PadButton: Bool] = [:]) -> Result<VirtualPad, GamepadError> {
         var desc = SDL_VirtualJoystickDesc()
         desc.version = UInt16(SDL_VIRTUAL_JOYSTICK_DESC_VERSION)
@@ -42,48 +42,48 @@ enum SDLVirtualPads {
         }
         let index = name.withCString { text -> Int32 in
             desc.name = text
-            return SDL_JoystickAttachVirtualEx(&desc)
+            return sdl.SDL_JoystickAttachVirtualEx(&desc)
         }
-        guard index >= 0 else { return .failure(.sdl(call: "SDL_JoystickAttachVirtualEx", message: SDLThread.lastError())) }
+        guard index >= 0 else { return .failure(.sdl(call: "SDL_JoystickAttachVirtualEx", message: sdl.lastError())) }
         // Keep a joystick handle open: virtual axes and buttons can only be set through one.
-        guard SDL_JoystickOpen(index) != nil else {
-            let message = SDLThread.lastError()
-            SDL_JoystickDetachVirtual(index)
+        guard sdl.SDL_JoystickOpen(index) != nil else {
+            let message = sdl.lastError()
+            _ = sdl.SDL_JoystickDetachVirtual(index)
             return .failure(.sdl(call: "SDL_JoystickOpen(virtual)", message: message))
         }
-        let pad = VirtualPad(instanceID: SDL_JoystickGetDeviceInstanceID(index), name: name)
+        let pad = VirtualPad(instanceID: sdl.SDL_JoystickGetDeviceInstanceID(index), name: name)
         if gameController {
             // Triggers rest at the bottom of their raw range, not at 0 (which is half-pressed).
             var initial: [PadAxis: Int16] = [.leftTrigger: -32768, .rightTrigger: -32768]
             initial.merge(axes) { $1 }
-            if case .failure(let error) = update(pad, axes: initial, buttons: buttons) { return .failure(error) }
+            if case .failure(let error) = update(sdl, pad, axes: initial, buttons: buttons) { return .failure(error) }
         }
         return .success(pad)
     }
 
     /// Sets axes and buttons in one go: they reach the reader together at the next pump.
-    static func update(_ pad: VirtualPad, axes: [PadAxis: Int16], buttons: [PadButton: Bool]) -> Result<Void, GamepadError> {
-        guard let joystick = SDL_JoystickFromInstanceID(pad.instanceID) else {
+    static func update(_ sdl: SDLLibrary, _ pad: VirtualPad, axes: [PadAxis: Int16], buttons: [PadButton: Bool]) -> Result<Void, GamepadError> {
+        guard let joystick = sdl.SDL_JoystickFromInstanceID(pad.instanceID) else {
             return .failure(.sdl(call: "SDL_JoystickFromInstanceID(\(pad.instanceID))", message: "virtual pad \"\(pad.name)\" is not attached"))
         }
         for (axis, value) in axes.sorted(by: { $0.key.rawValue < $1.key.rawValue })
-        where SDL_JoystickSetVirtualAxis(joystick, Int32(axis.rawValue), value) != 0 {
-            return .failure(.sdl(call: "SDL_JoystickSetVirtualAxis(\(axis.name))", message: SDLThread.lastError()))
+        where sdl.SDL_JoystickSetVirtualAxis(joystick, Int32(axis.rawValue), value) != 0 {
+            return .failure(.sdl(call: "SDL_JoystickSetVirtualAxis(\(axis.name))", message: sdl.lastError()))
         }
         for (button, held) in buttons.sorted(by: { $0.key.rawValue < $1.key.rawValue })
-        where SDL_JoystickSetVirtualButton(joystick, Int32(button.rawValue), held ? 1 : 0) != 0 {
-            return .failure(.sdl(call: "SDL_JoystickSetVirtualButton(\(button.name))", message: SDLThread.lastError()))
+        where sdl.SDL_JoystickSetVirtualButton(joystick, Int32(button.rawValue), held ? 1 : 0) != 0 {
+            return .failure(.sdl(call: "SDL_JoystickSetVirtualButton(\(button.name))", message: sdl.lastError()))
         }
         return .success(())
     }
 
-    static func detach(_ pad: VirtualPad) -> Result<Void, GamepadError> {
-        guard let index = (0..<SDL_NumJoysticks()).first(where: { SDL_JoystickGetDeviceInstanceID($0) == pad.instanceID }) else {
+    static func detach(_ sdl: SDLLibrary, _ pad: VirtualPad) -> Result<Void, GamepadError> {
+        guard let index = (0..<sdl.SDL_NumJoysticks()).first(where: { sdl.SDL_JoystickGetDeviceInstanceID($0) == pad.instanceID }) else {
             return .failure(.sdl(call: "SDL_JoystickDetachVirtual", message: "virtual pad \"\(pad.name)\" is not attached"))
         }
-        if let joystick = SDL_JoystickFromInstanceID(pad.instanceID) { SDL_JoystickClose(joystick) }
-        guard SDL_JoystickDetachVirtual(index) == 0 else {
-            return .failure(.sdl(call: "SDL_JoystickDetachVirtual", message: SDLThread.lastError()))
+        if let joystick = sdl.SDL_JoystickFromInstanceID(pad.instanceID) { sdl.SDL_JoystickClose(joystick) }
+        guard sdl.SDL_JoystickDetachVirtual(index) == 0 else {
+            return .failure(.sdl(call: "SDL_JoystickDetachVirtual", message: sdl.lastError()))
         }
         return .success(())
     }

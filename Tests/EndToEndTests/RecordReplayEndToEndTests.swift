@@ -12,11 +12,12 @@ import Testing
     /// The most a replayed board write may be off the original's relative time: 5 ms (the
     /// acceptance) when this suite runs on its own — `./run.sh test` runs it so, with
     /// ANALOG_REMOTE_TIMING_TEST=1, after the parallel pass. Inside the parallel pass (150-odd
-    /// suites at once on two cores) a process is measured waiting up to 54 ms for a CPU, so
-    /// there the bound is 250 ms: still far below what a wrong speed, cut or loop period makes
-    /// (hundreds of ms), and every value is still compared.
+    /// suites at once on two cores) a process is measured waiting up to 54 ms for a CPU, and a
+    /// starved receiver can even fold two board writes into one (a value compare then misses
+    /// with no fault in the replay), so the comparison runs only in that step of its own; the
+    /// safety cases of this suite run in both.
     static let strict = ProcessInfo.processInfo.environment["ANALOG_REMOTE_TIMING_TEST"] == "1"
-    static let tolerance = strict ? 0.005 : 0.25
+    static let tolerance = 0.005
 
     /// The processes of this test run at a real-time priority (`chrt -f 10`) where the machine
     /// allows it, so that other work on a busy machine (parallel builds, other tests) does not
@@ -131,7 +132,8 @@ import Testing
     /// code; so a first attempt that misses is said and the whole attempt — a new recording and
     /// new replays — is made once more, asserting. Drift (a wrong time or value in the code)
     /// misses both.
-    @Test func theRecordedSquareReplaysWithTheSameWritesAtTheSameTimes() throws {
+    @Test(.enabled(if: strict, "the 5 ms comparison runs alone: ANALOG_REMOTE_TIMING_TEST=1 (./run.sh test does)"))
+    func theRecordedSquareReplaysWithTheSameWritesAtTheSameTimes() throws {
         let dir = try Directory()
         if try attempt(dir, round: 1, asserting: false) { return }
         print("record-replay: the first attempt missed (above); once more, from a new recording, asserting")

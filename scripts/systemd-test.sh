@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# CI: the analog-remote service under a real systemd, checked as a robot owner would.
+#
+#   scripts/systemd-test.sh --root DIR      (as root; scripts/package-test.sh --systemd calls it)
+#   scripts/systemd-test.sh                 (alone: runs package-test.sh --systemd, which makes the root)
+#
+# DIR is the clean Debian 12 root package-test.sh made, with the package installed by apt. This
+# adds systemd to it and boots it with systemd-nspawn, --private-network (only loopback: no mDNS
+# or anything else reaches the machine's network; the config says no-advertise), with /run/board
+# bound to a folder of this test. Inside, a simulated board (board-sim --firmware motors --trace,
+# a transient unit as the service user) answers on a pseudo-terminal linked at /run/board/link,
+# and /etc/analog-remote/receive.toml points the packaged unit at it. Checks, in order:
+#   - `systemctl start analog-remote` returns with the port bound and the board probed, and a
+#     controller started right after drives at once (its only forward state moves the motors);
+#     the time from `systemctl start` to that drivable state is printed;
+#   - `systemctl reload` with a new `map` applies it (new motor speeds) in the same process;
+#   - a receiver stalled with SIGSTOP is killed by the watchdog and running again within
+#     WatchdogSec + RestartSec + 1 s, and the board is written to rest before it drives again;
+#     doctor's service line then tells the restart and the watchdog;
+#   - the board unplugged while it runs: logged, the same process takes it back (rest first);
+#   - `systemctl stop` while driving: motors 0, exit 0;
+#   - started without its board: exit 3, restarted again and again (doctor: fail, exit 3) until
+#     the board is there, then it drives;
+#   - `journalctl -u analog-remote` shows the start, the watchdog's kill and the stop.
+# Every wait has a deadline. The container is powered off by the nspawn process's pid (then its
+# init is killed by pid if it lingers), the one bind mount this script makes is undone at once,
+# and the work folder is removed, on every exit path.
+# Last line: `systemd: N passed, M failed` (or `SKIPPED: why`).
+set -uo pipefail
+shopt -s extglob
+cd "$(dirname "$0")/.."
+
+root=""
+while (($#)); do
+  case "$1" in
+    --root) root=${2:?--root needs a directory}; shift 2 ;;
+    *) echo "systemd-test.sh: unknown argument $1 (use --root DIR, or nothing)" >&2; exit 64 ;;
+  esac
+done
+[[ -n $root ]] || exec bash scripts/package-test.sh --systemd
+
+if [[ $(id -u) -ne 0 ]]; then echo "SKIPPED: the systemd test needs root (systemd-nspawn)"; exit 0; fi
+for tool in systemd-nspawn nsenter; do
+  command -v "$tool" >/dev/null || { echo "SKIPPED: the systemd test needs $tool (scripts/setup.sh installs systemd-container)"; exit 0; }
+done
+[[ -x $root/usr/bin/analog-remote ]] || { echo "systemd-test.sh: no installed package in $root" >&2; exit 64; }
+
+passed=0 failed=0
+pass() { passed=$((passed + 1)); echo "ok    $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL  $1" >&2; }
+check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+finish() { echo "systemd test took $((SECONDS - started)) s"; echo "systemd: $passed passed, $failed failed"; [[ $failed -eq 0 ]]; exit; }
+
+started=$SECONDS
+work=$(mktemp -d -t ar-systemd-$$.XXXXXX)
+board=$work/board
+mkdir -p "$board"
+nspawn_pid="" init_pid=""
+cleanup() {
+  if [[ -n $nspawn_pid ]]; then
+    kill -TERM "$nspawn_pid" 2>/dev/null          # nspawn: a clean poweroff of the container
+    for _ in $(seq 100); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$nspawn_pid" 2>/dev/null
+    wait "$nspawn_pid" 2>/dev/null
+  fi
+  # The container's init ends every process in its pid namespace when it goes.
+  [[ -n $init_pid ]] && kill -0 "$init_pid" 2>/dev/null && kill -KILL "$init_pid" 2>/dev/null
+  mountpoint -q "$root/proc" 2>/dev/null && umount -l "$root/proc"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# 1. systemd in the root (the package test installed the robot's package without it).
+mount --bind /proc "$root/proc"
+t=$SECONDS
+if timeout 300 chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+     apt-get install -y -qq --no-install-recommends systemd systemd-sysv >"$work/apt.log" 2>&1; then
+  pass "apt-get installs systemd into the root ($((SECONDS - t)) s)"
+else
+  tail -20 "$work/apt.log" >&2; fail "apt-get installs systemd into the root"; finish
+fi
+umount "$root/proc"
+
+# The robot's config: the simulated board, no mDNS (the container has loopback only).
+cat > "$root/etc/analog-remote/receive.toml" <<'TOML'
+board = "serial:/run/board/link"
+no-advertise = true
+name = "robot-under-test"
+TOML
+cat > "$root/etc/analog-remote/fast-map.toml" <<'TOML'
+profile = "motors"
+[drive]
+speed = 100
+TOML
+user_id=$(awk -F: '$1 == "analog-remote" { print $3 }' "$root/etc/passwd")
+chown "$user_id" "$board"      # board-sim (the service user) makes its link here
+# A controller run once: rest, then forward from 100 to 300 ms (the failsafe wants rest first; the
+# controller says hello before its first state), then neutral.
+printf '0 0 none\n100 0 forward\n300 0 forward\n' > "$board/once.script"
+# Driving for two minutes: forward 1.5 s, rest 0.2 s (so a restarted receiver may drive again).
+for ((ms = 0; ms < 120000; ms += 1700)); do printf '%d 0 none\n%d 0 forward\n' "$ms" $((ms + 200)); done > "$board/drive.script"
+echo "120000 0 none" >> "$board/drive.script"
+
+# 2. Boot it.
+systemd-nspawn --quiet -D "$root" --machine="ar-systemd-$$" --register=no --keep-unit --private-network \
+  --bind="$board:/run/board" -b </dev/null >"$work/boot.log" 2>&1 &
+nspawn_pid=$!
+for _ in $(seq 100); do
+  for child in $(cat /proc/"$nspawn_pid"/task/*/children 2>/dev/null); do
+    [[ $(cat "/proc/$child/comm" 2>/dev/null) == systemd ]] && init_pid=$child
+  done
+  [[ -n $init_pid ]] && break
+  kill -0 "$nspawn_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[[ -n $init_pid ]] || { cat "$work/boot.log" >&2; fail "systemd-nspawn boots the root"; finish; }
+inside() { nsenter -t "$init_pid" -a "$@"; }
+state=""
+for _ in $(seq 150); do
+  state=$(inside systemctl is-system-running 2>/dev/null)
+  [[ $state == running || $state == degraded ]] && break
+  sleep 0.2
+done
+check "the root boots under systemd-nspawn, private network ($state, $((SECONDS - t)) s since apt)" test "$state" = running
+prop() { inside systemctl show -p "$1" --value analog-remote; }
+
+# The board's trace: "map HEX" after every change; the motors are bytes 0x22/0x23 (hex 69–72).
+trace=$board/trace
+lines() { wc -l < "$trace" 2>/dev/null || echo 0; }
+motors_after() { tail -n +$(($1 + 1)) "$trace" 2>/dev/null | awk '$1 == "map" { print substr($2, 69, 4) }'; }
+last_motors() { motors_after 0 | tail -1; }
+# The motor values the receiver wrote ("cmd W 22 LLRR") after line $1, oldest first.
+motor_writes_after() { tail -n +$(($1 + 1)) "$trace" 2>/dev/null | awk '$1 == "cmd" && $2 == "W" && $3 == "22" { print $4 }'; }
+# Waits until a map line after line $1 has motors $2 (e.g. c040: forward at speed 64).
+wait_motors() {
+  local _
+  for _ in $(seq 100); do motors_after "$1" | grep -qx "$2" && return 0; sleep 0.1; done
+  return 1
+}
+start_board() {
+  inside systemd-run --quiet --unit=board-sim --collect --uid=analog-remote --gid=analog-remote \
+    -p StandardOutput=append:/run/board/trace -p StandardError=append:/run/board/sim.err \
+    /usr/bin/analog-remote board-sim --firmware motors --trace --quiet --link /run/board/link
+  local _
+  for _ in $(seq 100); do [[ -L $board/link ]] && return 0; sleep 0.1; done
+  return 1
+}
+check "board-sim runs as the service user on a pseudo-terminal at /run/board/link" start_board
+
+# 3. Start: returns when a controller can drive.
+t0=$(date +%s%N)
+inside systemctl start analog-remote
+start_status=$?
+t1=$(date +%s%N)
+start_ms=$(((t1 - t0) / 1000000))
+udp_bound=0
+grep -qi ':6A2F ' <(inside cat /proc/net/udp /proc/net/udp6) && udp_bound=1
+probed=$(grep -c '^cmd ' "$trace")
+mark=$(lines)
+# (Not `systemd-run --wait`: that needs D-Bus, which a robot may lack. The unit stays loaded, not
+# collected, so its exit status can be read once it is done.)
+inside systemd-run --quiet --unit=drive-once -p StandardOutput=append:/run/board/once.out \
+  -p StandardError=append:/run/board/once.out \
+  /usr/bin/analog-remote control --quiet --peer 127.0.0.1:27183 --input script:/run/board/once.script
+for _ in $(seq 100); do
+  [[ $(inside systemctl show -p ActiveState --value drive-once) == @(inactive|failed) ]] && break
+  sleep 0.1
+done
+once_status=$(inside systemctl show -p ExecMainStatus --value drive-once)
+echo "      systemctl start → drivable: $start_ms ms (port bound: $udp_bound, board commands seen: $probed)"
+check "systemctl start returns with the unit active, port 27183 bound and the board probed" \
+  test "$start_status" -eq 0 -a "$(prop ActiveState)" = active -a "$udp_bound" -eq 1 -a "$probed" -gt 0
+drove_at_once() { [[ $once_status -eq 0 ]] && wait_motors "$mark" c040; }
+check "a controller started right after drives at once (its first forward states moved the motors)" drove_at_once
+
+# 4. Reload: a new mapping, the same process.
+inside systemd-run --quiet --unit=drive --collect -p StandardOutput=append:/run/board/drive.out -p StandardError=append:/run/board/drive.out \
+  /usr/bin/analog-remote control --quiet --peer 127.0.0.1:27183 --input script:/run/board/drive.script
+mark=$(lines)
+check "a controller drives (forward at speed 64: motors c0 40)" wait_motors "$mark" c040
+pid_before=$(prop MainPID) restarts_before=$(prop NRestarts)
+echo 'map = "/etc/analog-remote/fast-map.toml"' >> "$root/etc/analog-remote/receive.toml"
+mark=$(lines)
+inside systemctl reload analog-remote
+reload_status=$?
+reloaded() { [[ $reload_status -eq 0 ]] && wait_motors "$mark" 9c64; }
+check "systemctl reload applies the new map (speed 100: motors 9c 64)" reloaded
+check "… without a restart (same MainPID $pid_before, NRestarts $restarts_before)" \
+  test "$(prop MainPID)" = "$pid_before" -a "$(prop NRestarts)" = "$restarts_before"
+
+# 5. The watchdog: a stalled receiver while the robot drives.
+# Whole seconds as the unit says them ("5s"); anything else (off, "500ms") reads as 0 and fails.
+seconds() { [[ $1 =~ ^[0-9]+s$ ]] && echo "${1%s}" || echo 0; }
+watchdog_s=$(seconds "$(prop WatchdogUSec)") restart_s=$(seconds "$(prop RestartUSec)")
+frozen="" stop_ns=0
+for _ in 1 2 3; do
+  wait_motors "$(($(lines) - 1))" 9c64 || true
+  pid=$(prop MainPID)
+  inside /bin/sh -c "kill -STOP $pid"
+  stop_ns=$(date +%s%N)
+  frozen=$(last_motors)
+  [[ $frozen != 0000 ]] && break
+  inside /bin/sh -c "kill -CONT $pid"     # stopped in a resting phase: try again while it drives
+  frozen=""
+done
+mark=$(lines)
+new_pid=$pid elapsed_ms=-1
+for _ in $(seq 300); do
+  new_pid=$(prop MainPID)
+  if [[ $new_pid != "$pid" && $new_pid != 0 && $(prop ActiveState) == active ]]; then
+    elapsed_ms=$((($(date +%s%N) - stop_ns) / 1000000)); break
+  fi
+  sleep 0.1
+done
+limit_ms=$(((watchdog_s + restart_s + 1) * 1000))
+echo "      stalled with motors ${frozen:-?}; running again after $elapsed_ms ms (WatchdogSec ${watchdog_s}s + RestartSec ${restart_s}s + 1 s = $limit_ms ms)"
+check "a receiver stalled with SIGSTOP (while driving) is killed by the watchdog and running again within $limit_ms ms" \
+  test -n "$frozen" -a "$elapsed_ms" -ge 0 -a "$elapsed_ms" -le "$limit_ms" -a "$watchdog_s" -gt 0
+wait_motors "$mark" 9c64
+after=$(motor_writes_after "$mark" | uniq | tr '\n' ' ')
+rest_first() { [[ $after == "0000 "* && $after == *9c64* ]]; }
+check "the board is written to rest (motors 0) before it drives again (motor writes after the stall: $after)" rest_first
+doctor_line() { inside analog-remote doctor --no-probe 2>&1 | grep '^[a-z]* *service:'; }
+line=$(doctor_line)
+echo "      doctor: $line"
+watchdog_told() { [[ $line == "warn  service: analog-remote.service is active (running) but needed 1 automatic restart; last exit: "*"watchdog timeout"* ]]; }
+check "doctor tells the restart and the watchdog" watchdog_told
+
+# 6. The board unplugged while it runs: the receiver stays up and takes it back (rest first).
+pid=$(prop MainPID)
+inside systemctl stop board-sim
+lost=0
+for _ in $(seq 100); do inside journalctl -u analog-remote -o cat --no-pager 2>/dev/null | grep -q "board lost" && { lost=1; break; }; sleep 0.1; done
+check "the board unplugged while running: the receiver says so and keeps running" test "$lost" -eq 1 -a "$(prop ActiveState)" = active -a "$(prop MainPID)" = "$pid"
+mark=$(lines)
+start_board
+replugged() { wait_motors "$mark" 9c64 && [[ $(motor_writes_after "$mark" | head -1) == 0000 && $(prop MainPID) == "$pid" ]]; }
+check "… and when it is back, writes rest first, then drives, in the same process" replugged
+
+# 7. Stop while driving: motors 0, exit 0.
+wait_motors "$(($(lines) - 1))" 9c64
+inside systemctl stop analog-remote
+stop_status=$?
+check "systemctl stop while driving leaves the motors at 0 (last: $(last_motors))" test "$stop_status" -eq 0 -a "$(last_motors)" = 0000
+check "… and the receiver exits 0 ($(prop ExecMainCode)/$(prop ExecMainStatus), $(prop Result))" \
+  test "$(prop ExecMainStatus)" = 0 -a "$(prop Result)" = success
+
+# 8. Started without its board (a robot booted with the board unplugged): exit 3, started again
+#    every RestartSec until the board is there.
+inside systemctl stop board-sim
+inside systemctl start --no-block analog-remote
+restarts=$(prop NRestarts)
+retried=0 exit3=0
+for _ in $(seq 200); do
+  [[ $(prop ExecMainStatus) == 3 ]] && exit3=1
+  (($(prop NRestarts) >= restarts + 2)) && { retried=1; break; }
+  sleep 0.1
+done
+line=$(doctor_line)
+echo "      doctor: $line"
+check "no board at start: the receiver exits 3 and is started again and again ($(prop NRestarts) restarts)" test "$exit3" -eq 1 -a "$retried" -eq 1
+unplug_told() { [[ $line == "fail  service: analog-remote.service is activating"*"exit 3 (a device (the board) unavailable)"* ]]; }
+check "doctor says it is restarting and why" unplug_told
+mark=$(lines)
+start_board
+back=0
+for _ in $(seq 150); do [[ $(prop ActiveState) == active ]] && { back=1; break; }; sleep 0.1; done
+back_and_driving() { [[ $back -eq 1 ]] && wait_motors "$mark" 9c64; }
+check "the board plugged in: the service runs and drives" back_and_driving
+inside systemctl stop drive; inside systemctl stop analog-remote; inside systemctl stop board-sim
+
+# 9. The journal.
+inside journalctl -u analog-remote --no-pager -o cat > "$work/journal.txt" 2>&1
+for entry in "Started analog-remote.service" "Watchdog timeout" "Stopped analog-remote.service"; do
+  check "journalctl -u analog-remote shows \"$entry\"" grep -q "$entry" "$work/journal.txt"
+done
+if ((failed)); then
+  echo "--- journal" >&2; tail -40 "$work/journal.txt" >&2
+  echo "--- board-sim" >&2; tail -n 5 "$board/sim.err" >&2
+  echo "--- the board's trace" >&2; tail -n 40 "$trace" >&2
+  echo "--- controllers" >&2; tail -n 5 "$board/once.out" "$board/drive.out" >&2
+fi
+finish
