@@ -9,7 +9,7 @@
 //   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR CommandConfig
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses PhoneLink WebServer
-//             Diagnosis
+//             Diagnosis AnalogRemoteKit
 //             value-type state machines plus the loops that drive them; import anything above
 //   the CLI   AnalogRemoteCLI Fuzz ErrorReporting         the executables (parse, validate, hand off; nothing imports
 //             them) and the one place that maps errors to exit codes and messages; no adapter or role imports any
@@ -43,6 +43,9 @@ let package = Package(
         .library(name: "ControlPlane", targets: ["ControlPlane"]),
         .library(name: "BoardProtocol", targets: ["BoardProtocol"]),
         .library(name: "MIDIFraming", targets: ["MIDIFraming"]),
+        // The Swift API (docs/swift-api.md): RemoteSession, RobotController, RobotReceiver.
+        // Its public declarations are pinned by api/AnalogRemoteKit.api (AnalogRemoteKitTests).
+        .library(name: "AnalogRemoteKit", targets: ["AnalogRemoteKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -57,6 +60,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // `swift package generate-documentation --target AnalogRemoteKit` (a plugin: nothing links it).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
         // MARK: Codecs — standard library only: no I/O, no C, no Foundation.
@@ -123,6 +128,12 @@ let package = Package(
         // `analog-remote doctor`: what usually goes wrong on a robot, one check per line.
         .target(name: "Diagnosis", dependencies: ["BoardLink", "BoardProtocol", "Discovery", "SerialTTY", "SystemIO"]),
 
+        // MARK: The Swift API — the one library meant for other people's programs: sessions,
+        // a robot controller and an embeddable receiver over the roles above; everything but
+        // the types named in docs/swift-api.md is internal.
+        .target(name: "AnalogRemoteKit",
+                dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "Receiver", "RemoteWire", "SystemIO", logging]),
+
         // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
         .target(name: "ErrorReporting", dependencies: ["Console", "Discovery", "Gamepad", "MIDIControl"]),
         .executableTarget(name: "AnalogRemoteCLI",
@@ -167,6 +178,8 @@ let package = Package(
         .testTarget(name: "ErrorReportingTests", dependencies: ["Console", "Discovery", "ErrorReporting", "Gamepad"]),
         .testTarget(name: "LayoutTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CommandConfigTests", dependencies: ["CommandConfig", argumentParser]),
+        .testTarget(name: "AnalogRemoteKitTests",
+                    dependencies: ["AnalogRemoteKit", "RemoteWire", "TestSupport"]),
         .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),
     ]
 )

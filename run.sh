@@ -2,7 +2,7 @@
 # The project's two entry points. Both run scripts/setup.sh first (idempotent: installs only the
 # Debian packages that are missing), so they work on a fresh machine.
 #   ./run.sh demo [ARGS…]   build and run the demo (simulated board: no hardware needed)
-#   ./run.sh test           build and run the whole test suite, the fuzzers, then the two-host discovery test,
+#   ./run.sh test           build and run the whole test suite, the Swift API's examples, the fuzzers, then the two-host discovery test,
 #                           the phone page in headless Chromium, the classroom test (many hosts, two
 #                           sessions), doctor's namespace test and the .deb test in a clean Debian root
 set -euo pipefail
@@ -20,6 +20,7 @@ case "$what" in
   test)
     swift build --build-tests
     swift test --skip-build
+    bash scripts/examples-test.sh    # the AnalogRemoteKit examples built as users' packages and run, ~3 min cold
     bash scripts/fuzz.sh          # every decoder of outside bytes under libFuzzer + ASan, ~2 min
     if [[ -x scripts/two-host-test.sh ]]; then
       bash scripts/two-host-test.sh
