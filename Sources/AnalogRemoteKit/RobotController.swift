@@ -215,17 +215,14 @@ extension RobotController {
                 return
             }
             let source = ControllerInput(name: "AnalogRemoteKit", mailbox: loop.mailbox)
-            var sendLoop = SendLoop(source: source, destination: loop.destination, schedule: .init(rate: loop.rate),
-                                    signals: signals, status: status)
-            sendLoop.armsFatalSignalGuard = false
             let session = ControlSession(.init(displayName: loop.displayName, pairingCode: loop.pairingCode,
                                                session: loop.target?.session.text ?? ""), logger: logger)
-            session.destination = loop.destination
-            if let follower {
-                follower.linkSilence = { [weak session] now in session?.silence(now: now) }
+            // The assembly `analog-remote control` uses, with the state watcher in the session's place.
+            var sendLoop = DriverLoop.make(source: source, destination: loop.destination, rate: loop.rate, signals: signals,
+                                           status: status, session: session, follower: follower) {
+                StateWatcher(session: $0, connected: connected, states: states)
             }
-            let watcher = StateWatcher(session: session, connected: connected, states: states)
-            sendLoop.companions = [follower as (any SendLoopCompanion)?, watcher].compactMap { $0 }
+            sendLoop.armsFatalSignalGuard = false
             let reason: EndReason
             do {
                 reason = try sendLoop.run()

@@ -76,15 +76,8 @@ public enum ControlCommand {
         let signals = try SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP])
         logger.debug("sending", metadata: ["peer": "\(destination.current?.description ?? "(session)")", "rate": "\(options.rate)", "input": "\(source.name)"])
 
-        var loop = SendLoop(source: source, destination: destination, schedule: .init(rate: options.rate),
-                            signals: signals, status: status)
-        let session = controlSession(options, logger: logger)
-        session?.destination = destination
-        if let follower, let session {
-            follower.linkSilence = { [weak session] now in session?.silence(now: now) }
-        }
-        // The follower first: it moves the destination before the control session looks at it.
-        loop.companions = [follower as (any SendLoopCompanion)?, session].compactMap { $0 }
+        let loop = DriverLoop.make(source: source, destination: destination, rate: options.rate, signals: signals, status: status,
+                                   session: controlSession(options, logger: logger), follower: follower)
         let reason = try loop.run()
         logger.debug("stopped", metadata: ["reason": "\(reason)"])
         if let failure = follower?.failure { throw failure }

@@ -49,10 +49,10 @@ do {
         opponent = try await session.connect(to: join)
     } else {
         say("hosting on udp port \(session.port)")
-        var changes = session.peerChanges.makeAsyncIterator()
         var found: RemoteSession.Peer?
-        while found == nil, let change = await changes.next() where change.state == .connected {
+        for await change in session.peerChanges where change.state == .connected {
             found = change.peer
+            break
         }
         guard let found else { fail("the session closed before anyone joined", status: 1) }
         opponent = found
