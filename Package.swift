@@ -1,18 +1,36 @@
 // swift-tools-version:6.1
 // AnalogRemote: drive a robot board from another machine on the LAN.
 //
-// The dependency rule (README "Architecture"; checked by Tests/LayoutTests from the import lines of
+// The dependency rule (docs/ARCHITECTURE.md; checked by Tests/LayoutTests from the import lines of
 // Sources/*/*.swift and the targets below, so a change that breaks it fails the suite):
 //
 //   codecs    RemoteWire BoardProtocol MIDIFraming        import nothing but the standard library
 //   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode     module map + shim only
-//   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR CommandConfig
+//   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR CommandConfig ConfigFile
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses PhoneLink WebServer
-//             Diagnosis AnalogRemoteKit
-//             value-type state machines plus the loops that drive them; import anything above
+//             Diagnosis GuidedDemo AnalogRemoteKit
+//             value-type state machines plus the loops that drive them; import codecs, C libs, adapters,
+//             and only the roles the allow-list below names
 //   the CLI   AnalogRemoteCLI Fuzz ErrorReporting         the executables (parse, validate, hand off; nothing imports
 //             them) and the one place that maps errors to exit codes and messages; no adapter or role imports any
+//
+// Role → role edges, the only ones allowed (a new one is a design decision: add it here):
+//   Game → ControlPlane
+//   StopAll → ControlPlane
+//   BoardLink → BoardSimulator
+//   Receiver → BoardLink ControlPlane
+//   Controller → ControlPlane
+//   PhoneLink → ControlPlane Controller
+//   WebServer → ControlPlane Controller PhoneLink
+//   Bench → BoardSimulator ControlPlane Controller Receiver
+//   Diagnosis → BoardLink
+//   FuzzHarnesses → ControlPlane Controller Receiver
+//   GuidedDemo → BoardSimulator
+//   AnalogRemoteKit → ControlPlane Controller Receiver
+//
+// Exit codes are the CLI's: roles and adapters throw typed errors (SystemIO's CommandFailure, DiscoveryError, …)
+// and ErrorReporting alone maps them to a message and an exit status; nothing below the CLI names ExitStatus.
 //
 // Every dependency below is used by an import, and every import of a package module is declared.
 
@@ -83,9 +101,12 @@ let package = Package(
         .target(name: "SystemIO"),
         .target(name: "SerialTTY", dependencies: ["SystemIO"]),
         .target(name: "ALSAMIDI", dependencies: ["CALSA", "SystemIO"]),
-        .target(name: "Discovery", dependencies: ["CDNSSD", "Console", "RemoteWire", "SystemIO"]),
-        .target(name: "Gamepad", dependencies: ["CSDL2", "Console", "RemoteWire", "SystemIO", tomlKit]),
+        .target(name: "Discovery", dependencies: ["CDNSSD", "RemoteWire", "SystemIO"]),
+        .target(name: "Gamepad", dependencies: ["CSDL2", "ConfigFile", "RemoteWire", "SystemIO", tomlKit]),
+        // Terminal output only: the log handler, the status line, stdout/stderr writes.
         .target(name: "Console", dependencies: ["SystemIO", logging]),
+        // Config files: "did you mean" for a mistyped key.
+        .target(name: "ConfigFile"),
         .target(name: "TerminalQR", dependencies: ["CQRencode"]),
         // A MIDI keyboard as a controller: mapping, [midi] config, session rules, the three device kinds.
         .target(name: "MIDIControl", dependencies: ["ALSAMIDI", "MIDIFraming", "RemoteWire", "SerialTTY", "SystemIO", tomlKit]),
@@ -100,14 +121,17 @@ let package = Package(
         .target(name: "Game", dependencies: ["Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", logging]),
         // `analog-remote stop-all`: the teacher's stop.
         .target(name: "StopAll", dependencies: ["Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO"]),
-        .target(name: "BoardSimulator", dependencies: ["BoardProtocol", "MIDIFraming", "SerialTTY", "SystemIO"]),
+        // `analog-remote board-sim`: the kit's firmware simulated, on a pseudo-terminal or in process.
+        .target(name: "BoardSimulator", dependencies: ["BoardProtocol", "Console", "MIDIFraming", "SerialTTY", "SystemIO"]),
+        // `analog-remote demo`: board-sim, receive and control as three processes of this binary.
+        .target(name: "GuidedDemo", dependencies: ["BoardProtocol", "BoardSimulator", "RemoteWire", "SystemIO"]),
         .target(name: "BoardLink",
                 dependencies: ["ALSAMIDI", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO"]),
         .target(name: "Receiver",
-                dependencies: ["BoardLink", "BoardProtocol", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO",
+                dependencies: ["BoardLink", "BoardProtocol", "ConfigFile", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO",
                                "TerminalQR", logging, tomlKit]),
         .target(name: "Controller",
-                dependencies: ["Console", "ControlPlane", "Discovery", "Game", "Gamepad", "MIDIControl", "MIDIFraming", "RemoteWire",
+                dependencies: ["Console", "ControlPlane", "Discovery", "Gamepad", "MIDIControl", "MIDIFraming", "RemoteWire",
                                "SystemIO", logging]),
 
         // The phone page, `analog-remote web`: PhoneLink is one controller per page (SendLoop +
@@ -135,10 +159,10 @@ let package = Package(
                 dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "Receiver", "RemoteWire", "SystemIO", logging]),
 
         // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
-        .target(name: "ErrorReporting", dependencies: ["Console", "Discovery", "Gamepad", "MIDIControl"]),
+        .target(name: "ErrorReporting", dependencies: ["Discovery", "Gamepad", "MIDIControl", "SystemIO"]),
         .executableTarget(name: "AnalogRemoteCLI",
-                          dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "CommandConfig", "Console", "ControlPlane", "Controller",
-                                         "Diagnosis", "Discovery", "ErrorReporting", "Game", "Gamepad", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
+                          dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "CommandConfig", "ConfigFile", "Console", "ControlPlane", "Controller",
+                                         "Diagnosis", "Discovery", "ErrorReporting", "Game", "Gamepad", "GuidedDemo", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
                                          "StopAll", "SystemIO", "WebServer", argumentParser, logging]),
 
         // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
@@ -154,12 +178,12 @@ let package = Package(
         .testTarget(name: "BoardProtocolTests", dependencies: ["BoardProtocol", "TestSupport", propertyBased]),
         .testTarget(name: "MIDIFramingTests", dependencies: ["MIDIFraming", "TestSupport", propertyBased]),
         .testTarget(name: "SystemIOTests", dependencies: ["SystemIO"]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Console", "Discovery", "SystemIO", "TestSupport", propertyBased]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "ErrorReporting", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "GamepadTests",
                     dependencies: ["Console", "Controller", "Gamepad", "RemoteWire", "SystemIO", propertyBased]),
         .testTarget(name: "MIDIControlTests",
                     dependencies: ["ALSAMIDI", "MIDIControl", "MIDIFraming", "RemoteWire", "TestSupport"]),
-        .testTarget(name: "ControlPlaneTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "TestSupport", crypto, propertyBased]),
+        .testTarget(name: "ControlPlaneTests", dependencies: ["ControlPlane", "RemoteWire", "TestSupport", crypto, propertyBased]),
         .testTarget(name: "GameTests", dependencies: ["ControlPlane", "Game", "RemoteWire"]),
         .testTarget(name: "BoardLinkTests",
                     dependencies: ["BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",
@@ -175,7 +199,7 @@ let package = Package(
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
-        .testTarget(name: "ErrorReportingTests", dependencies: ["Console", "Discovery", "ErrorReporting", "Gamepad"]),
+        .testTarget(name: "ErrorReportingTests", dependencies: ["Discovery", "ErrorReporting", "Gamepad", "SystemIO"]),
         .testTarget(name: "LayoutTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CommandConfigTests", dependencies: ["CommandConfig", argumentParser]),
         .testTarget(name: "AnalogRemoteKitTests",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds analog-remote and installs it with its man page, shell completions, example config,
-# systemd unit and udev rule (README "Put it on the robot").
+# systemd unit and udev rule (docs/robot-install.md).
 #
 #   sudo scripts/install.sh [--prefix /usr/local] [--debug]
 #   DESTDIR=/tmp/stage scripts/install.sh --prefix /usr      (staging: no system changes)

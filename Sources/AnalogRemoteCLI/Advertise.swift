@@ -1,7 +1,7 @@
 import ArgumentParser
 import Discovery
-import Receiver
 import RemoteWire
+import SystemIO
 
 struct Advertise: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,7 +43,7 @@ struct Advertise: ParsableCommand {
             let status = global.bootstrap()
             return try AdvertiseLoop(session: try SessionID(session), name: name, port: port,
                                      timing: TimingContract(failsafeMilliseconds: failsafe, rateHz: rate),
-                                     status: status).run()
+                                     output: TerminalListing(statusLine: status)).run()
         }
     }
 }

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import ArgumentParser
+import ConfigFile
 import Console
+import ErrorReporting
 
 @main
 struct AnalogRemote: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Bench
+import SystemIO
 
 struct BenchCLI: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -89,97 +89,13 @@ struct BoardSim: ParsableCommand {
 
     func run() throws {
         try runReporting {
-            let status = global.bootstrap()
-            let signals: SignalWatcher
-            do {
-                signals = try SignalWatcher()
-            } catch {
-                throw UserFacingError("board-sim: cannot watch signals: \(error)", status: .failure)
-            }
             var options = PseudoTerminalBoard.Options()
             options.profile = profile
             options.dropWrites = (try? droppedAddresses()) ?? []
             options.framing = midi ? .midi : .text
             options.timing = baud.map(WireTiming.init(baud:))
             options.linkPath = link
-            let host: PseudoTerminalBoard
-            do throws(BoardSimulatorError) {
-                host = try PseudoTerminalBoard(options: options)
-            } catch {
-                switch error {
-                case .badOption(let message): throw UserFacingError("board-sim: \(message)", status: .badConfiguration)
-                case .system: throw UserFacingError("board-sim: \(error)", status: .deviceUnavailable)
-                }
-            }
-            defer { host.close() }
-            StandardOutput.write(host.path + "\n")
-            status.update(Self.statusText(host.board, path: host.path, overlaps: 0), force: true)
-            do {
-                try host.run(stopDescriptor: signals.readableDescriptor, onRefresh: { board in
-                    status.update(Self.statusText(board, path: host.path, overlaps: host.overlaps), force: true)
-                }) { event, board in
-                    switch event {
-                    case .line(let line):
-                        if trace {
-                            var out = "cmd " + ByteText.escaped(line.text) + "\n"
-                            if line.changedMap { out += "map " + ByteText.hex(board.memoryMap) + "\n" }
-                            StandardOutput.write(out)
-                        }
-                    case .overlap:
-                        if trace { StandardOutput.write("overlap\n") }
-                    }
-                }
-            } catch {
-                throw UserFacingError("board-sim: \(error)", status: .failure)
-            }
-            status.clear()
-            return .success
+            return try BoardSimCommand.run(options, trace: trace, status: global.bootstrap())
         }
-    }
-
-    /// What a person sees on the board:
-    /// `stock  LED1 ●●●○ 128  LED2 ○○○○   0  buzzer A4 440 Hz  wheels L [###|   ] +64 R [   |   ]  +0  lines 12`
-    static func statusText(_ board: SimulatedBoard, path: String, overlaps: Int) -> String {
-        let p = board.profile
-        var parts: [String] = [p.name]
-        parts.append("LED1 \(ledText(board.value(at: p.led1) ?? 0))")
-        parts.append("LED2 \(ledText(board.value(at: p.led2) ?? 0))")
-        parts.append("buzzer \(board.isBuzzing ? noteText(board.buzzer.tone) : "off")")
-        if let (left, right) = wheels(board) {
-            func pad(_ v: Int) -> String { let s = v > 0 ? "+\(v)" : "\(v)"; return String(repeating: " ", count: max(0, 4 - s.count)) + s }
-            parts.append("wheels L \(StatusLine.bar(Double(left) / 127, width: 9)) \(pad(left)) R \(StatusLine.bar(Double(right) / 127, width: 9)) \(pad(right))")
-        }
-        parts.append("lines \(board.linesTaken)")
-        if overlaps > 0 { parts.append("OVERLAPS \(overlaps)") }
-        parts.append(path)
-        return parts.joined(separator: "  ")
-    }
-
-    /// The logical wheel speeds the map holds (forward positive): the motor bytes (the left one
-    /// mirrored back) on the motors firmware, VAR1/VAR2 on the stock firmware (as the stock
-    /// mapping writes them). nil while they still hold the erased EEPROM's 0xff.
-    static func wheels(_ board: SimulatedBoard) -> (Int, Int)? {
-        if let (left, right) = board.motors { return (-Int(left), Int(right)) }
-        let v = MemoryMapProfile.Address.variable1
-        guard let l = board.value(at: v), let r = board.value(at: v + 1), (l, r) != (0xFF, 0xFF) else { return nil }
-        return (Int(Int8(bitPattern: l)), Int(Int8(bitPattern: r)))
-    }
-
-    /// Brightness as four dots and the value: `●●○○ 128`.
-    static func ledText(_ value: UInt8) -> String {
-        let lit = (Int(value) + 63) / 64
-        let number = String(value)
-        return String(repeating: "●", count: lit) + String(repeating: "○", count: 4 - lit)
-            + " " + String(repeating: " ", count: 3 - number.count) + number
-    }
-
-    /// Tone 1…37 is C3…C6 (the firmware's tone table): `A4 440 Hz`.
-    static func noteText(_ tone: UInt8) -> String {
-        guard (1...37).contains(tone) else { return "off" }
-        let names = ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"]
-        let n = Int(tone) - 1
-        let hertz = 130.81 * pow(2, Double(n) / 12)
-        return "\(names[n % 12])\(3 + n / 12) \(Int(hertz.rounded())) Hz"
     }
 }
-

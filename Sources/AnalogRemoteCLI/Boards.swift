@@ -2,6 +2,8 @@ import ArgumentParser
 import BoardLink
 import BoardProtocol
 import Console
+import ErrorReporting
+import SystemIO
 
 struct Boards: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,25 +27,25 @@ struct Boards: ParsableCommand {
             let candidates = BoardCandidates.list()
             if candidates.isEmpty {
                 print("no boards found")
-                return .success
+                return .done
             }
             let width = candidates.map { $0.spec.description.count }.max() ?? 0
             for c in candidates {
                 let spec = c.spec.description
                 print(spec + String(repeating: " ", count: width - spec.count + 2) + c.details)
             }
-            return .success
+            return .done
         }
     }
 
-    static func probe(_ text: String) throws -> ExitStatus {
+    static func probe(_ text: String) throws -> CommandOutcome {
         do {
             let spec = try BoardSpec(text)
             let client = try BoardClient(spec: spec)
             defer { client.close() }
             let identity = try client.probe()
             print("\(spec.device): \(identity)")
-            return .success
+            return .done
         } catch {
             switch error.kind {
             case .badSpec: throw UserFacingError(error.message, status: .usage)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Controller
 import Discovery
 import RemoteWire
+import SystemIO
 
 struct Browse: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -46,9 +47,11 @@ struct Browse: ParsableCommand {
         try runReporting {
             let sessionID = try SessionID(session)
             let status = global.bootstrap()
+            let rate = rate
             return try BrowseLoop(session: sessionID, once: once ? .milliseconds(Int(timeout * 1000)) : nil,
                                   follow: follow || receiver != nil, receiver: receiver, requestedRateHz: rate,
-                                  status: status).run()
+                                  output: TerminalListing(statusLine: status),
+                                  followLine: { BrowseListing.line(for: $0, requestedRateHz: rate) }).run()
         }
     }
 }

@@ -5,7 +5,7 @@ import ArgumentParser
 import CommandConfig
 
 /// Which subcommands read a config file, where, and how the command line is laid over it
-/// (CommandConfig's ``ConfigOverlay``; README "Config files").
+/// (CommandConfig's ``ConfigOverlay``; docs/config.md).
 enum ConfigFiles {
     /// `receive`: the robot's service reads this (the package installs an example there).
     static let receiveDefault = "/etc/analog-remote/receive.toml"

@@ -20,10 +20,10 @@ struct Control: ParsableCommand {
             space stops (neutral), 0 centres, W/↑ S/↓ drive, A, B, Ctrl-Z suspends, q quits
             gamepad:  left stick tilts, d-pad up/right trigger forward, d-pad down/left trigger backward, \
             south/east buttons A/B; Start + Back together quit (so does q on the terminal); waits for a \
-            pad and survives unplugging (README "Gamepads")
+            pad and survives unplugging (docs/gamepads.md)
             midi:     a MIDI keyboard (midi, midi:CLIENT:PORT, midi:NAME, midi:hw:C,D,S, \
             midi-serial:PATH[@BAUD]): pitch bend tilts, C4 forward, D4 backward, E4 A, F4 B, \
-            C3+E3+G3 together A+B; `analog-remote midi-inputs` lists ports (README "MIDI keyboards")
+            C3+E3+G3 together A+B; `analog-remote midi-inputs` lists ports (docs/midi.md)
 
             --session ID finds the receiver with DNS-SD (needs avahi-daemon; exit 5 without) and \
             follows it when it restarts on another address or port. Several receivers and no \
@@ -51,7 +51,7 @@ struct Control: ParsableCommand {
     @Option(help: "Packets per second while the state does not change (1…1000; default 50, or with --session what the receiver asks for); changes are sent at once.")
     var rate: Double?
 
-    @Option(help: ArgumentHelp("Controller config file (TOML): these options as keys (the command line overrides them), the gamepad mapping in its [gamepad] table, the MIDI mapping in [midi] (README \"Config files\", \"Gamepads\", \"MIDI keyboards\"). Default: $XDG_CONFIG_HOME/analog-remote/control.toml when it exists.",
+    @Option(help: ArgumentHelp("Controller config file (TOML): these options as keys (the command line overrides them), the gamepad mapping in its [gamepad] table, the MIDI mapping in [midi] (docs/config.md, docs/gamepads.md, docs/midi.md). Default: $XDG_CONFIG_HOME/analog-remote/control.toml when it exists.",
                                valueName: "file"))
     var config: String?
 

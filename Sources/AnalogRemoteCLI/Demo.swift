@@ -1,6 +1,8 @@
 import ArgumentParser
 import BoardProtocol
 import Console
+import GuidedDemo
+import SystemIO
 
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(

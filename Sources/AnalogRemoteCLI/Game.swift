@@ -3,6 +3,7 @@ import Console
 import Discovery
 import Logging
 import Game
+import SystemIO
 
 struct Game: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Console
 import ErrorReporting
 import Gamepad
+import SystemIO
 
 struct Gamepads: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -42,7 +43,7 @@ struct Gamepads: ParsableCommand {
             if pads.isEmpty && !hidden.isEmpty {
                 printError("analog-remote: note: \(hidden.count) device(s) in /dev/input are not readable by you (e.g. \(hidden[0])); if a pad is plugged in, add yourself to the input group and log in again")
             }
-            return .success
+            return .done
         }
     }
 

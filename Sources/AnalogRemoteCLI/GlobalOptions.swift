@@ -5,6 +5,7 @@ import ArgumentParser
 import Console
 import ErrorReporting
 import Logging
+import SystemIO
 
 /// Options every long-running subcommand takes.
 struct GlobalOptions: ParsableArguments {
@@ -28,12 +29,13 @@ struct GlobalOptions: ParsableArguments {
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 extension LogFormat: ExpressibleByArgument {}
 
-/// Runs a command body; a ``UserFacingError`` or an adapter's typed error (``ErrorReport``)
-/// becomes one line on stderr and its exit status. `discoveryFallback`: see ``ErrorReport``.
-func runReporting(discoveryFallback: String = "--peer HOST:PORT", _ body: () throws -> ExitStatus) throws {
+/// Runs a command body; a ``UserFacingError``, a role's ``CommandFailure`` or an adapter's typed
+/// error (``ErrorReport``) becomes one line on stderr and its exit status. `discoveryFallback`:
+/// see ``ErrorReport``.
+func runReporting(discoveryFallback: String = "--peer HOST:PORT", _ body: () throws -> CommandOutcome) throws {
     let status: ExitStatus
     do {
-        status = try body()
+        status = ExitStatus(try body())
     } catch {
         guard let report = ErrorReport.userFacing(error, discoveryFallback: discoveryFallback) else { throw error }
         printError("analog-remote: \(report.message)")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Console
 import MIDIControl
+import SystemIO
 
 struct MidiInputs: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,7 +18,7 @@ struct MidiInputs: ParsableCommand {
     func run() throws {
         try runReporting {
             print(MIDIInputs.text(MIDIInputs.list()))
-            return .success
+            return .done
         }
     }
 }

@@ -1,6 +1,7 @@
 import ControlPlane
 import Console
 import Discovery
+import ErrorReporting
 import Receiver
 
 extension Receive {

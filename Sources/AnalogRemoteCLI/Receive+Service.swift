@@ -12,11 +12,11 @@ extension Receive {
     /// Under systemd (`Type=notify`, `WatchdogSec=`, `ExecReload=` SIGHUP): the notify socket, the
     /// reloader, and the test-only stall hook (`ANALOG_REMOTE_TEST_STALL_AFTER_MS=N`: the receive
     /// loop stops serving N ms after start, so a test sees the watchdog keep-alives stop).
-    func superviseAsService(_ configuration: inout ReceiverConfiguration) throws(UserFacingError) {
+    func superviseAsService(_ configuration: inout ReceiverConfiguration) throws(CommandFailure) {
         do {
             configuration.notifier = try ServiceNotifier.fromEnvironment()
         } catch {
-            throw UserFacingError("cannot open the service manager's notify socket: \(error)", status: .failure)
+            throw CommandFailure("cannot open the service manager's notify socket: \(error)", kind: .failed)
         }
         if let text = getenv("ANALOG_REMOTE_TEST_STALL_AFTER_MS").map({ String(cString: $0) }), let ms = Int(text), ms >= 0 {
             configuration.stallAfter = .milliseconds(ms)
@@ -32,7 +32,7 @@ extension Receive {
             configuration.arrivalStamps = false
         }
         let running = settings
-        configuration.reloader = { (board: BoardResolution?) throws(UserFacingError) -> ReceiverReload in
+        configuration.reloader = { (board: BoardResolution?) throws(CommandFailure) -> ReceiverReload in
             try Self.reread(comparedWith: running, board: board)
         }
     }
@@ -55,28 +55,28 @@ extension Receive {
     /// The mapping is decided as at start-up (`--profile`, the file's `profile`, the probe) for
     /// the board in use; a mapping that would move the board link's addresses (motors, LEDs,
     /// buzzer: the safe state written on reconnect) is kept for a restart.
-    static func reread(comparedWith running: Settings, board: BoardResolution?) throws(UserFacingError) -> ReceiverReload {
+    static func reread(comparedWith running: Settings, board: BoardResolution?) throws(CommandFailure) -> ReceiverReload {
         let fresh: Receive
         do {
             let resolved = try ConfigFiles.resolve(Array(CommandLine.arguments.dropFirst()))
             guard let parsed = try AnalogRemote.parseAsRoot(resolved.arguments) as? Receive else {
-                throw UserFacingError("the command line is no longer a receive command", status: .usage)
+                throw CommandFailure("the command line is no longer a receive command", kind: .badArgument)
             }
             fresh = parsed
-        } catch let error as UserFacingError {
+        } catch let error as CommandFailure {
             throw error
         } catch {
-            throw UserFacingError(AnalogRemote.message(for: error), status: .badConfiguration)
+            throw CommandFailure(AnalogRemote.message(for: error), kind: .badConfiguration)
         }
         var plan = BoardPlan(choice: fresh.profile)
         if let map = fresh.map {
             do {
                 plan.document = try MappingFile.document(path: map)
             } catch {
-                throw UserFacingError(error.description, status: .badConfiguration)
+                throw CommandFailure(error.description, kind: .badConfiguration)
             }
         }
-        if let conflict = plan.conflict { throw UserFacingError(conflict, status: .badConfiguration) }
+        if let conflict = plan.conflict { throw CommandFailure(conflict, kind: .badConfiguration) }
         var restart: [String] = []
         let mapping: Mapping
         if let board {
@@ -87,14 +87,14 @@ extension Receive {
                 mapping = board.mapping
                 restart.append("map (the motor, LED or buzzer addresses)")
             case .failure(let refusal):
-                throw UserFacingError(refusal.reason, status: .badConfiguration)
+                throw CommandFailure(refusal.reason, kind: .badConfiguration)
             }
         } else {
             let kind = plan.decidedProfile ?? .motors
             do {
                 mapping = try plan.document?.mapping(for: kind) ?? .default(for: kind)
             } catch {
-                throw UserFacingError(error.description, status: .badConfiguration)
+                throw CommandFailure(error.description, kind: .badConfiguration)
             }
         }
         let now = fresh.settings.values

@@ -3,6 +3,7 @@ import BoardProtocol
 import Console
 import ControlPlane
 import Discovery
+import ErrorReporting
 import Logging
 import Receiver
 import RemoteWire
@@ -38,7 +39,7 @@ struct Receive: ParsableCommand {
     @Option(help: "UDP port to listen on (default 27183, the port `control --peer HOST` sends to; 0 = any free port). The port is printed at start-up and announced.")
     var port: UInt16 = ReceiverPort.standard
 
-    @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments); `paired` = like first, but only controllers started with --pair CODE (the code is shown at start); `secret` = like first, but only controllers that prove they know the robot's secret (--secret WORDS), and every datagram of theirs authenticated (for classrooms; see README \"Which mode\").",
+    @Option(help: ArgumentHelp("Who drives: `first` = the first controller owns the robot until silent for the failsafe timeout; `any` = latest packet wins (experiments); `paired` = like first, but only controllers started with --pair CODE (the code is shown at start); `secret` = like first, but only controllers that prove they know the robot's secret (--secret WORDS), and every datagram of theirs authenticated (for classrooms; see docs/classroom.md, \"Which mode to use\").",
                                valueName: "first|any|paired|secret"))
     var accept: AcceptMode = .first
 
@@ -139,7 +140,7 @@ struct Receive: ParsableCommand {
                 logger: logger)
             let spec = board, trace = traceBoard, boardPlan = plan
             let service = try ReceiverService(configuration: configuration, status: status, logger: logger,
-                                              advertising: advertising) { events throws(UserFacingError) in
+                                              advertising: advertising) { events throws(CommandFailure) in
                 try BoardSinks.open(spec: spec, plan: boardPlan, events: events, traceBoard: trace)
             }
             return try service.run()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Console
 import Discovery
+import ErrorReporting
 import PhoneLink
 import SystemIO
 import WebServer

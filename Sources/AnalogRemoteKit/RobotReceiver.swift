@@ -98,12 +98,13 @@ public final class RobotReceiver: Sendable {
             let service: ReceiverService
             do {
                 service = try ReceiverService(configuration: configuration, status: StatusLine(quiet: true), logger: logger,
-                                              advertising: advertising) { _ throws(UserFacingError) in sink }
+                                              advertising: advertising) { _ throws(CommandFailure) in sink }
             } catch let error as DiscoveryError {
                 started.resolve(.failure(AnalogRemoteError(.discoveryUnavailable, "\(error) (or pass advertise: false and give controllers the address)")))
                 return
-            } catch let error as UserFacingError {
-                started.resolve(.failure(AnalogRemoteError(.networkUnavailable, error.message)))
+            } catch let error as CommandFailure {
+                started.resolve(.failure(AnalogRemoteError(error.kind == .networkUnavailable ? .networkUnavailable : .receiverUnavailable,
+                                                           error.message)))
                 return
             } catch {
                 started.resolve(.failure(AnalogRemoteError(.receiverUnavailable, "\(error)")))

@@ -5,6 +5,7 @@ import Musl
 #endif
 import Console
 import Foundation
+import SystemIO
 
 /// What `analog-remote bench` was asked to do.
 public struct BenchOptions: Sendable {
@@ -71,7 +72,7 @@ public enum BenchCommand {
     /// faster, the server would drop samples as a flood.
     static let phonePacing: ClosedRange<Int64> = 6000...8000
 
-    public static func run(_ options: BenchOptions) throws(UserFacingError) -> ExitStatus {
+    public static func run(_ options: BenchOptions) throws(CommandFailure) -> CommandOutcome {
         let interruption = Interruption()
         var plan = options.quick ? Plan.quick : Plan.full
         if let controllers = options.controllers {
@@ -80,7 +81,7 @@ public enum BenchCommand {
         }
         let pacer = options.pacing.map { Pacer(microseconds: $0) } ?? Pacer()
         let executable: String
-        do { executable = try Child.ownExecutable() } catch { throw UserFacingError(error.description, status: .failure) }
+        do { executable = try Child.ownExecutable() } catch { throw CommandFailure(error.description, kind: .failed) }
         let settings = LatencySettings(samples: plan.pathSamples, warmUp: plan.warmUp, pacer: pacer,
                                        interruption: interruption, executable: executable)
         var report = BenchReport(machine: .current(), command: options.commandLine,
@@ -168,9 +169,9 @@ public enum BenchCommand {
         } catch {
             if case .interrupted = error {
                 StandardError.write("analog-remote: bench \(error.description)\n")
-                return .failure
+                return .incomplete
             }
-            throw UserFacingError("bench: \(error.description)", status: .failure)
+            throw CommandFailure("bench: \(error.description)", kind: .failed)
         }
 
         report.seconds = Double(Monotonic.now() - started) / 1e9
@@ -182,11 +183,11 @@ public enum BenchCommand {
             do {
                 try report.json().write(to: URL(fileURLWithPath: path))
             } catch {
-                throw UserFacingError("--json \(path): cannot write: \(error.localizedDescription) (choose a writable path)",
-                                      status: .failure)
+                throw CommandFailure("--json \(path): cannot write: \(error.localizedDescription) (choose a writable path)",
+                                     kind: .failed)
             }
         }
-        return .success
+        return .done
     }
 
     /// The receive path crosses two hops, each measured alone as a floor: UDP into the receive

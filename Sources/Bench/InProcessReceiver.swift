@@ -49,7 +49,7 @@ final class InProcessReceiver {
         thread = BenchThread(name: "bench receiver") {
             let service: ReceiverService
             do {
-                service = try ReceiverService(configuration: fixed, status: StatusLine(quiet: true), logger: logger) { events throws(UserFacingError) in
+                service = try ReceiverService(configuration: fixed, status: StatusLine(quiet: true), logger: logger) { events throws(CommandFailure) in
                     let inner = try BoardSinks.open(spec: "serial:\(boardPath)", mapping: mapping, events: events, traceBoard: false)
                     let stamping = StampingSink(inner: inner)
                     slots.sink.withLock { $0 = stamping }
@@ -61,9 +61,9 @@ final class InProcessReceiver {
                 return
             }
             built.signal()
-            do throws(UserFacingError) {
+            do throws(CommandFailure) {
                 let status = try service.run()
-                if status != .success { slots.outcome.withLock { $0 = "in-process receiver ended with \(status)" } }
+                if status != .done { slots.outcome.withLock { $0 = "in-process receiver ended with \(status)" } }
             } catch {
                 slots.outcome.withLock { $0 = "in-process receiver: \(error.message)" }
             }

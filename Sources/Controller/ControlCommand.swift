@@ -44,7 +44,7 @@ public struct ControlOptions: Sendable {
 /// `analog-remote control`: resolve the peer, build the input source, run the send loop, and
 /// turn the way it ended into an exit status.
 public enum ControlCommand {
-    public static func run(_ options: ControlOptions, status: StatusLine) throws -> ExitStatus {
+    public static func run(_ options: ControlOptions, status: StatusLine) throws -> CommandOutcome {
         let logger = Logger(label: "control")
         let destination: Destination
         let follower: SessionFollower?
@@ -57,8 +57,8 @@ public enum ControlCommand {
             do {
                 address = try SocketAddress.resolve(options.peer)
             } catch {
-                throw UserFacingError("--peer \(options.peer): cannot resolve \(error.host): \(error.reason) (check the name, or give an IP address)",
-                                      status: .networkUnavailable)
+                throw CommandFailure("--peer \(options.peer): cannot resolve \(error.host): \(error.reason) (check the name, or give an IP address)",
+                                     kind: .networkUnavailable)
             }
             destination = try Destination(Destination.Peer(address: address, label: options.peer))
             follower = nil
@@ -81,19 +81,19 @@ public enum ControlCommand {
         let reason = try loop.run()
         logger.debug("stopped", metadata: ["reason": "\(reason)"])
         if let failure = follower?.failure { throw failure }
-        if case .refused(let why) = reason { throw UserFacingError(why, status: reason.exitStatus) }
-        if case .deviceLost(let why) = reason {
-            throw UserFacingError("\(why); sent the neutral state and stopped", status: reason.exitStatus)
+        if case .refused(let why) = reason, let kind = reason.failureKind { throw CommandFailure(why, kind: kind) }
+        if case .deviceLost(let why) = reason, let kind = reason.failureKind {
+            throw CommandFailure("\(why); sent the neutral state and stopped", kind: kind)
         }
         // Stopped on request, but nothing ever answered: say so and end non-zero (README "Exit codes").
-        if reason.exitStatus == .success, let why = loop.companion?.endFailure {
-            throw UserFacingError(why, status: .networkUnavailable)
+        if reason.failureKind == nil, let why = loop.companion?.endFailure {
+            throw CommandFailure(why, kind: .networkUnavailable)
         }
-        return reason.exitStatus
+        return .done
     }
 
     /// Builds the source for an `--input` choice. Failures that happen before anything is sent
-    /// (a bad script, an unavailable device) are thrown as ``UserFacingError``.
+    /// (a bad script, an unavailable device) are thrown as ``CommandFailure``.
     public static func makeSource(_ spec: InputSpec, configPath: String? = nil,
                                   steering: KeyboardModel.Steering = .centre) throws -> any InputSource {
         switch spec {
@@ -105,7 +105,7 @@ public enum ControlCommand {
             do {
                 return ScriptSource(script: try Script.load(path: path), name: "script:\(path)")
             } catch {
-                throw UserFacingError("script \(error)", status: .badConfiguration)
+                throw CommandFailure("script \(error)", kind: .badConfiguration)
             }
         case .gamepad(let which):
             return try GamepadInput(selector: which, configPath: configPath)

@@ -1,6 +1,5 @@
 import Console
 import ControlPlane
-import Game
 import Logging
 import RemoteWire
 import SystemIO

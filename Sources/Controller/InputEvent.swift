@@ -1,4 +1,4 @@
-import Console
+import SystemIO
 import RemoteWire
 
 /// What an input source reports to the send loop.
@@ -32,12 +32,11 @@ public enum EndReason: Equatable, Sendable {
     /// paired hello; the text is the line to print.
     case refused(String)
 
-    /// The exit status this reason ends the program with (README "Exit codes"): stopping on
-    /// request is success; a lost device is ``ExitStatus/deviceUnavailable``; a refusal is
-    /// ``ExitStatus/failure``.
-    public var exitStatus: ExitStatus {
+    /// What kind of failure this reason is, nil when it is a stop on request: a lost device is
+    /// ``CommandFailure/Kind/deviceUnavailable``, a refusal ``CommandFailure/Kind/failed``.
+    public var failureKind: CommandFailure.Kind? {
         if case .deviceLost = self { return .deviceUnavailable }
-        if case .refused = self { return .failure }
-        return .success
+        if case .refused = self { return .failed }
+        return nil
     }
 }

@@ -7,7 +7,7 @@
 ///
 /// 1. ``start(now:)`` once, before the first packet: enter raw mode, note the start time, and
 ///    return the initial state if the source knows one (it becomes the first packet). Throw a
-///    `UserFacingError` if the device cannot be used (nothing has been sent yet).
+///    `CommandFailure` if the device cannot be used (nothing has been sent yet).
 /// 2. ``read(now:)`` whenever ``descriptor`` is readable or hung up. It must not block: one
 ///    `read(2)` after poll said readable does not. Return the events in order.
 /// 3. ``deadlinePassed(now:)`` whenever ``nextDeadline`` has passed (a key's release timeout,

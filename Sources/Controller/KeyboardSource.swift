@@ -3,12 +3,11 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Console
 import SystemIO
 
 /// The keyboard UI: raw terminal input decoded by ``TerminalInputDecoder`` and turned into
-/// states by ``KeyboardModel`` (the keys and the hold rules are documented there and in README
-/// "Controller").
+/// states by ``KeyboardModel`` (the keys and the hold rules are documented there and in
+/// docs/controller.md).
 ///
 /// The terminal is stdin; escape sequences go to stdout when it is the terminal too, else to
 /// stdin's descriptor. A terminal that hangs up (read returns 0 or EIO) is a lost device.
@@ -38,14 +37,14 @@ public final class KeyboardSource: InputSource {
 
     public func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
         guard isatty(fd) == 1 else {
-            throw UserFacingError("keyboard: stdin is not a terminal (run in a terminal, or use --input stdin to read `ANGLE BUTTONS` lines)",
-                                  status: .deviceUnavailable)
+            throw CommandFailure("keyboard: stdin is not a terminal (run in a terminal, or use --input stdin to read `ANGLE BUTTONS` lines)",
+                                 kind: .deviceUnavailable)
         }
         let output = isatty(STDOUT_FILENO) == 1 ? STDOUT_FILENO : fd
         do {
             terminal = try TerminalMode(fd: fd, output: output)
         } catch {
-            throw UserFacingError("keyboard: cannot switch the terminal to raw mode: \(error)", status: .deviceUnavailable)
+            throw CommandFailure("keyboard: cannot switch the terminal to raw mode: \(error)", kind: .deviceUnavailable)
         }
         return [.notice(help), .state(model.state)]
     }

@@ -60,7 +60,7 @@ public struct SendLoop {
             do {
                 try sender.prepare(for: peer.address)
             } catch {
-                throw UserFacingError("cannot open a UDP socket for \(peer.description): \(error)", status: .networkUnavailable)
+                throw CommandFailure("cannot open a UDP socket for \(peer.description): \(error)", kind: .networkUnavailable)
             }
         }
         // Ctrl-Z / SIGTSTP / SIGCONT (JobControl.swift); without it the controller still runs.

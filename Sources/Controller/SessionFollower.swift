@@ -123,7 +123,7 @@ public final class SessionFollower: SendLoopCompanion {
     private let startedAt: ContinuousClock.Instant
     private let settle: Duration
     private var interactive = false
-    private(set) var failure_: UserFacingError?
+    private(set) var failure_: CommandFailure?
     private var stopped = false
     private var lastUnresponsive: ContinuousClock.Instant?
     /// The followed receiver withdrew its announcement while it still answered: sending goes on
@@ -185,12 +185,12 @@ public final class SessionFollower: SendLoopCompanion {
     deinit { stop() }
 
     /// Set once following failed for good; the command exits with it.
-    public var failure: UserFacingError? { failure_ }
+    public var failure: CommandFailure? { failure_ }
 
     /// Waits out the settle window (without `--receiver`), so that the choice between several
     /// receivers is made before the input starts. `interactive`: stdin is a terminal, so a
     /// person can be asked; otherwise several receivers end the command with exit status 6.
-    public func chooseAtStart(interactive: Bool) throws(UserFacingError) {
+    public func chooseAtStart(interactive: Bool) throws(CommandFailure) {
         self.interactive = interactive
         guard target.receiver == nil else {
             _ = step(now: .now, sent: false)    // whatever the browse already knows
@@ -205,7 +205,7 @@ public final class SessionFollower: SendLoopCompanion {
                 do {
                     _ = try Poller.wait(events.descriptors.map { ($0, .readable) }, until: wake)
                 } catch {
-                    throw UserFacingError("control: \(error)", status: .failure)
+                    throw CommandFailure("control: \(error)", kind: .failed)
                 }
             }
             if let list = step(now: .now, sent: false) { try ask(list) }
@@ -343,13 +343,13 @@ public final class SessionFollower: SendLoopCompanion {
 
     // MARK: Several receivers, none chosen
 
-    private func ambiguityError(_ list: [DiscoveredReceiver]) -> UserFacingError {
-        UserFacingError("\(list.count) receivers in session \"\(target.session)\" and none chosen: pick one with --receiver NAME",
-                        status: .ambiguousReceiver)
+    private func ambiguityError(_ list: [DiscoveredReceiver]) -> CommandFailure {
+        CommandFailure("\(list.count) receivers in session \"\(target.session)\" and none chosen: pick one with --receiver NAME",
+                       kind: .ambiguousReceiver)
     }
 
     /// At start: ask on a terminal, or list them (stdout) and fail with exit status 6.
-    private func ask(_ list: [DiscoveredReceiver]) throws(UserFacingError) {
+    private func ask(_ list: [DiscoveredReceiver]) throws(CommandFailure) {
         status.clear()
         guard interactive else {
             for r in list { BrowseListing.writeLine(BrowseListing.describe(r)) }

@@ -36,7 +36,7 @@ public struct DoctorCheck: Sendable, Hashable {
 }
 
 /// `doctor`'s exit status: 0 when every check is ok (or skipped: a check that could not run
-/// without root), 1 when any check warns or fails (README "Troubleshooting").
+/// without root), 1 when any check warns or fails (docs/troubleshooting.md).
 public enum DoctorVerdict {
     public static func exitStatus(_ checks: [DoctorCheck]) -> Int32 {
         checks.contains { $0.verdict == .warn || $0.verdict == .fail } ? 1 : 0

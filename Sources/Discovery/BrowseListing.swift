@@ -3,9 +3,9 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Console
+import SystemIO
 
-/// The lines `analog-remote browse` prints (stdout), one per receiver or change. Stable, so
+/// The lines `analog-remote browse` prints (stdout; the caller writes them), one per receiver or change. Stable, so
 /// scripts can read them: `available "NAME" ADDRESS:PORT v=1 peer=… failsafe=MS rate=HZ if=IFACE`.
 public enum BrowseListing {
     /// `"robot" 198.18.0.1:45678 v=1 peer=… name="robot" failsafe=250 rate=50 if=eth0 also=[fe80::1%eth0]:45678`
@@ -57,12 +57,8 @@ public enum BrowseListing {
         return "\(ms / 1000)." + (frac < 10 ? "00" : frac < 100 ? "0" : "") + "\(frac)"
     }
 
-    /// Writes one listing line to stdout at once (unbuffered), e.g. the receivers a command lists
-    /// before it exits with `ExitStatus.ambiguousReceiver`.
-    public static func writeLine(_ line: String) { StandardOutput.write(line + "\n") }
-
     /// JSON-style quoting, so names with spaces or quotes stay one field.
-    public static func quote(_ s: String) -> String { ConsoleLogHandler.quote(s) }
+    public static func quote(_ s: String) -> String { JSONText.quote(s) }
 }
 
 public enum InterfaceNames {

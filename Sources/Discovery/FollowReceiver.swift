@@ -9,7 +9,7 @@ public import SystemIO
 /// is there. Without a name the controller follows the only receiver of the session, but first
 /// waits ``Configuration/settle`` after start, so that two receivers answering the same query a
 /// few milliseconds apart are both seen; with several it reports ``Action/ambiguous(_:)`` (a
-/// non-interactive caller lists them and exits with `ExitStatus.ambiguousReceiver`).
+/// non-interactive caller lists them and ends with an ambiguous-receiver failure).
 ///
 /// Following: when the followed receiver goes, the controller stops sending (``Action/stopSending(name:)``),
 /// shows it as disconnected and keeps looking; when it comes back — on any address or port — the

@@ -1,4 +1,3 @@
-public import Console
 public import Discovery
 
 /// The one stderr line and exit status for discovery failures (README "Exit codes").

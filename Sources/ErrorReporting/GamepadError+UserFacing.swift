@@ -1,4 +1,3 @@
-public import Console
 public import Gamepad
 
 /// The one stderr line and exit status for each gamepad failure (README "Exit codes").

@@ -1,4 +1,3 @@
-public import Console
 public import MIDIControl
 
 /// The one stderr line and exit status for each MIDI input failure (README "Exit codes").

@@ -49,25 +49,25 @@ public final class GameService {
     private let started: ContinuousClock.Instant
     private let startedWall: timespec
 
-    public init(configuration: GameConfiguration, status: StatusLine, logger: Logger) throws(UserFacingError) {
+    public init(configuration: GameConfiguration, status: StatusLine, logger: Logger) throws(CommandFailure) {
         self.configuration = configuration
         self.status = status
         self.logger = logger
         // The results are written at the end: a directory that cannot take them is refused now.
         guard access(configuration.resultsDirectory, W_OK | X_OK) == 0 else {
-            throw UserFacingError("--results \(configuration.resultsDirectory): \(String(cString: strerror(errno))) (give a writable directory)",
-                                  status: .badConfiguration)
+            throw CommandFailure("--results \(configuration.resultsDirectory): \(String(cString: strerror(errno))) (give a writable directory)",
+                                 kind: .badConfiguration)
         }
         do {
             signals = try SignalWatcher()
         } catch {
-            throw UserFacingError("cannot set up signal handling: \(error)", status: .failure)
+            throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
         }
         do {
             socket = try UDPSocket.bind(port: configuration.port)
         } catch {
             let hint = error.errno == EADDRINUSE ? " (choose another --port, or --port 0 for any free port)" : ""
-            throw UserFacingError("\(error)\(hint)", status: .networkUnavailable)
+            throw CommandFailure("\(error)\(hint)", kind: .networkUnavailable)
         }
         started = .now
         startedWall = WallClock.now()
@@ -77,13 +77,13 @@ public final class GameService {
         host = GameHost(settings: settings, connection: .random(in: 1...UInt32.max), now: started)
     }
 
-    /// Throws a ``UserFacingError``, or a ``DiscoveryError`` from announcing (the CLI maps it).
-    public func run() throws -> ExitStatus {
+    /// Throws a ``CommandFailure``, or a ``DiscoveryError`` from announcing (the CLI maps it).
+    public func run() throws -> CommandOutcome {
         let port: UInt16
         do {
             port = try socket.localAddress().port
         } catch {
-            throw UserFacingError("\(error)", status: .networkUnavailable)
+            throw CommandFailure("\(error)", kind: .networkUnavailable)
         }
         StandardOutput.write("receiving on udp port \(port)\n")
         var advertiser: SessionAdvertiser?
@@ -91,11 +91,11 @@ public final class GameService {
         do {
             mailbox = try EventMailbox()
         } catch {
-            throw UserFacingError("game: \(error)", status: .failure)
+            throw CommandFailure("game: \(error)", kind: .failed)
         }
         if configuration.advertise {
             guard let session = try? SessionID(configuration.session) else {
-                throw UserFacingError("--session \"\(configuration.session)\" is not a usable session ID", status: .usage)
+                throw CommandFailure("--session \"\(configuration.session)\" is not a usable session ID", kind: .badArgument)
             }
             do throws(DiscoveryError) {
                 advertiser = try SessionAdvertiser(session: session, name: configuration.name, port: port, onEvent: mailbox.post)
@@ -112,7 +112,7 @@ public final class GameService {
         do {
             try loop(mailbox: mailbox)
         } catch {
-            throw UserFacingError("game loop failed: \(error)", status: .failure)
+            throw CommandFailure("game loop failed: \(error)", kind: .failed)
         }
         return try finish()
     }
@@ -150,7 +150,7 @@ public final class GameService {
     }
 
     /// Final scores out (and acknowledged, within the linger time), standings printed, files written.
-    private func finish() throws(UserFacingError) -> ExitStatus {
+    private func finish() throws(CommandFailure) -> CommandOutcome {
         var now = ContinuousClock.now
         perform(host.finish(now: now))
         let lingerEnd = now + configuration.linger
@@ -186,11 +186,11 @@ public final class GameService {
             do {
                 try Self.write(text, to: path)
             } catch {
-                throw UserFacingError("cannot write the results to \(path): \(error) (check --results DIR)", status: .failure)
+                throw CommandFailure("cannot write the results to \(path): \(error) (check --results DIR)", kind: .failed)
             }
             StandardOutput.write("wrote \(path)\n")
         }
-        return .success
+        return .done
     }
 
     private func perform(_ output: GameHost<SocketAddress>.Output) {

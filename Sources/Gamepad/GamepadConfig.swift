@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Console
+import ConfigFile
 import RemoteWire
 import SystemIO
 import TOMLKit

@@ -5,7 +5,7 @@ public import RemoteWire
 /// keys are which buttons, which key combinations are chords, what the deadman is. A pure value;
 /// the stateful rules (held keys, the chord window, deadman, unplugging) are in ``MIDISession``.
 ///
-/// Defaults (``standard``, README "MIDI keyboards" has the table):
+/// Defaults (``standard``, docs/midi.md has the table):
 /// - pitch bend → tilt, full bend = ±π/4, deadzone 0.05 with rescaling;
 /// - around middle C: C4 forward, D4 backward, E4 a, F4 b, G4 x, A4 y, B4 l, C5 r,
 ///   C#4 start, D#4 select, F#4 home, G#4 left, A#4 right;
@@ -76,7 +76,7 @@ public struct MIDIMapping: Hashable, Sendable {
     /// How long after the first key of a chord the others may come. Seed 002's default, 30 ms.
     public var chordWindow: Duration = .milliseconds(30)
     public var deadman: Deadman?
-    /// Scale the tilt by velocity/127 of the held forward/backward key (README "speed scale").
+    /// Scale the tilt by velocity/127 of the held forward/backward key (docs/midi.md, "Speed scale").
     public var velocityScalesTilt = false
 
     public init(notes: [MIDINote: Buttons] = MIDIMapping.standardNotes, chords: [Chord] = MIDIMapping.standardChords) {

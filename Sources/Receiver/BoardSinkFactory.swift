@@ -25,17 +25,17 @@ public enum BoardSinks {
 
     /// Opens a board driven with `mapping` as given (the bench): only checked against the board.
     public static func open(spec: String, mapping: Mapping, events: BoardEventInbox,
-                            traceBoard: Bool) throws(UserFacingError) -> any BoardSink {
+                            traceBoard: Bool) throws(CommandFailure) -> any BoardSink {
         try open(spec: spec, plan: BoardPlan(fixed: mapping), events: events, traceBoard: traceBoard)
     }
 
     public static func open(spec: String, plan: BoardPlan, events: BoardEventInbox,
-                            traceBoard: Bool) throws(UserFacingError) -> any BoardSink {
+                            traceBoard: Bool) throws(CommandFailure) -> any BoardSink {
         let parsed: BoardSpec
         do {
             parsed = try BoardSpec(spec)
         } catch {
-            throw UserFacingError(error.description, status: .usage)
+            throw CommandFailure(error.description, kind: .badArgument)
         }
         let device = parsed.device
         // The first board decides; every later connect must resolve to the same.
@@ -64,23 +64,23 @@ public enum BoardSinks {
         do {
             connection = try BoardConnection(spec: parsed, profile: initial, fit: BoardFitter(fit)) { event in events.post(event) }
         } catch {
-            throw UserFacingError(error.description, status: error.isDeviceUnavailable ? .deviceUnavailable : .failure)
+            throw CommandFailure(error.description, kind: error.isDeviceUnavailable ? .deviceUnavailable : .failed)
         }
         guard let known = connection.waitUntilIdentified(timeout: probeTimeout) else {
             let last = connection.snapshot.lastError.map { ": \($0)" } ?? ""
             connection.close()
-            throw UserFacingError("\(device): the board did not answer the probe \"\(BoardIdentity.probe.text)\" within "
+            throw CommandFailure("\(device): the board did not answer the probe \"\(BoardIdentity.probe.text)\" within "
                                   + "\(probeTimeout)\(last); is it the programland kit with its firmware, and is --board right?",
-                                  status: .deviceUnavailable)
+                                 kind: .deviceUnavailable)
         }
         if let refusal = known.refusal {
             _ = connection.writeSafeState(timeout: .seconds(1))
             connection.close()
-            throw UserFacingError(refusal, status: .badConfiguration)
+            throw CommandFailure(refusal, kind: .badConfiguration)
         }
         guard let resolution = pinned.withLock({ $0 }) else {
             connection.close()
-            throw UserFacingError("\(device): the board was identified but no mapping was chosen", status: .failure)
+            throw CommandFailure("\(device): the board was identified but no mapping was chosen", kind: .failed)
         }
         let sink = ConnectedBoard(connection: connection, resolution: resolution)
         guard traceBoard else { return sink }

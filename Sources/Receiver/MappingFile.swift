@@ -1,4 +1,4 @@
-import Console
+import ConfigFile
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

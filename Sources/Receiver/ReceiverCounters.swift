@@ -24,7 +24,7 @@ public struct ReceiverCounters: Sendable, Equatable {
 
     public init() {}
 
-    /// The line printed on stdout at exit; tests and scripts parse it (README "Receiver").
+    /// The line printed on stdout at exit; tests and scripts parse it (docs/receiver.md, "What the receiver prints").
     public func summary(sources: Int, evicted: Int) -> String {
         "summary packets=\(datagrams) state=\(states) bad=\(bad) ignored=\(ignored) control=\(control)"
             + " held=\(held) applied=\(applied) writes=\(boardWrites) failsafes=\(failsafeTrips)"

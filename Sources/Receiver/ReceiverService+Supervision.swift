@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Console
 import Logging
 import SystemIO
 
@@ -22,9 +21,9 @@ public struct ReceiverReload: Sendable {
 
 /// Re-reads the configuration for the board in use (its probe result, nil when not probed);
 /// throws (one line, the running settings stay) when it is bad or does not fit the board.
-public typealias ReceiverReloader = @Sendable (BoardResolution?) throws(UserFacingError) -> ReceiverReload
+public typealias ReceiverReloader = @Sendable (BoardResolution?) throws(CommandFailure) -> ReceiverReload
 
-/// The receiver under a service manager (README "Put it on the robot"):
+/// The receiver under a service manager (docs/robot-install.md):
 /// - `READY=1` once the port is bound, the board open and, when advertising, the name
 ///   announced (registered with the responder) — so `systemctl start` returns when a controller
 ///   can find and drive the robot;
@@ -113,7 +112,7 @@ extension ReceiverService {
     func reload(at now: ContinuousClock.Instant) {
         guard let reloader = supervision.reloader else { return }
         supervision.send(["RELOADING=1", "MONOTONIC_USEC=\(Self.monotonicMicroseconds())"], logger: logger)
-        do throws(UserFacingError) {
+        do throws(CommandFailure) {
             let fresh = try reloader(boardResolution)
             for line in fresh.needsRestart {
                 logger.warning("reload: \(line) changed; it takes effect after a restart (systemctl restart analog-remote)")

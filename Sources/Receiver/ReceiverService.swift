@@ -112,7 +112,7 @@ public final class ReceiverService {
     /// either), then the board.
     public init(configuration: ReceiverConfiguration, status: StatusLine, logger: Logger,
                 advertising: ReceiverAdvertising? = nil,
-                openBoard: (BoardEventInbox) throws(UserFacingError) -> any BoardSink) throws {
+                openBoard: (BoardEventInbox) throws(CommandFailure) -> any BoardSink) throws {
         self.configuration = configuration
         self.status = status
         self.logger = logger
@@ -123,14 +123,14 @@ public final class ReceiverService {
             supervision = try ServiceSupervision(notifier: configuration.notifier, reloader: configuration.reloader,
                                                  stallAfter: configuration.stallAfter)
         } catch {
-            throw UserFacingError("cannot set up signal handling: \(error)", status: .failure)
+            throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
         }
         do {
             socket = try UDPSocket.bind(port: configuration.port)
         } catch {
             let hint = error.errno == EADDRINUSE ? " (another receiver on this machine? choose another --port, or --port 0 for any free port)"
                 : error.errno == EACCES ? " (ports below 1024 need root; choose --port 1024 or above)" : ""
-            throw UserFacingError("\(error)\(hint)", status: .networkUnavailable)
+            throw CommandFailure("\(error)\(hint)", kind: .networkUnavailable)
         }
         if let advertising {
             do {
@@ -138,7 +138,7 @@ public final class ReceiverService {
             } catch let error as DiscoveryError {
                 throw error
             } catch {
-                throw UserFacingError("\(error)", status: .networkUnavailable)
+                throw CommandFailure("\(error)", kind: .networkUnavailable)
             }
         }
         do {
@@ -178,12 +178,12 @@ public final class ReceiverService {
     }
 
     /// Runs until a signal; returns the exit status (success when stopped on request).
-    public func run() throws(UserFacingError) -> ExitStatus {
+    public func run() throws(CommandFailure) -> CommandOutcome {
         let port: UInt16
         do {
             port = try socket.localAddress().port
         } catch {
-            return try finish(UserFacingError("\(error)", status: .networkUnavailable))
+            return try finish(CommandFailure("\(error)", kind: .networkUnavailable))
         }
         if configuration.writesStandardOutput { StandardOutput.write("receiving on udp port \(port)\n") }
         if let board = boardResolution {
@@ -200,7 +200,7 @@ public final class ReceiverService {
         do {
             try loop()
         } catch {
-            return try finish(UserFacingError("receive loop failed: \(error)", status: .failure))
+            return try finish(CommandFailure("receive loop failed: \(error)", kind: .failed))
         }
         supervision.send(["STOPPING=1"], logger: logger)
         let name = signals.signal == SIGINT ? "SIGINT" : signals.signal == SIGTERM ? "SIGTERM" : "signal \(signals.signal ?? 0)"
@@ -279,7 +279,7 @@ public final class ReceiverService {
     }
 
     /// Rest values, then the board's own safe state (blocking, bounded), then the summary.
-    private func finish(_ error: UserFacingError?) throws(UserFacingError) -> ExitStatus {
+    private func finish(_ error: CommandFailure?) throws(CommandFailure) -> CommandOutcome {
         board.setDesired(engine.shutdown())
         let confirmed = board.writeSafeState(timeout: configuration.safeStateTimeout)
         board.close()
@@ -293,10 +293,10 @@ public final class ReceiverService {
         }
         if let error { throw error }
         if !confirmed {
-            throw UserFacingError("the board did not confirm the safe state (motors 0) within \(configuration.safeStateTimeout); check the board",
-                                  status: .deviceUnavailable)
+            throw CommandFailure("the board did not confirm the safe state (motors 0) within \(configuration.safeStateTimeout); check the board",
+                                 kind: .deviceUnavailable)
         }
-        return .success
+        return .done
     }
 
     // MARK: Logging and status

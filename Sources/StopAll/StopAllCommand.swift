@@ -69,7 +69,7 @@ public enum StopAllCommand {
         var done: Bool { reply != nil || sent >= StopAllCommand.repeats }
     }
 
-    public static func run(_ options: StopAllOptions, status: StatusLine) throws -> ExitStatus {
+    public static func run(_ options: StopAllOptions, status: StatusLine) throws -> CommandOutcome {
         let connection = UInt32.random(in: 1...UInt32.max)
         var rng = SystemRandomNumberGenerator()
         func datagram(_ message: ControlMessage.StopAll) -> [UInt8] {
@@ -115,7 +115,7 @@ public enum StopAllCommand {
                     do {
                         targets.append(newTarget(label: nil, address: try SocketAddress.resolve(peer), now: start))
                     } catch {
-                        throw UserFacingError("--peer \(peer): \(error) (check the name, or give an IP address)", status: .networkUnavailable)
+                        throw CommandFailure("--peer \(peer): \(error) (check the name, or give an IP address)", kind: .networkUnavailable)
                     }
                 }
             }
@@ -199,14 +199,14 @@ public enum StopAllCommand {
             let took = targets.filter { $0.reply.map { $0.outcome != .refused } ?? false }.count
             StandardOutput.write("reached \(took) of \(targets.count) receiver\(targets.count == 1 ? "" : "s")" + "\n")
             if targets.isEmpty {
-                throw UserFacingError("no receivers found in session \"\(options.session)\" within \(options.timeout) (are they running and announced in this session?)",
-                                      status: .failure)
+                throw CommandFailure("no receivers found in session \"\(options.session)\" within \(options.timeout) (are they running and announced in this session?)",
+                                     kind: .failed)
             }
-            return took == targets.count ? .success : .failure
+            return took == targets.count ? .done : .incomplete
         } catch let error as SystemError {
-            throw UserFacingError("stop-all: \(error)", status: .networkUnavailable)
+            throw CommandFailure("stop-all: \(error)", kind: .networkUnavailable)
         } catch let error as SessionIDError {
-            throw UserFacingError("--session: \(error)", status: .usage)
+            throw CommandFailure("--session: \(error)", kind: .badArgument)
         }
     }
 

@@ -66,14 +66,14 @@ public struct WebOptions: Sendable {
 /// controller (``PhoneController``). Runs until SIGINT/SIGTERM; then every phone's controller
 /// sends neutral ×3 and bye before the server stops.
 public enum WebCommand {
-    public static func run(_ options: WebOptions, status: StatusLine) throws -> ExitStatus {
+    public static func run(_ options: WebOptions, status: StatusLine) throws -> CommandOutcome {
         let logger = Logger(label: "web")
         _ = signal(SIGPIPE, SIG_IGN)
         let signals: SignalWatcher
         do {
             signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
         } catch {
-            throw UserFacingError("web: cannot watch signals: \(error)", status: .failure)
+            throw CommandFailure("web: cannot watch signals: \(error)", kind: .failed)
         }
         raiseDescriptorLimit()
 
@@ -87,7 +87,7 @@ public enum WebCommand {
             do {
                 cert = try WebCertificate.selfSigned(directory: directory, hostNames: [HostName.current() ?? ""].map { $0 + ".local" })
             } catch {
-                throw UserFacingError("web: \(error)", status: .badConfiguration)
+                throw CommandFailure("web: \(error)", kind: .badConfiguration)
             }
             if cert.created { logger.notice("made a self-signed certificate: \(cert.origin)") }
             tls = try serverConfiguration(cert)
@@ -97,7 +97,7 @@ public enum WebCommand {
             do {
                 cert = try WebCertificate.load(certificate: certificate, key: key)
             } catch {
-                throw UserFacingError("web: \(error)", status: .badConfiguration)
+                throw CommandFailure("web: \(error)", kind: .badConfiguration)
             }
             tls = try serverConfiguration(cert)
             fingerprint = cert.fingerprint
@@ -121,8 +121,8 @@ public enum WebCommand {
         do {
             port = try server.start()
         } catch {
-            throw UserFacingError("web: cannot serve on \(options.host):\(options.port): \(error) (is the port taken? try --port 0)",
-                                  status: .networkUnavailable)
+            throw CommandFailure("web: cannot serve on \(options.host):\(options.port): \(error) (is the port taken? try --port 0)",
+                                 kind: .networkUnavailable)
         }
         let scheme = tls == nil ? "http" : "https"
         StandardOutput.write("serving \(scheme) on tcp port \(port)\n")
@@ -146,9 +146,9 @@ public enum WebCommand {
         server.stop()
         status.clear()
         if let failure = server.failure {
-            throw UserFacingError("web: the server stopped: \(failure)", status: .failure)
+            throw CommandFailure("web: the server stopped: \(failure)", kind: .failed)
         }
-        return .success
+        return .done
     }
 
     static func serverConfiguration(_ cert: WebCertificate) throws -> TLSConfiguration {
@@ -157,7 +157,7 @@ public enum WebCommand {
             let key = try NIOSSLPrivateKey(bytes: Array(cert.privateKeyPEM.utf8), format: .pem)
             return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         } catch {
-            throw UserFacingError("web: \(cert.origin): cannot use the certificate or key: \(error)", status: .badConfiguration)
+            throw CommandFailure("web: \(cert.origin): cannot use the certificate or key: \(error)", kind: .badConfiguration)
         }
     }
 

@@ -1,7 +1,6 @@
 import ControlPlane
 import Crypto
 import Foundation
-import Game
 import PropertyBased
 import RemoteWire
 import TestSupport

@@ -72,10 +72,10 @@ struct AnnouncedReceiver {
             held = Held(follower)
         }
 
-        func chooseAtStart(interactive: Bool) throws(UserFacingError) {
-            try held.follower.withLock { (f) throws(UserFacingError) in try f.chooseAtStart(interactive: interactive) }
+        func chooseAtStart(interactive: Bool) throws(CommandFailure) {
+            try held.follower.withLock { (f) throws(CommandFailure) in try f.chooseAtStart(interactive: interactive) }
         }
-        var failure: UserFacingError? { held.follower.withLock { $0.failure } }
+        var failure: CommandFailure? { held.follower.withLock { $0.failure } }
         func stop() { held.follower.withLock { $0.stop() } }
 
         func post(_ events: [BrowserEvent]) { for e in events { mailbox.post(e) } }
@@ -228,7 +228,7 @@ struct AnnouncedReceiver {
             try rig.chooseAtStart(interactive: false)
             Issue.record("no error for two receivers")
         } catch {
-            #expect(error.status == .ambiguousReceiver)
+            #expect(error.kind == .ambiguousReceiver)
             #expect(error.message == "2 receivers in session \"class-3b\" and none chosen: pick one with --receiver NAME")
         }
         #expect(rig.destination.current == nil)
@@ -248,7 +248,7 @@ struct AnnouncedReceiver {
         rig.post([.lost(try AnnouncedReceiver("robot-a", at: a).key)])
         let result = waitForEnd(outcome)
         #expect(try result?.get() == .quit)
-        #expect(rig.failure?.status == .ambiguousReceiver)
+        #expect(rig.failure?.kind == .ambiguousReceiver)
         #expect(try b.next(timeout: .milliseconds(50)) == nil && c.next(timeout: .milliseconds(50)) == nil)
         close(input)
         rig.stop()

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Console
+import ErrorReporting
 import Foundation
 @testable import Discovery
 import Synchronization

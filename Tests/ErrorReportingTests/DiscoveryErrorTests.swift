@@ -1,4 +1,3 @@
-import Console
 import Discovery
 import ErrorReporting
 import Testing

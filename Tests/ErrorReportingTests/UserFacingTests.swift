@@ -1,4 +1,3 @@
-import Console
 import ErrorReporting
 import Gamepad
 import Testing

@@ -23,6 +23,8 @@ struct DependencyRule {
 
     /// Module → tier, from the comment block at the top of Package.swift.
     var tiers: [String: Tier] = [:]
+    /// Role → the roles it may import, from the allow-list under the tiers (`//   Role → A B`).
+    var roleEdges: [String: Set<String>] = [:]
     var targets: [String: Target] = [:]
 
     /// Reads the tier table and the targets from Package.swift's text.
@@ -37,6 +39,16 @@ struct DependencyRule {
             if line.contains("The dependency rule") { inRule = true; continue }
             guard inRule else { continue }
             let body = line.dropFirst(2)
+            // `//   Controller → ControlPlane Discovery`: an allowed role → role edge list.
+            if body.hasPrefix("   "), body.contains("→") {
+                let sides = body.split(separator: "→", maxSplits: 1)
+                let from = sides[0].trimmingCharacters(in: .whitespaces)
+                if !from.isEmpty, !from.contains(" "), sides.count == 2 {
+                    roleEdges[from, default: []].formUnion(sides[1].split(separator: " ").map(String.init))
+                    tier = nil
+                    continue
+                }
+            }
             if let t = Tier.allCases.first(where: { body.hasPrefix("   \($0.rawValue) ") }) {
                 tier = t
             } else if !body.hasPrefix("             ") {
@@ -93,11 +105,16 @@ struct DependencyRule {
     }
 
     /// The modules a Swift file imports (`import X`, `@testable import X`, `public import X`, …),
-    /// inside `#if` blocks too; only lines that start in the first column (an indented `import`
-    /// is text in a string literal).
+    /// inside `#if` blocks and indented too; lines inside a multi-line string literal (`"""`)
+    /// are text, not imports.
     static func imports(of source: String) -> Set<String> {
         var found = Set<String>()
-        for line in source.split(separator: "\n") where !(line.first?.isWhitespace ?? true) {
+        var inString = false
+        for raw in source.split(separator: "\n") {
+            let line = raw.drop { $0 == " " || $0 == "\t" }
+            let quotes = line.components(separatedBy: "\"\"\"").count - 1
+            defer { if quotes % 2 == 1 { inString.toggle() } }
+            guard !inString, quotes == 0 else { continue }
             var words = line.split(separator: " ").map(String.init)
             while let first = words.first, first.hasPrefix("@") || ["public", "package", "internal", "private", "fileprivate"].contains(first) {
                 words.removeFirst()
@@ -110,8 +127,9 @@ struct DependencyRule {
         return found
     }
 
-    /// One line per violation: `files` maps a target name to the texts of its Swift files.
-    func violations(files: [String: [String]]) -> [String] {
+    /// One line per violation: `files` maps a target name to the texts of its Swift files,
+    /// `listings` a C library target's name to the names of the files in its directory.
+    func violations(files: [String: [String]], listings: [String: [String]] = [:]) -> [String] {
         var out: [String] = []
         let known = Set(targets.keys).union(targets.values.flatMap(\.dependencies))
         for (name, target) in targets.sorted(by: { $0.key < $1.key }) {
@@ -145,14 +163,48 @@ struct DependencyRule {
                 for module in imported.sorted() where tiers[module] == .cli {
                     out.append("\(name) is a role and imports the CLI module \(module)")
                 }
-            case .cLibraries, .cli:
+                for module in imported.sorted() where tiers[module] == .roles && module != name
+                    && !(roleEdges[name]?.contains(module) ?? false) {
+                    out.append("\(name) imports the role \(module), an edge not in the role → role allow-list of Package.swift")
+                }
+            case .cLibraries:
+                let listing = Set(listings[name] ?? [])
+                for extra in listing.subtracting(Self.cLibraryFiles).sorted() {
+                    out.append("\(name) is a C library and holds \(extra) (only module.modulemap and shim.h)")
+                }
+            case .cli:
                 break
+            }
+            if tier != .cli, (files[name] ?? []).contains(where: Self.namesExitStatus) {
+                out.append("\(name) names ExitStatus (exit codes belong to the CLI: throw a typed error, ErrorReporting maps it)")
             }
         }
         for (module, _) in tiers.sorted(by: { $0.key < $1.key }) where targets[module] == nil {
             out.append("\(module) is named in the dependency rule but is no target in Package.swift")
         }
+        for (role, allowed) in roleEdges.sorted(by: { $0.key < $1.key }) {
+            for module in ([role] + allowed.sorted()) where tiers[module] != .roles {
+                out.append("\(module) is in the role → role allow-list but is no role")
+            }
+        }
         return out
+    }
+
+    static let cLibraryFiles: Set<String> = ["module.modulemap", "shim.h"]
+
+    /// `ExitStatus` as a word (not `SomeExitStatus`, not `exitStatus`), anywhere in the text.
+    static func namesExitStatus(_ text: String) -> Bool {
+        var rest = Substring(text)
+        while let r = rest.range(of: "ExitStatus") {
+            let before = rest[..<r.lowerBound].last
+            let after = rest[r.upperBound...].first
+            if !(before.map { $0.isLetter || $0.isNumber || $0 == "_" } ?? false),
+               !(after.map { $0.isLetter || $0.isNumber || $0 == "_" } ?? false) {
+                return true
+            }
+            rest = rest[r.upperBound...]
+        }
+        return false
     }
 
     private static func quoted(in text: some StringProtocol) -> [String] {

@@ -26,9 +26,25 @@ import Testing
         return out
     }
 
+    /// Target name → every file name under Sources/NAME (for the C library targets).
+    static func listings() throws -> [String: [String]] {
+        var out: [String: [String]] = [:]
+        let fm = FileManager.default
+        let root = Paths.repositoryFile("Sources")
+        for name in try fm.contentsOfDirectory(atPath: root.path) {
+            guard let walk = fm.enumerator(atPath: root.appendingPathComponent(name).path) else { continue }
+            var isDirectory: ObjCBool = false
+            out[name] = walk.compactMap { $0 as? String }.filter {
+                fm.fileExists(atPath: root.appendingPathComponent(name).appendingPathComponent($0).path, isDirectory: &isDirectory)
+                    && !isDirectory.boolValue
+            }
+        }
+        return out
+    }
+
     @Test func theRepositoryKeepsTheRuleWrittenAtTheTopOfPackageSwift() throws {
         let rule = DependencyRule(package: try Self.packageText())
-        let violations = rule.violations(files: try Self.files())
+        let violations = rule.violations(files: try Self.files(), listings: try Self.listings())
         #expect(violations.isEmpty, "\(violations.count) violations:\n\(violations.joined(separator: "\n"))")
     }
 
@@ -40,6 +56,7 @@ import Testing
         #expect(rule.tiers["Discovery"] == .adapters)
         #expect(rule.tiers["ControlPlane"] == .roles)
         #expect(rule.tiers["AnalogRemoteCLI"] == .cli)
+        #expect(rule.roleEdges["Controller"] == ["ControlPlane"])
     }
 
     // The checker itself, on a small package that breaks each part of the rule.
@@ -51,9 +68,12 @@ import Testing
         //   C libs    CThing                               module map + shim only
         //   adapters  Net Console
         //             one OS facility each; never a role
-        //   roles     Player
+        //   roles     Player Referee
         //             state machines
         //   the CLI   Tool                                 nothing imports it
+        //
+        // Role → role edges:
+        //   Referee → Player
 
         import PackageDescription
         let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
@@ -63,6 +83,7 @@ import Testing
             .target(name: "Net", dependencies: ["CThing", "Wire"]),
             .target(name: "Console", dependencies: [logging]),
             .target(name: "Player", dependencies: ["Net", "Wire"]),
+            .target(name: "Referee", dependencies: ["Player"]),
             .executableTarget(name: "Tool", dependencies: ["Player", "Console", logging]),
             .testTarget(name: "PlayerTests", dependencies: ["Player"]),
         ])
@@ -73,6 +94,7 @@ import Testing
         "Net": ["#if canImport(Glibc)\nimport Glibc\n#endif\nimport CThing\nimport Wire\n"],
         "Console": ["public import Logging\n"],
         "Player": ["import Net\nimport Wire\nimport Foundation\n"],
+        "Referee": ["import Player\nlet rules = \"\"\"\n    import Net\n    \"\"\"\n"],
         "Tool": ["import Player\nimport Console\nimport Logging\n"],
         "PlayerTests": ["@testable import Player\nimport Testing\n"],
     ]
@@ -80,10 +102,58 @@ import Testing
     @Test func aPackageThatFollowsTheRuleHasNoViolations() {
         let rule = DependencyRule(package: Self.fixture)
         #expect(rule.tiers == ["Wire": .codecs, "CThing": .cLibraries, "Net": .adapters, "Console": .adapters,
-                               "Player": .roles, "Tool": .cli])
+                               "Player": .roles, "Referee": .roles, "Tool": .cli])
+        #expect(rule.roleEdges == ["Referee": ["Player"]])
         #expect(rule.targets["Console"]?.dependencies == ["Logging"])
         #expect(rule.targets["Tool"]?.dependencies == ["Player", "Console", "Logging"])
-        #expect(rule.violations(files: Self.clean) == [])
+        #expect(rule.violations(files: Self.clean, listings: ["CThing": ["module.modulemap", "shim.h"]]) == [])
+    }
+
+    @Test func aRoleToRoleEdgeOutsideTheAllowListIsAViolation() {
+        let package = Self.fixture.replacingOccurrences(of: #"["Net", "Wire"]"#, with: #"["Net", "Referee", "Wire"]"#)
+        var files = Self.clean
+        files["Player"] = ["import Net\nimport Referee\nimport Wire\n"]
+        #expect(DependencyRule(package: package).violations(files: files)
+                == ["Player imports the role Referee, an edge not in the role → role allow-list of Package.swift"])
+    }
+
+    @Test func anAllowListThatNamesANonRoleIsAViolation() {
+        let package = Self.fixture.replacingOccurrences(of: "//   Referee → Player", with: "//   Referee → Player Net")
+        #expect(DependencyRule(package: package).violations(files: Self.clean)
+                == ["Net is in the role → role allow-list but is no role"])
+    }
+
+    @Test(arguments: ["Net", "Player", "Wire"])
+    func namingExitStatusBelowTheCLIIsAViolation(module: String) {
+        var files = Self.clean
+        files[module, default: []].append("/// Ends with ``ExitStatus/failure``.\nfunc f() {}\n")
+        #expect(DependencyRule(package: Self.fixture).violations(files: files)
+                == ["\(module) names ExitStatus (exit codes belong to the CLI: throw a typed error, ErrorReporting maps it)"])
+    }
+
+    @Test func theCLINamesExitStatusAndOtherWordsAreNotIt() {
+        var files = Self.clean
+        files["Tool"]?.append("let s = ExitStatus.failure\n")
+        files["Player"]?.append("var exitStatus: Int32 { 0 }\nstruct ChildExitStatusReader {}\n")
+        #expect(DependencyRule(package: Self.fixture).violations(files: files) == [])
+    }
+
+    @Test func aCLibraryWithMoreThanItsMapAndShimIsAViolation() {
+        let listings = ["CThing": ["module.modulemap", "shim.h", "helpers.c"]]
+        #expect(DependencyRule(package: Self.fixture).violations(files: Self.clean, listings: listings)
+                == ["CThing is a C library and holds helpers.c (only module.modulemap and shim.h)"])
+    }
+
+    @Test func anIndentedImportCounts() {
+        var files = Self.clean
+        files["Net"] = ["#if canImport(Glibc)\n    import Glibc\n#endif\nimport CThing\nimport Wire\n    @testable import Player\n"]
+        let package = Self.fixture.replacingOccurrences(of: #"["CThing", "Wire"]"#, with: #"["CThing", "Player", "Wire"]"#)
+        #expect(DependencyRule(package: package).violations(files: files) == ["Net is an adapter and imports the role Player"])
+        #expect(DependencyRule.imports(of: "#if os(Linux)\n\timport Glibc\n#endif\n") == ["Glibc"])
+    }
+
+    @Test func anImportInsideAMultiLineStringIsText() {
+        #expect(DependencyRule.imports(of: "let s = \"\"\"\n    import Net\nimport Wire\n    \"\"\"\nimport Player\n") == ["Player"])
     }
 
     @Test func aCodecThatImportsAnythingIsAViolation() {

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import BoardProtocol
-import Console
+import BoardSimulator
 import Foundation
 import RemoteWire
 import Synchronization
@@ -10,14 +10,19 @@ import SystemIO
 
 /// The demo's three processes and what it shows of them. Children are this same binary
 /// (/proc/self/exe), so the demo exercises exactly what a user runs by hand.
-struct DemoRun {
+public struct DemoRun {
     let speed: Double
     /// The simulated board's firmware: the kit's published one (stock) unless asked otherwise.
     var firmware: BoardProfileKind = .stock
 
+    public init(speed: Double, firmware: BoardProfileKind = .stock) {
+        self.speed = speed
+        self.firmware = firmware
+    }
+
     /// The square the controller plays (the same as examples/drive-square.script, which a test
     /// keeps equal to this).
-    static let script = """
+    public static let script = """
         # drive-square.script: drive a square with the A button as a "horn" at each corner.
         # Used by `analog-remote demo`; play it yourself with
         #   analog-remote control --peer HOST:PORT --input script:examples/drive-square.script
@@ -54,11 +59,11 @@ struct DemoRun {
         }.joined(separator: "\n")
     }
 
-    func run() throws -> ExitStatus {
+    public func run() throws -> CommandOutcome {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var template = Array("/tmp/analog-remote-demo.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw UserFacingError("demo: cannot create a folder in /tmp: \(SystemError(call: "mkdtemp", errno: errno).reason)", status: .failure)
+            throw CommandFailure("demo: cannot create a folder in /tmp: \(SystemError(call: "mkdtemp", errno: errno).reason)", kind: .failed)
         }
         let dir = URL(fileURLWithPath: String(cString: made))
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -72,14 +77,14 @@ struct DemoRun {
                               name: "board-sim")
         defer { board.stop() }
         guard board.waitForLine(where: { $0.hasPrefix("/") }) != nil else {
-            throw UserFacingError("demo: board-sim did not start: \(board.errors)", status: .failure)
+            throw CommandFailure("demo: board-sim did not start: \(board.errors)", kind: .failed)
         }
         let receiver = try Child(executable, ["receive", "--config", "/dev/null", "--quiet", "--no-advertise", "--port", "0", "--board", "serial:\(link)"],
                                  name: "receive")
         defer { receiver.stop() }
         guard let portLine = receiver.waitForLine(where: { $0.hasPrefix("receiving on udp port ") }),
               let port = UInt16(portLine.dropFirst("receiving on udp port ".count)) else {
-            throw UserFacingError("demo: the receiver did not start: \(receiver.errors)", status: .failure)
+            throw CommandFailure("demo: the receiver did not start: \(receiver.errors)", kind: .failed)
         }
         let size = firmware.profile.size
         print("demo: simulated board on \(link), \(firmware == .stock ? "the kit's published firmware (34-byte map, no motors): the drive shows on LED1 (left wheel) and LED2 (right wheel), the horn on the buzzer" : "the motors firmware (36-byte map, motors at 0x22/0x23)")")
@@ -121,16 +126,16 @@ struct DemoRun {
         print("")
         if let summary { print("demo: receiver \(summary)") }
         guard let map = lastMap, Self.isStopped(map, firmware: firmware) else {
-            throw UserFacingError("demo: the board's drive did not stop (last map \(lastMap.map { Hex.string($0) } ?? "none"))", status: .failure)
+            throw CommandFailure("demo: the board's drive did not stop (last map \(lastMap.map { Hex.string($0) } ?? "none"))", kind: .failed)
         }
-        if interrupted { return .success }
+        if interrupted { return .done }
         guard controllerStatus == 0 else {
-            throw UserFacingError("demo: the controller failed (exit \(controllerStatus)): \(controller.errors)", status: .failure)
+            throw CommandFailure("demo: the controller failed (exit \(controllerStatus)): \(controller.errors)", kind: .failed)
         }
         print(firmware == .stock
               ? "demo: done — the controller sent neutral on its way out and the board's drive is at 0 (LEDs off, VAR1–VAR3 0)."
               : "demo: done — the controller sent neutral on its way out and the board's motors are at 0.")
-        return .success
+        return .done
     }
 
     /// The logical wheel speeds in `map` (forward positive): the motor bytes, the left one
@@ -163,7 +168,7 @@ struct DemoRun {
         // above (right) when the left wheel runs ahead of the right one (l > r).
         case let (l, r): motion = l > r ? "backward, turning right" : "backward, turning left"
         }
-        let led = { (v: UInt8) in String(BoardSim.ledText(v).prefix(4)) }
+        let led = { (v: UInt8) in String(BoardSimCommand.ledText(v).prefix(4)) }
         let horn = (1...37).contains(map[0x09]) ? " ♪  " : "    "
         return String(format: "%6.2fs  ", seconds) + command.padded(18) + String(format: " %5d  %5d  ", left, right)
             + led(map[0x0F]) + " " + led(map[0x10]) + "  " + horn + "  " + motion
@@ -183,7 +188,7 @@ final class Child: Sendable {
             process = try SpawnedProcess(executable: executable.path, arguments: arguments, label: name,
                                          onOutput: { arrived?.raise() })
         } catch {
-            throw UserFacingError("demo: cannot start \(name): \(error)", status: .failure)
+            throw CommandFailure("demo: cannot start \(name): \(error)", kind: .failed)
         }
     }
 

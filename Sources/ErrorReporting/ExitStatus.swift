@@ -1,5 +1,8 @@
+import SystemIO
+
 /// The exit codes of `analog-remote`, documented in README.md ("Exit codes"). Scripts rely on
-/// them: change one only together with the README.
+/// them: change one only together with the README. Only the CLI and this module name them:
+/// roles and adapters throw ``CommandFailure`` and typed errors, mapped here.
 public enum ExitStatus: Int32, Sendable {
     /// Finished, or stopped on request (EOF, SIGINT, SIGTERM, `q`).
     case success = 0
@@ -32,4 +35,31 @@ public struct UserFacingError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { message }
+}
+
+extension ExitStatus {
+    /// The exit status for each kind of ``CommandFailure``.
+    public init(_ kind: CommandFailure.Kind) {
+        switch kind {
+        case .failed: self = .failure
+        case .badConfiguration: self = .badConfiguration
+        case .deviceUnavailable: self = .deviceUnavailable
+        case .networkUnavailable: self = .networkUnavailable
+        case .noMDNSResponder: self = .noMDNSDaemon
+        case .ambiguousReceiver: self = .ambiguousReceiver
+        case .badArgument: self = .usage
+        }
+    }
+
+    /// A command that ran to its end: done is success, incomplete is a failure it has reported.
+    public init(_ outcome: CommandOutcome) {
+        self = outcome == .done ? .success : .failure
+    }
+}
+
+extension UserFacingError {
+    /// A role's failure as it is printed: its own line, the exit status of its kind.
+    public init(_ failure: CommandFailure) {
+        self.init(failure.message, status: ExitStatus(failure.kind))
+    }
 }

@@ -1,5 +1,3 @@
-import Console
-import Discovery
 import SystemIO
 
 /// `analog-remote advertise`: announces one receiver and prints `registered "NAME" …` (the name in
@@ -9,18 +7,18 @@ public struct AdvertiseLoop {
     let name: String?
     let port: UInt16
     let timing: TimingContract
-    let status: StatusLine
+    let output: any ListingOutput
 
-    public init(session: SessionID, name: String?, port: UInt16, timing: TimingContract, status: StatusLine) {
+    public init(session: SessionID, name: String?, port: UInt16, timing: TimingContract, output: any ListingOutput) {
         self.session = session
         self.name = name
         self.port = port
         self.timing = timing
-        self.status = status
+        self.output = output
     }
 
     /// Throws a ``DiscoveryError`` (the CLI: no responder 5, registration refused 1).
-    public func run() throws -> ExitStatus {
+    public func run() throws -> CommandOutcome {
         do {
             let signals = try SignalWatcher()
             let mailbox = try EventMailbox<AdvertiserEvent>()
@@ -32,7 +30,7 @@ public struct AdvertiseLoop {
                 throw error
             }
             defer { advertiser.stop() }
-            status.update("announcing session \"\(session)\" (\(session.subtype)) on port \(port)…", force: true)
+            output.status("announcing session \"\(session)\" (\(session.subtype)) on port \(port)…", force: true)
             while true {
                 let ready = try Poller.wait([(mailbox.descriptor, .readable), (signals.readableDescriptor, .readable)],
                                             until: nil)
@@ -43,21 +41,19 @@ public struct AdvertiseLoop {
                         let requested = advertiser.requestedName
                         let renamed = inUse != requested && !requested.isEmpty
                             ? " (renamed from \(BrowseListing.quote(requested)): the name was taken)" : ""
-                        status.clear()
-                        StandardOutput.write("registered \(BrowseListing.quote(inUse)) \(SessionID.serviceType) subtype \(session.subtype) port \(port) peer \(advertiser.announcement.peer)\(renamed)" + "\n")
-                        status.update("announced as \"\(inUse)\" in session \"\(session)\"", force: true)
+                        output.line("registered \(BrowseListing.quote(inUse)) \(SessionID.serviceType) subtype \(session.subtype) port \(port) peer \(advertiser.announcement.peer)\(renamed)")
+                        output.status("announced as \"\(inUse)\" in session \"\(session)\"", force: true)
                     case .responderLost(let retry):
-                        status.clear()
-                        StandardOutput.write(BrowseListing.responderLost(retryIn: retry) + "\n")
+                        output.line(BrowseListing.responderLost(retryIn: retry))
                     case .failed(let error):
                         throw error
                     }
                 }
             }
-            status.clear()
-            return .success
+            output.clearStatus()
+            return .done
         } catch let error as SystemError {
-            throw UserFacingError("advertise: \(error)", status: .failure)
+            throw CommandFailure("advertise: \(error)", kind: .failed)
         }
     }
 }

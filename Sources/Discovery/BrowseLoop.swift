@@ -1,33 +1,34 @@
-import Console
-import Discovery
 import SystemIO
 
 /// `analog-remote browse`: polls the browser's mailbox and the signal pipe and prints changes
-/// (BrowseListing formats) on stdout, one unbuffered line each.
+/// (BrowseListing formats) on stdout, one unbuffered line each, through ``ListingOutput``.
 public struct BrowseLoop {
     let session: SessionID
     let once: Duration?
     let follow: Bool
     let receiver: String?
     let requestedRateHz: Int?
-    let status: StatusLine
+    let output: any ListingOutput
+    let followLine: (FollowReceiver.Action) -> String
 
     /// `once`: browse that long, then print what was found; nil: live until SIGINT/SIGTERM.
-    /// `follow`: also run ``FollowReceiver`` and print what a controller would do.
+    /// `follow`: also run ``FollowReceiver`` and print what a controller would do, each action
+    /// in the words of `followLine` (the controller's cadence is not Discovery's to know).
     public init(session: SessionID, once: Duration?, follow: Bool, receiver: String?, requestedRateHz: Int?,
-                status: StatusLine) {
+                output: any ListingOutput, followLine: @escaping (FollowReceiver.Action) -> String) {
         self.session = session
         self.once = once
         self.follow = follow
         self.receiver = receiver
         self.requestedRateHz = requestedRateHz
-        self.status = status
+        self.output = output
+        self.followLine = followLine
     }
 
-    /// Returns `.success` when stopped by a signal or at the end of `once`. Throws a
-    /// ``DiscoveryError`` (no responder: exit status 5 in the CLI) or a ``UserFacingError``
-    /// (several receivers with `follow` and no name: 6).
-    public func run() throws -> ExitStatus {
+    /// Returns `.done` when stopped by a signal or at the end of `once`. Throws a
+    /// ``DiscoveryError`` (no responder) or a ``CommandFailure``
+    /// (several receivers with `follow` and no name).
+    public func run() throws -> CommandOutcome {
         do {
             let signals = try SignalWatcher()
             let mailbox = try EventMailbox<BrowserEvent>()
@@ -42,7 +43,7 @@ public struct BrowseLoop {
             let end = once.map { started + $0 }
             var directory = ReceiverDirectory(session: session)
             var follower = FollowReceiver(.init(session: session, receiverName: receiver), now: started)
-            status.update("browsing session \"\(session)\" (\(session.subtype))…", force: true)
+            output.status("browsing session \"\(session)\" (\(session.subtype))…", force: true)
             while true {
                 let wake = [end, directory.nextDeadline, follow ? follower.nextDeadline : nil].compactMap { $0 }.min()
                 let ready = try Poller.wait([(mailbox.descriptor, .readable), (signals.readableDescriptor, .readable)],
@@ -61,48 +62,44 @@ public struct BrowseLoop {
                 if follow { actions += follower.tick(now: now) }
                 if once == nil {
                     for change in changes { say(stamp + BrowseListing.line(for: change)) }
-                    for action in actions { say(stamp + BrowseListing.line(for: action, requestedRateHz: requestedRateHz)) }
+                    for action in actions { say(stamp + followLine(action)) }
                 }
                 if follow, let list = actions.lazy.compactMap(\.ambiguousList).first {
-                    status.clear()
-                    for r in list { StandardOutput.write(BrowseListing.describe(r) + "\n") }
-                    throw UserFacingError("\(list.count) receivers in session \"\(session)\" and none chosen: pick one with --receiver NAME",
-                                          status: .ambiguousReceiver)
+                    for r in list { output.line(BrowseListing.describe(r)) }
+                    throw CommandFailure("\(list.count) receivers in session \"\(session)\" and none chosen: pick one with --receiver NAME",
+                                         kind: .ambiguousReceiver)
                 }
                 let n = directory.receivers.count
-                status.update(follow ? follower.summary : "session \"\(session)\": \(n) receiver\(n == 1 ? "" : "s")")
+                output.status(follow ? follower.summary : "session \"\(session)\": \(n) receiver\(n == 1 ? "" : "s")", force: false)
                 if let end, now >= end { break }
             }
-            status.clear()
+            output.clearStatus()
             if once != nil {
                 for r in directory.receivers where !follow || r.name == follower.followed {
-                    StandardOutput.write(BrowseListing.describe(r) + "\n")
+                    output.line(BrowseListing.describe(r))
                 }
                 if directory.receivers.isEmpty {
-                    StandardError.write("analog-remote: no receivers in session \"\(session)\" (\(session.subtype))\n")
+                    output.problem("analog-remote: no receivers in session \"\(session)\" (\(session.subtype))")
                 }
             }
-            return .success
+            return .done
         } catch let error as SystemError {
-            throw UserFacingError("browse: \(error)", status: .failure)
+            throw CommandFailure("browse: \(error)", kind: .failed)
         }
     }
 
     private func note(_ event: BrowserEvent, _ stamp: String) {
         switch event {
         case .responderLost(let retry):
-            say(stamp + BrowseListing.line(for: .discoveryPaused(retryIn: retry)))
+            say(stamp + BrowseListing.responderLost(retryIn: retry))
         case .responderBack:
-            say(stamp + BrowseListing.line(for: .discoveryResumed))
+            say(stamp + "responder-back")
         default:
             break
         }
     }
 
-    private func say(_ line: String) {
-        status.clear()
-        StandardOutput.write(line + "\n")
-    }
+    private func say(_ line: String) { output.line(line) }
 }
 
 extension FollowReceiver.Action {

@@ -1,5 +1,3 @@
-import ControlPlane
-
 /// The button game's message to one player (Protocol.md §7.8): that player's own count and rank,
 /// sent reliably as `data` on channel ``channel`` whenever one of them changes, and once more,
 /// final, when the game ends.
