@@ -45,15 +45,20 @@ wait_for() {
 
 # ---- build: one scratch path for the three ----------------------------------------------------
 start=$(date +%s)
-for example in PeerLogger TwoPlayerGame CustomRobot; do
-  if ! swift build --package-path "Examples/$example" --scratch-path "$scratch" >"$work/build-$example.log" 2>&1; then
-    check "build $example" 1 "$work/build-$example.log"
+exe=$scratch/debug
+# --product: with a scratch path shared between roots, a plain `swift build` of the next root
+# may reuse the previous root's plan and link nothing; naming the product always builds it.
+for example in PeerLogger:peer-logger TwoPlayerGame:two-player-game CustomRobot:custom-robot; do
+  package=${example%%:*} product=${example#*:}
+  rm -f "$exe/$product"
+  if ! swift build --package-path "Examples/$package" --scratch-path "$scratch" --product "$product" >"$work/build-$package.log" 2>&1 \
+     || [[ ! -x $exe/$product ]]; then
+    check "build $package" 1 "$work/build-$package.log"
     echo "examples: $passed passed, $failed failed"
     exit 1
   fi
-  check "build $example ($(( $(date +%s) - start )) s so far)" 0
+  check "build $package ($(( $(date +%s) - start )) s so far)" 0
 done
-exe=$scratch/debug
 
 # ---- the logger lists a receiver ----------------------------------------------------------------
 "$bin" receive --quiet --no-advertise --port 0 --board sim --name example-robot >"$work/receiver.out" 2>"$work/receiver.err" &

@@ -40,4 +40,20 @@ final class OneShot<Value: Sendable>: Sendable {
             }
         }
     }
+
+    /// The value, or `expired` once `limit` has passed, or `cancelled` as soon as the awaiting
+    /// task is cancelled — whichever comes first is the value for every waiter.
+    func value(within limit: Duration, expired: @escaping @Sendable () -> Value,
+               cancelled: @escaping @Sendable () -> Value) async -> Value {
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            resolve(expired())
+        }
+        defer { timer.cancel() }
+        return await withTaskCancellationHandler {
+            await value
+        } onCancel: {
+            resolve(cancelled())
+        }
+    }
 }

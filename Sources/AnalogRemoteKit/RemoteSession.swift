@@ -129,7 +129,7 @@ public final class RemoteSession: Sendable {
     ///
     /// - Throws: ``AnalogRemoteError`` — `.networkUnavailable` (the address does not resolve),
     ///   `.refused` (another session ID), `.timedOut`, `.closed`.
-    public func connect(to address: String, timeout: Duration = .seconds(5)) async throws(AnalogRemoteError) -> Peer {
+    public func connect(to address: String, timeout: Duration = .seconds(10)) async throws(AnalogRemoteError) -> Peer {
         let target: SocketAddress
         do {
             target = try SocketAddress.resolve(address)
@@ -138,16 +138,11 @@ public final class RemoteSession: Sendable {
         }
         let answer = OneShot<Result<Peer, AnalogRemoteError>>()
         engine.post(.connect(engine.reachable(target), answer))
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            answer.resolve(.failure(AnalogRemoteError(.timedOut, "no answer from \(address) within \(timeout) (is a session listening there?)")))
+        let result = await answer.value(within: timeout) {
+            .failure(AnalogRemoteError(.timedOut, "no answer from \(address) within \(timeout) (is a session listening there?)"))
+        } cancelled: {
+            .failure(AnalogRemoteError(.closed, "cancelled while connecting to \(address)"))
         }
-        let result = await withTaskCancellationHandler {
-            await answer.value
-        } onCancel: {
-            answer.resolve(.failure(AnalogRemoteError(.closed, "cancelled while connecting to \(address)")))
-        }
-        timer.cancel()
         return try result.get()
     }
 

@@ -54,7 +54,7 @@ public final class RobotController: Sendable {
     /// - Throws: ``AnalogRemoteError`` — `.invalidArgument`, `.networkUnavailable`,
     ///   `.discoveryUnavailable`, `.refused`, `.timedOut`. Nothing moves before this returns.
     public init(_ receiver: Receiver, displayName: String, pairingCode: String? = nil, rate: Double = 50,
-                timeout: Duration = .seconds(5)) async throws(AnalogRemoteError) {
+                timeout: Duration = .seconds(10)) async throws(AnalogRemoteError) {
         guard SendRate.range.contains(Int(rate.rounded())), rate.isFinite else {
             throw AnalogRemoteError(.invalidArgument, "rate \(rate): give 1…1000 states per second")
         }
@@ -104,16 +104,11 @@ public final class RobotController: Sendable {
         Self.start(Loop(displayName: displayName, pairingCode: pairingCode, rate: rate, target: target,
                         destination: destination, mailbox: mailbox),
                    connected: connected, finished: finished, states: broadcast)
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            connected.resolve(.failure(AnalogRemoteError(.timedOut, "no answer from \(Self.describe(receiver)) within \(timeout) (is the receiver running there, on that port?)")))
+        let result = await connected.value(within: timeout) {
+            .failure(AnalogRemoteError(.timedOut, "no answer from \(Self.describe(receiver)) within \(timeout) (is the receiver running there, on that port?)"))
+        } cancelled: {
+            .failure(AnalogRemoteError(.closed, "cancelled while connecting"))
         }
-        let result = await withTaskCancellationHandler {
-            await connected.value
-        } onCancel: {
-            connected.resolve(.failure(AnalogRemoteError(.closed, "cancelled while connecting")))
-        }
-        timer.cancel()
         switch result {
         case .success(let name):
             self.mailbox = mailbox

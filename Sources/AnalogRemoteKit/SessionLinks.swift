@@ -172,15 +172,17 @@ struct Links {
     private mutating func connect(_ address: SocketAddress, as peer: RemoteSession.Peer) {
         guard var link = links[address], !link.leaving else { return }
         let fresh = !link.connected
+        let waiters = link.waiters
         link.peer = peer
         link.connected = true
-        for waiter in link.waiters { waiter.resolve(.success(peer)) }
         link.waiters = []
         links[address] = link
+        // Published before anyone is told: a caller of connect(to:) sends to the peer at once.
         if fresh {
             publish()
             engine.changes.yield(.init(peer: peer, state: .connected))
         }
+        for waiter in waiters { waiter.resolve(.success(peer)) }
     }
 
     /// Forgets a peer (after what is queued for it is out, when closing) and says so.

@@ -43,7 +43,7 @@ import Testing
         let receiver = try SimulatedReceiver()
         let address = receiver.address
         let run = Task { try await driveAndTurn(address: address) }
-        #expect(await receiver.wait { $0.drivesForward }, "motors never drove forward: \(receiver.process.stdout.suffix(400))")
+        #expect(await receiver.wait(timeout: .seconds(20)) { $0.drivesForward }, "motors never drove forward: \(receiver.process.stdout.suffix(400))")
         // The turn: right wheel slower than the left (a right turn), both still forward.
         #expect(await receiver.wait { r in r.motors.map { -Int($0.left) > Int($0.right) && $0.right >= 0 } ?? false },
                 "never turned right: \(receiver.process.stdout.suffix(400))")

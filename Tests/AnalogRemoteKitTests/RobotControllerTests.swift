@@ -16,13 +16,14 @@ import Testing
             try await Task.sleep(for: .seconds(60))
             _ = robot
         }
-        #expect(await receiver.wait { $0.drivesForward }, "never drove: \(receiver.process.stderr.suffix(400))")
+        #expect(await receiver.wait(timeout: .seconds(20)) { $0.drivesForward }, "never drove: \(receiver.process.stderr.suffix(400))")
         let cancelled = ContinuousClock.now
         holder.cancel()
         #expect(await receiver.wait(timeout: .seconds(5)) { $0.atRest }, "still driving 5 s after the cancel")
         let took = ContinuousClock.now - cancelled
         #expect(took < .seconds(5), "at rest only after \(took): the failsafe stopped it, not the controller")
-        #expect(await holder.result.isCancellation)
+        let result = await holder.result
+        #expect(result.isCancellation, "the task ended with \(result), not by the cancel")
     }
 
     /// close() sends neutral and returns once it is out: the board is at rest right after.

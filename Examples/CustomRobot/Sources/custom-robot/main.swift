@@ -19,6 +19,11 @@ while let flag = arguments.popFirst() {
     }
 }
 
+/// One line on stdout, written at once (a test reads it while the program runs).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 /// Two wheels 0.2 m apart; a motor value of 127 turns its wheel at 0.5 m/s.
 struct DifferentialDrive {
     var x = 0.0, y = 0.0, heading = 0.0
@@ -67,8 +72,7 @@ actor Drive {
 
 do {
     let receiver = try await RobotReceiver(name: name, port: port, advertise: advertise)
-    print("custom-robot \(name) receiving on udp port \(receiver.port)")
-    fflush(stdout)
+    say("custom-robot \(name) receiving on udp port \(receiver.port)")
     if let seconds {
         Task {
             try await Task.sleep(for: .seconds(seconds))
@@ -80,16 +84,14 @@ do {
     let ticker = Task {
         while !Task.isCancelled {
             try await Task.sleep(for: .milliseconds(200))
-            print(await drive.tick())
-            fflush(stdout)
+            say(await drive.tick())
         }
     }
     for await output in receiver.outputs {
-        print(await drive.apply(output))
-        fflush(stdout)
+        say(await drive.apply(output))
     }
     ticker.cancel()
-    print("custom-robot: stopped")
+    say("custom-robot: stopped")
 } catch {
     FileHandle.standardError.write(Data("custom-robot: \(error)\n".utf8))
     exit(1)

@@ -25,9 +25,9 @@ while let flag = arguments.popFirst() {
     }
 }
 
+/// One line on stdout, written at once (a test reads it while the program runs).
 func log(_ line: String) {
-    print(line)
-    fflush(stdout)
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
 do {
