@@ -48,6 +48,7 @@ let hummingbirdTLS: Target.Dependency = .product(name: "HummingbirdTLS", package
 let hummingbirdWebSocket: Target.Dependency = .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioWebSocket: Target.Dependency = .product(name: "NIOWebSocket", package: "swift-nio")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
 let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
 let swiftASN1: Target.Dependency = .product(name: "SwiftASN1", package: "swift-asn1")
 let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
@@ -105,13 +106,14 @@ let package = Package(
         .target(name: "Gamepad", dependencies: ["CSDL2", "ConfigFile", "RemoteWire", "SystemIO", tomlKit]),
         // Terminal output only: the log handler, the status line, stdout/stderr writes.
         .target(name: "Console", dependencies: ["SystemIO", logging]),
-        // Config files: "did you mean" for a mistyped key.
-        .target(name: "ConfigFile"),
+        // Config files, one way for all: reading a file safely, TOML (with its preflight) and strict
+        // JSON, one error type (file, key, problem), "did you mean" for a mistyped key.
+        .target(name: "ConfigFile", dependencies: ["SystemIO", tomlKit]),
         .target(name: "TerminalQR", dependencies: ["CQRencode"]),
         // A MIDI keyboard as a controller: mapping, [midi] config, session rules, the three device kinds.
-        .target(name: "MIDIControl", dependencies: ["ALSAMIDI", "MIDIFraming", "RemoteWire", "SerialTTY", "SystemIO", tomlKit]),
+        .target(name: "MIDIControl", dependencies: ["ALSAMIDI", "ConfigFile", "MIDIFraming", "RemoteWire", "SerialTTY", "SystemIO", tomlKit]),
         // A command's config file laid under its command line (receive.toml, control.toml).
-        .target(name: "CommandConfig", dependencies: ["SystemIO", argumentParser, tomlKit]),
+        .target(name: "CommandConfig", dependencies: ["ConfigFile", "SystemIO", argumentParser, tomlKit]),
 
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
         // The control plane (Protocol.md §7): messages, reliable channel, signing, peers, admission,
@@ -129,7 +131,7 @@ let package = Package(
                 dependencies: ["ALSAMIDI", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO"]),
         .target(name: "Receiver",
                 dependencies: ["BoardLink", "BoardProtocol", "ConfigFile", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO",
-                               "TerminalQR", logging, tomlKit]),
+                               "TerminalQR", logging]),
         .target(name: "Controller",
                 dependencies: ["Console", "ControlPlane", "Discovery", "Gamepad", "MIDIControl", "MIDIFraming", "RemoteWire",
                                "SystemIO", logging]),
@@ -140,10 +142,13 @@ let package = Package(
         // server, TLS and certificate packages.
         .target(name: "PhoneLink", dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", logging]),
         .target(name: "WebServer",
-                dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "PhoneLink", "SystemIO", "TerminalQR", logging,
-                               hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioWebSocket, nioSSL,
+                dependencies: ["ConfigFile", "Console", "ControlPlane", "Controller", "Discovery", "PhoneLink", "SystemIO", "TerminalQR", logging, tomlKit,
+                               hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioHTTP1, nioWebSocket, nioSSL,
                                crypto, swiftASN1, x509],
-                resources: [.embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/style.css")]),
+                resources: [.embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/style.css"),
+                            .embedInCode("Page/favicon.svg"),
+                            .embedInCode("Page/teacher.html"), .embedInCode("Page/teacher-login.html"),
+                            .embedInCode("Page/teacher.js"), .embedInCode("Page/teacher.css")]),
 
         // MARK: Benchmarks — `analog-remote bench`: the real code paths against floors measured in the same run.
         .target(name: "Bench",
@@ -159,7 +164,7 @@ let package = Package(
                 dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "Receiver", "RemoteWire", "SystemIO", logging]),
 
         // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
-        .target(name: "ErrorReporting", dependencies: ["Discovery", "Gamepad", "MIDIControl", "SystemIO"]),
+        .target(name: "ErrorReporting", dependencies: ["ConfigFile", "Discovery", "Gamepad", "MIDIControl", "SystemIO"]),
         .executableTarget(name: "AnalogRemoteCLI",
                           dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "CommandConfig", "ConfigFile", "Console", "ControlPlane", "Controller",
                                          "Diagnosis", "Discovery", "ErrorReporting", "Game", "Gamepad", "GuidedDemo", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
@@ -180,28 +185,30 @@ let package = Package(
         .testTarget(name: "SystemIOTests", dependencies: ["SystemIO"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "ErrorReporting", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "GamepadTests",
-                    dependencies: ["Console", "Controller", "Gamepad", "RemoteWire", "SystemIO", propertyBased]),
+                    dependencies: ["ConfigFile", "Console", "Controller", "Gamepad", "RemoteWire", "SystemIO", propertyBased]),
         .testTarget(name: "MIDIControlTests",
-                    dependencies: ["ALSAMIDI", "MIDIControl", "MIDIFraming", "RemoteWire", "TestSupport"]),
+                    dependencies: ["ALSAMIDI", "ConfigFile", "MIDIControl", "MIDIFraming", "RemoteWire", "TestSupport"]),
         .testTarget(name: "ControlPlaneTests", dependencies: ["ControlPlane", "RemoteWire", "TestSupport", crypto, propertyBased]),
         .testTarget(name: "GameTests", dependencies: ["ControlPlane", "Game", "RemoteWire"]),
         .testTarget(name: "BoardLinkTests",
                     dependencies: ["BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
-                    dependencies: ["BoardLink", "BoardProtocol", "ControlPlane", "Receiver", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
+                    dependencies: ["BoardLink", "BoardProtocol", "ConfigFile", "ControlPlane", "Receiver", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "ControllerTests",
                     dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "MIDIControl", "RemoteWire", "SerialTTY",
                                    "SystemIO", "TestSupport", logging, propertyBased]),
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
-        .testTarget(name: "WebServerTests", dependencies: ["WebServer"]),
+        .testTarget(name: "WebServerTests", dependencies: ["WebServer", hummingbird]),
         .testTarget(name: "PhoneLinkTests", dependencies: ["Controller", "PhoneLink", "RemoteWire", "SystemIO", logging]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
-        .testTarget(name: "ErrorReportingTests", dependencies: ["Discovery", "ErrorReporting", "Gamepad", "SystemIO"]),
+        .testTarget(name: "ErrorReportingTests", dependencies: ["ConfigFile", "Discovery", "ErrorReporting", "Gamepad", "SystemIO"]),
         .testTarget(name: "LayoutTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "CommandConfigTests", dependencies: ["CommandConfig", argumentParser]),
+        .testTarget(name: "CommandConfigTests", dependencies: ["CommandConfig", "ConfigFile", argumentParser]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["ConfigFile", tomlKit]),
+        .testTarget(name: "StopAllTests", dependencies: ["ControlPlane", "StopAll", "SystemIO"]),
         .testTarget(name: "AnalogRemoteKitTests",
                     dependencies: ["AnalogRemoteKit", "RemoteWire", "TestSupport"]),
         .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),

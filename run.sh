@@ -26,6 +26,7 @@ case "$what" in
       bash scripts/two-host-test.sh
     fi
     bash scripts/web-browser-test.sh
+    bash scripts/teacher-dashboard-test.sh   # the teacher's /teacher dashboard in headless Chromium, ~20 s
     bash scripts/doctor-test.sh        # doctor's checks, in network namespaces of its own
     bash scripts/package-test.sh       # the .deb in a clean Debian root (debootstrap)
     if [[ -x scripts/classroom-test.sh ]]; then

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The phone page (`analog-remote web`) end to end in a real headless Chromium: HTTPS, robot picker,
 # device orientation and touch through the DevTools protocol, the exact W writes on two simulated
-# boards, neutral within 100 ms of hiding the page, bad clients. Called by `run.sh test`.
-#   scripts/web-browser-test.sh [--screenshot docs/phone-page.png]
+# boards, five phone viewports, rotation, neutral within 100 ms of hiding the page, foreign
+# origins and bad clients, no console error. Called by `run.sh test`.
+#   scripts/web-browser-test.sh [--screenshot docs/phone-page.png] [--screenshots docs]
 # Needs the debug build (swift build) and Debian's chromium (scripts/setup.sh installs it).
 # Last line: `web-browser: N passed, M failed`, or `web-browser: SKIPPED: why` when chromium cannot run.
 set -uo pipefail

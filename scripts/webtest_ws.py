@@ -17,12 +17,23 @@ class Closed(Exception):
         self.code, self.reason = code, reason
 
 
+class Refused(ConnectionError):
+    """The server answered the upgrade with something other than 101: `status` is its status line."""
+
+    def __init__(self, status, body):
+        super().__init__("handshake refused: " + status)
+        self.status, self.body = status, body
+
+
 class WebSocket:
-    def __init__(self, url, timeout=10.0):
+    def __init__(self, url, timeout=10.0, origin=None, source=None):
+        """`origin`: the Origin header to send (a browser always sends one; None sends none).
+        `source`: the local address to connect from (e.g. "127.0.0.5": another client address)."""
         u = urllib.parse.urlsplit(url)
         secure = u.scheme in ("wss", "https")
         port = u.port or (443 if secure else 80)
-        raw = socket.create_connection((u.hostname, port), timeout=timeout)
+        raw = socket.create_connection((u.hostname, port), timeout=timeout,
+                                       source_address=(source, 0) if source else None)
         if secure:
             ctx = ssl.create_default_context()
             ctx.check_hostname = False
@@ -33,7 +44,8 @@ class WebSocket:
         key = base64.b64encode(os.urandom(16)).decode()
         path = (u.path or "/") + (("?" + u.query) if u.query else "")
         req = (f"GET {path} HTTP/1.1\r\nHost: {u.hostname}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
+               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+               + (f"Origin: {origin}\r\n" if origin else "") + "\r\n")
         self.sock.sendall(req.encode())
         head = b""
         while b"\r\n\r\n" not in head:
@@ -43,7 +55,8 @@ class WebSocket:
             head += chunk
         status, _, rest = head.partition(b"\r\n\r\n")
         if b" 101 " not in status.split(b"\r\n")[0]:
-            raise ConnectionError("handshake refused: " + status.split(b"\r\n")[0].decode(errors="replace"))
+            self.sock.close()
+            raise Refused(status.split(b"\r\n")[0].decode(errors="replace"), rest.decode(errors="replace"))
         self.buffer = rest
         self.closed = None
 
@@ -133,6 +146,18 @@ class DevTools:
                     raise RuntimeError(f"{method}: {m['error']}")
                 return m.get("result", {})
             self.events.append(m)
+
+    def pump(self, seconds=0.2):
+        """Collects the events that arrive within `seconds` (no call pending)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                self.events.append(json.loads(self.ws.recv(timeout=left)))
+            except (socket.timeout, TimeoutError):
+                return
 
     def evaluate(self, expression):
         r = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)

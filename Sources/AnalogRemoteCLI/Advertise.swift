@@ -33,8 +33,8 @@ struct Advertise: ParsableCommand {
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         guard port != 0 else { throw ValidationError("--port must be 1…65535") }
-        guard FailsafeTimeout.announcedRange.contains(failsafe) else { throw ValidationError("--failsafe must be 1…600000 ms") }
-        guard SendRate.announcedRange.contains(rate) else { throw ValidationError("--rate must be 1…10000 Hz") }
+        guard FailsafeTimeout.announcedRange.contains(failsafe) else { throw ValidationError("--failsafe must be \(FailsafeTimeout.announcedRange.text) ms") }
+        guard SendRate.announcedRange.contains(rate) else { throw ValidationError("--rate must be \(SendRate.announcedRange.text) Hz") }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
     }
 

@@ -40,7 +40,7 @@ struct Browse: ParsableCommand {
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be in 0…3600 seconds") }
-        if let rate, !SendRate.announcedRange.contains(rate) { throw ValidationError("--rate must be 1…10000 Hz") }
+        if let rate, !SendRate.announcedRange.contains(rate) { throw ValidationError("--rate must be \(SendRate.announcedRange.text) Hz") }
     }
 
     func run() throws {

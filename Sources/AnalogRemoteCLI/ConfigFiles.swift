@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import CommandConfig
+import ConfigFile
 
 /// Which subcommands read a config file, where, and how the command line is laid over it
 /// (CommandConfig's ``ConfigOverlay``; docs/config.md).
@@ -55,7 +56,7 @@ enum ConfigFiles {
         guard let overlay = resolved.overlay, let file = overlay.file else { return nil }
         let message = command.message(for: error)
         guard let key = overlay.blames(message, typed: resolved.typed) else { return nil }
-        return "\(ConfigFileError(file: file, key: key, problem: message))"
+        return "\(ConfigFileError.command(file: file, key: key, problem: message))"
     }
 
     private static func environment(_ name: String) -> String? {

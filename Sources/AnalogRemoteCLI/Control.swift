@@ -88,7 +88,7 @@ struct Control: ParsableCommand {
         }
         if let rate {
             guard rate.isFinite, rate >= Double(SendRate.range.lowerBound), rate <= Double(SendRate.range.upperBound) else {
-                throw ValidationError("--rate \(rate): must be between 1 and 1000 packets per second.")
+                throw ValidationError("--rate \(rate): must be between \(SendRate.range.lowerBound) and \(SendRate.range.upperBound) packets per second.")
             }
         }
         try validateClassroom()

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import BoardProtocol
+import ConfigFile
 import Console
 import ControlPlane
 import Receiver

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BoardProtocol
+import ConfigFile
 import Console
 import ControlPlane
 import Discovery
@@ -98,10 +99,10 @@ struct Receive: ParsableCommand {
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
-        guard SendRate.range.contains(expectedRate) else { throw ValidationError("--expected-rate must be 1…1000 packets per second") }
+        guard SendRate.range.contains(expectedRate) else { throw ValidationError("--expected-rate must be \(SendRate.range.text) packets per second") }
         // Range errors are usage errors (exit 64), found here before anything is opened or announced.
         guard FailsafeTimeout.receiverRange.contains(failsafeMs) else {
-            throw ValidationError("--failsafe-ms \(failsafeMs) is out of range; allowed: 50…5000 milliseconds")
+            throw ValidationError("--failsafe-ms \(failsafeMs) is out of range; allowed: \(FailsafeTimeout.receiverRange.text) milliseconds")
         }
         guard ReceiverConfiguration.reclaimRange.contains(reclaimS) else {
             throw ValidationError("--reclaim-s \(reclaimS) is out of range; allowed: 0…60 seconds")
@@ -127,6 +128,7 @@ struct Receive: ParsableCommand {
             if let conflict = plan.conflict { throw UserFacingError(conflict, status: .badConfiguration) }
             configuration.port = port
             configuration.boardName = board
+            configuration.version = AnalogRemote.version
             configuration.classroom = try classroom()
             configuration.failsafe = FailsafeTimeout(milliseconds: failsafeMs)
             configuration.reclaim = .seconds(reclaimS)

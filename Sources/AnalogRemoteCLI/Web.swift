@@ -3,6 +3,7 @@ import Console
 import Discovery
 import ErrorReporting
 import PhoneLink
+import RemoteWire
 import SystemIO
 import WebServer
 
@@ -54,8 +55,8 @@ struct Web: ParsableCommand {
     @Flag(help: "Serve plain HTTP (no tilt sensor in browsers: for laptops driving with keys).")
     var plainHttp = false
 
-    @Option(help: "Packets per second while a phone's state does not change (1…1000).")
-    var rate: Double = 50
+    @Option(help: "Packets per second while a phone's state does not change (\(SendRate.range.text)).")
+    var rate = Double(SendRate.standardHz)
 
     @Option(help: ArgumentHelp("A phone silent this long is neutral (50…5000 ms).", valueName: "ms"))
     var staleMs = 200
@@ -66,11 +67,31 @@ struct Web: ParsableCommand {
     @Option(help: ArgumentHelp("Pages open at once (1…4096).", valueName: "n"))
     var maxPages = 256
 
+    @Option(help: ArgumentHelp("Pages open at once from one client address (1…--max-pages; default an eighth of --max-pages, at least 4).",
+                               valueName: "n"))
+    var maxPagesPerAddress: Int?
+
     @Option(help: ArgumentHelp("Phones driving at once (1…1000).", valueName: "n"))
     var maxDrivers = 100
 
+    @Option(help: ArgumentHelp("Also let pages of this origin open the WebSocket (repeatable): SCHEME://HOST[:PORT], e.g. https://robots.school.example. Pages this server serves need none.",
+                               valueName: "origin"))
+    var allowOrigin: [String] = []
+
     @Flag(help: "Do not print the URL as a QR code.")
     var noQr = false
+
+    @Option(help: ArgumentHelp("Serve the teacher's dashboard at /teacher; its login takes the key in this file (the receivers' --teacher-key).",
+                               valueName: "file"))
+    var teacherKeyFile: String?
+
+    @Option(help: ArgumentHelp("Which student drives which robot (TOML [roster] table or CSV student,robot): the dashboard shows who is missing; needs --teacher-key-file.",
+                               valueName: "file"))
+    var roster: String?
+
+    @Option(help: ArgumentHelp("Write the lesson's log (JSON Lines, one file per start) into this directory; needs --teacher-key-file.",
+                               valueName: "dir"))
+    var logDir: String?
 
     func validate() throws {
         switch (peer.isEmpty, session) {
@@ -85,11 +106,21 @@ struct Web: ParsableCommand {
         if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together: give both, or neither for the self-signed certificate.") }
         if plainHttp, tlsCert != nil { throw ValidationError("--plain-http and --tls-cert exclude each other.") }
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port): use 0…65535 (0 = any free port).") }
-        guard rate.isFinite, (1...1000).contains(rate) else { throw ValidationError("--rate \(rate): must be between 1 and 1000 packets per second.") }
-        guard (50...5000).contains(staleMs) else { throw ValidationError("--stale-ms \(staleMs): use 50…5000 (below the receivers' failsafe, default 250).") }
+        guard rate.isFinite, rate >= Double(SendRate.range.lowerBound), rate <= Double(SendRate.range.upperBound) else {
+            throw ValidationError("--rate \(rate): must be between \(SendRate.range.lowerBound) and \(SendRate.range.upperBound) packets per second.")
+        }
+        guard (50...5000).contains(staleMs) else { throw ValidationError("--stale-ms \(staleMs): use 50…5000 (below the receivers' failsafe, default \(FailsafeTimeout.standard.milliseconds)).") }
         guard silentMs >= staleMs, silentMs <= 600_000 else { throw ValidationError("--silent-ms \(silentMs): use --stale-ms…600000.") }
         guard (1...4096).contains(maxPages) else { throw ValidationError("--max-pages \(maxPages): use 1…4096.") }
         guard (1...1000).contains(maxDrivers) else { throw ValidationError("--max-drivers \(maxDrivers): use 1…1000.") }
+        if let n = maxPagesPerAddress, !(1...maxPages).contains(n) {
+            throw ValidationError("--max-pages-per-address \(n): use 1…\(maxPages) (--max-pages).")
+        }
+        for o in allowOrigin where OriginPolicy.Origin(o) == nil {
+            throw ValidationError("--allow-origin \(o): expected SCHEME://HOST[:PORT] with scheme http or https and no path, e.g. https://robots.school.example.")
+        }
+        if roster != nil, teacherKeyFile == nil { throw ValidationError("--roster needs --teacher-key-file (the roster is shown on the teacher's dashboard).") }
+        if logDir != nil, teacherKeyFile == nil { throw ValidationError("--log-dir needs --teacher-key-file (the log is the teacher's dashboard's).") }
     }
 
     func run() throws {
@@ -115,9 +146,13 @@ struct Web: ParsableCommand {
             let security: WebOptions.Security = if plainHttp { .plainHTTP }
                 else if let tlsCert, let tlsKey { .files(certificate: tlsCert, key: tlsKey) }
                 else { .selfSigned(directory: WebCertificate.stateDirectory()) }
-            let options = WebOptions(robots: robots, security: security, host: host, port: port, session: sessionText, rate: rate,
+            var options = WebOptions(robots: robots, security: security, host: host, port: port, session: sessionText, rate: rate,
                                      timing: .init(stale: .milliseconds(staleMs), silent: .milliseconds(silentMs)),
-                                     limits: .init(pages: maxPages, drivers: maxDrivers), qrCode: !noQr)
+                                     limits: .init(pages: maxPages, drivers: maxDrivers, pagesPerAddress: maxPagesPerAddress), qrCode: !noQr)
+            options.allowedOrigins = Set(allowOrigin.compactMap(OriginPolicy.Origin.init))
+            options.teacherKeyFile = teacherKeyFile
+            options.logDirectory = logDir
+            options.rosterFile = roster
             return try WebCommand.run(options, status: status)
         }
     }

@@ -21,7 +21,7 @@ import SystemIO
 /// ``peerChanges``, every message in ``messages``; nothing calls back into your code.
 ///
 /// The wire format is Protocol.md §7 (hello, accept, deny, bye, ping, `data` and `datagram` on
-/// channel 2, §7.10).
+/// channel 2, §7.13).
 public final class RemoteSession: Sendable {
     /// Someone in the session, known by a random id chosen when its session was created (not by
     /// its display name: two peers may share one).

@@ -67,7 +67,8 @@ final class PageSocket {
         guard ok == 0 else { throw .setup("web: connect: \(SystemError(call: "connect", errno: errno).reason)") }
         var one: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        let request = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        // The Origin of a page the server served (its WebSocket refuses any other: OriginPolicy).
+        let request = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: YW5hbG9nLXJlbW90ZS1iZW5jaA==\r\nSec-WebSocket-Version: 13\r\n\r\n"
         try write(Array(request.utf8))
         let end = Array("\r\n\r\n".utf8)

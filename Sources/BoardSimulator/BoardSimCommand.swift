@@ -10,9 +10,9 @@ import SystemIO
 /// its path on stdout, what a person would see on the board on the status line.
 public enum BoardSimCommand {
     public static func run(_ options: PseudoTerminalBoard.Options, trace: Bool, status: StatusLine) throws(CommandFailure) -> CommandOutcome {
-        let signals: SignalWatcher
+        let runtime: CommandRuntime<Never>
         do {
-            signals = try SignalWatcher()
+            runtime = try CommandRuntime()
         } catch {
             throw CommandFailure("board-sim: cannot watch signals: \(error)", kind: .failed)
         }
@@ -29,7 +29,7 @@ public enum BoardSimCommand {
         StandardOutput.write(host.path + "\n")
         status.update(Self.statusText(host.board, path: host.path, overlaps: 0), force: true)
         do {
-            try host.run(stopDescriptor: signals.readableDescriptor, onRefresh: { board in
+            try host.run(stopDescriptor: runtime.stopDescriptor, onRefresh: { board in
                 status.update(Self.statusText(board, path: host.path, overlaps: host.overlaps), force: true)
             }) { event, board in
                 switch event {

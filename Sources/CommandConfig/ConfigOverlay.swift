@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import ConfigFile
 import SystemIO
 import TOMLKit
 
@@ -52,15 +53,15 @@ public struct ConfigOverlay: Sendable, Equatable {
         }
         let text = try load(path)
         if let problem = TOMLPreflight.problem(in: text) {
-            throw ConfigFileError(file: path, key: "", problem: problem)
+            throw ConfigFileError.command(file: path, key: "", problem: problem)
         }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            throw ConfigFileError(file: path, key: "", problem: "line \(error.source.begin.line): TOML syntax error: \(error.description)")
+            throw ConfigFileError.command(file: path, key: "", problem: "line \(error.source.begin.line): TOML syntax error: \(error.description)")
         } catch {
-            throw ConfigFileError(file: path, key: "", problem: "TOML syntax error: \(error)")
+            throw ConfigFileError.command(file: path, key: "", problem: "TOML syntax error: \(error)")
         }
         var out: [String] = []
         var used: [String] = []
@@ -68,12 +69,12 @@ public struct ConfigOverlay: Sendable, Equatable {
             guard let value = table[name] else { continue }
             if tables.contains(name) {
                 guard value.table != nil else {
-                    throw ConfigFileError(file: path, key: name, problem: "must be a table ([\(name)])")
+                    throw ConfigFileError.command(file: path, key: name, problem: "must be a table ([\(name)])")
                 }
                 continue
             }
             guard let key = keys[name], !["config", "help", "version"].contains(name) else {
-                throw ConfigFileError(file: path, key: name, problem: unknown(name, keys: keys, tables: tables))
+                throw ConfigFileError.command(file: path, key: name, problem: unknown(name, keys: keys, tables: tables))
             }
             out += try arguments(for: key, value, file: path)
             used.append(name)
@@ -114,14 +115,14 @@ public struct ConfigOverlay: Sendable, Equatable {
         switch key.kind {
         case .flag:
             guard let b = value.bool else {
-                throw ConfigFileError(file: file, key: key.name, problem: "got \(describe(value)); allowed: true or false")
+                throw ConfigFileError.command(file: file, key: key.name, problem: "got \(describe(value)); allowed: true or false")
             }
             return b ? ["--\(key.name)"] : []
         case .value:
             return ["--\(key.name)=\(try text(of: value, key: key, file: file))"]
         case .repeated:
             guard let array = value.array else {
-                throw ConfigFileError(file: file, key: key.name, problem: "got \(describe(value)); allowed: an array, e.g. [\"…\", \"…\"]")
+                throw ConfigFileError.command(file: file, key: key.name, problem: "got \(describe(value)); allowed: an array, e.g. [\"…\", \"…\"]")
             }
             var out: [String] = []
             for element in array { out.append("--\(key.name)=\(try text(of: element, key: key, file: file))") }
@@ -137,11 +138,11 @@ public struct ConfigOverlay: Sendable, Equatable {
         case .double: text = value.double.map { "\($0)" } ?? ""
         case .bool: text = value.bool.map { "\($0)" } ?? ""
         default:
-            throw ConfigFileError(file: file, key: key.name, problem: "got \(describe(value)); allowed: a string or a number")
+            throw ConfigFileError.command(file: file, key: key.name, problem: "got \(describe(value)); allowed: a string or a number")
         }
         guard key.accepts(text) else {
             let allowed = key.choices.isEmpty ? "" : "; allowed: \(key.choices.joined(separator: ", "))"
-            throw ConfigFileError(file: file, key: key.name, problem: "\(describe(value)) is not a valid value\(allowed)")
+            throw ConfigFileError.command(file: file, key: key.name, problem: "\(describe(value)) is not a valid value\(allowed)")
         }
         return text
     }
@@ -176,15 +177,15 @@ public struct ConfigOverlay: Sendable, Equatable {
             while let chunk = try file.read(max: 65536), !chunk.isEmpty {
                 all += chunk
                 if all.count > maximumSize {
-                    throw ConfigFileError(file: path, key: "", problem: "larger than 1 MiB; a config file is a few lines")
+                    throw ConfigFileError.command(file: path, key: "", problem: "larger than 1 MiB; a config file is a few lines")
                 }
             }
         } catch let error as SystemError {
-            throw ConfigFileError(file: path, key: "", problem: "cannot read it: \(error.reason)")
+            throw ConfigFileError.command(file: path, key: "", problem: "cannot read it: \(error.reason)")
         } catch let error as ConfigFileError {
             throw error
         } catch {
-            throw ConfigFileError(file: path, key: "", problem: "cannot read it: \(error)")
+            throw ConfigFileError.command(file: path, key: "", problem: "cannot read it: \(error)")
         }
         return String(decoding: all, as: UTF8.self)
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ConfigFile
 
 /// What a config-file key stands for: one long option of a command, as ArgumentParser sees it.
 public struct OptionKey: Sendable, Hashable {
@@ -103,4 +104,11 @@ private protocol ArrayOfArguments {
 extension Array: ArrayOfArguments {
     static var elementCheck: @Sendable (String) -> Bool? { argumentCheck(Element.self).0 }
     static var elementChoices: [String] { argumentCheck(Element.self).1 }
+}
+
+extension ConfigFileError {
+    /// A problem in a command's config file (`config FILE: key "KEY": problem`); key "" for the whole file.
+    public static func command(file: String, key: String, problem: String) -> ConfigFileError {
+        ConfigFileError(file: file, key: key, problem: problem, naming: .commandConfig)
+    }
 }

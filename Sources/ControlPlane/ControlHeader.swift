@@ -103,6 +103,11 @@ public enum ControlType: UInt8, Hashable, Sendable, CaseIterable {
     case stopAllReply = 0x0A
     /// Receiver → controller: what the robot is doing for it (Protocol.md §7.9).
     case robotState = 0x0B
+    /// The teacher's dashboard (Protocol.md §7.10–§7.12): a signed command, its reply, and the
+    /// reports a watched receiver sends.
+    case teacher = 0x0C
+    case teacherReply = 0x0D
+    case watchReport = 0x0E
     /// Receiver → controller under `--accept secret`: prove you know the robot's secret.
     case challenge = 0x10
     /// Controller → receiver: the proof (an HMAC over both sides' nonces).
@@ -111,13 +116,13 @@ public enum ControlType: UInt8, Hashable, Sendable, CaseIterable {
     /// with the connection's key. Not a message: opened by ``SealedEnvelope`` before anything else.
     case sealed = 0x12
     /// Application data sent once, best effort: one datagram, never acknowledged, never
-    /// retransmitted, maybe reordered (Protocol.md §7.10).
+    /// retransmitted, maybe reordered (Protocol.md §7.13).
     case datagram = 0x13
 
     public var isReliable: Bool {
         switch self {
         case .hello, .accept, .deny, .bye, .data, .challenge, .proof: true
-        case .ping, .pong, .ack, .stopAll, .stopAllReply, .sealed, .robotState, .datagram: false
+        case .ping, .pong, .ack, .stopAll, .stopAllReply, .sealed, .robotState, .teacher, .teacherReply, .watchReport, .datagram: false
         }
     }
 }

@@ -17,7 +17,7 @@ public enum ControlMessage: Hashable, Sendable {
     /// Application data on a numbered channel (the button game uses channel 1), up to 64 KiB.
     case data(channel: UInt8, bytes: [UInt8])
     /// Application data on a numbered channel, unreliable: one datagram of at most
-    /// ``datagramLimit`` application bytes (Protocol.md §7.10).
+    /// ``datagramLimit`` application bytes (Protocol.md §7.13).
     case datagram(channel: UInt8, bytes: [UInt8])
     /// Selective acknowledgement: bit i set = sequence `header.ack + 2 + i` has arrived too.
     case ack(selective: UInt64)
@@ -38,6 +38,11 @@ public enum ControlMessage: Hashable, Sendable {
     public static let datagramLimit = ControlHeader.maxPayload - 1
     /// Receiver → controller: the robot's state for this controller (RobotReport.swift).
     case robotState(RobotReport)
+    /// Teacher's dashboard → receiver: watch, identify, kick, lock (TeacherMessages.swift, §7.10).
+    case teacher(TeacherCommand)
+    case teacherReply(TeacherReply)
+    /// Watched receiver → dashboard: one row of the dashboard (§7.12).
+    case watchReport(WatchReport)
 
     public var type: ControlType {
         switch self {
@@ -55,6 +60,9 @@ public enum ControlMessage: Hashable, Sendable {
         case .challenge: .challenge
         case .proof: .proof
         case .robotState: .robotState
+        case .teacher: .teacher
+        case .teacherReply: .teacherReply
+        case .watchReport: .watchReport
         }
     }
 
@@ -82,7 +90,11 @@ public enum ControlMessage: Hashable, Sendable {
     public struct Deny: Hashable, Sendable {
         public enum Reason: UInt8, Hashable, Sendable {
             case pairingRequired = 1, wrongPairingCode = 2, busy = 3, wrongSession = 4, stoppedByTeacher = 5,
-                 unsupportedVersion = 6, rateLimited = 7, other = 255
+                 unsupportedVersion = 6, rateLimited = 7,
+                 /// The teacher freed the robot from this controller (§7.10); the text says why.
+                 kicked = 10,
+                 /// The teacher locked the robot to another student (§7.10).
+                 locked = 11, other = 255
         }
         public var reason: Reason
         public var text: String
@@ -122,16 +134,10 @@ public enum ControlMessage: Hashable, Sendable {
         }
 
         /// Fills ``mac`` from `key` (UTF-8 bytes of the teacher key).
-        public mutating func sign(key: [UInt8]) { mac = Array(HMACSHA256.authenticate(signedBytes, key: key).prefix(16)) }
+        public mutating func sign(key: [UInt8]) { mac = TeacherMAC.tag(signedBytes, key: key) }
 
         /// Constant-time check of ``mac`` against `key`.
-        public func verify(key: [UInt8]) -> Bool {
-            let expected = Array(HMACSHA256.authenticate(signedBytes, key: key).prefix(16))
-            guard mac.count == 16 else { return false }
-            var diff: UInt8 = 0
-            for i in 0..<16 { diff |= expected[i] ^ mac[i] }
-            return diff == 0
-        }
+        public func verify(key: [UInt8]) -> Bool { TeacherMAC.matches(mac, signedBytes, key: key) }
     }
 
     /// A receiver's answer to each stop-all datagram it reads, so the teacher sees who was
@@ -174,6 +180,9 @@ public enum ControlMessage: Hashable, Sendable {
         case .challenge(let nonce): w.raw(nonce)
         case .proof(let nonce, let mac): w.raw(nonce); w.raw(mac)
         case .robotState(let report): return report.encodePayload()
+        case .teacher(let c): c.encode(into: &w)
+        case .teacherReply(let r): r.encode(into: &w)
+        case .watchReport(let r): r.encode(into: &w)
         }
         return w.bytes
     }
@@ -236,6 +245,12 @@ public enum ControlMessage: Hashable, Sendable {
             throw ControlMessageError(.badField, at: 0, bytes: Array(payload))
         case .robotState:
             return .robotState(try RobotReport.decode(payload))
+        case .teacher:
+            message = .teacher(try TeacherCommand.decode(&r, payload: payload))
+        case .teacherReply:
+            message = .teacherReply(try TeacherReply.decode(&r, payload: payload))
+        case .watchReport:
+            message = .watchReport(try WatchReport.decode(&r, payload: payload))
         }
         try r.expectEnd()
         return message

@@ -75,6 +75,12 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         /// The controller of a connection now talks from a new address (recognised by its
         /// connection id): it keeps what it had at the old one, ownership included.
         case moved(from: Source, to: Source, name: String?)
+        /// A teacher command was taken (ControlPlane+Teacher.swift): the service carries it out.
+        case teacherCommand(Source, TeacherCommand)
+        /// A teacher command was refused; the text says why (also in the reply to its sender).
+        case teacherRefused(Source, TeacherCommand.Action, String)
+        /// A pong to one of the receiver's own pings (the driver's round trip, §7.12).
+        case pong(Source, id: UInt32, sentNanos: UInt64)
     }
 
     public struct Output: Sendable {
@@ -111,8 +117,9 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     /// Every source's rate limit and control channel.
     public var peers: PeerTable<Source> { peerTable }
     @usableFromInline var peerTable: PeerTable<Source>
-    public private(set) var admission: Admission<Source>
+    public internal(set) var admission: Admission<Source>
     public private(set) var stopGuard: StopAllGuard
+    public internal(set) var teacherGuard: TeacherGuard
     public private(set) var attempts: AttemptLimiter<Source>
     /// Receiver nonces of challenges not yet answered, with the hello's name.
     var pending: [Source: (nonce: [UInt8], name: String)] = [:]
@@ -135,6 +142,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         peerTable = PeerTable(connection: connection, options: options)
         admission = Admission(mode: settings.accept, pairingCode: settings.pairingCode, session: settings.session)
         stopGuard = StopAllGuard(session: settings.session, instance: settings.displayName, teacherKey: settings.teacherKey)
+        teacherGuard = TeacherGuard(session: settings.session, instance: settings.displayName, teacherKey: stopGuard.teacherKey)
         attempts = AttemptLimiter(options: settings.attempts)
         self.oneShotConnection = oneShotConnection
     }
@@ -289,8 +297,12 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             let reply = ControlMessage.StopAllReply(nonce: command.nonce, outcome: outcome,
                                                     displayName: settings.displayName, text: text)
             out.datagrams.append((source, peerTable.unreliable(.stopAllReply(reply), to: source)))
+        case .teacher(let command):
+            teacher(command, from: source, unixMillis: unixMillis, into: &out)
+        case .pong(let id, let sent):
+            out.effects.append(.pong(source, id: id, sentNanos: sent))
         default:
-            break   // accept/deny/pong/data/challenge/stop-all replies are not for a receiver
+            break   // accept/deny/data/challenge/stop-all replies are not for a receiver
         }
     }
 
@@ -348,7 +360,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         peerTable.assign(connectionID: connectionID ?? Self.newConnectionID(), to: source, now: now)
         peerTable.send(.accept(.init(peerID: settings.peerID, displayName: settings.displayName,
                                  failsafeMilliseconds: UInt16(clamping: settings.failsafe.milliseconds),
-                                 rateHertz: 50)), to: source, now: now)
+                                 rateHertz: UInt16(SendRate.standardHz))), to: source, now: now)
         out.effects.append(.accepted(source, name: name))
     }
 

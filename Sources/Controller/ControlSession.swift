@@ -132,6 +132,11 @@ public final class ControlSession: SendLoopCompanion {
             if channel.connectionID != 0, datagram.header.connectionID != channel.connectionID { continue }
             lastHeard = now
             heard(datagram, now: now)
+            // The receiver measures its driver's round trip for the teacher's dashboard (§7.12).
+            if datagram.header.type == .ping,
+               case .ping(let id, let sent)? = try? ControlMessage.decode(type: .ping, payload: datagram.payload) {
+                send(channel.unreliable(.pong(id: id, sentNanos: sent)))
+            }
             if datagram.header.type == .pong,
                case .pong(let id, _)? = try? ControlMessage.decode(type: .pong, payload: datagram.payload) {
                 quality.pongReceived(id: id, now: now)
@@ -233,6 +238,7 @@ public final class ControlSession: SendLoopCompanion {
         case .deny(let d):
             phase = .refused
             let who = peer.map { "\($0)" } ?? "the receiver"
+            if d.reason == .kicked || d.reason == .locked { return [.end(.refused("\(who): \(d.text)"))] }
             return [.end(.refused("\(who) refused this controller: \(d.text)"))]
         case .data(let channel, let bytes) where channel == GameScore.channel:
             guard let s = try? GameScore.decode(bytes) else { return [] }

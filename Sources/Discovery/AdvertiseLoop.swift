@@ -20,22 +20,20 @@ public struct AdvertiseLoop {
     /// Throws a ``DiscoveryError`` (the CLI: no responder 5, registration refused 1).
     public func run() throws -> CommandOutcome {
         do {
-            let signals = try SignalWatcher()
-            let mailbox = try EventMailbox<AdvertiserEvent>()
+            let runtime = try CommandRuntime<AdvertiserEvent>()
             let advertiser: SessionAdvertiser
             do throws(DiscoveryError) {
                 advertiser = try SessionAdvertiser(session: session, name: name ?? HostName.current(), port: port,
-                                                   timing: timing, onEvent: mailbox.post)
+                                                   timing: timing, onEvent: runtime.mailbox.post)
             } catch {
                 throw error
             }
             defer { advertiser.stop() }
             output.status("announcing session \"\(session)\" (\(session.subtype)) on port \(port)…", force: true)
             while true {
-                let ready = try Poller.wait([(mailbox.descriptor, .readable), (signals.readableDescriptor, .readable)],
-                                            until: nil)
-                if !ready[1].isEmpty { break }
-                for event in mailbox.drain() {
+                let wake = try runtime.wait(until: nil)
+                if wake.stop != nil { break }
+                for event in wake.events {
                     switch event {
                     case .registered(let inUse):
                         let requested = advertiser.requestedName

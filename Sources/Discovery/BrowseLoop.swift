@@ -30,11 +30,10 @@ public struct BrowseLoop {
     /// (several receivers with `follow` and no name).
     public func run() throws -> CommandOutcome {
         do {
-            let signals = try SignalWatcher()
-            let mailbox = try EventMailbox<BrowserEvent>()
+            let runtime = try CommandRuntime<BrowserEvent>()
             let browser: SessionBrowser
             do throws(DiscoveryError) {
-                browser = try SessionBrowser(session: session, onEvent: mailbox.post)
+                browser = try SessionBrowser(session: session, onEvent: runtime.mailbox.post)
             } catch {
                 throw error
             }
@@ -45,15 +44,14 @@ public struct BrowseLoop {
             var follower = FollowReceiver(.init(session: session, receiverName: receiver), now: started)
             output.status("browsing session \"\(session)\" (\(session.subtype))…", force: true)
             while true {
-                let wake = [end, directory.nextDeadline, follow ? follower.nextDeadline : nil].compactMap { $0 }.min()
-                let ready = try Poller.wait([(mailbox.descriptor, .readable), (signals.readableDescriptor, .readable)],
-                                            until: wake)
-                if !ready[1].isEmpty { break }
+                let deadline = [end, directory.nextDeadline, follow ? follower.nextDeadline : nil].compactMap { $0 }.min()
+                let wake = try runtime.wait(until: deadline)
+                if wake.stop != nil { break }
                 let now = ContinuousClock.now
                 let stamp = BrowseListing.elapsed(now - started) + " "
                 var changes: [DirectoryChange] = []
                 var actions: [FollowReceiver.Action] = []
-                for event in mailbox.drain() {
+                for event in wake.events {
                     changes += directory.apply(event, now: now)
                     if follow { actions += follower.handle(event, now: now) }
                     if once == nil && !follow { note(event, stamp) }

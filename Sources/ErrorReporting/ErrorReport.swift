@@ -1,3 +1,4 @@
+import ConfigFile
 import Discovery
 import Gamepad
 import MIDIControl
@@ -16,9 +17,8 @@ public enum ErrorReport {
         case let e as CommandFailure: UserFacingError(e)
         case let e as DiscoveryError: e.userFacing(fallback: discoveryFallback)
         case let e as GamepadError: e.userFacing
-        case let e as GamepadConfigError: e.userFacing
+        case let e as ConfigFileError: e.userFacing
         case let e as GamepadSelectorError: e.userFacing
-        case let e as MIDIConfigError: e.userFacing
         case let e as MIDIDeviceError: e.userFacing
         default: nil
         }

@@ -1,11 +1,6 @@
 public import Gamepad
 
 /// The one stderr line and exit status for each gamepad failure (README "Exit codes").
-extension GamepadConfigError {
-    /// One line naming the file and key; exit 2.
-    public var userFacing: UserFacingError { UserFacingError(description, status: .badConfiguration) }
-}
-
 extension GamepadError {
     /// A refused mapping line is a configuration error (exit 2); SDL not starting is a device
     /// problem (exit 3).

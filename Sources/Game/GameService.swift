@@ -42,7 +42,7 @@ public struct GameConfiguration: Sendable {
 public final class GameService {
     private let configuration: GameConfiguration
     private let socket: UDPSocket
-    private let signals: SignalWatcher
+    private let runtime: CommandRuntime<AdvertiserEvent>
     private let status: StatusLine
     private let logger: Logger
     private var host: GameHost<SocketAddress>
@@ -59,7 +59,7 @@ public final class GameService {
                                  kind: .badConfiguration)
         }
         do {
-            signals = try SignalWatcher()
+            runtime = try CommandRuntime()
         } catch {
             throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
         }
@@ -87,18 +87,12 @@ public final class GameService {
         }
         StandardOutput.write("receiving on udp port \(port)\n")
         var advertiser: SessionAdvertiser?
-        let mailbox: EventMailbox<AdvertiserEvent>
-        do {
-            mailbox = try EventMailbox()
-        } catch {
-            throw CommandFailure("game: \(error)", kind: .failed)
-        }
         if configuration.advertise {
             guard let session = try? SessionID(configuration.session) else {
                 throw CommandFailure("--session \"\(configuration.session)\" is not a usable session ID", kind: .badArgument)
             }
             do throws(DiscoveryError) {
-                advertiser = try SessionAdvertiser(session: session, name: configuration.name, port: port, onEvent: mailbox.post)
+                advertiser = try SessionAdvertiser(session: session, name: configuration.name, port: port, onEvent: runtime.mailbox.post)
             } catch {
                 socket.close()
                 throw error
@@ -110,30 +104,23 @@ public final class GameService {
                                       "seconds": "\(configuration.roundLength.map { "\($0.components.seconds)" } ?? "until stopped")"])
         say(configuration.rounds > 1 ? "round 1 of \(configuration.rounds)" : "game on: press A to score")
         do {
-            try loop(mailbox: mailbox)
+            try loop()
         } catch {
             throw CommandFailure("game loop failed: \(error)", kind: .failed)
         }
         return try finish()
     }
 
-    private func loop(mailbox: EventMailbox<AdvertiserEvent>) throws(SystemError) {
+    private func loop() throws(SystemError) {
         var buffer = [UInt8](repeating: 0, count: 2048)
-        let fds: [(fd: Int32, events: Poller.Events)] = [
-            (signals.readableDescriptor, .readable),
-            (mailbox.descriptor, .readable),
-            (socket.descriptor.rawValue, .readable),
-        ]
         var nextStatus = ContinuousClock.now
         while !host.isOver {
             var deadline = host.deadline(now: .now)
             if status.enabled { deadline = deadline.map { min($0, nextStatus) } ?? nextStatus }
-            let ready = try Poller.wait(fds, until: deadline)
-            if signals.signal != nil { return }
-            if !ready[1].isEmpty {
-                for event in mailbox.drain() { advertised(event) }
-            }
-            if !ready[2].isEmpty {
+            let wake = try runtime.wait([(socket.descriptor.rawValue, .readable)], until: deadline)
+            if wake.stop != nil { return }
+            for event in wake.events { advertised(event) }
+            if !wake.ready[0].isEmpty {
                 for _ in 0..<256 {
                     guard let (length, from) = try socket.receive(into: &buffer) else { break }
                     let bytes = Array(buffer[..<min(length, buffer.count)])

@@ -56,32 +56,22 @@ public struct GamepadConfig: Hashable, Sendable {
     public static let knownTables: Set<String> = ["gamepad", "midi"]
 
     public static func parse(_ text: String, file: String) throws(GamepadConfigError) -> GamepadConfig {
+        let named = file.isEmpty ? "gamepad config" : file
         if text.utf8.contains(0) {
-            throw GamepadConfigError(file: file, key: nil, problem: "a NUL byte in the file; allowed: text without NUL bytes")
+            throw GamepadConfigError(file: named, key: nil, problem: "a NUL byte in the file; allowed: text without NUL bytes")
         }
-        if let problem = TOMLPreflight.problem(in: text) {
-            throw GamepadConfigError(file: file, key: nil, problem: problem)
-        }
-        let root: TOMLTable
-        do {
-            root = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw GamepadConfigError(file: file, key: nil,
-                                     problem: "line \(error.source.begin.line), column \(error.source.begin.column): \(error.description) (not valid TOML)")
-        } catch {
-            throw GamepadConfigError(file: file, key: nil, problem: "not valid TOML: \(error)")
-        }
+        let root = try TOMLDocument.parse(text, file: named)
         var config = GamepadConfig(file: file)
         // Top-level plain keys are the command's own options (control.toml), checked by the command's
         // config overlay; every top-level *table* must be one this file may hold.
         for key in root.keys.sorted() where !knownTables.contains(key) && root[key]?.table != nil {
             let allowed = knownTables.sorted().map { "[\($0)]" }.joined(separator: ", ")
-            throw GamepadConfigError(file: file, key: key,
+            throw GamepadConfigError(file: named, key: key,
                                      problem: "unknown key or table (allowed: \(allowed))\(Suggestion.hint(for: key, among: knownTables))")
         }
         guard let value = root["gamepad"] else { return config }
         guard let table = value.table else {
-            throw GamepadConfigError(file: file, key: "gamepad", problem: "must be a table ([gamepad])")
+            throw GamepadConfigError(file: named, key: "gamepad", problem: "must be a table ([gamepad])")
         }
         let reader = Reader(file: file)
         for key in table.keys.sorted() {
@@ -91,30 +81,14 @@ public struct GamepadConfig: Hashable, Sendable {
         return config
     }
 
-    static func readFile(_ path: String) throws(ConfigFileError) -> String {
+    static func readFile(_ path: String) throws(ConfigReadError) -> String {
         try ConfigFileReader.read(path)
     }
 
 }
 
-/// A config file that cannot be used: which file, which key, what is allowed. One line.
-public struct GamepadConfigError: Error, Hashable, Sendable, CustomStringConvertible {
-    public let file: String
-    /// Dotted path (`gamepad.buttons.forward`), nil for a whole-file problem.
-    public let key: String?
-    public let problem: String
-
-    public init(file: String, key: String?, problem: String) {
-        self.file = file
-        self.key = key
-        self.problem = problem
-    }
-
-    public var description: String {
-        let where_ = file.isEmpty ? "gamepad config" : file
-        return key.map { "\(where_): \($0): \(problem)" } ?? "\(where_): \(problem)"
-    }
-}
+/// A gamepad table that cannot be used: which file, which key, what is allowed. One line.
+public typealias GamepadConfigError = ConfigFileError
 
 /// Key by key; each setter names the key and what it allows.
 private struct Reader {
@@ -124,7 +98,7 @@ private struct Reader {
                           "mappings", "steer_axis", "stop", "threshold"]
 
     func fail(_ key: String, _ problem: String) -> GamepadConfigError {
-        GamepadConfigError(file: file, key: key, problem: problem)
+        GamepadConfigError(file: file.isEmpty ? "gamepad config" : file, key: key, problem: problem)
     }
 
     func apply(key: String, value: any TOMLValueConvertible, to config: inout GamepadConfig) throws(GamepadConfigError) {
@@ -223,21 +197,8 @@ private struct Reader {
         "\"\(text)\" is not a control (allowed: \(PadControl.allNames.joined(separator: ", ")))"
     }
 
-    func number(_ value: any TOMLValueConvertible) -> Double? {
-        if let d = value.double { return d.isFinite ? d : nil }
-        return value.int.map(Double.init)
-    }
-
-    func show(_ value: any TOMLValueConvertible) -> String {
-        if let s = value.string { return "\"\(s)\"" }
-        return "\(value.tomlValue)".trimmingSpaces
-    }
-}
-
-private extension String {
-    var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\n" }.reversed().drop { $0 == " " || $0 == "\n" }.reversed())
-    }
+    func number(_ value: any TOMLValueConvertible) -> Double? { TOMLDocument.number(value) }
+    func show(_ value: any TOMLValueConvertible) -> String { TOMLDocument.show(value) }
 }
 
 /// SDL GameController mapping lines (`GUID,name,a:b0,b:b1,…`), checked before SDL sees them.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CSDL2
+import ConfigFile
 import Dispatch
 import Foundation
 import Synchronization

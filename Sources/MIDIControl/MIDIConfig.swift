@@ -1,3 +1,4 @@
+import ConfigFile
 import MIDIFraming
 import RemoteWire
 import SystemIO
@@ -51,22 +52,12 @@ public struct MIDIConfig: Hashable, Sendable {
     }
 
     public static func parse(_ text: String, file: String) throws(MIDIConfigError) -> MIDIConfig {
-        if let problem = TOMLPreflight.problem(in: text) {
-            throw MIDIConfigError(file: file, key: nil, problem: problem)
-        }
-        let root: TOMLTable
-        do {
-            root = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw MIDIConfigError(file: file, key: nil,
-                                  problem: "line \(error.source.begin.line), column \(error.source.begin.column): \(error.description) (not valid TOML)")
-        } catch {
-            throw MIDIConfigError(file: file, key: nil, problem: "not valid TOML: \(error)")
-        }
+        let named = file.isEmpty ? "midi config" : file
+        let root = try TOMLDocument.parse(text, file: named)
         var config = MIDIConfig(file: file)
         guard let value = root["midi"] else { return config }
         guard let table = value.table else {
-            throw MIDIConfigError(file: file, key: "midi", problem: "must be a table ([midi])")
+            throw MIDIConfigError(file: named, key: "midi", problem: "must be a table ([midi])")
         }
         let reader = Reader(file: file)
         for key in table.keys.sorted() {
@@ -78,24 +69,8 @@ public struct MIDIConfig: Hashable, Sendable {
     }
 }
 
-/// A config file that cannot be used: which file, which key, what is allowed. One line.
-public struct MIDIConfigError: Error, Hashable, Sendable, CustomStringConvertible {
-    public let file: String
-    /// Dotted path (`midi.notes.H4`), nil for a whole-file problem.
-    public let key: String?
-    public let problem: String
-
-    public init(file: String, key: String?, problem: String) {
-        self.file = file
-        self.key = key
-        self.problem = problem
-    }
-
-    public var description: String {
-        let place = file.isEmpty ? "midi config" : file
-        return key.map { "\(place): \($0): \(problem)" } ?? "\(place): \(problem)"
-    }
-}
+/// A MIDI table that cannot be used: which file, which key, what is allowed. One line.
+public typealias MIDIConfigError = ConfigFileError
 
 private struct Reader {
     let file: String
@@ -104,7 +79,7 @@ private struct Reader {
                           "notes", "tilt", "velocity_scale"]
 
     func fail(_ key: String, _ problem: String) -> MIDIConfigError {
-        MIDIConfigError(file: file, key: key, problem: problem)
+        MIDIConfigError(file: file.isEmpty ? "midi config" : file, key: key, problem: problem)
     }
 
     static let noteAdvice = "a note name such as C4 (middle C = 60), F#3 or Bb2; octaves -1…9, C-1 = 0 … G9 = 127"
@@ -224,14 +199,7 @@ private struct Reader {
         return b
     }
 
-    func number(_ value: any TOMLValueConvertible) -> Double? {
-        if let d = value.double { return d.isFinite ? d : nil }
-        return value.int.map(Double.init)
-    }
+    func number(_ value: any TOMLValueConvertible) -> Double? { TOMLDocument.number(value) }
 
-    func show(_ value: any TOMLValueConvertible) -> String {
-        if let s = value.string { return "\"\(s)\"" }
-        let text = "\(value.tomlValue)"
-        return String(text.drop { $0 == " " || $0 == "\n" }.reversed().drop { $0 == " " || $0 == "\n" }.reversed())
-    }
+    func show(_ value: any TOMLValueConvertible) -> String { TOMLDocument.show(value) }
 }

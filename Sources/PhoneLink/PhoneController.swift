@@ -7,6 +7,7 @@ import Console
 import Controller
 import Foundation
 import Logging
+import RemoteWire
 import SystemIO
 
 /// One page = one controller on the UDP side: its own UDP socket (so its own source address and
@@ -25,7 +26,7 @@ public final class PhoneController: Sendable {
         public var rate: Double
         public var timing: PhoneSource.Timing
 
-        public init(displayName: String, pairingCode: String?, session: String, rate: Double = 50,
+        public init(displayName: String, pairingCode: String?, session: String, rate: Double = Double(SendRate.standardHz),
                     timing: PhoneSource.Timing = .init()) {
             self.displayName = displayName
             self.pairingCode = pairingCode

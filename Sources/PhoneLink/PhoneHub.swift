@@ -1,5 +1,6 @@
 import Controller
 import Logging
+import RemoteWire
 import Synchronization
 import SystemIO
 
@@ -8,17 +9,47 @@ import SystemIO
 /// the phones' send-loop threads. Nothing here blocks or does I/O except starting a controller's
 /// thread.
 ///
-/// Limits (bad input must not hurt the other phones): at most ``Limits/pages`` pages at once and
-/// ``Limits/drivers`` controllers; a display name is unique among the pages of this server
-/// (case-insensitive); a page that joins again first ends its old controller.
+/// Limits (bad input must not hurt the other phones): at most ``Limits/pages`` pages at once, of
+/// them at most ``Limits/pagesPerAddress`` from one client address, and ``Limits/drivers``
+/// controllers; a display name is unique among the pages of this server (case-insensitive); a
+/// page that joins again first ends its old controller.
 public final class PhoneHub: Sendable {
     public struct Limits: Sendable {
         public var pages: Int
         public var drivers: Int
+        /// Pages one client address may hold, so that one client cannot take every slot.
+        public var pagesPerAddress: Int
 
-        public init(pages: Int = 256, drivers: Int = 100) {
+        /// `pagesPerAddress` nil: ``defaultShare(of:)`` of `pages`.
+        public init(pages: Int = 256, drivers: Int = 100, pagesPerAddress: Int? = nil) {
             self.pages = pages
             self.drivers = drivers
+            self.pagesPerAddress = pagesPerAddress ?? Self.defaultShare(of: pages)
+        }
+
+        /// An eighth of the pages (at least 4, at most all): a classroom behind one NAT address
+        /// needs `--max-pages-per-address`.
+        public static func defaultShare(of pages: Int) -> Int { min(pages, max(4, pages / 8)) }
+    }
+
+    /// Why a page was not let in; ``description`` is the line the page shows.
+    public enum PageRefusal: Error, Equatable, Sendable, CustomStringConvertible {
+        case full(Int)
+        case address(String, Int)
+
+        public var description: String {
+            switch self {
+            case .full(let n): "the server is full: \(n) pages are open, try again later"
+            case .address(let a, let n): "too many pages from your address (\(a)): at most \(n); close some tabs and reload"
+            }
+        }
+
+        /// The WebSocket close reason (at most 123 bytes).
+        public var closeReason: String {
+            switch self {
+            case .full: "server full"
+            case .address: "too many pages from this address"
+            }
         }
     }
 
@@ -28,7 +59,7 @@ public final class PhoneHub: Sendable {
         public var timing: PhoneSource.Timing
         public var limits: Limits
 
-        public init(session: String, rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
+        public init(session: String, rate: Double = Double(SendRate.standardHz), timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
             self.session = session
             self.rate = rate
             self.timing = timing
@@ -54,6 +85,8 @@ public final class PhoneHub: Sendable {
 
     private struct Page {
         var sink: Sink
+        /// The client's IP address ("" when not known: not counted per address).
+        var address = ""
         var name: String?
         var robot: String?
         var controller: PhoneController?
@@ -84,14 +117,23 @@ public final class PhoneHub: Sendable {
 
     /// A new page; nil when ``Limits/pages`` are already connected (the caller tells the page).
     public func open(sink: @escaping Sink) -> PageID? {
-        let opened = state.withLock { s -> (PageID, [PageReport.Robot])? in
-            guard s.pages.count < settings.limits.pages else { return nil }
+        try? open(from: "", sink: sink)
+    }
+
+    /// A new page from the client at `address` (an IP address; "" is not counted per address).
+    /// Throws when ``Limits/pages`` are connected, or ``Limits/pagesPerAddress`` from `address`.
+    public func open(from address: String, sink: @escaping Sink) throws(PageRefusal) -> PageID {
+        let opened = state.withLock { s -> Result<(PageID, [PageReport.Robot]), PageRefusal> in
+            guard s.pages.count < settings.limits.pages else { return .failure(.full(settings.limits.pages)) }
+            if !address.isEmpty, s.pages.values.count(where: { $0.address == address }) >= settings.limits.pagesPerAddress {
+                return .failure(.address(address, settings.limits.pagesPerAddress))
+            }
             let id = s.nextID
             s.nextID += 1
-            s.pages[id] = Page(sink: sink)
-            return (id, Self.list(s))
+            s.pages[id] = Page(sink: sink, address: address)
+            return .success((id, Self.list(s)))
         }
-        guard let (id, list) = opened else { return nil }
+        let (id, list) = try opened.get()
         sink(.robots(list))
         return id
     }
@@ -162,11 +204,16 @@ public final class PhoneHub: Sendable {
             // thread can have its hello answered (and report "driving") before this thread runs
             // again, and a `joined` arriving after it would put the page back to "saying hello…".
             sink(.joined(robot: robot.id, name: robot.name))
+            // The receiver's own name, from its accept, names the robot everywhere (``nameRobot``).
+            let report: Sink = { [weak self] r in
+                if case .status(let s) = r, let name = s.receiver { self?.nameRobot(robot.id, name) }
+                sink(r)
+            }
             let options = PhoneController.Options(displayName: name, pairingCode: code, session: settings.session,
                                                   rate: settings.rate, timing: settings.timing)
             let controller: PhoneController
             do {
-                controller = try PhoneController(options, peer: robot.peer, logger: logger, report: sink) { [weak self] reason in
+                controller = try PhoneController(options, peer: robot.peer, logger: logger, report: report) { [weak self] reason in
                     sink(.ended(Self.describe(reason)))
                     self?.finished(id)
                 }
@@ -220,6 +267,17 @@ public final class PhoneHub: Sendable {
     }
 
     public var robots: [Robot] { state.withLock { $0.robots } }
+
+    /// The name a robot's receiver gives itself (its stop-all reply, or its accept): every page
+    /// lists it by that name from now on. Empty or unchanged names change nothing.
+    public func nameRobot(_ id: String, _ name: String) {
+        let changed = state.withLock { s -> Bool in
+            guard !name.isEmpty, let i = s.robots.firstIndex(where: { $0.id == id }), s.robots[i].name != name else { return false }
+            s.robots[i].name = name
+            return true
+        }
+        if changed { broadcastRobots() }
+    }
 
     /// Pages connected, controllers running.
     public var counts: (pages: Int, drivers: Int) {

@@ -1,5 +1,6 @@
 import BoardLink
 import BoardProtocol
+import ConfigFile
 
 /// `--profile`: which board profile the receiver drives.
 public enum ProfileChoice: String, Sendable, Hashable, CaseIterable {

@@ -11,20 +11,12 @@ import SystemIO
 /// A mapping file that cannot be used, said in one line: the file, the key (or line), what was
 /// found and what is allowed, e.g.
 /// `kit.toml: drive.speed: got the integer 200; allowed: an integer 0…127`.
-public struct MappingFileError: Error, Hashable, Sendable, CustomStringConvertible {
-    public let file: String
-    /// A dotted key (`drive.left.address`, `buttons[1].on`) or `line N`.
-    public let location: String
-    public let problem: String
+public typealias MappingFileError = ConfigFileError
 
+extension ConfigFileError {
+    /// `location`: a dotted key (`drive.left.address`, `buttons[1].on`) or `line N`.
     public init(file: String, location: String, problem: String) {
-        self.file = file
-        self.location = location
-        self.problem = problem
-    }
-
-    public var description: String {
-        location.isEmpty ? "\(file): \(problem)" : "\(file): \(location): \(problem)"
+        self.init(file: file, key: location, problem: problem)
     }
 }
 

@@ -104,7 +104,7 @@ extension ReceiverService {
             switch opened {
             case .state(let inner):
                 apply(engine.datagram(inner, length: inner.count, from: source, at: now, arrived: arrived,
-                                      admitted: plane.mayDriveSealed(source)))
+                                      admitted: plane.mayDriveSealed(source) && teacherAllows(source, at: now)))
                 return nil
             case .control(let inner):
                 apply(engine.datagram(bytes, length: length, from: source, at: now))
@@ -114,7 +114,9 @@ extension ReceiverService {
                 return nil
             }
         }
-        let admitted = length != StatePacket.size || plane.mayDrive(source)
+        let teacherLets = length != StatePacket.size || teacherAllows(source, at: now)
+        let admitted = length != StatePacket.size || (plane.mayDrive(source) && teacherLets)
+        if !teacherLets { refusedByTeacher(source, at: now) }
         apply(engine.datagram(bytes, length: length, from: source, at: now, arrived: arrived, admitted: admitted))
         if !admitted { handle(plane.refusedState(from: source, now: now), at: now) }
         return length == StatePacket.size ? nil : (Array(bytes), source, false)
@@ -176,6 +178,12 @@ extension ReceiverService {
                 logger.notice(owner ? "the driving controller moved to a new address: still the owner" : "controller moved to a new address",
                               metadata: ["controller": "\(name ?? "-")", "from": "\(old)", "address": "\(new)"])
                 apply(engine.moved(from: old, to: new, at: now))
+            case .teacherCommand(let source, let command):
+                teacherCommand(command, from: source, at: now)
+            case .teacherRefused(let source, let action, let why):
+                limited(["from": "\(source)", "action": "\(action.name)"]) { logger.warning("teacher command refused: \(why)", metadata: $0) }
+            case .pong(let source, let id, _):
+                desk.pong(id: id, from: source, now: now)
             }
         }
     }
@@ -183,6 +191,8 @@ extension ReceiverService {
     /// Engine notices that concern the classroom features.
     func logClassroom(_ notice: ReceiverEngine<SocketAddress>.Notice) {
         switch notice {
+        case .notAdmitted(let source) where plane.mayDrive(source):
+            limited(who(source)) { logger.notice("ignoring controller: the teacher kicked it or locked the robot to another student", metadata: $0) }
         case .notAdmitted(let source):
             limited(who(source)) {
                 logger.notice("ignoring controller: not paired (this receiver runs --accept paired; the controller needs --pair CODE)",

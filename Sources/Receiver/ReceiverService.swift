@@ -46,6 +46,8 @@ public struct ReceiverConfiguration: Sendable {
     public var controllerCapacity = 1024
     /// The board as drivers are told it in robot-state reports (Protocol.md §7.9).
     public var boardName = "sim"
+    /// The software version, told to the teacher's dashboard.
+    public var version = ""
     /// systemd's notify socket (`Type=notify`, `WatchdogSec=`), or nil when not run by it.
     public var notifier: ServiceNotifier?
     /// SIGHUP (`systemctl reload`) reads the configuration again through this; nil = SIGHUP
@@ -78,7 +80,7 @@ public final class ReceiverService {
     let socket: UDPSocket
     let signals: SignalWatcher
     private let inbox: BoardEventInbox
-    private let board: any BoardSink
+    let board: any BoardSink
     let status: StatusLine
     let logger: Logger
     let advertising: ReceiverAdvertising?
@@ -93,6 +95,8 @@ public final class ReceiverService {
     var plane: ControlPlane<SocketAddress>
     /// What each controller that said hello is told about the robot (ReceiverService+RobotState.swift).
     var reporter: RobotStateReporter<SocketAddress>
+    /// The teacher's dashboard: watchers, identify, kick, lock (ReceiverService+Teacher.swift).
+    var desk = TeacherDesk<SocketAddress>(now: .now)
     private var notices = NoticeLimiter()
     /// The budget shared by every source but the owner (nil under `--accept any`, where every
     /// source may become the owner).
@@ -216,7 +220,7 @@ public final class ReceiverService {
         ] + supervision.descriptors
         var nextStatus = ContinuousClock.now
         while true {
-            var deadline = [engine.deadline, plane.deadline(now: .now)].compactMap { $0 }.min()
+            var deadline = [engine.deadline, plane.deadline(now: .now), desk.deadline(now: .now)].compactMap { $0 }.min()
             if status.enabled { deadline = deadline.map { min($0, nextStatus) } ?? nextStatus }
             deadline = supervision.deadline(deadline, now: .now)
             if let hold = pacing.holdUntil(now: .now) {
@@ -243,6 +247,7 @@ public final class ReceiverService {
             handle(plane.poll(now: now), at: now)
             apply(engine.tick(at: now))
             reportRobotState()
+            serveTeacher(at: now)
             if supervision.takeHangup() { reload(at: now) }
             if supervision.shouldStall(at: now) { try stall(); return }
             supervision.tick(at: now, isReady: { isReady }, status: readyStatus, logger: logger)
@@ -272,7 +277,7 @@ public final class ReceiverService {
     }
 
     func apply(_ step: ReceiverEngine<SocketAddress>.Step) {
-        if let values = step.write {
+        if let values = step.write.map(withoutIdentify) {
             if held != nil { held!.merge(values) { $1 } } else { board.setDesired(values) }
         }
         for notice in step.notices { log(notice) }

@@ -31,3 +31,8 @@ public enum SendRate {
     /// a `rate=` outside it counts as absent.
     public static let announcedRange = 1...10_000
 }
+
+extension ClosedRange where Bound == Int {
+    /// `50…5000`: a range as the error messages and help texts write it.
+    public var text: String { "\(lowerBound)…\(upperBound)" }
+}

@@ -35,13 +35,17 @@ enum PageBridge {
         var maximumMessage = 1024
     }
 
-    static func serve(hub: PhoneHub, limits: Limits, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
-                      logger: Logger) async throws {
+    /// `address`: the client's IP address, for the per-address page limit.
+    static func serve(hub: PhoneHub, limits: Limits, from address: String, inbound: WebSocketInboundStream,
+                      outbound: WebSocketOutboundWriter, logger: Logger) async throws {
         let (reports, continuation) = AsyncStream<PageReport>.makeStream(bufferingPolicy: .bufferingNewest(32))
         let outbox = Outbox(continuation)
-        guard let id = hub.open(sink: outbox.post) else {
-            try await outbound.write(.text(PageReport.error("the server is full: too many pages are open, try again later").json))
-            try await outbound.close(.unknown(1013), reason: "server full")
+        let id: PhoneHub.PageID
+        do throws(PhoneHub.PageRefusal) {
+            id = try hub.open(from: address, sink: outbox.post)
+        } catch {
+            try await outbound.write(.text(PageReport.error(error.description).json))
+            try await outbound.close(.unknown(1013), reason: error.closeReason)
             return
         }
         await withThrowingTaskGroup(of: Void.self) { group in

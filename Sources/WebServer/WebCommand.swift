@@ -47,6 +47,14 @@ public struct WebOptions: Sendable {
     public var limits: PhoneHub.Limits
     /// Print the URL as a QR code on stderr.
     public var qrCode: Bool
+    /// `--allow-origin`: pages of these origins may open the WebSocket too (``OriginPolicy``).
+    public var allowedOrigins: Set<OriginPolicy.Origin> = []
+    /// `--teacher-key-file`: serve `/teacher`, the teacher's dashboard (TeacherRoutes.swift).
+    public var teacherKeyFile: String?
+    /// `--log-dir`: the lesson's log as JSON Lines (TeacherLog.swift).
+    public var logDirectory: String?
+    /// `--roster`: student → robot, for the dashboard's "missing" (Roster.swift).
+    public var rosterFile: String?
 
     public init(robots: Robots, security: Security, host: String = "0.0.0.0", port: Int = 8443, session: String = "",
                 rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: PhoneHub.Limits = .init(), qrCode: Bool = true) {
@@ -106,17 +114,25 @@ public enum WebCommand {
         let hub = PhoneHub(settings: .init(session: options.session, rate: options.rate, timing: options.timing,
                                            limits: options.limits), logger: logger)
         var sessionRobots: SessionRobots?
+        var peerNames: PeerNames?
         switch options.robots {
         case .peers(let peers):
-            hub.setRobots(peers.enumerated().map { i, p in
+            let robots = peers.enumerated().map { i, p in
                 PhoneHub.Robot(id: "p\(i + 1)", name: p.label, peer: Destination.Peer(address: p.address, label: p.label))
-            })
+            }
+            hub.setRobots(robots)
+            // Until a receiver names itself, its robot is listed as typed (HOST:PORT).
+            peerNames = try? PeerNames(robots: robots, session: options.session.isEmpty ? "AnalogRemote" : options.session,
+                                       hub: hub, logger: logger)
         case .session(let id):
             sessionRobots = try SessionRobots(session: id, hub: hub, logger: logger)
         }
-        defer { sessionRobots?.stop() }
+        defer { sessionRobots?.stop(); peerNames?.stop() }
 
-        let server = try WebServer(hub: hub, tls: tls, host: options.host, port: options.port, logger: logger)
+        let teacher = try TeacherSetup.dashboard(options, hub: hub, logger: logger)
+        defer { teacher?.link.stop() }
+        let server = try WebServer(hub: hub, tls: tls, host: options.host, port: options.port,
+                                   allowedOrigins: options.allowedOrigins, logger: logger, teacher: teacher)
         let port: Int
         do {
             port = try server.start()
@@ -126,8 +142,7 @@ public enum WebCommand {
         }
         let scheme = tls == nil ? "http" : "https"
         StandardOutput.write("serving \(scheme) on tcp port \(port)\n")
-        let urls = LocalAddresses.ipv4(includingLoopback: options.host == "127.0.0.1")
-            .map { "\(scheme)://\($0):\(port)/" }
+        let urls = LocalAddresses.listening(on: options.host).map { "\(scheme)://\($0):\(port)/" }
         for url in urls { StandardOutput.write("url \(url)\n") }
         if let fingerprint { StandardOutput.write("certificate sha256 \(fingerprint)\n") }
         if options.qrCode, status.enabled, let first = urls.first {
@@ -172,6 +187,12 @@ public enum WebCommand {
 
 /// The host's IPv4 addresses, for the URLs phones open.
 enum LocalAddresses {
+    /// The addresses a server listening on `host` answers on: every interface's (loopback last
+    /// resort) for `0.0.0.0`, else `host` alone.
+    static func listening(on host: String) -> [String] {
+        host == "0.0.0.0" ? ipv4(includingLoopback: false) : [host]
+    }
+
     static func ipv4(includingLoopback: Bool) -> [String] {
         var head: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&head) == 0, let first = head else { return ["127.0.0.1"] }

@@ -1,3 +1,4 @@
+import Discovery
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -11,9 +12,10 @@ import Synchronization
 import SystemIO
 
 /// The HTTP(S) side of `analog-remote web`, on Hummingbird 2: `GET /` (the page), `/app.js`,
-/// `/style.css` (all embedded in the binary: no CDN, no internet), and `GET /ws`, the page's
-/// WebSocket, served by ``PageBridge``. Runs on Swift concurrency's own threads; the caller's
-/// thread only starts and stops it.
+/// `/style.css`, `/favicon.svg` (all embedded in the binary: no CDN, no internet), and `GET /ws`,
+/// the page's WebSocket, served by ``PageBridge``. Every WebSocket upgrade first passes the
+/// ``OriginPolicy`` (``OriginGateChannel``). Runs on Swift concurrency's own threads; the
+/// caller's thread only starts and stops it.
 final class WebServer: Sendable {
     /// Raised when the server has stopped (on ``stop()`` or on its own, see ``failure``).
     let ended: EventFlag
@@ -23,7 +25,10 @@ final class WebServer: Sendable {
     private let tls: TLSConfiguration?
     private let host: String
     private let port: Int
+    private let allowedOrigins: Set<OriginPolicy.Origin>
     private let logger: Logger
+    /// `/teacher`, when the server has a teacher key (TeacherRoutes.swift).
+    let teacher: TeacherDashboard?
 
     private struct Shared {
         var port: Int?
@@ -35,14 +40,17 @@ final class WebServer: Sendable {
     /// connections wait in the backlog: the phones already connected are unaffected.
     static let maximumConnections = 512
 
-    init(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, logger: Logger) throws {
+    init(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, allowedOrigins: Set<OriginPolicy.Origin> = [],
+         logger: Logger, teacher: TeacherDashboard? = nil) throws {
         ended = try EventFlag()
         started = try EventFlag()
         self.hub = hub
         self.tls = tls
         self.host = host
         self.port = port
+        self.allowedOrigins = allowedOrigins
         self.logger = logger
+        self.teacher = teacher
     }
 
     var hasEnded: Bool {
@@ -55,7 +63,10 @@ final class WebServer: Sendable {
     func start() throws -> Int {
         let task = Task { [self] in
             do {
-                let app = try Self.application(hub: hub, tls: tls, host: host, port: port, logger: logger) { [self] bound in
+                let policy = OriginPolicy(scheme: tls == nil ? "http" : "https", port: { [self] in shared.withLock { $0.port } ?? port },
+                                          hosts: { [host] in Self.ownHosts(listening: host) }, extra: allowedOrigins)
+                let app = try Self.application(hub: hub, tls: tls, host: host, port: port, origins: policy, logger: logger,
+                                               teacher: teacher) { [self] bound in
                     shared.withLock { $0.port = bound }
                     started.raise()
                 }
@@ -80,25 +91,45 @@ final class WebServer: Sendable {
         _ = try? Poller.wait(for: ended.descriptor.rawValue, events: .readable, timeout: .seconds(3))
     }
 
-    static func application(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, logger: Logger,
-                            bound: @escaping @Sendable (Int) -> Void) throws -> some ApplicationProtocol {
+    /// The names and addresses a page may have used to reach a server listening on `host`
+    /// (``OriginPolicy``): every local IPv4 address for `0.0.0.0`, else that address; `localhost`
+    /// with loopback; the host's name with and without `.local`.
+    static func ownHosts(listening host: String) -> [String] {
+        var hosts = host == "0.0.0.0" ? LocalAddresses.ipv4(includingLoopback: true) : [host]
+        if hosts.contains(where: { $0.hasPrefix("127.") }) || host == "localhost" { hosts += ["localhost", "127.0.0.1"] }
+        if let name = HostName.current(), !name.isEmpty { hosts += [name, name + ".local"] }
+        return hosts
+    }
+
+    static func application(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, origins: OriginPolicy, logger: Logger,
+                            teacher: TeacherDashboard? = nil, bound: @escaping @Sendable (Int) -> Void) throws -> some ApplicationProtocol {
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.get("/") { _, _ in PageAssets.response(.index) }
         router.get("/index.html") { _, _ in PageAssets.response(.index) }
         router.get("/app.js") { _, _ in PageAssets.response(.script) }
         router.get("/style.css") { _, _ in PageAssets.response(.style) }
+        router.get("/favicon.svg") { _, _ in PageAssets.response(.icon) }
+        router.get("/favicon.ico") { _, _ in PageAssets.response(.icon) }
 
         let limits = PageBridge.Limits()
-        let sockets = Router(context: BasicWebSocketRequestContext.self)
-        sockets.ws("/ws") { inbound, outbound, _ in
-            try await PageBridge.serve(hub: hub, limits: limits, inbound: inbound, outbound: outbound, logger: logger)
+        let sockets = Router(context: SocketRequestContext.self)
+        sockets.ws("/ws") { inbound, outbound, context in
+            let channel = context.requestContext.channel
+            await WebSocketCloseGuard.install(on: channel)
+            try await PageBridge.serve(hub: hub, limits: limits, from: channel.remoteAddress?.ipAddress ?? "",
+                                       inbound: inbound, outbound: outbound, logger: logger)
         }
+        teacher?.install(router, sockets: sockets)
         let ws = WebSocketServerConfiguration(maxFrameSize: limits.maximumMessage,
                                               autoPing: .enabled(timePeriod: .seconds(10)),
                                               closeTimeout: .seconds(1))
-        let plain = HTTPServerBuilder.http1WebSocketUpgrade(webSocketRouter: sockets,
-                                                             configuration: .init(http1: .init(idleTimeout: .seconds(30)), ws: ws))
-        let server = try tls.map { try HTTPServerBuilder.tls(plain, tlsConfiguration: $0) } ?? plain
+        let responder = sockets.buildResponder()
+        let gated = HTTPServerBuilder { http in
+            OriginGateChannel(base: HTTP1WebSocketUpgradeChannel(responder: http, webSocketResponder: responder,
+                                                                 configuration: .init(http1: .init(idleTimeout: .seconds(30)), ws: ws)),
+                              policy: origins, logger: logger)
+        }
+        let server = try tls.map { try HTTPServerBuilder.tls(gated, tlsConfiguration: $0) } ?? gated
         // Hummingbird's own log: its errors at shutdown (cancelled child channels) are noise; a
         // failure to bind is thrown, and the page's errors are ours to log.
         var quiet = logger
@@ -113,19 +144,34 @@ final class WebServer: Sendable {
     }
 }
 
+/// The request context of the server's WebSockets: Hummingbird's, plus the connection's channel
+/// (its peer's address for the per-address page limit, its pipeline for ``WebSocketCloseGuard``).
+struct SocketRequestContext: RequestContext, WebSocketRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let webSocket: WebSocketHandlerReference<Self>
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        channel = source.channel
+    }
+}
+
 struct WebServerError: Error, CustomStringConvertible {
     let description: String
 }
 
 /// The page's files, embedded in the binary by SwiftPM (`resources: [.embedInCode(…)]`).
 enum PageAssets {
-    enum File { case index, script, style }
+    enum File { case index, script, style, icon }
 
     static func response(_ file: File) -> Response {
         let (bytes, type): ([UInt8], String) = switch file {
         case .index: (PackageResources.index_html, "text/html; charset=utf-8")
         case .script: (PackageResources.app_js, "text/javascript; charset=utf-8")
         case .style: (PackageResources.style_css, "text/css; charset=utf-8")
+        case .icon: (PackageResources.favicon_svg, "image/svg+xml")
         }
         var headers = HTTPFields()
         headers[.contentType] = type

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CommandConfig
+import ConfigFile
 import Foundation
 import Testing
 

@@ -4,7 +4,7 @@ import RemoteWire
 import TestSupport
 import Testing
 
-/// vectors/control-messages.json `datagrams` (Protocol.md §7.10): unreliable application data.
+/// vectors/control-messages.json `datagrams` (Protocol.md §7.13): unreliable application data.
 @Suite struct DatagramMessageTests {
     struct Vectors: Decodable {
         struct Valid: Decodable { let name, hex, text: String; let channel: UInt8 }

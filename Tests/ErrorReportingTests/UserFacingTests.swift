@@ -1,3 +1,4 @@
+import ConfigFile
 import ErrorReporting
 import Gamepad
 import Testing

@@ -149,4 +149,34 @@ import Testing
         hub.close(b, why: "test")
         #expect(hub.counts.pages == 0)
     }
+
+    @Test func oneAddressHoldsAtMostItsShareOfThePages() throws {
+        let hub = PhoneHub(settings: .init(session: "", limits: .init(pages: 10, drivers: 1, pagesPerAddress: 2)), logger: Logger(label: "test"))
+        let a = try hub.open(from: "192.0.2.7", sink: { _ in })
+        let b = try hub.open(from: "192.0.2.7", sink: { _ in })
+        #expect(throws: PhoneHub.PageRefusal.address("192.0.2.7", 2), "a third page from one address") {
+            try hub.open(from: "192.0.2.7", sink: { _ in })
+        }
+        #expect(PhoneHub.PageRefusal.address("192.0.2.7", 2).description
+            == "too many pages from your address (192.0.2.7): at most 2; close some tabs and reload")
+        let c = try hub.open(from: "192.0.2.8", sink: { _ in })   // another address is not affected
+        hub.close(a, why: "test")
+        let d = try hub.open(from: "192.0.2.7", sink: { _ in })   // a page closed frees its slot
+        for id in [b, c, d] { hub.close(id, why: "test") }
+        #expect(PhoneHub.Limits(pages: 256).pagesPerAddress == 32)
+        #expect(PhoneHub.Limits(pages: 2).pagesPerAddress == 2)
+    }
+
+    @Test func aRobotIsListedByTheNameItsReceiverGivesItself() throws {
+        let hub = PhoneHub(settings: .init(session: ""), logger: Logger(label: "test"))
+        let address = try SocketAddress.resolve("127.0.0.1:9")
+        hub.setRobots([.init(id: "p1", name: "127.0.0.1:9", peer: .init(address: address, label: "127.0.0.1:9"))])
+        let reports = Reports()
+        let page = try #require(hub.open(sink: reports.add))
+        hub.nameRobot("p1", "robot 1")
+        hub.nameRobot("p1", "")
+        #expect(hub.robots.map(\.name) == ["robot 1"])
+        #expect(reports.all.last == .robots([.init(id: "p1", name: "robot 1", address: "127.0.0.1:9")]))
+        hub.close(page, why: "test")
+    }
 }

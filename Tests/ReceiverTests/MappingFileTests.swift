@@ -1,3 +1,4 @@
+import ConfigFile
 import Foundation
 import BoardProtocol
 import Receiver

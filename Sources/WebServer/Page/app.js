@@ -16,12 +16,19 @@
   const $ = (id) => document.getElementById(id);
   const NAME_KEY = "analog-remote-name";
 
-  let ws = null, joinedRobot = null, robots = [], wantDrive = null;
-  let zero = 0, rollDeg = null, lastOrientation = 0, sensorSeen = false;
+  let ws = null, joinedRobot = null, robots = [], wantDrive = null, shown = false, shownTimer = null;
+  // The zero is kept per way the phone is turned (0, 90, 180, 270): a zero taken in portrait
+  // would be a bias in landscape, where the roll is read from another axis.
+  let zeros = {}, rollDeg = null, lastOrientation = 0, sensorSeen = false, lastButtons = 0;
   const touchButtons = new Set(), keyButtons = new Set(), mouseButtons = new Set();
   let keyTilt = 0, lastSent = "", lastSendAt = 0, heartbeat = null, wakeLock = null;
 
   $("name").value = localStorage.getItem(NAME_KEY) || "";
+
+  // Keyboard hints only where there is a keyboard: no touch screen, or a fine pointer (a laptop
+  // with a touch screen); any key pressed shows them too.
+  function showKeys() { $("keys").hidden = false; }
+  if (navigator.maxTouchPoints === 0 || matchMedia("(pointer: fine)").matches) showKeys();
 
   // MARK: connection
   function connect() {
@@ -50,16 +57,28 @@
     switch (m.t) {
       case "robots": robots = m.robots || []; drawRobots(); break;
       case "joined":
-        joinedRobot = m.robot;
+        // The drive screen opens once the receiver has answered and the robot is not someone
+        // else's (a report says so; a receiver too old to report: 600 ms after its answer).
+        joinedRobot = m.robot; shown = false;
         $("robotname").textContent = m.name;
-        $("join").hidden = true; $("drive").hidden = false; $("paused").hidden = true;
-        setChip($("state"), "saying hello…", "warn");
+        $("paused").hidden = true;
+        showError("Asking " + m.name + "…", true);
         startHeartbeat();
-        keepAwake();
         break;
-      case "status": drawStatus(m); break;
-      case "robot": drawRobotState(m); break;
+      case "status":
+        drawStatus(m);
+        if (joinedRobot && !shown && !m.robotState && (m.link === "driving" || m.link === "unanswered") && !shownTimer) {
+          shownTimer = setTimeout(() => { shownTimer = null; if (joinedRobot && !shown) showDrive(); }, m.link === "unanswered" ? 0 : 600);
+        }
+        break;
+      case "robot":
+        // Its text is the headline of Protocol.md §7.9, "OWNED BY <driver>".
+        if (joinedRobot && m.state === "owned") { taken(m.text.replace(/^OWNED BY\s*/i, "")); break; }
+        drawRobotState(m);
+        if (joinedRobot && !shown && m.state !== "refused") showDrive();   // refused: "ended" follows
+        break;
       case "ended":
+        if (!joinedRobot) break;   // the end of a controller this page already left (taken, stop)
         stopHeartbeat();
         if (joinedRobot) { joinedRobot = null; showJoin(); }
         showError(m.text);
@@ -76,12 +95,14 @@
       const p = document.createElement("p"); p.className = "hint"; p.textContent = "No robot found yet: is its receiver running?";
       box.appendChild(p); return;
     }
+    const mine = robots.find((r) => r.id === joinedRobot);
+    if (mine) $("robotname").textContent = mine.name;
     for (const r of robots) {
       const b = document.createElement("button");
       b.type = "button"; b.className = "robot" + (r.driver ? " busy" : ""); b.dataset.id = r.id;
       b.textContent = r.name;
       const s = document.createElement("small");
-      s.textContent = r.driver ? "driven by " + r.driver : "free · " + r.address;
+      s.textContent = (r.driver ? "driven by " + r.driver : "free") + " · " + r.address;
       b.appendChild(s);
       b.addEventListener("click", () => pick(r.id));
       box.appendChild(b);
@@ -108,15 +129,36 @@
     send({ t: "join", robot: id, name: $("name").value.trim(), code: $("code").value.trim() });
   }
 
-  function showJoin() { $("drive").hidden = true; $("join").hidden = false; releaseWake(); }
+  function showDrive() {
+    shown = true; hideError();
+    $("join").hidden = true; $("drive").hidden = false; document.body.classList.add("driving");
+    keepAwake();
+    update(true);
+  }
+  function showJoin() {
+    shown = false; if (shownTimer) { clearTimeout(shownTimer); shownTimer = null; }
+    $("drive").hidden = true; $("join").hidden = false; document.body.classList.remove("driving");
+    releaseWake();
+  }
+  // The receiver says another controller owns the robot: back to the picker, saying who.
+  function taken(who) {
+    const name = $("robotname").textContent;
+    send({ t: "stop", why: "taken" });
+    stopHeartbeat();
+    joinedRobot = null; wantDrive = null;
+    showJoin();
+    showError(name + " is driven by " + (who || "someone else") + ": pick another robot.");
+  }
 
   // MARK: tilt
   // The angle the original app sent: rotation about the phone's long axis. Portrait: gamma
   // (tilt right = positive). Landscape: the long axis is across the screen, so beta, with the
   // sign by which way the phone was turned.
+  function turned() {
+    return ((((screen.orientation && screen.orientation.angle) ?? window.orientation ?? 0) % 360) + 360) % 360;
+  }
   function roll(e) {
-    const turned = ((screen.orientation && screen.orientation.angle) ?? window.orientation ?? 0);
-    switch ((turned + 360) % 360) {
+    switch (turned()) {
       case 90: return e.beta;
       case 270: return -e.beta;
       case 180: return -e.gamma;
@@ -128,16 +170,20 @@
     if (e.beta === null || e.gamma === null) return;
     rollDeg = roll(e);
     lastOrientation = performance.now();
-    if (!sensorSeen) { sensorSeen = true; zero = 0; }
+    if (!sensorSeen) { sensorSeen = true; zeros = {}; }
     update();
   });
+  if (screen.orientation) screen.orientation.addEventListener("change", () => update());
+  else window.addEventListener("orientationchange", () => update());
 
-  $("zero").addEventListener("click", () => { zero = rollDeg ?? 0; update(); });
+  function setZero() { zeros[turned()] = rollDeg ?? 0; update(); }
+  $("zero").addEventListener("click", setZero);
 
   function angle() {
     let a;
-    if (keyTilt !== 0 || !sensorSeen) a = keyTilt;
-    else a = ((rollDeg ?? 0) - zero) * Math.PI / 180;
+    if (joinedRobot && !shown) a = 0;      // not driving yet: the robot gets neutral
+    else if (keyTilt !== 0 || !sensorSeen) a = keyTilt;
+    else a = ((rollDeg ?? 0) - (zeros[turned()] ?? 0)) * Math.PI / 180;
     if (!Number.isFinite(a)) a = 0;
     return Math.max(-MAX, Math.min(MAX, a));
   }
@@ -151,7 +197,7 @@
   function touches(e) {
     touchButtons.clear();
     for (const t of e.touches) { const b = buttonAt(t.clientX, t.clientY); if (b) touchButtons.add(b); }
-    if (e.cancelable && e.target.closest && e.target.closest("#pad")) e.preventDefault();
+    if (e.cancelable && e.target.closest && e.target.closest("[data-button]")) e.preventDefault();
     update();
   }
   for (const type of ["touchstart", "touchmove", "touchend", "touchcancel"]) document.addEventListener(type, touches, { passive: false });
@@ -160,11 +206,12 @@
 
   const KEYS = { ArrowUp: 1, KeyW: 1, ArrowDown: 2, KeyS: 2, KeyJ: 4, KeyK: 8 };
   document.addEventListener("keydown", (e) => {
+    showKeys();
     if (e.target.tagName === "INPUT" || !joinedRobot) return;
     if (KEYS[e.code]) keyButtons.add(KEYS[e.code]);
     else if (e.code === "ArrowLeft") keyTilt = -KEY_TILT;
     else if (e.code === "ArrowRight") keyTilt = KEY_TILT;
-    else if (e.code === "Space") { zero = rollDeg ?? 0; }
+    else if (e.code === "Space") { zeros[turned()] = rollDeg ?? 0; }
     else return;
     e.preventDefault(); update();
   });
@@ -176,6 +223,7 @@
   });
 
   function buttons() {
+    if (joinedRobot && !shown) return 0;
     let bits = 0;
     for (const set of [touchButtons, keyButtons, mouseButtons]) for (const b of set) bits |= b;
     return bits;
@@ -185,6 +233,9 @@
   function update(force) {
     const a = angle(), b = buttons();
     for (const el of document.querySelectorAll("[data-button]")) el.classList.toggle("on", (b & Number(el.dataset.button)) !== 0);
+    // A short buzz when a button engages, where the browser can (Android; iOS Safari has no vibrate).
+    if (joinedRobot && (b & ~lastButtons) && navigator.vibrate) { try { navigator.vibrate(15); } catch (e) {} }
+    lastButtons = b;
     const deg = a * 180 / Math.PI;
     $("tiltvalue").textContent = (deg >= 0 ? "+" : "") + deg.toFixed(0) + "°";
     $("tiltneedle").style.left = "calc(" + (50 + 50 * a / MAX) + "% - 3px)";
@@ -212,7 +263,6 @@
     refused: ["refused", "bad"],
   };
   function drawStatus(m) {
-    if (m.receiver) $("robotname").textContent = m.receiver;
     if (!m.robotState) {
       const [text, cls] = SHOWN[m.link] || [m.link, ""];
       setChip($("state"), text, cls);
@@ -225,7 +275,7 @@
   }
 
   function setChip(el, text, cls) { el.textContent = text; el.className = "chip" + (cls ? " " + cls : ""); }
-  function showError(text) { const e = $("error"); e.textContent = text; e.hidden = false; }
+  function showError(text, info) { const e = $("error"); e.textContent = text; e.hidden = false; e.classList.toggle("info", !!info); }
   function hideError() { $("error").hidden = true; }
 
   // MARK: safety: hidden, frozen, closed, offline → stop now
@@ -247,11 +297,19 @@
   window.addEventListener("pagehide", () => stopDriving("closed", "Paused: the robot got the neutral state."));
   window.addEventListener("offline", () => stopDriving("offline", "The network is gone: the robot got the neutral state."));
   $("stop").addEventListener("click", () => { stopDriving("button", "Stopped: the robot got the neutral state."); $("paused").hidden = true; showJoin(); });
+  // The browser drops a wake lock whenever the page is hidden: take it again when it is back.
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible" && joinedRobot && shown) keepAwake(); });
   $("resume").addEventListener("click", () => { $("paused").hidden = true; hideError(); if (wantDrive) { if (!ws) connect(); else join(wantDrive); } });
 
   // MARK: keep the screen on while driving
   async function keepAwake() {
-    try { if (navigator.wakeLock) wakeLock = await navigator.wakeLock.request("screen"); } catch (e) { /* not offered: fine */ }
+    if (!navigator.wakeLock || wakeLock || document.visibilityState !== "visible") return;
+    try {
+      const lock = await navigator.wakeLock.request("screen");
+      if (!joinedRobot) { lock.release().catch(() => {}); return; }
+      wakeLock = lock;
+      lock.addEventListener("release", () => { if (wakeLock === lock) wakeLock = null; });
+    } catch (e) { /* not offered or not allowed: the screen may dim, nothing else changes */ }
   }
   function releaseWake() { if (wakeLock) { wakeLock.release().catch(() => {}); wakeLock = null; } }
 

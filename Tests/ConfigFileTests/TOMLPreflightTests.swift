@@ -1,4 +1,4 @@
-import SystemIO
+import ConfigFile
 import Testing
 
 /// TOMLKit 0.6.0 aborts the process on these shapes instead of throwing; every TOML reader asks

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import SystemIO
 
 /// Reads a small configuration file as UTF-8 text, refusing what would otherwise hang or be
 /// silently misread:
@@ -15,9 +16,9 @@ import Musl
 /// - no NUL byte anywhere (a C parser stops at the first one and drops the rest of the file);
 /// - valid UTF-8.
 ///
-/// Errors are one-line ``ConfigFileError``s; callers wrap them with their own file kind.
+/// Errors are ``ConfigReadError``s; callers phrase them for their own kind of file.
 public enum ConfigFileReader {
-    public static func read(_ path: String, maximumSize: Int = 1 << 20) throws(ConfigFileError) -> String {
+    public static func read(_ path: String, maximumSize: Int = 1 << 20) throws(ConfigReadError) -> String {
         var info = stat()
         do {
             try Syscall.call("stat", subject: path) { stat(path, &info) }
@@ -34,20 +35,20 @@ public enum ConfigFileReader {
             var again = stat()
             try Syscall.call("fstat", subject: path) { fstat(fd, &again) }
             guard again.st_mode & S_IFMT == S_IFREG else {
-                throw ConfigFileError.notRegular(kind(again.st_mode))
+                throw ConfigReadError.notRegular(kind(again.st_mode))
             }
             var all: [UInt8] = []
             // A regular file never returns EAGAIN; nil is treated as the end, not as "wait".
             while let chunk = try file.read(max: 65536), !chunk.isEmpty {
                 all += chunk
                 if all.count > maximumSize {
-                    throw ConfigFileError.tooLarge(maximum: maximumSize)
+                    throw ConfigReadError.tooLarge(maximum: maximumSize)
                 }
             }
             bytes = all
         } catch let error as SystemError {
             throw .unreadable(error.reason)
-        } catch let error as ConfigFileError {
+        } catch let error as ConfigReadError {
             throw error
         } catch {
             throw .unreadable("\(error)")
@@ -77,7 +78,7 @@ public enum ConfigFileReader {
 
 /// Why a configuration file cannot be read; the caller names the file and phrases ``problem``
 /// for its kind of file.
-public enum ConfigFileError: Error, Hashable, Sendable {
+public enum ConfigReadError: Error, Hashable, Sendable {
     /// stat/open/read failed: the `strerror` text (`no such file or directory`).
     case unreadable(String)
     /// A FIFO, a directory, a device…: never opened (or opened non-blocking and closed at once).

@@ -1,9 +1,8 @@
-import SystemIO
 import TOMLKit
 
 /// A parsed configuration document, whatever its syntax: TOML and JSON both become this tree,
 /// so one validator gives the same messages for both.
-indirect enum ConfigValue {
+public indirect enum ConfigValue: Sendable {
     /// Keys sorted, so that "the first problem" is the same on every run and in both formats.
     case table([(key: String, value: ConfigValue)])
     case array([ConfigValue])
@@ -15,7 +14,7 @@ indirect enum ConfigValue {
     case other(String)
 
     /// The kind as a person reads it in an error message.
-    var kind: String {
+    public var kind: String {
         switch self {
         case .table: "a table"
         case .array: "an array"
@@ -29,13 +28,13 @@ indirect enum ConfigValue {
 }
 
 /// Where a syntax error is, and what it is.
-struct ConfigSyntaxError: Error {
-    let line: Int?
-    let message: String
+public struct ConfigSyntaxError: Error, Sendable {
+    public let line: Int?
+    public let message: String
 }
 
 extension ConfigValue {
-    static func parseTOML(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
+    public static func parseTOML(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
         if let problem = TOMLPreflight.problem(in: text) {
             throw ConfigSyntaxError(line: nil, message: problem)
         }
@@ -72,7 +71,7 @@ extension ConfigValue {
         }
     }
 
-    static func parseJSON(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
+    public static func parseJSON(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
         try StrictJSON.parse(text)
     }
 }

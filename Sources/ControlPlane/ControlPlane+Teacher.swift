@@ -1,0 +1,46 @@
+/// The receiver's side of the teacher's dashboard (Protocol.md §7.10–§7.12): teacher commands
+/// are checked by ``TeacherGuard`` and answered with a `teacher-reply`; the service acts on the
+/// ``ControlPlane/Effect/teacherCommand(_:_:)`` effect. The reports and the pings that measure
+/// the driver's round trip are built here, so they are sealed like everything else under
+/// `--accept secret`.
+extension ControlPlane {
+    mutating func teacher(_ command: TeacherCommand, from source: Source, unixMillis: UInt64, into out: inout Output) {
+        let refusal = teacherGuard.refusal(command, nowUnixMillis: unixMillis)
+        if let refusal {
+            out.effects.append(.teacherRefused(source, command.action, refusal))
+        } else {
+            out.effects.append(.teacherCommand(source, command))
+        }
+        let reply = TeacherReply(nonce: command.nonce, action: command.action, outcome: refusal == nil ? .done : .refused,
+                                 displayName: settings.displayName, text: refusal ?? "")
+        out.datagrams.append((source, peerTable.unreliable(.teacherReply(reply), to: source)))
+    }
+
+    /// One report to a watching dashboard.
+    public mutating func watchReport(_ report: WatchReport, to source: Source) -> Output {
+        var out = Output()
+        out.datagrams.append((source, peerTable.unreliable(.watchReport(report), to: source)))
+        seal(&out)
+        return out
+    }
+
+    /// A ping to the driver (answered by controllers that answer pings), to measure its round trip.
+    public mutating func ping(id: UInt32, sentNanos: UInt64, to source: Source) -> Output {
+        var out = Output()
+        out.datagrams.append((source, peerTable.unreliable(.ping(id: id, sentNanos: sentNanos), to: source)))
+        seal(&out)
+        return out
+    }
+
+    /// Denies `source` reliably (the teacher kicked it, or the robot is locked to someone else):
+    /// a controller that gets it stops and shows the text.
+    public mutating func deny(_ deny: ControlMessage.Deny, to source: Source, now: ContinuousClock.Instant) -> Output {
+        var out = Output()
+        guard peerTable.hasChannel(source) else { return out }
+        peerTable.send(.deny(deny), to: source, now: now)
+        admission.bye(from: source)
+        out.datagrams = peerTable.poll(now: now).datagrams
+        seal(&out)
+        return out
+    }
+}

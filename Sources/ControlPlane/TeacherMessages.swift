@@ -1,0 +1,208 @@
+/// The teacher's dashboard on the wire (Protocol.md §7.10–§7.12): a signed `teacher` command
+/// (watch, identify, kick, lock, unlock), the receiver's `teacher-reply`, and the `watch-report`
+/// a watched receiver sends to the dashboard. All three are unreliable (sequence 0, version 1).
+/// Stop and release are not here: they are the stop-all of §7.6, aimed at one receiver.
+
+/// Dashboard → receiver, type 0x0C. Signed like a stop-all: the MAC is the first 16 bytes of
+/// HMAC-SHA256 keyed with the teacher key over every payload byte before it.
+public struct TeacherCommand: Hashable, Sendable {
+    public enum Action: UInt8, Hashable, Sendable, CaseIterable {
+        /// Send `watch-report`s to this source for the next ``TeacherCommand/watchLifetime``.
+        case watch = 1
+        /// Blink the board's LEDs and beep for 3 s; the motors are never touched.
+        case identify = 2
+        /// Free the robot: its driver is stopped and told why (the argument).
+        case kick = 3
+        /// Only the display name in the argument may drive, until unlocked.
+        case lock = 4
+        case unlock = 5
+
+        public var name: String {
+            switch self {
+            case .watch: "watch"
+            case .identify: "identify"
+            case .kick: "kick"
+            case .lock: "lock"
+            case .unlock: "unlock"
+            }
+        }
+    }
+
+    /// A watch is good for this long after it was taken; a dashboard renews it every second.
+    public static let watchLifetime: Duration = .seconds(3)
+
+    public var action: Action
+    /// Sender's wall clock, ms since 1970 (refused more than 30 s from the receiver's).
+    public var unixMillis: UInt64
+    /// Fresh per command: a receiver takes a nonce at most once.
+    public var nonce: UInt64
+    public var session: String
+    /// The receiver's display name, or empty: every receiver of the session.
+    public var target: String
+    /// kick: why (shown to the driver); lock: the display name that may drive; else empty.
+    public var argument: String
+    public var mac: [UInt8]
+
+    public init(action: Action, unixMillis: UInt64, nonce: UInt64, session: String, target: String = "",
+                argument: String = "", mac: [UInt8] = .init(repeating: 0, count: 16)) {
+        self.action = action; self.unixMillis = unixMillis; self.nonce = nonce; self.session = session
+        self.target = target; self.argument = argument; self.mac = mac
+    }
+
+    /// The bytes the MAC covers.
+    public var signedBytes: [UInt8] {
+        var w = ByteWriter()
+        w.u8(action.rawValue); w.u64(unixMillis); w.u64(nonce); w.str8(session); w.str8(target); w.str8(argument)
+        return w.bytes
+    }
+
+    public mutating func sign(key: [UInt8]) { mac = TeacherMAC.tag(signedBytes, key: key) }
+    public func verify(key: [UInt8]) -> Bool { TeacherMAC.matches(mac, signedBytes, key: key) }
+
+    func encode(into w: inout ByteWriter) {
+        w.raw(signedBytes)
+        w.raw(mac.prefix(16))
+        if mac.count < 16 { w.raw(repeatElement(0, count: 16 - mac.count)) }
+    }
+
+    static func decode(_ r: inout ByteReader, payload: ArraySlice<UInt8>) throws(ControlMessageError) -> TeacherCommand {
+        let at = r.offset - payload.startIndex
+        guard let action = Action(rawValue: try r.u8()) else { throw ControlMessageError(.badField, at: at, bytes: Array(payload)) }
+        return TeacherCommand(action: action, unixMillis: try r.u64(), nonce: try r.u64(), session: try r.str8(),
+                              target: try r.str8(), argument: try r.str8(), mac: Array(try r.take(16)))
+    }
+}
+
+/// The teacher key's MAC, shared by stop-all (§7.6) and teacher commands (§7.10).
+public enum TeacherMAC {
+    public static let size = 16
+
+    public static func tag(_ bytes: [UInt8], key: [UInt8]) -> [UInt8] {
+        Array(HMACSHA256.authenticate(bytes, key: key).prefix(size))
+    }
+
+    /// Constant-time comparison of `mac` with the tag of `bytes`.
+    public static func matches(_ mac: [UInt8], _ bytes: [UInt8], key: [UInt8]) -> Bool {
+        guard mac.count == size else { return false }
+        let expected = tag(bytes, key: key)
+        var diff: UInt8 = 0
+        for i in 0..<size { diff |= expected[i] ^ mac[i] }
+        return diff == 0
+    }
+}
+
+/// Receiver → dashboard, type 0x0D: what it made of one teacher command.
+public struct TeacherReply: Hashable, Sendable {
+    public enum Outcome: UInt8, Hashable, Sendable { case done = 1, refused = 2 }
+    public var nonce: UInt64
+    public var action: TeacherCommand.Action
+    public var outcome: Outcome
+    public var displayName: String
+    /// Why it was refused; empty otherwise.
+    public var text: String
+
+    public init(nonce: UInt64, action: TeacherCommand.Action, outcome: Outcome, displayName: String, text: String = "") {
+        self.nonce = nonce; self.action = action; self.outcome = outcome; self.displayName = displayName; self.text = text
+    }
+
+    func encode(into w: inout ByteWriter) {
+        w.u64(nonce); w.u8(action.rawValue); w.u8(outcome.rawValue); w.str8(displayName); w.str8(text)
+    }
+
+    static func decode(_ r: inout ByteReader, payload: ArraySlice<UInt8>) throws(ControlMessageError) -> TeacherReply {
+        let nonce = try r.u64()
+        let bad = { (at: Int) in ControlMessageError(.badField, at: at, bytes: Array(payload)) }
+        let actionAt = r.offset - payload.startIndex
+        guard let action = TeacherCommand.Action(rawValue: try r.u8()) else { throw bad(actionAt) }
+        guard let outcome = Outcome(rawValue: try r.u8()) else { throw bad(actionAt + 1) }
+        return TeacherReply(nonce: nonce, action: action, outcome: outcome, displayName: try r.str8(), text: try r.str8())
+    }
+}
+
+/// Receiver → dashboard, type 0x0E: one row of the dashboard (at most 2 a second per watcher).
+public struct WatchReport: Hashable, Sendable {
+    /// 0xFFFF in a 16-bit figure: not measured (no driver, or a driver that does not answer pings).
+    public static let unknown: UInt16 = 0xFFFF
+
+    /// Counts reports to this watcher from 1 (the dashboard's loss and order).
+    public var serial: UInt32
+    /// Seconds since the receiver started.
+    public var uptimeSeconds: UInt32
+    /// The robot as a whole: §7.9's states as seen from no controller in particular (`driving`,
+    /// `failsafe` with its cause, `teacher-stop`, `board-missing`, `free`).
+    public var state: RobotReport.State
+    /// Bit 0: a student lock is set; bit 1: identifying now.
+    public var flags: UInt8
+    /// The receiver's GameKit peer id (the robot id shown on the dashboard).
+    public var robotID: UInt64
+    /// Round-trip time to the driver over the last 5 s, ms: mean and max.
+    public var rttMeanMillis: UInt16
+    public var rttMaxMillis: UInt16
+    /// Pings to the driver without a pong over the last 5 s, per mille.
+    public var lossPerMille: UInt16
+    /// State packets that reached the receiver per second (the last report interval).
+    public var statesPerSecond: UInt16
+    /// Failsafe trips since the receiver started.
+    public var failsafes: UInt32
+    /// The receiver's display name (its instance name in the session).
+    public var name: String
+    /// Who drives (display name, or ADDRESS:PORT for a plain sender); empty: nobody.
+    public var driver: String
+    /// The display name the robot is locked to; empty: not locked.
+    public var lockedTo: String
+    /// As in §7.9 (profile and firmware, or the `--board` spec).
+    public var board: String
+    /// How the board is reached: `serial`, `midi`, `sim`, `memory`.
+    public var transport: String
+    /// The receiver's software version.
+    public var version: String
+
+    public static let lockedFlag: UInt8 = 1
+    public static let identifyingFlag: UInt8 = 2
+
+    public init(serial: UInt32, uptimeSeconds: UInt32, state: RobotReport.State, flags: UInt8 = 0, robotID: UInt64,
+                rttMeanMillis: UInt16 = unknown, rttMaxMillis: UInt16 = unknown, lossPerMille: UInt16 = unknown,
+                statesPerSecond: UInt16 = 0, failsafes: UInt32 = 0, name: String = "", driver: String = "", lockedTo: String = "",
+                board: String = "", transport: String = "", version: String = "") {
+        self.serial = serial; self.uptimeSeconds = uptimeSeconds; self.state = state; self.flags = flags; self.robotID = robotID
+        self.rttMeanMillis = rttMeanMillis; self.rttMaxMillis = rttMaxMillis; self.lossPerMille = lossPerMille
+        self.statesPerSecond = statesPerSecond; self.failsafes = failsafes; self.name = name; self.driver = driver; self.lockedTo = lockedTo
+        self.board = board; self.transport = transport; self.version = version
+    }
+
+    func encode(into w: inout ByteWriter) {
+        w.u32(serial); w.u32(uptimeSeconds); w.u8(state.code)
+        if case .failsafe(let cause) = state { w.u8(cause.rawValue) } else { w.u8(0) }
+        w.u8(flags); w.u64(robotID); w.u16(rttMeanMillis); w.u16(rttMaxMillis); w.u16(lossPerMille)
+        w.u16(statesPerSecond); w.u32(failsafes)
+        w.str8(name); w.str8(driver); w.str8(lockedTo); w.str8(board); w.str8(transport); w.str8(version)
+        if case .boardMissing(let why) = state { w.str8(why) } else { w.str8("") }
+    }
+
+    static func decode(_ r: inout ByteReader, payload: ArraySlice<UInt8>) throws(ControlMessageError) -> WatchReport {
+        let serial = try r.u32(), uptime = try r.u32()
+        let codeAt = r.offset - payload.startIndex
+        let code = try r.u8(), detail = try r.u8(), flags = try r.u8()
+        let robotID = try r.u64()
+        let mean = try r.u16(), max = try r.u16(), loss = try r.u16(), rate = try r.u16(), failsafes = try r.u32()
+        let name = try r.str8(), driver = try r.str8(), locked = try r.str8(), board = try r.str8(), transport = try r.str8(), version = try r.str8()
+        let why = try r.str8()
+        let bad = { (at: Int) in ControlMessageError(.badField, at: at, bytes: Array(payload)) }
+        let state: RobotReport.State
+        switch code {
+        case 1: state = .driving
+        case 2:
+            guard let cause = RobotReport.Cause(rawValue: detail) else { throw bad(codeAt + 1) }
+            state = .failsafe(cause)
+        case 5: state = .teacherStop
+        case 6: state = .boardMissing(why: why)
+        case 7: state = .free
+        default: throw bad(codeAt)   // owned and refused are one controller's view, never a robot's
+        }
+        guard flags & ~(lockedFlag | identifyingFlag) == 0 else { throw bad(codeAt + 2) }
+        return WatchReport(serial: serial, uptimeSeconds: uptime, state: state, flags: flags, robotID: robotID,
+                           rttMeanMillis: mean, rttMaxMillis: max, lossPerMille: loss, statesPerSecond: rate,
+                           failsafes: failsafes, name: name, driver: driver, lockedTo: locked, board: board, transport: transport,
+                           version: version)
+    }
+}

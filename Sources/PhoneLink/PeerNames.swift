@@ -1,0 +1,77 @@
+import ControlPlane
+import Controller
+import Foundation
+import Logging
+import Synchronization
+import SystemIO
+
+/// The names `--peer` robots give themselves, for the picker: one robot, one name everywhere
+/// (the drive screen shows the receiver's name from its accept; the picker must say the same
+/// before anyone drives).
+///
+/// Asks each receiver with a stop-all `query` (Protocol.md §7.6: unsigned, changes nothing on the
+/// receiver, answered with the receiver's display name even when refused for another session),
+/// once a second for 10 s, then every 10 s until it answers; an answer goes to
+/// ``PhoneHub/nameRobot(_:_:)``. A receiver that never answers keeps the name it was given
+/// (the address as typed). One small thread with one UDP socket per address family.
+public final class PeerNames: Sendable {
+    private let stopFlag: EventFlag
+    private let running = Atomic<Bool>(true)
+
+    /// `session`: the session ID the query names (a receiver of another session still answers
+    /// with its name).
+    public init(robots: [PhoneHub.Robot], session: String, hub: PhoneHub, logger: Logger) throws(SystemError) {
+        stopFlag = try EventFlag()
+        let stopFlag = stopFlag
+        let connection = UInt32.random(in: 1...UInt32.max)
+        var sockets: [SocketAddress.Family: UDPSocket] = [:]
+        for robot in robots where sockets[robot.peer.address.family] == nil {
+            sockets[robot.peer.address.family] = try UDPSocket.sender(for: robot.peer.address)
+        }
+        let thread = Thread { [sockets] in
+            defer { for s in sockets.values { s.close() } }
+            struct Asking { let robot: PhoneHub.Robot; var nonce: UInt64; var next: ContinuousClock.Instant; var sent = 0 }
+            let start = ContinuousClock.now
+            var asking = robots.map { Asking(robot: $0, nonce: 0, next: start) }
+            var buffer = [UInt8](repeating: 0, count: 2048)
+            while !asking.isEmpty {
+                let now = ContinuousClock.now
+                for i in asking.indices where asking[i].next <= now {
+                    asking[i].nonce = UInt64.random(in: 0...UInt64.max)
+                    let query = ControlMessage.StopAll(action: .query, unixMillis: WallClock.unixMillis(), nonce: asking[i].nonce,
+                                                       session: session)
+                    let datagram = ControlDatagram(header: ControlHeader(type: .stopAll, connection: connection),
+                                                   payload: ControlMessage.stopAll(query).encodePayload()[...]).encode()
+                    let address = asking[i].robot.peer.address
+                    _ = try? sockets[address.family]?.send(datagram, to: address)
+                    asking[i].sent += 1
+                    asking[i].next = now + (asking[i].sent < 10 ? .seconds(1) : .seconds(10))
+                }
+                var fds: [(fd: Int32, events: Poller.Events)] = [(stopFlag.descriptor.rawValue, .readable)]
+                for s in sockets.values { fds.append((s.descriptor.rawValue, .readable)) }
+                let ready = (try? Poller.wait(fds, until: asking.map(\.next).min())) ?? []
+                if let first = ready.first, !first.isEmpty { return }
+                for socket in sockets.values {
+                    while let (length, from) = try? socket.receive(into: &buffer) {
+                        guard length <= buffer.count, let d = try? ControlDatagram.decode(Array(buffer[..<length])),
+                              d.header.type == .stopAllReply,
+                              case .stopAllReply(let reply)? = try? ControlMessage.decode(type: .stopAllReply, payload: d.payload),
+                              let i = asking.firstIndex(where: { $0.robot.peer.address == from && $0.nonce == reply.nonce })
+                        else { continue }
+                        logger.info("robot named", metadata: ["peer": "\(from)", "name": "\(reply.displayName)"])
+                        hub.nameRobot(asking[i].robot.id, reply.displayName)
+                        asking.remove(at: i)
+                    }
+                }
+            }
+        }
+        thread.name = "peer names"
+        thread.start()
+    }
+
+    /// Stops asking. Idempotent.
+    public func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        stopFlag.raise()
+    }
+}

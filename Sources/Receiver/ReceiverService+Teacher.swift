@@ -1,0 +1,134 @@
+import BoardProtocol
+import ControlPlane
+import Logging
+import RemoteWire
+import SystemIO
+
+/// The teacher's dashboard, receiver side (Protocol.md §7.10–§7.12): watch reports, identify,
+/// kick, lock. Reports and pings go out only while a dashboard watches; nothing here runs per
+/// state packet except ``teacherAllows(_:at:)``, one dictionary lookup.
+extension ReceiverService {
+    /// A teacher command the control plane took.
+    func teacherCommand(_ command: TeacherCommand, from source: SocketAddress, at now: ContinuousClock.Instant) {
+        switch command.action {
+        case .watch:
+            if !desk.isWatched { logger.notice("watched by the teacher's dashboard", metadata: ["from": "\(source)"]) }
+            desk.watch(from: source, now: now)
+        case .identify:
+            logger.notice("identify: the board blinks its LEDs and beeps for 3 s (motors untouched)")
+            desk.identify(now: now)
+            writeIdentify(now: now)
+        case .kick:
+            guard let owner = engine.ownership.owner ?? reporter.lastOwner else {
+                logger.notice("kick: nobody drives this robot")
+                return
+            }
+            let why = command.argument.isEmpty ? "the teacher freed this robot" : "the teacher freed this robot: \(command.argument)"
+            kick(owner, deny: .init(reason: .kicked, text: why), at: now)
+        case .lock:
+            desk.lockedTo = command.argument
+            logger.notice("locked by the teacher: only \"\(command.argument)\" may drive")
+            if let owner = engine.ownership.owner, plane.displayName(of: owner) != command.argument {
+                kick(owner, deny: .init(reason: .locked, text: "the teacher gave this robot to \(command.argument)"), at: now)
+            }
+        case .unlock:
+            desk.lockedTo = nil
+            logger.notice("unlocked by the teacher: anyone may drive")
+        }
+    }
+
+    /// Frees the robot from `source`: motors stop (as at a bye), the driver gets a deny that says
+    /// why, and its states are not taken for ``TeacherDesk/kickHold``.
+    func kick(_ source: SocketAddress, deny: ControlMessage.Deny, at now: ContinuousClock.Instant) {
+        let name = plane.displayName(of: source) ?? "\(source)"
+        logger.notice("kicked by the teacher: \(deny.text)", metadata: ["controller": "\(name)", "address": "\(source)"])
+        desk.kick(source, now: now)
+        if plane.peers.hasChannel(source) {
+            sendReport(reporter.denied(deny), to: source)
+            handle(plane.deny(deny, to: source, now: now), at: now)
+        }
+        reporter.left(source)
+        apply(engine.released(source, at: now))
+    }
+
+    /// May `source` drive as far as the teacher is concerned (not kicked; the lock's student)?
+    func teacherAllows(_ source: SocketAddress, at now: ContinuousClock.Instant) -> Bool {
+        desk.allows(source, name: plane.displayName(of: source), now: now)
+    }
+
+    /// A state packet the teacher does not let through: a controller that said hello and now
+    /// meets a lock is told so (kicked with reason `locked`) once; anything else is just dropped.
+    func refusedByTeacher(_ source: SocketAddress, at now: ContinuousClock.Instant) {
+        guard let lock = desk.lockedTo, !desk.isKicked(source, now: now), plane.peers.hasChannel(source),
+              plane.displayName(of: source) != nil else { return }
+        kick(source, deny: .init(reason: .locked, text: "the teacher gave this robot to \(lock)"), at: now)
+    }
+
+    /// Once per loop turn: the identify blink, pings to the driver, reports due.
+    func serveTeacher(at now: ContinuousClock.Instant) {
+        if desk.identifyEnded(now: now) {
+            // Back to what the mapping wants for those outputs (the engine's last values).
+            let a = identifyAddresses
+            board.setDesired(Dictionary([a.led1, a.led2, a.tone, a.time].map { ($0, engine.board[$0] ?? 0) }, uniquingKeysWith: { $1 }))
+        } else if desk.identifying(now: now) {
+            writeIdentify(now: now)
+        }
+        guard desk.isWatched else { return }
+        let driver = engine.ownership.owner
+        if let id = desk.pingDue(driver: driver, now: now), let driver {
+            handle(plane.ping(id: id, sentNanos: UInt64(id), to: driver), at: now)
+        }
+        let due = desk.reportsDue(now: now)
+        guard !due.isEmpty else { return }
+        let report = watchReport(now: now)
+        for (watcher, serial) in due {
+            var r = report
+            r.serial = serial
+            handle(plane.watchReport(r, to: watcher), at: now)
+        }
+    }
+
+    /// The dashboard's row for this robot now (serial filled in per watcher).
+    func watchReport(now: ContinuousClock.Instant) -> WatchReport {
+        let who = engine.ownership.owner ?? reporter.lastOwner
+        let state: RobotReport.State = who.map { reporter.state(for: $0, engine: engine, name: { "\($0)" }) }
+            ?? (reporter.boardMissing.map { .boardMissing(why: $0) } ?? (engine.stoppedByTeacher ? .teacherStop : .free))
+        let link = desk.link(now: now)
+        var flags: UInt8 = 0
+        if desk.lockedTo != nil { flags |= WatchReport.lockedFlag }
+        if desk.identifying(now: now) { flags |= WatchReport.identifyingFlag }
+        let uptime = now - desk.started
+        return WatchReport(serial: 0, uptimeSeconds: UInt32(clamping: uptime.components.seconds), state: state, flags: flags,
+                           robotID: plane.settings.peerID, rttMeanMillis: link.mean, rttMaxMillis: link.max, lossPerMille: link.loss,
+                           statesPerSecond: desk.statesPerSecond(states: engine.counters.states, now: now),
+                           failsafes: UInt32(clamping: engine.counters.failsafeTrips),
+                           name: plane.settings.displayName, driver: who.map { plane.displayName(of: $0) ?? "\($0)" } ?? "", lockedTo: desk.lockedTo ?? "",
+                           board: reporter.board, transport: Self.transport(configuration.boardName), version: configuration.version)
+    }
+
+    /// `serial`, `midi`, `sim`… : the `--board` spec's kind.
+    static func transport(_ spec: String) -> String {
+        String(spec.split(separator: ":", maxSplits: 1).first ?? "")
+    }
+
+    /// The outputs the identify blink uses: the probed profile's LEDs and buzzer, else the kit's.
+    var identifyAddresses: (led1: UInt8, led2: UInt8, tone: UInt8, time: UInt8) {
+        let p = boardResolution?.profile ?? .kit
+        return (p.led1, p.led2, p.buzzerTone, p.buzzerTime)
+    }
+
+    func writeIdentify(now: ContinuousClock.Instant) {
+        let a = identifyAddresses
+        if let values = desk.identifyValues(now: now, led1: a.led1, led2: a.led2, tone: a.tone, time: a.time) {
+            board.setDesired(values)
+        }
+    }
+
+    /// An engine write while identifying: everything but the blink's outputs (the motors above all)
+    /// goes through; the blink's outputs are restored from the engine when it ends.
+    func withoutIdentify(_ values: [UInt8: UInt8]) -> [UInt8: UInt8] {
+        guard desk.identifyStarted != nil else { return values }
+        let a = identifyAddresses
+        return values.filter { ![a.led1, a.led2, a.tone, a.time].contains($0.key) }
+    }
+}

@@ -1,0 +1,186 @@
+import ControlPlane
+
+/// The receiver's side of the teacher's dashboard as a value type with an injected clock
+/// (Protocol.md §7.10–§7.12): who watches and when each watcher's next report is due, the pings
+/// that measure the driver's round trip, the identify blink, kicked sources and the student lock.
+/// It sends nothing and touches no board: ReceiverService+Teacher.swift asks it and acts.
+///
+/// Bounds: at most ``maxWatchers`` watchers (the stalest is replaced), one report per watcher
+/// per ``reportPeriod``, one ping per ``pingPeriod`` and only while watched, link samples of
+/// the last ``linkWindow``, at most ``maxKicked`` kicked sources.
+public struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
+    public static var reportPeriod: Duration { .milliseconds(500) }
+    public static var pingPeriod: Duration { .milliseconds(500) }
+    public static var linkWindow: Duration { .seconds(5) }
+    /// A ping without a pong after this long counts as lost.
+    public static var pingTimeout: Duration { .seconds(1) }
+    public static var identifyLength: Duration { .seconds(3) }
+    /// The blink's half period: LED 1 and LED 2 swap, the buzzer sounds on every other one.
+    public static var blinkStep: Duration { .milliseconds(250) }
+    /// A kicked source's states are not taken for this long (a stubborn or plain sender).
+    public static var kickHold: Duration { .seconds(10) }
+    public static var maxWatchers: Int { 8 }
+    static var maxKicked: Int { 64 }
+
+    struct Watcher: Sendable {
+        var until: ContinuousClock.Instant
+        var next: ContinuousClock.Instant
+        var serial: UInt32 = 0
+    }
+
+    struct Ping: Sendable {
+        var id: UInt32
+        var sent: ContinuousClock.Instant
+        var roundTrip: Duration?
+    }
+
+    public let started: ContinuousClock.Instant
+    var watchers: [Source: Watcher] = [:]
+    var pings: [Ping] = []
+    var pingSource: Source?
+    var nextPing: ContinuousClock.Instant?
+    var nextPingID: UInt32 = 1
+    public private(set) var identifyStarted: ContinuousClock.Instant?
+    var kicked: [Source: ContinuousClock.Instant] = [:]
+    /// The display name the teacher locked the robot to.
+    public var lockedTo: String?
+    /// The engine's state count at the last report, for states per second.
+    var statesAtLast: (count: Int, at: ContinuousClock.Instant)?
+
+    public init(now: ContinuousClock.Instant) { started = now }
+
+    public var isWatched: Bool { !watchers.isEmpty }
+
+    /// A watch was taken from `source`: reports to it for ``TeacherCommand/watchLifetime``; a new
+    /// watcher gets its first report at once.
+    public mutating func watch(from source: Source, now: ContinuousClock.Instant) {
+        if var w = watchers[source] {
+            w.until = now + TeacherCommand.watchLifetime
+            watchers[source] = w
+            return
+        }
+        if watchers.count >= Self.maxWatchers, let stalest = watchers.min(by: { $0.value.until < $1.value.until }) {
+            watchers.removeValue(forKey: stalest.key)
+        }
+        watchers[source] = Watcher(until: now + TeacherCommand.watchLifetime, next: now)
+    }
+
+    /// The watchers a report is due to now, with the serial of that report; forgets expired ones.
+    public mutating func reportsDue(now: ContinuousClock.Instant) -> [(Source, UInt32)] {
+        var out: [(Source, UInt32)] = []
+        for (source, var w) in watchers {
+            if now >= w.until { watchers.removeValue(forKey: source); continue }
+            guard now >= w.next else { continue }
+            w.serial &+= 1
+            // Never more than one per period, even after a late wake-up.
+            w.next = max(w.next + Self.reportPeriod, now + Self.reportPeriod / 2)
+            watchers[source] = w
+            out.append((source, w.serial))
+        }
+        return out
+    }
+
+    /// States per second since the last call (`states`: the engine's running count).
+    public mutating func statesPerSecond(states: Int, now: ContinuousClock.Instant) -> UInt16 {
+        defer { statesAtLast = (states, now) }
+        guard let last = statesAtLast, now > last.at else { return 0 }
+        let seconds = Double((now - last.at).components.attoseconds) / 1e18 + Double((now - last.at).components.seconds)
+        guard seconds >= 0.2 else { return 0 }
+        return UInt16(clamping: Int((Double(states - last.count) / seconds).rounded()))
+    }
+
+    // MARK: The driver's round trip
+
+    /// A ping is due to `driver` now (only while watched); returns its id. A new driver starts
+    /// a new measurement.
+    public mutating func pingDue(driver: Source?, now: ContinuousClock.Instant) -> UInt32? {
+        guard isWatched, let driver else { pings.removeAll(); pingSource = nil; return nil }
+        if driver != pingSource { pings.removeAll(); pingSource = driver; nextPing = now }
+        pings.removeAll { now - $0.sent > Self.linkWindow }
+        guard let due = nextPing, now >= due else { return nil }
+        nextPing = now + Self.pingPeriod
+        let id = nextPingID
+        nextPingID = nextPingID == .max ? 1 : nextPingID + 1
+        pings.append(Ping(id: id, sent: now))
+        return id
+    }
+
+    public mutating func pong(id: UInt32, from source: Source, now: ContinuousClock.Instant) {
+        guard source == pingSource, let i = pings.firstIndex(where: { $0.id == id }), pings[i].roundTrip == nil else { return }
+        pings[i].roundTrip = now - pings[i].sent
+    }
+
+    /// Mean and max round trip (ms) and loss (per mille) over the window; ``WatchReport/unknown``
+    /// before any ping resolved.
+    public func link(now: ContinuousClock.Instant) -> (mean: UInt16, max: UInt16, loss: UInt16) {
+        let resolved = pings.filter { $0.roundTrip != nil || now - $0.sent > Self.pingTimeout }
+        let times = resolved.compactMap(\.roundTrip).map { Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000 }
+        guard !resolved.isEmpty else { return (WatchReport.unknown, WatchReport.unknown, WatchReport.unknown) }
+        let loss = UInt16((resolved.count - times.count) * 1000 / resolved.count)
+        guard !times.isEmpty else { return (WatchReport.unknown, WatchReport.unknown, loss) }
+        let mean = times.reduce(0, +) / Double(times.count)
+        return (UInt16(clamping: Int(mean.rounded())), UInt16(clamping: Int(times.max()!.rounded())), loss)
+    }
+
+    // MARK: Identify
+
+    public mutating func identify(now: ContinuousClock.Instant) { identifyStarted = now }
+
+    public func identifying(now: ContinuousClock.Instant) -> Bool {
+        identifyStarted.map { now - $0 < Self.identifyLength } ?? false
+    }
+
+    /// The blink's values now for the LEDs and the buzzer (nil when not identifying): the LEDs
+    /// swap every ``blinkStep``; the buzzer gets a short tone on every other step (a change of
+    /// its bytes is what starts a tone on the board, §4.5).
+    public func identifyValues(now: ContinuousClock.Instant, led1: UInt8, led2: UInt8, tone: UInt8, time: UInt8) -> [UInt8: UInt8]? {
+        guard let start = identifyStarted, identifying(now: now) else { return nil }
+        let step = Int((now - start) / Self.blinkStep)
+        let on = step % 2 == 0
+        return [led1: on ? 255 : 0, led2: on ? 0 : 255, tone: on ? 34 : 0, time: on ? 12 : 0]
+    }
+
+    /// When the blink next changes (or ends).
+    public func identifyDeadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        guard let start = identifyStarted, identifying(now: now) else { return nil }
+        let steps = Int((now - start) / Self.blinkStep) + 1
+        return start + Self.blinkStep * steps
+    }
+
+    /// The blink has ended: forget it (the caller restores the LEDs and the buzzer once).
+    public mutating func identifyEnded(now: ContinuousClock.Instant) -> Bool {
+        guard identifyStarted != nil, !identifying(now: now) else { return false }
+        identifyStarted = nil
+        return true
+    }
+
+    // MARK: Kick and lock
+
+    public mutating func kick(_ source: Source, now: ContinuousClock.Instant) {
+        if kicked.count >= Self.maxKicked { kicked = kicked.filter { $0.value > now } }
+        if kicked.count >= Self.maxKicked, let first = kicked.keys.first { kicked.removeValue(forKey: first) }
+        kicked[source] = now + Self.kickHold
+    }
+
+    /// May `source` (display name `name`, nil for a plain sender) drive, as far as the teacher
+    /// is concerned? Called for every state packet: without a kick or a lock it looks at nothing
+    /// (`name` is not even asked for).
+    public func allows(_ source: Source, name: @autoclosure () -> String?, now: ContinuousClock.Instant) -> Bool {
+        if !kicked.isEmpty, isKicked(source, now: now) { return false }
+        if let lockedTo { return name() == lockedTo }
+        return true
+    }
+
+    public func isKicked(_ source: Source, now: ContinuousClock.Instant) -> Bool {
+        kicked[source].map { now < $0 } ?? false
+    }
+
+    /// The next instant something here is due.
+    public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        var all = watchers.values.map(\.next)
+        if isWatched, let nextPing { all.append(nextPing) }
+        if let d = identifyDeadline(now: now) { all.append(d) }
+        if identifyStarted != nil, !identifying(now: now) { all.append(now) }
+        return all.min()
+    }
+}

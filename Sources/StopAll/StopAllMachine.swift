@@ -1,0 +1,226 @@
+import ControlPlane
+import SystemIO
+
+/// The teacher's stop (Protocol.md §7.6) as a value: receivers found, datagrams received and the
+/// time go in; datagrams to send, lines to print and the end come out. ``StopAllCommand`` owns
+/// the sockets, the browse, the signals and the clock, and does what the actions say.
+///
+/// Each receiver first gets an unsigned query, answered with its name; then a command signed for
+/// that receiver alone (its name is the command's target, the nonce fresh). Each datagram goes
+/// out up to ``Settings/repeats`` times, ``Settings/spacing`` apart, until the receiver answers.
+/// The run ends when nothing is left to send, no reply is still expected (``Settings/replyGrace``
+/// after the last send) and the browse is over — or on ``Event/interrupted``.
+///
+/// To extend (a signed reply, a robot id): a new ``Event`` case for what comes in, a new
+/// ``Action`` case for what goes out; datagrams come in as bytes, so checking them is in here.
+public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable {
+    public struct Settings: Sendable {
+        public var session: String
+        public var release: Bool
+        public var teacherKey: String?
+        /// How long receivers may still turn up (the DNS-SD browse); zero when they are all given.
+        public var browseFor: Duration
+        public var repeats = 10
+        public var spacing: Duration = .milliseconds(50)
+        /// How long to wait for a reply after the last send.
+        public var replyGrace: Duration = .milliseconds(300)
+
+        public init(session: String, release: Bool, teacherKey: String?, browseFor: Duration) {
+            self.session = session
+            self.release = release
+            self.teacherKey = teacherKey
+            self.browseFor = browseFor
+        }
+    }
+
+    /// A receiver to reach.
+    public struct Receiver: Sendable, Equatable {
+        /// The name shown (the DNS-SD name), nil for `--peer` (the reply's name is shown).
+        public var label: String?
+        /// The DNS-SD instance: a receiver is counted once however many addresses it has (nil
+        /// for `--peer`, where the address is all there is).
+        public var identity: String?
+        public var address: SocketAddress
+
+        public init(label: String?, identity: String?, address: SocketAddress) {
+            self.label = label
+            self.identity = identity
+            self.address = address
+        }
+    }
+
+    public enum Event: Sendable {
+        /// What one look at the browse found (possibly nothing): new receivers are added, and
+        /// the status line says how many there are.
+        case browsed([Receiver])
+        /// A datagram arrived on one of the sockets.
+        case datagram([UInt8], from: SocketAddress)
+        /// SIGINT/SIGTERM: stop sending, report what is known.
+        case interrupted
+    }
+
+    public enum Action: Sendable, Equatable {
+        case send([UInt8], to: SocketAddress)
+        /// One line on stdout (the status line out of its way).
+        case print(String)
+        case status(String, force: Bool)
+        /// The run is over; every line has been printed.
+        case finish(Result)
+    }
+
+    public enum Result: Sendable, Equatable {
+        case everyReceiverTookIt
+        case notEveryReceiverTookIt
+        /// Nothing was found to send to.
+        case noReceivers
+    }
+
+    struct Target: Sendable {
+        var receiver: Receiver
+        var sent = 0
+        var nextSend: ContinuousClock.Instant
+        /// The query first, then (once the receiver named itself) the command signed for it.
+        var nonce: UInt64
+        var datagram: [UInt8]
+        var querying = true
+        var reply: ControlMessage.StopAllReply?
+    }
+
+    public let settings: Settings
+    private let connection: UInt32
+    private var random: Random
+    private(set) var targets: [Target] = []
+    private let browseEnd: ContinuousClock.Instant
+    private var lastSendAt: ContinuousClock.Instant
+    private var lastTick: ContinuousClock.Instant
+    public private(set) var isFinished = false
+
+    /// `peers`: the receivers given on the command line (reached at once); with none, the run
+    /// browses for ``Settings/browseFor``.
+    public init(settings: Settings, peers: [SocketAddress], now: ContinuousClock.Instant, wallMillis: UInt64, random: Random) {
+        self.settings = settings
+        self.random = random
+        connection = UInt32.random(in: 1...UInt32.max, using: &self.random)
+        browseEnd = peers.isEmpty ? now + settings.browseFor : now
+        lastSendAt = now
+        lastTick = now
+        for address in peers {
+            add(Receiver(label: nil, identity: nil, address: address), now: now, wallMillis: wallMillis)
+        }
+    }
+
+    /// What to show before the first tick.
+    public var opening: [Action] {
+        targets.isEmpty ? [.status("looking for the receivers of session \"\(settings.session)\"…", force: true)] : []
+    }
+
+    /// Sends what is due; finishes when nothing more can happen.
+    public mutating func tick(now: ContinuousClock.Instant) -> [Action] {
+        guard !isFinished else { return [] }
+        lastTick = now
+        var out: [Action] = []
+        for i in targets.indices where !targets[i].done(settings) && targets[i].nextSend <= now {
+            out.append(.send(targets[i].datagram, to: targets[i].receiver.address))
+            targets[i].sent += 1
+            targets[i].nextSend = now + settings.spacing
+            lastSendAt = now
+        }
+        if !isSending && !isWaitingForReplies(now) && now >= browseEnd { out += finish() }
+        return out
+    }
+
+    /// When ``tick(now:)`` has something to do next; nil once finished.
+    public var nextDeadline: ContinuousClock.Instant? {
+        guard !isFinished else { return nil }
+        var times = targets.filter { !$0.done(settings) }.map(\.nextSend)
+        if browseEnd > lastTick { times.append(browseEnd) }
+        if isWaitingForReplies(lastTick) { times.append(lastSendAt + settings.replyGrace) }
+        return times.min()
+    }
+
+    public mutating func handle(_ event: Event, now: ContinuousClock.Instant, wallMillis: UInt64) -> [Action] {
+        guard !isFinished else { return [] }
+        switch event {
+        case .interrupted:
+            return finish()
+        case .browsed(let found):
+            for r in found {
+                // By identity, not address: a receiver whose AAAA answered after its A is still one receiver.
+                guard !targets.contains(where: { $0.receiver.identity == r.identity }) else { continue }
+                add(r, now: now, wallMillis: wallMillis)
+            }
+            let n = targets.count
+            return [.status("session \"\(settings.session)\": \(n) receiver\(n == 1 ? "" : "s") found", force: false)]
+        case .datagram(let bytes, let from):
+            guard let i = targets.firstIndex(where: { $0.receiver.address == from }),
+                  let d = try? ControlDatagram.decode(bytes), d.header.type == .stopAllReply,
+                  case .stopAllReply(let reply)? = try? ControlMessage.decode(type: .stopAllReply, payload: d.payload),
+                  reply.nonce == targets[i].nonce, targets[i].reply == nil else { return [] }
+            if targets[i].querying && reply.outcome != .refused {
+                command(i, name: reply.displayName, now: now, wallMillis: wallMillis)
+                return []
+            }
+            // A refused query (another session, say) is said at once, as a refused command is.
+            targets[i].reply = reply
+            return [.print(Self.describe(targets[i], reply))]
+        }
+    }
+
+    private var isSending: Bool { targets.contains { !$0.done(settings) } }
+
+    private func isWaitingForReplies(_ now: ContinuousClock.Instant) -> Bool {
+        targets.contains { $0.reply == nil } && now < lastSendAt + settings.replyGrace
+    }
+
+    private mutating func add(_ receiver: Receiver, now: ContinuousClock.Instant, wallMillis: UInt64) {
+        let nonce = random.next() as UInt64
+        let query = ControlMessage.StopAll(action: .query, unixMillis: wallMillis, nonce: nonce, session: settings.session)
+        targets.append(Target(receiver: receiver, nextSend: now, nonce: nonce, datagram: datagram(query)))
+    }
+
+    /// The receiver named itself: the command signed for it alone, with a fresh nonce.
+    private mutating func command(_ i: Int, name: String, now: ContinuousClock.Instant, wallMillis: UInt64) {
+        var c = ControlMessage.StopAll(action: settings.release ? .release : .stop, unixMillis: wallMillis,
+                                       nonce: random.next() as UInt64, session: settings.session, target: name)
+        if let key = settings.teacherKey { c.sign(key: Array(key.utf8)) }
+        targets[i].querying = false
+        targets[i].nonce = c.nonce
+        targets[i].datagram = datagram(c)
+        targets[i].sent = 0
+        targets[i].nextSend = now
+    }
+
+    private func datagram(_ message: ControlMessage.StopAll) -> [UInt8] {
+        ControlDatagram(header: ControlHeader(type: .stopAll, connection: connection),
+                        payload: ControlMessage.stopAll(message).encodePayload()[...]).encode()
+    }
+
+    private mutating func finish() -> [Action] {
+        isFinished = true
+        var out: [Action] = []
+        for t in targets where t.reply == nil {
+            out.append(.print("no answer from \(Self.name(t, nil)) (sent \(t.sent) time\(t.sent == 1 ? "" : "s"); is it running?)"))
+        }
+        let took = targets.filter { $0.reply.map { $0.outcome != .refused } ?? false }.count
+        out.append(.print("reached \(took) of \(targets.count) receiver\(targets.count == 1 ? "" : "s")"))
+        out.append(.finish(targets.isEmpty ? .noReceivers : took == targets.count ? .everyReceiverTookIt : .notEveryReceiverTookIt))
+        return out
+    }
+
+    static func name(_ t: Target, _ reply: ControlMessage.StopAllReply?) -> String {
+        let label = t.receiver.label ?? reply?.displayName
+        return label.map { "\(JSONText.quote($0)) \(t.receiver.address)" } ?? "\(t.receiver.address)"
+    }
+
+    static func describe(_ t: Target, _ reply: ControlMessage.StopAllReply) -> String {
+        switch reply.outcome {
+        case .stopped: "stopped \(name(t, reply))"
+        case .released: "released \(name(t, reply))"
+        case .refused: "refused by \(name(t, reply)): \(reply.text)"
+        }
+    }
+}
+
+extension StopAllMachine.Target {
+    func done(_ settings: StopAllMachine.Settings) -> Bool { reply != nil || sent >= settings.repeats }
+}

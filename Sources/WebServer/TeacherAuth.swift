@@ -1,0 +1,92 @@
+import ControlPlane
+import Crypto
+import Foundation
+import Hummingbird
+import Synchronization
+
+/// Who may see `/teacher`: the teacher key typed into a login form, then a session cookie
+/// (`HttpOnly; Secure; SameSite=Strict`, 256 random bits, 12 hours). Attempts are rate limited
+/// (a burst of 10, then one every 2 s for everyone together — the server has no client address
+/// to tell guessers apart; at that rate a key of a few words is out of reach, and a student who
+/// hammers the form only slows logins while they do). Wrong attempts are counted and logged.
+final class TeacherAuth: Sendable {
+    enum Login: Equatable { case ok(token: String), wrong, throttled }
+
+    static let cookie = "ar_teacher"
+    static let lifetime: Duration = .seconds(12 * 3600)
+    static let maxSessions = 64
+
+    private struct State {
+        var sessions: [String: ContinuousClock.Instant] = [:]
+        var attempts = TokenBucket(rate: 0.5, burst: 10)
+        var failed = 0
+    }
+
+    private let digest: [UInt8]
+    private let state = Mutex(State())
+
+    init(key: String) { digest = Self.hash(key) }
+
+    private static func hash(_ s: String) -> [UInt8] { Array(SHA256.hash(data: Array(s.utf8))) }
+
+    var failed: Int { state.withLock { $0.failed } }
+
+    func login(key: String, now: ContinuousClock.Instant = .now) -> Login {
+        state.withLock { s in
+            guard s.attempts.take(now: now) else { return .throttled }
+            let typed = Self.hash(key)
+            var diff: UInt8 = 0
+            for i in 0..<digest.count { diff |= digest[i] ^ typed[i] }
+            guard diff == 0 else { s.failed += 1; return .wrong }
+            s.sessions = s.sessions.filter { $0.value > now }
+            if s.sessions.count >= Self.maxSessions, let oldest = s.sessions.min(by: { $0.value < $1.value }) {
+                s.sessions.removeValue(forKey: oldest.key)
+            }
+            var rng = SystemRandomNumberGenerator()
+            let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &rng)) }.joined()
+            s.sessions[token] = now + Self.lifetime
+            return .ok(token: token)
+        }
+    }
+
+    /// Does the request carry a live session cookie?
+    func admits(_ fields: HTTPFields, now: ContinuousClock.Instant = .now) -> Bool {
+        guard let token = Self.token(in: fields) else { return false }
+        return state.withLock { s in s.sessions[token].map { $0 > now } ?? false }
+    }
+
+    func logout(_ fields: HTTPFields) {
+        guard let token = Self.token(in: fields) else { return }
+        _ = state.withLock { $0.sessions.removeValue(forKey: token) }
+    }
+
+    static func token(in fields: HTTPFields) -> String? {
+        for header in fields[values: .cookie] {
+            for part in header.split(separator: ";") {
+                let kv = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+                if kv.count == 2, kv[0] == cookie { return String(kv[1]) }
+            }
+        }
+        return nil
+    }
+
+    static func setCookie(_ token: String) -> String {
+        "\(cookie)=\(token); Path=/teacher; Max-Age=\(12 * 3600); HttpOnly; Secure; SameSite=Strict"
+    }
+}
+
+/// The teacher key from `web --teacher-key-file FILE`: the file's text without its trailing
+/// newline. One function, so that the key-file rules of `receive`/`stop-all` can replace it.
+enum TeacherKeyFile {
+    static func read(_ path: String) throws(WebServerError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw WebServerError(description: "--teacher-key-file \(path): cannot read it (does it exist, and may this user read it?)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw WebServerError(description: "--teacher-key-file \(path): not UTF-8 text")
+        }
+        let key = text.trimmingCharacters(in: .newlines)
+        guard !key.isEmpty else { throw WebServerError(description: "--teacher-key-file \(path): the file is empty: put the teacher key in it") }
+        return key
+    }
+}

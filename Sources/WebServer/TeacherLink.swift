@@ -1,0 +1,284 @@
+import ControlPlane
+import Controller
+import Foundation
+import Logging
+import PhoneLink
+import Synchronization
+import SystemIO
+
+/// The dashboard's UDP side (Protocol.md §7.10–§7.12): while a dashboard is open, a signed
+/// `watch` to every robot of the hub once a second; the `watch-report`s, `teacher-reply`s and
+/// `stop-all reply`s that come back fill one row per robot; the teacher's buttons become signed
+/// stop-alls (aimed at one receiver, §7.6) and teacher commands. One thread, one socket per
+/// robot (so a reply's robot is its socket), polled with a 50 ms timeout.
+final class TeacherLink: Sendable {
+    struct Row: Sendable {
+        var id: String
+        var label: String
+        /// The receiver's display name, once it has answered.
+        var name: String?
+        var report: WatchReport?
+        var heard: ContinuousClock.Instant?
+        /// Why the robot will not be watched (its teacher-reply), or a command's refusal.
+        var refusal: String?
+        /// The outcome of the last stop-all sent to it.
+        var stop: String?
+    }
+
+    enum Command: Sendable {
+        case stop, release, identify, kick(String), lock(String), unlock
+    }
+
+    private struct State: Sendable {
+        var rows: [String: Row] = [:]
+        var dashboardsUntil: ContinuousClock.Instant?
+        var queue: [(robot: String, command: Command)] = []
+        var stopped = false
+        /// Roster students seen driving their robot during this lesson.
+        var arrived: Set<String> = []
+        /// Grows with every change of a robot's state, driver, lock or blink: a dashboard pushes
+        /// soon after it changes.
+        var version = 0
+    }
+
+    private let state = Mutex(State())
+    private let hub: PhoneHub
+    private let key: [UInt8]
+    private let session: String
+    private let logger: Logger
+    let events: TeacherLog
+    let roster: Roster?
+    private let done: EventFlag
+
+    init(hub: PhoneHub, teacherKey: String, session: String, events: TeacherLog, roster: Roster? = nil, logger: Logger) throws {
+        self.hub = hub
+        // The same key bytes `stop-all --teacher-key` signs with.
+        key = Array(teacherKey.utf8)
+        self.session = session
+        self.events = events
+        self.roster = roster
+        self.logger = logger
+        done = try EventFlag()
+    }
+
+    /// A dashboard is open: keep watching for the next 3 s.
+    func dashboardOpen() {
+        state.withLock { $0.dashboardsUntil = .now + TeacherCommand.watchLifetime }
+    }
+
+    func enqueue(_ command: Command, robot: String) {
+        state.withLock { if $0.queue.count < 256 { $0.queue.append((robot, command)) } }
+    }
+
+    /// The rows in the hub's order, with each robot's age ("last heard").
+    func rows() -> [Row] {
+        let robots = hub.robots
+        return state.withLock { s in
+            robots.map { r in
+                var row = s.rows[r.id] ?? Row(id: r.id, label: r.name)
+                row.label = r.name
+                return row
+            }
+        }
+    }
+
+    var version: Int { state.withLock { $0.version } }
+
+    /// Roster students not yet seen driving their robot this lesson (empty without a roster).
+    func missing() -> [String] {
+        guard let roster else { return [] }
+        let arrived = state.withLock { $0.arrived }
+        return roster.entries.map(\.student).filter { !arrived.contains($0) }
+    }
+
+    func start() {
+        let t = Thread { [self] in run() }
+        t.name = "teacher-link"
+        t.start()
+    }
+
+    func stop() {
+        state.withLock { $0.stopped = true }
+        _ = try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: .seconds(2))
+    }
+
+    private struct Link {
+        var socket: UDPSocket
+        var address: SocketAddress
+        var name: String?
+        var pending: [(nonce: UInt64, datagram: [UInt8], left: Int, next: ContinuousClock.Instant)] = []
+    }
+
+    private func run() {
+        defer { done.raise() }
+        var links: [String: Link] = [:]
+        var order: [String] = []
+        var nextRefresh = ContinuousClock.now
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        var nextWatch = ContinuousClock.now
+        let connection = UInt32.random(in: 1...UInt32.max)
+        while true {
+            let (stopped, watching, queue) = state.withLock { s -> (Bool, Bool, [(robot: String, command: Command)]) in
+                defer { s.queue.removeAll() }
+                return (s.stopped, (s.dashboardsUntil ?? .now) > .now, s.queue)
+            }
+            if stopped { return }
+            let now = ContinuousClock.now
+            // One socket per robot of the hub (robots come and go with --session), looked at
+            // with the watch (once a second) or when a command is queued.
+            if links.isEmpty || now >= nextRefresh || !queue.isEmpty {
+                nextRefresh = now + .seconds(1)
+                let robots = hub.robots
+                for r in robots where links[r.id]?.address != r.peer.address {
+                    if let s = try? UDPSocket.sender(for: r.peer.address) { links[r.id] = Link(socket: s, address: r.peer.address) }
+                }
+                let ids = Set(robots.map(\.id))
+                for id in links.keys where !ids.contains(id) { links[id]?.socket.close(); links[id] = nil }
+                order = Array(links.keys)
+            }
+
+            if watching, now >= nextWatch {
+                nextWatch = now + .seconds(1)
+                for id in links.keys {
+                    let watch = ControlMessage.teacher(signed(.watch, target: links[id]!.name ?? "", argument: ""))
+                    send(watch, on: &links[id]!, connection: connection, repeats: 0)
+                }
+            }
+            for (robot, command) in queue {
+                guard links[robot] != nil else { continue }
+                // A command names its receiver (so a captured one is refused by every other):
+                // before the robot has answered once, its name is unknown.
+                guard let target = links[robot]!.name else {
+                    state.withLock { s in
+                        var row = s.rows[robot] ?? Row(id: robot, label: robot)
+                        row.refusal = "not reached yet: no answer from this robot so far"
+                        s.rows[robot] = row
+                    }
+                    continue
+                }
+                let message: ControlMessage = switch command {
+                case .stop: .stopAll(stopAll(.stop, target: target))
+                case .release: .stopAll(stopAll(.release, target: target))
+                case .identify: .teacher(signed(.identify, target: target, argument: ""))
+                case .kick(let why): .teacher(signed(.kick, target: target, argument: why))
+                case .lock(let name): .teacher(signed(.lock, target: target, argument: name))
+                case .unlock: .teacher(signed(.unlock, target: target, argument: ""))
+                }
+                // A stop-all is repeated like `stop-all` does (up to 10 × 50 ms, until a reply);
+                // a teacher command twice more if unanswered (a repeat's nonce is refused as used).
+                var repeats = 2
+                if case .stopAll = message { repeats = 9 }
+                send(message, on: &links[robot]!, connection: connection, repeats: repeats)
+            }
+            // Repeats due.
+            for id in links.keys {
+                var link = links[id]!
+                for i in link.pending.indices where now >= link.pending[i].next {
+                    _ = try? link.socket.send(link.pending[i].datagram, to: link.address)
+                    link.pending[i].left -= 1
+                    link.pending[i].next = now + .milliseconds(50)
+                }
+                link.pending.removeAll { $0.left <= 0 }
+                links[id] = link
+            }
+            // Wait for replies; read the sockets that have some.
+            let fds = order.map { (fd: links[$0]!.socket.descriptor.rawValue, events: Poller.Events.readable) }
+            let ready = (try? Poller.wait(fds, until: .now + .milliseconds(50))) ?? []
+            for (i, id) in order.enumerated() where i < ready.count && !ready[i].isEmpty {
+                while let (length, from) = try? links[id]!.socket.receive(into: &buffer) {
+                    guard from == links[id]!.address, length <= buffer.count,
+                          let d = try? ControlDatagram.decode(Array(buffer[..<length])),
+                          let message = try? ControlMessage.decode(type: d.header.type, payload: d.payload) else { continue }
+                    take(message, robot: id, link: &links[id]!)
+                }
+            }
+        }
+    }
+
+    private func take(_ message: ControlMessage, robot: String, link: inout Link) {
+        let now = ContinuousClock.now
+        switch message {
+        case .watchReport(let report):
+            link.name = report.name
+            state.withLock { s in
+                var row = s.rows[robot] ?? Row(id: robot, label: robot)
+                if let old = row.report, old.state != report.state || old.driver != report.driver {
+                    events.record(robot: report.name, event: "state", detail: "\(Self.stateName(report.state)) driver=\(report.driver)")
+                }
+                // A change the teacher must see soon (not just fresher figures): pushed within 100 ms.
+                if row.report.map({ $0.state != report.state || $0.driver != report.driver || $0.flags != report.flags }) ?? true {
+                    s.version += 1
+                }
+                row.report = report
+                row.name = report.name
+                row.heard = now
+                if let roster, roster.students(of: report.name).contains(report.driver) { s.arrived.insert(report.driver) }
+                row.refusal = nil
+                s.rows[robot] = row
+            }
+        case .teacherReply(let reply):
+            link.pending.removeAll { $0.nonce == reply.nonce }
+            link.name = reply.displayName
+            guard reply.outcome == .refused else {
+                if reply.action != .watch { events.record(robot: reply.displayName, event: reply.action.name, detail: "done") }
+                return
+            }
+            // A repeat of a command already taken is refused as a replay: not news.
+            if reply.text.contains("already used") { return }
+            state.withLock { s in
+                var row = s.rows[robot] ?? Row(id: robot, label: robot)
+                row.refusal = reply.text
+                row.name = reply.displayName
+                row.heard = now
+                s.rows[robot] = row
+            }
+        case .stopAllReply(let reply):
+            link.pending.removeAll { $0.nonce == reply.nonce }
+            link.name = reply.displayName
+            let text: String = switch reply.outcome {
+            case .stopped: "stopped"
+            case .released: "released"
+            case .refused: "refused: \(reply.text)"
+            }
+            events.record(robot: reply.displayName, event: "stop-all", detail: text)
+            state.withLock { s in
+                var row = s.rows[robot] ?? Row(id: robot, label: robot)
+                row.stop = text
+                s.rows[robot] = row
+            }
+        default:
+            break
+        }
+    }
+
+    private func send(_ message: ControlMessage, on link: inout Link, connection: UInt32, repeats: Int) {
+        let datagram = ControlDatagram(header: ControlHeader(type: message.type, connection: connection),
+                                       payload: message.encodePayload()[...]).encode()
+        _ = try? link.socket.send(datagram, to: link.address)
+        let nonce: UInt64? = switch message {
+        case .stopAll(let s): s.nonce
+        case .teacher(let c): c.nonce
+        default: nil
+        }
+        if repeats > 0, let nonce {
+            link.pending.append((nonce, datagram, repeats, .now + .milliseconds(50)))
+        }
+    }
+
+    private func signed(_ action: TeacherCommand.Action, target: String, argument: String) -> TeacherCommand {
+        var c = TeacherCommand(action: action, unixMillis: WallClock.unixMillis(), nonce: .random(in: 1...UInt64.max),
+                               session: session, target: target, argument: argument)
+        c.sign(key: key)
+        return c
+    }
+
+    private func stopAll(_ action: ControlMessage.StopAll.Action, target: String) -> ControlMessage.StopAll {
+        var c = ControlMessage.StopAll(action: action, unixMillis: WallClock.unixMillis(), nonce: .random(in: 1...UInt64.max),
+                                       session: session, target: target)
+        c.sign(key: key)
+        return c
+    }
+
+    /// §7.9's names, as the page's `data-state`.
+    static func stateName(_ state: RobotReport.State) -> String { state.name }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Synchronization
+
+/// The lesson's log: every event the dashboard sees or causes (a robot's state or driver
+/// changing, stop, release, identify, kick, lock), with its time and robot. Kept in memory (the
+/// last ``capacity``) for the CSV download, and appended as JSON Lines to a file under
+/// `--log-dir` when one is given (one file per server start).
+final class TeacherLog: Sendable {
+    struct Entry: Sendable {
+        var unixMillis: UInt64
+        var robot: String
+        var event: String
+        var detail: String
+    }
+
+    static let capacity = 10_000
+    private let entries = Mutex<[Entry]>([])
+    private let file: Mutex<FileHandle?>
+    let path: String?
+
+    /// `directory` nil: memory only. Throws when the directory cannot be written.
+    init(directory: String?) throws {
+        guard let directory else { path = nil; file = Mutex(nil); return }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let stamp = Self.stamp(Date())
+        let p = (directory as NSString).appendingPathComponent("lesson-\(stamp).jsonl")
+        guard FileManager.default.createFile(atPath: p, contents: nil), let h = FileHandle(forWritingAtPath: p) else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: p])
+        }
+        path = p
+        file = Mutex(h)
+    }
+
+    func record(robot: String, event: String, detail: String) {
+        let entry = Entry(unixMillis: UInt64(Date().timeIntervalSince1970 * 1000), robot: robot, event: event, detail: detail)
+        entries.withLock {
+            if $0.count >= Self.capacity { $0.removeFirst($0.count - Self.capacity + 1) }
+            $0.append(entry)
+        }
+        let object: [String: Any] = ["time": Self.iso(entry.unixMillis), "robot": robot, "event": event, "detail": detail]
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        file.withLock { $0?.write(data + Data([0x0A])) }
+    }
+
+    /// time,robot,event,detail — quoted where needed (RFC 4180).
+    func csv() -> String {
+        let rows = entries.withLock { $0 }
+        func field(_ s: String) -> String {
+            s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
+        }
+        return "time,robot,event,detail\r\n" + rows.map { e in
+            [Self.iso(e.unixMillis), e.robot, e.event, e.detail].map(field).joined(separator: ",") + "\r\n"
+        }.joined()
+    }
+
+    static func iso(_ millis: UInt64) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f.string(from: Date(timeIntervalSince1970: Double(millis) / 1000))
+    }
+
+    static func stamp(_ date: Date) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.dateFormat = "yyyyMMdd-HHmmss"
+        return f.string(from: date)
+    }
+}

@@ -1,0 +1,198 @@
+import ControlPlane
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+/// `/teacher` on the phone server: the login form, the dashboard (only with a session cookie,
+/// TeacherAuth.swift), its script, the lesson's log as CSV, and `/teacher/ws`, which pushes the
+/// rows four times a second and takes the teacher's buttons. Without the cookie every one of
+/// them but the form and its style sheet answers 401, and the socket is not upgraded.
+struct TeacherDashboard: Sendable {
+    let auth: TeacherAuth
+    let link: TeacherLink
+    let logger: Logger
+
+    /// Each open dashboard gets the rows at least this often (the "last heard" ages move)…
+    static let pushPeriod: Duration = .milliseconds(250)
+    /// …and within this of a robot's report, but never more often (30 robots report 60 times a
+    /// second together: one push per report would cost the server more than the reports).
+    static let pushSoonest: Duration = .milliseconds(100)
+
+    func install(_ router: Router<BasicWebSocketRequestContext>, sockets: Router<SocketRequestContext>) {
+        router.get("/teacher") { request, _ -> Response in
+            auth.admits(request.headers) ? TeacherAssets.response(.dashboard) : TeacherAssets.login(status: .unauthorized, message: nil)
+        }
+        router.post("/teacher/login") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 4096)
+            let key = Self.formValue("key", in: String(buffer: body)) ?? ""
+            switch auth.login(key: key) {
+            case .ok(let token):
+                link.events.record(robot: "", event: "login", detail: "teacher logged in")
+                var headers = HTTPFields()
+                headers[.location] = "/teacher"
+                headers[.setCookie] = TeacherAuth.setCookie(token)
+                return Response(status: .seeOther, headers: headers)
+            case .wrong:
+                logger.warning("teacher login: wrong key", metadata: ["failed": "\(auth.failed)"])
+                return TeacherAssets.login(status: .unauthorized, message: "That is not the teacher key. Check it and try again.")
+            case .throttled:
+                return TeacherAssets.login(status: .tooManyRequests, message: "Too many attempts: wait a few seconds, then try again.")
+            }
+        }
+        router.post("/teacher/logout") { request, _ -> Response in
+            auth.logout(request.headers)
+            var headers = HTTPFields()
+            headers[.location] = "/teacher"
+            headers[.setCookie] = "\(TeacherAuth.cookie)=; Path=/teacher; Max-Age=0; HttpOnly; Secure; SameSite=Strict"
+            return Response(status: .seeOther, headers: headers)
+        }
+        router.get("/teacher/teacher.css") { _, _ in TeacherAssets.response(.style) }
+        router.get("/teacher/teacher.js") { request, _ -> Response in
+            auth.admits(request.headers) ? TeacherAssets.response(.script) : Response(status: .unauthorized)
+        }
+        router.get("/teacher/log.csv") { request, _ -> Response in
+            guard auth.admits(request.headers) else { return Response(status: .unauthorized) }
+            var headers = HTTPFields()
+            headers[.contentType] = "text/csv; charset=utf-8"
+            headers[.contentDisposition] = "attachment; filename=\"lesson.csv\""
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: link.events.csv())))
+        }
+        sockets.ws("/teacher/ws", shouldUpgrade: { request, _ in
+            auth.admits(request.headers) ? .upgrade([:]) : .dontUpgrade
+        }) { inbound, outbound, context in
+            // The Origin gate (OriginGateChannel) has already passed this upgrade; nothing follows a Close.
+            await WebSocketCloseGuard.install(on: context.requestContext.channel)
+            try await serve(inbound: inbound, outbound: outbound)
+        }
+    }
+
+    func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        link.dashboardOpen()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var pushed = (version: -1, at: ContinuousClock.now)
+                while !Task.isCancelled {
+                    let now = ContinuousClock.now, version = link.version
+                    if now - pushed.at >= Self.pushPeriod || (version != pushed.version && now - pushed.at >= Self.pushSoonest) {
+                        link.dashboardOpen()
+                        try await outbound.write(.text(TeacherRows.json(link.rows(), now: now, roster: link.roster, missing: link.missing())))
+                        pushed = (version, now)
+                    }
+                    try await Task.sleep(for: .milliseconds(25))
+                }
+            }
+            var bucket = TokenBucket(rate: 20, burst: 40)
+            do {
+                for try await message in inbound.messages(maxSize: 1024) {
+                    guard bucket.take(now: .now), case .text(let text) = message else { continue }
+                    command(text)
+                }
+            } catch {
+                logger.debug("dashboard WebSocket ended", metadata: ["error": "\(error)"])
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// `{"t":"stop"|"release"|"identify"|"kick"|"lock"|"unlock","robot":ID|"*","arg":TEXT}`.
+    func command(_ text: String) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+              let t = object["t"] as? String, let robot = object["robot"] as? String else { return }
+        let arg = String((object["arg"] as? String ?? "").prefix(64))
+        let command: TeacherLink.Command
+        switch t {
+        case "stop": command = .stop
+        case "release": command = .release
+        case "identify": command = .identify
+        case "kick": command = .kick(arg)
+        case "lock": command = .lock(arg)
+        case "unlock": command = .unlock
+        default: return
+        }
+        let targets = robot == "*" ? link.rows().map(\.id) : [robot]
+        for id in targets { link.enqueue(command, robot: id) }
+        link.events.record(robot: robot == "*" ? "all" : robot, event: "teacher-\(t)", detail: arg)
+    }
+
+    static func formValue(_ name: String, in body: String) -> String? {
+        for pair in body.split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1)
+            guard kv.first.map(String.init) == name else { continue }
+            let raw = kv.count == 2 ? String(kv[1]).replacingOccurrences(of: "+", with: " ") : ""
+            return raw.removingPercentEncoding ?? raw
+        }
+        return nil
+    }
+}
+
+/// The rows as the dashboard reads them.
+enum TeacherRows {
+    static func json(_ rows: [TeacherLink.Row], now: ContinuousClock.Instant, roster: Roster? = nil, missing: [String] = []) -> String {
+        let list: [[String: Any]] = rows.map { row in
+            var o: [String: Any] = ["id": row.id, "label": row.label]
+            if let heard = row.heard { o["age"] = Int((now - heard) / .milliseconds(1)) }
+            if let refusal = row.refusal { o["refusal"] = refusal }
+            if let stop = row.stop { o["stop"] = stop }
+            if let name = row.name { o["name"] = name }
+            guard let r = row.report else { return o }
+            if let students = roster?.students(of: r.name), !students.isEmpty { o["students"] = students }
+            o["robotId"] = String(r.robotID, radix: 16)
+            o["driver"] = r.driver
+            o["state"] = r.state.name
+            if case .failsafe(let cause) = r.state { o["cause"] = cause.name }
+            if case .boardMissing(let why) = r.state { o["text"] = why }
+            if r.rttMeanMillis != WatchReport.unknown { o["rttMean"] = Int(r.rttMeanMillis); o["rttMax"] = Int(r.rttMaxMillis) }
+            if r.lossPerMille != WatchReport.unknown { o["loss"] = Double(r.lossPerMille) / 10 }
+            o["sps"] = Int(r.statesPerSecond)
+            o["failsafes"] = Int(r.failsafes)
+            o["board"] = r.board
+            o["transport"] = r.transport
+            o["version"] = r.version
+            o["uptime"] = Int(r.uptimeSeconds)
+            o["locked"] = r.lockedTo
+            o["identifying"] = r.flags & WatchReport.identifyingFlag != 0
+            return o
+        }
+        var message: [String: Any] = ["t": "rows", "rows": list]
+        if roster != nil { message["missing"] = missing }
+        let data = (try? JSONSerialization.data(withJSONObject: message, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// The dashboard's files, embedded like the phone page's.
+enum TeacherAssets {
+    enum File { case dashboard, script, style }
+
+    static func response(_ file: File) -> Response {
+        let (bytes, type): ([UInt8], String) = switch file {
+        case .dashboard: (PackageResources.teacher_html, "text/html; charset=utf-8")
+        case .script: (PackageResources.teacher_js, "text/javascript; charset=utf-8")
+        case .style: (PackageResources.teacher_css, "text/css; charset=utf-8")
+        }
+        return response(bytes, type: type, status: .ok)
+    }
+
+    static func login(status: HTTPResponse.Status, message: String?) -> Response {
+        var page = String(decoding: PackageResources.teacher_login_html, as: UTF8.self)
+        let note = message.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>" } ?? ""
+        page = page.replacingOccurrences(of: "<!--MESSAGE-->", with: note)
+        return response(Array(page.utf8), type: "text/html; charset=utf-8", status: status)
+    }
+
+    static func response(_ bytes: [UInt8], type: String, status: HTTPResponse.Status) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        headers[.cacheControl] = "no-store"
+        headers[.contentSecurityPolicy] = "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static func escape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}

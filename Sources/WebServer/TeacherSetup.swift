@@ -1,0 +1,37 @@
+import Logging
+import PhoneLink
+import SystemIO
+
+/// `web --teacher-key-file FILE [--log-dir DIR]`: the dashboard's pieces, or nil without a key.
+enum TeacherSetup {
+    static func dashboard(_ options: WebOptions, hub: PhoneHub, logger: Logger) throws -> TeacherDashboard? {
+        guard let file = options.teacherKeyFile else { return nil }
+        let key: String
+        do {
+            key = try TeacherKeyFile.read(file)
+        } catch {
+            throw CommandFailure("web: \(error)", kind: .badConfiguration)
+        }
+        var roster: Roster?
+        if let file = options.rosterFile {
+            do {
+                roster = try Roster.load(file)
+            } catch {
+                throw CommandFailure("web: \(error)", kind: .badConfiguration)
+            }
+        }
+        let log: TeacherLog
+        do {
+            log = try TeacherLog(directory: options.logDirectory)
+        } catch {
+            throw CommandFailure("web: --log-dir \(options.logDirectory ?? ""): cannot write the lesson's log there: \(error)",
+                                 kind: .badConfiguration)
+        }
+        // Receivers found by address have no announced session: they take the default one.
+        let session = options.session.isEmpty ? "AnalogRemote" : options.session
+        let link = try TeacherLink(hub: hub, teacherKey: key, session: session, events: log, roster: roster, logger: logger)
+        link.start()
+        if let path = log.path { logger.notice("the lesson's log: \(path)") }
+        return TeacherDashboard(auth: TeacherAuth(key: key), link: link, logger: logger)
+    }
+}

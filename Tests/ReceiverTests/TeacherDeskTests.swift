@@ -1,0 +1,69 @@
+import ControlPlane
+import Receiver
+import Testing
+
+/// The receiver's dashboard state (Receiver/TeacherDesk.swift) on an injected clock.
+@Suite struct TeacherDeskTests {
+    let t0 = ContinuousClock.now
+
+    /// A watcher gets a report at once, then at most two a second, and none once its watch has
+    /// lapsed (3 s without renewal).
+    @Test func reportsAreBoundedAndLapse() {
+        var desk = TeacherDesk<Int>(now: t0)
+        desk.watch(from: 1, now: t0)
+        var sent: [Duration] = []
+        var t = t0
+        while t < t0 + .seconds(5) {
+            for (who, _) in desk.reportsDue(now: t) where who == 1 { sent.append(t - t0) }
+            t += .milliseconds(10)
+        }
+        #expect(sent.first == .zero)
+        let inFirstSecond = sent.filter { $0 < .seconds(1) }.count
+        #expect(inFirstSecond == 2, "\(sent)")
+        #expect(sent.allSatisfy { $0 < TeacherCommand.watchLifetime }, "no report after the watch lapsed: \(sent)")
+        #expect(!desk.isWatched)
+    }
+
+    /// Round trip and loss over the window; a new driver starts afresh; no pings unwatched.
+    @Test func linkFigures() {
+        var desk = TeacherDesk<Int>(now: t0)
+        #expect(desk.pingDue(driver: 5, now: t0) == nil, "unwatched: no ping")
+        desk.watch(from: 1, now: t0)
+        let a = desk.pingDue(driver: 5, now: t0)!
+        desk.pong(id: a, from: 5, now: t0 + .milliseconds(4))
+        #expect(desk.pingDue(driver: 5, now: t0 + .milliseconds(100)) == nil, "one ping per period")
+        let b = desk.pingDue(driver: 5, now: t0 + .milliseconds(500))!
+        desk.pong(id: b, from: 5, now: t0 + .milliseconds(510))
+        _ = desk.pingDue(driver: 5, now: t0 + .milliseconds(1000))   // never answered
+        desk.pong(id: b, from: 6, now: t0 + .milliseconds(1100))     // another source: ignored
+        let link = desk.link(now: t0 + .milliseconds(2100))
+        #expect(link.mean == 7 && link.max == 10 && link.loss == 333, "\(link)")
+        _ = desk.pingDue(driver: 6, now: t0 + .milliseconds(2200))
+        #expect(desk.link(now: t0 + .milliseconds(2200)).mean == WatchReport.unknown)
+    }
+
+    /// Identify touches only the LEDs and the buzzer, changes them every step, and ends after 3 s.
+    @Test func identifyBlinksOnlyLightsAndBuzzer() {
+        var desk = TeacherDesk<Int>(now: t0)
+        desk.identify(now: t0)
+        var seen: [[UInt8: UInt8]] = []
+        var t = t0
+        while let v = desk.identifyValues(now: t, led1: 0x0F, led2: 0x10, tone: 0x09, time: 0x0A) {
+            #expect(Set(v.keys) == [0x0F, 0x10, 0x09, 0x0A])
+            if seen.last != v { seen.append(v) }
+            t += .milliseconds(50)
+        }
+        #expect(t - t0 >= .seconds(3) && t - t0 < .milliseconds(3100))
+        #expect(seen.count == 12, "a change every 250 ms for 3 s")
+        #expect(desk.identifyEnded(now: t) && !desk.identifyEnded(now: t))
+    }
+
+    @Test func kickAndLock() {
+        var desk = TeacherDesk<Int>(now: t0)
+        desk.kick(3, now: t0)
+        #expect(!desk.allows(3, name: "Ann", now: t0 + .seconds(9)))
+        #expect(desk.allows(3, name: "Ann", now: t0 + .seconds(10)))
+        desk.lockedTo = "Ben"
+        #expect(!desk.allows(4, name: "Ann", now: t0) && !desk.allows(4, name: nil, now: t0) && desk.allows(5, name: "Ben", now: t0))
+    }
+}

@@ -1,0 +1,148 @@
+import ControlPlane
+import StopAll
+import SystemIO
+import Testing
+
+/// A generator that repeats itself: the nonces a test sees are known.
+struct CountingRandom: RandomNumberGenerator, Sendable {
+    var state: UInt64 = 0x1000
+    mutating func next() -> UInt64 { state += 1; return state }
+}
+
+/// stop-all on a manual clock: every call takes the time in ms since the start.
+final class StopAllRig {
+    let start = ContinuousClock.now
+    var machine: StopAllMachine<CountingRandom>
+    let wall: UInt64 = 1_764_000_000_000
+
+    init(peers: [String] = ["127.0.0.1:45678"], browseMs: Int = 0, teacherKey: String? = nil, release: Bool = false) throws {
+        let settings = StopAllMachine<CountingRandom>.Settings(session: "class-3b", release: release, teacherKey: teacherKey,
+                                                               browseFor: .milliseconds(browseMs))
+        machine = StopAllMachine(settings: settings, peers: try peers.map { try SocketAddress.resolve($0) }, now: start,
+                                 wallMillis: wall, random: CountingRandom())
+    }
+
+    func at(_ ms: Int) -> ContinuousClock.Instant { start + .milliseconds(ms) }
+    func tick(_ ms: Int) -> [StopAllMachine<CountingRandom>.Action] { machine.tick(now: at(ms)) }
+    func handle(_ event: StopAllMachine<CountingRandom>.Event, _ ms: Int) -> [StopAllMachine<CountingRandom>.Action] {
+        machine.handle(event, now: at(ms), wallMillis: wall + UInt64(ms))
+    }
+
+    /// The stop-all messages among `actions`, decoded.
+    static func sent(_ actions: [StopAllMachine<CountingRandom>.Action]) -> [ControlMessage.StopAll] {
+        actions.compactMap {
+            guard case .send(let bytes, _) = $0, let d = try? ControlDatagram.decode(bytes),
+                  case .stopAll(let m)? = try? ControlMessage.decode(type: .stopAll, payload: d.payload) else { return nil }
+            return m
+        }
+    }
+
+    static func prints(_ actions: [StopAllMachine<CountingRandom>.Action]) -> [String] {
+        actions.compactMap { if case .print(let line) = $0 { return line } else { return nil } }
+    }
+
+    static func reply(_ nonce: UInt64, _ outcome: ControlMessage.StopAllReply.Outcome, name: String = "robot", text: String = "") -> [UInt8] {
+        ControlDatagram(header: ControlHeader(type: .stopAllReply, connection: 7),
+                        payload: ControlMessage.stopAllReply(.init(nonce: nonce, outcome: outcome, displayName: name, text: text))
+                            .encodePayload()[...]).encode()
+    }
+}
+
+@Suite struct StopAllMachineTests {
+    let robot = try! SocketAddress.resolve("127.0.0.1:45678")
+
+    @Test func aSilentReceiverGetsTenQueriesFiftyMillisecondsApartThenTheSummary() throws {
+        let rig = try StopAllRig()
+        var queries: [ControlMessage.StopAll] = []
+        var ms = 0
+        var last: [StopAllMachine<CountingRandom>.Action] = []
+        while true {
+            last = rig.tick(ms)
+            queries += StopAllRig.sent(last)
+            guard let next = rig.machine.nextDeadline else { break }
+            ms = Int((next - rig.start) / .milliseconds(1))
+        }
+        #expect(queries.count == 10)
+        #expect(queries.allSatisfy { $0.action == .query && $0.session == "class-3b" && $0.target.isEmpty })
+        // The last query at 450 ms, then 300 ms for a late reply.
+        #expect(ms == 750)
+        #expect(StopAllRig.prints(last) == ["no answer from 127.0.0.1:45678 (sent 10 times; is it running?)", "reached 0 of 1 receiver"])
+        #expect(last.last == .finish(.notEveryReceiverTookIt))
+    }
+
+    @Test func theQueryIsFollowedByACommandSignedForTheReceiverThatNamedItself() throws {
+        let rig = try StopAllRig(teacherKey: "k")
+        let query = try #require(StopAllRig.sent(rig.tick(0)).first)
+        #expect(rig.handle(.datagram(StopAllRig.reply(query.nonce, .stopped, name: "robot"), from: robot), 10).isEmpty)
+        let command = try #require(StopAllRig.sent(rig.tick(10)).first)
+        #expect(command.action == .stop)
+        #expect(command.target == "robot")
+        #expect(command.nonce != query.nonce)
+        #expect(command.verify(key: Array("k".utf8)))
+        // A stale reply (the query's nonce) is not the command's answer.
+        #expect(rig.handle(.datagram(StopAllRig.reply(query.nonce, .stopped), from: robot), 20).isEmpty)
+        #expect(StopAllRig.prints(rig.handle(.datagram(StopAllRig.reply(command.nonce, .stopped), from: robot), 30))
+                == ["stopped \"robot\" 127.0.0.1:45678"])
+        // Every receiver has answered: the next tick ends the run.
+        let end = rig.tick(40)
+        #expect(StopAllRig.prints(end) == ["reached 1 of 1 receiver"])
+        #expect(end.last == .finish(.everyReceiverTookIt))
+        #expect(rig.machine.nextDeadline == nil)
+    }
+
+    @Test func aReleaseIsSentAsARelease() throws {
+        let rig = try StopAllRig(release: true)
+        let query = try #require(StopAllRig.sent(rig.tick(0)).first)
+        _ = rig.handle(.datagram(StopAllRig.reply(query.nonce, .released), from: robot), 5)
+        #expect(StopAllRig.sent(rig.tick(5)).map(\.action) == [.release])
+    }
+
+    @Test func aRefusedQueryIsSaidAtOnceAndCountsAsNotTaken() throws {
+        let rig = try StopAllRig()
+        let query = try #require(StopAllRig.sent(rig.tick(0)).first)
+        let said = rig.handle(.datagram(StopAllRig.reply(query.nonce, .refused, name: "robot", text: "another session"), from: robot), 5)
+        #expect(StopAllRig.prints(said) == ["refused by \"robot\" 127.0.0.1:45678: another session"])
+        let end = rig.tick(50)
+        #expect(StopAllRig.sent(end).isEmpty)
+        #expect(StopAllRig.prints(end) == ["reached 0 of 1 receiver"])
+        #expect(end.last == .finish(.notEveryReceiverTookIt))
+    }
+
+    @Test func aReplyFromAnUnknownAddressOrOfAnotherKindIsIgnored() throws {
+        let rig = try StopAllRig()
+        let query = try #require(StopAllRig.sent(rig.tick(0)).first)
+        let stranger = try SocketAddress.resolve("127.0.0.2:45678")
+        #expect(rig.handle(.datagram(StopAllRig.reply(query.nonce, .stopped), from: stranger), 5).isEmpty)
+        #expect(rig.handle(.datagram([0, 1, 2, 3], from: robot), 6).isEmpty)
+        #expect(StopAllRig.sent(rig.tick(50)).map(\.action) == [.query])
+    }
+
+    @Test func browsingFindsReceiversOnceEachAndEndsWithNoneWhenNoneTurnUp() throws {
+        let rig = try StopAllRig(peers: [], browseMs: 2000)
+        #expect(rig.machine.opening == [.status("looking for the receivers of session \"class-3b\"…", force: true)])
+        #expect(rig.tick(0).isEmpty)
+        #expect(rig.machine.nextDeadline == rig.at(2000))
+        #expect(rig.handle(.browsed([]), 1000) == [.status("session \"class-3b\": 0 receivers found", force: false)])
+        let end = rig.tick(2000)
+        #expect(StopAllRig.prints(end) == ["reached 0 of 0 receivers"])
+        #expect(end.last == .finish(.noReceivers))
+    }
+
+    @Test func aReceiverSeenAtTwoAddressesIsReachedOnce() throws {
+        let rig = try StopAllRig(peers: [], browseMs: 2000)
+        let v6 = try SocketAddress.resolve("[::1]:45678")
+        let found = rig.handle(.browsed([.init(label: "robot", identity: "robot", address: robot),
+                                         .init(label: "robot", identity: "robot", address: v6)]), 100)
+        #expect(found == [.status("session \"class-3b\": 1 receiver found", force: false)])
+        #expect(StopAllRig.sent(rig.tick(100)).count == 1)
+    }
+
+    @Test func anInterruptEndsTheRunWithWhatIsKnown() throws {
+        let rig = try StopAllRig()
+        _ = rig.tick(0)
+        let end = rig.handle(.interrupted, 20)
+        #expect(StopAllRig.prints(end) == ["no answer from 127.0.0.1:45678 (sent 1 time; is it running?)", "reached 0 of 1 receiver"])
+        #expect(end.last == .finish(.notEveryReceiverTookIt))
+        #expect(rig.tick(100).isEmpty)
+    }
+}

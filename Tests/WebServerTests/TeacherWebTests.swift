@@ -1,0 +1,60 @@
+import Foundation
+import Hummingbird
+import Testing
+@testable import WebServer
+
+/// The dashboard's pieces that need no network: the login, the key file, the roster, the form.
+struct TeacherWebTests {
+    @Test func loginGivesAStrictCookieAndIsRateLimited() throws {
+        let auth = TeacherAuth(key: "maple tree")
+        let t = ContinuousClock.now
+        #expect(auth.login(key: "maple", now: t) == .wrong)
+        guard case .ok(let token) = auth.login(key: "maple tree", now: t) else { Issue.record("right key refused"); return }
+        #expect(token.count == 64)
+        let cookie = TeacherAuth.setCookie(token)
+        for attribute in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/teacher"] { #expect(cookie.contains(attribute)) }
+        var fields = HTTPFields()
+        fields[.cookie] = "other=1; \(TeacherAuth.cookie)=\(token)"
+        #expect(auth.admits(fields, now: t))
+        fields[.cookie] = "\(TeacherAuth.cookie)=\(String(repeating: "0", count: 64))"
+        #expect(!auth.admits(fields, now: t), "a forged token")
+        fields[.cookie] = "\(TeacherAuth.cookie)=\(token)"
+        #expect(!auth.admits(fields, now: t + TeacherAuth.lifetime + .seconds(1)), "an expired session")
+        // A burst of guesses: throttled, and then even the right key waits.
+        var results: [TeacherAuth.Login] = []
+        for _ in 0..<12 { results.append(auth.login(key: "guess", now: t)) }
+        #expect(results.contains(.throttled))
+        #expect(auth.login(key: "maple tree", now: t) == .throttled)
+        if case .ok = auth.login(key: "maple tree", now: t + .seconds(3)) {} else { Issue.record("no login after the pause") }
+        #expect(auth.failed >= 9)
+    }
+
+    @Test func keyFile() throws {
+        let path = NSTemporaryDirectory() + "ar-key-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try "maple tree 42\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try TeacherKeyFile.read(path) == "maple tree 42")
+        try "\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: WebServerError.self) { try TeacherKeyFile.read(path) }
+        #expect(throws: WebServerError.self) { try TeacherKeyFile.read(path + "-missing") }
+    }
+
+    @Test func rosterFromCSVAndTOML() throws {
+        let csv = try Roster.csv("student,robot\n# class 3b\nAnn, robot 1\n\"Ben\",robot 2\nCy,robot 1\n", file: "r.csv")
+        #expect(csv.entries.map(\.student) == ["Ann", "Ben", "Cy"] && csv.students(of: "robot 1") == ["Ann", "Cy"])
+        let toml = try Roster.toml("[roster]\nAnn = \"robot 1\"\n\"Ben B\" = \"robot 2\"\n", file: "r.toml")
+        #expect(toml.students(of: "robot 2") == ["Ben B"])
+        #expect(throws: RosterError.self) { try Roster.csv("Ann\n", file: "r.csv") }
+        #expect(throws: RosterError.self) { try Roster.csv("Ann,robot 1\nAnn,robot 2\n", file: "r.csv") }
+        #expect(throws: RosterError.self) { try Roster.toml("[other]\nx = 1\n", file: "r.toml") }
+        #expect(throws: RosterError.self) { try Roster.toml("[roster]\nAnn = 3\n", file: "r.toml") }
+        #expect(throws: RosterError.self) { try Roster.toml("[+]\n", file: "r.toml") }
+    }
+
+    @Test func loginForm() {
+        #expect(TeacherDashboard.formValue("key", in: "key=maple+tree+%2542") == "maple tree %42")
+        #expect(TeacherDashboard.formValue("key", in: "a=1&key=") == "")
+        #expect(TeacherDashboard.formValue("key", in: "a=1") == nil)
+        #expect(TeacherAssets.escape("<b>\"&") == "&lt;b&gt;&quot;&amp;")
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The teacher's dashboard (`analog-remote web --teacher-key-file`, /teacher) end to end in a real
+# headless Chromium, on loopback: 5 receivers (4 on simulated boards with a teacher key, 1 without),
+# 3 drivers, login, live rows, Stop/Release/Identify/Kick, a silent driver. Called by `run.sh test`.
+#   scripts/teacher-dashboard-test.sh [--screenshot docs/teacher-dashboard.png]
+# Needs the debug build (swift build) and Debian's chromium (scripts/setup.sh installs it).
+# Last line: `teacher-dashboard: N passed, M failed`, or `teacher-dashboard: SKIPPED: why`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=${ANALOG_REMOTE:-.build/debug/analog-remote}
+if [[ ! -x $bin ]]; then
+  echo "teacher-dashboard: 0 passed, 1 failed ($bin is not built: run swift build first)"
+  exit 1
+fi
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [[ -z $browser ]]; then
+  echo "teacher-dashboard: SKIPPED: chromium is not installed (scripts/setup.sh installs it)"
+  exit 0
+fi
+timeout --kill-after=10 180 python3 scripts/teacher_dashboard_test.py "$bin" "$@"
+rc=$?
+if [[ $rc == 124 || $rc == 137 ]]; then
+  echo "teacher-dashboard: 0 passed, 1 failed (timed out after 180 s)"
+fi
+exit $rc

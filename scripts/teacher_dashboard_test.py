@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""End-to-end test of the teacher's dashboard (`analog-remote web --teacher-key-file`, /teacher)
+in a real headless Chromium, on loopback.
+
+Four simulated boards (`board-sim --trace`) with a receiver each (`--teacher-key`), a fifth
+receiver without a teacher key (it must refuse to be watched, and the dashboard must say so),
+three drivers (`control --input script:…`, each holding forward), one `web` server. Checks, in
+order: without the key nothing of /teacher is reachable (page, script, log, WebSocket); login
+through the form sets an HttpOnly/Secure/SameSite=Strict cookie; every robot has a row within
+2 s with the right driver and state, updated at least twice a second; Stop on one row stops that
+robot only (motors 0 within 300 ms by the write's arrival, the others keep their motor bytes);
+Release; Identify blinks LEDs and buzzer on that board and writes no motor byte; Kick frees
+the robot and its driver prints why; a driver stopped with SIGSTOP turns its row FAILSAFE within
+1 s; the rows stack on a 360-px phone; the lesson's log downloads as CSV and is on disk as JSON
+Lines; wrong keys are rate limited.
+
+Usage: teacher_dashboard_test.py BINARY [--screenshot PATH]. Last line:
+`teacher-dashboard: N passed, M failed`. Every process it starts is stopped on every way out.
+"""
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import ssl
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import web_browser_test as wbt  # noqa: E402  (Proc, check, motor_bytes; reads the same argv)
+from webtest_ws import DevTools, WebSocket  # noqa: E402
+
+BINARY = wbt.BINARY
+SCREENSHOT = wbt.SCREENSHOT
+Proc, check = wbt.Proc, wbt.check
+KEY = "maple tree 42 quietly"
+FORWARD = "W 22 " + wbt.motor_bytes(0.0, 1)
+CTX = ssl.create_default_context()
+CTX.check_hostname = False
+CTX.verify_mode = ssl.CERT_NONE
+
+
+class Robot:
+    def __init__(self, tmp, n, key=True):
+        self.name = f"robot {n}"
+        args = [BINARY, "receive", "--quiet", "--no-advertise", "--port", "0", "--name", self.name]
+        if key:
+            self.sim = Proc([BINARY, "board-sim", "--quiet", "--trace", "--firmware", "motors", "--link", f"{tmp}/board{n}"],
+                            name=f"board-sim {n}")
+            _, path, _ = self.sim.wait_line(r"^/")
+            args += ["--board", f"serial:{path}", "--teacher-key", KEY]
+        else:
+            self.sim = None
+            args += ["--board", "sim"]
+        self.receiver = Proc(args, name=f"receiver {n}")
+        _, line, _ = self.receiver.wait_line(r"^receiving on udp port \d+")
+        self.port = int(line.rsplit(" ", 1)[1])
+
+    def writes(self, after_t=0.0):
+        return [(t, l[4:]) for t, l in self.sim.lines() if l.startswith("cmd W ") and t >= after_t]
+
+    def values(self, after_t=0.0):
+        """Every (time, address, value) the board was written, from its `W aa hhhh…` commands."""
+        out = []
+        for t, w in self.writes(after_t):
+            parts = w.split()
+            if len(parts) != 3:
+                continue
+            a, data = int(parts[1], 16), parts[2]
+            for i in range(0, len(data), 2):
+                out.append((t, a + i // 2, int(data[i:i + 2], 16)))
+        return out
+
+    def motors(self, after_t=0.0):
+        return [(t, w) for t, w in self.writes(after_t) if w.startswith("W 22 ")]
+
+    def wait_motor(self, expected, after_t, timeout=3.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for t, w in self.motors(after_t):
+                if w == expected:
+                    return t
+            time.sleep(0.005)
+        raise AssertionError(f"{self.name}: never took {expected!r}; its motor writes: {[w for _, w in self.motors()[-6:]]}")
+
+
+def http(url, data=None, cookie=None):
+    req = urllib.request.Request(url, data=data.encode() if data is not None else None)
+    if cookie:
+        req.add_header("Cookie", cookie)
+    opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=CTX), NoRedirect())
+    try:
+        with opener.open(req, timeout=10) as r:
+            return r.status, dict(r.headers), r.read().decode(errors="replace")
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode(errors="replace")
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="ar-teacher-test-")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    drivers = {}
+    try:
+        robots = [Robot(tmp, n) for n in range(1, 5)] + [Robot(tmp, 5, key=False)]
+        # Three drivers, each resting first (a robot starts only from rest) and then holding forward.
+        script = f"{tmp}/forward.script"
+        with open(script, "w") as f:
+            f.write("0 0 0\n300 0 1\n600000 0 1\n")
+        for name, robot in zip(["Ann", "Ben", "Cy"], robots[:3]):
+            drivers[name] = Proc([BINARY, "control", "--quiet", "--peer", f"127.0.0.1:{robot.port}", "--name", name,
+                                  "--input", f"script:{script}"], name=f"driver {name}")
+        for robot in robots[:3]:
+            robot.wait_motor(FORWARD, 0, timeout=15)
+        keyfile = f"{tmp}/teacher.key"
+        with open(keyfile, "w") as f:
+            f.write(KEY + "\n")
+        os.chmod(keyfile, 0o600)
+        with open(f"{tmp}/roster.csv", "w") as f:
+            f.write("student,robot\nAnn,robot 1\nBen,robot 2\nCy,robot 3\nDee,robot 4\n")
+        env = dict(os.environ, XDG_STATE_HOME=f"{tmp}/state")
+        web = Proc([BINARY, "web", "--quiet", "--host", "127.0.0.1", "--port", "0", "--teacher-key-file", keyfile,
+                    "--log-dir", f"{tmp}/logs", "--roster", f"{tmp}/roster.csv"] + sum((["--peer", f"127.0.0.1:{r.port}"] for r in robots), []), env=env, name="web")
+        _, line, _ = web.wait_line(r"^serving https on tcp port \d+")
+        port = int(line.rsplit(" ", 1)[1])
+        base = f"https://127.0.0.1:{port}"
+
+        # Without the key: nothing of it.
+        s1, _, body = http(f"{base}/teacher")
+        s2, _, _ = http(f"{base}/teacher/teacher.js")
+        s3, _, _ = http(f"{base}/teacher/log.csv")
+        s4, _, _ = http(f"{base}/teacher/teacher.js", cookie="ar_teacher=" + "0" * 64)
+        try:
+            # With the server's own Origin, so that the key (not the Origin gate) is what refuses it.
+            WebSocket(f"wss://127.0.0.1:{port}/teacher/ws", origin=base).close()
+            ws_refused = False
+        except ConnectionError:
+            ws_refused = True
+        check("without the key: /teacher is the login form only (401), its script, log and WebSocket are refused, a forged cookie too",
+              s1 == 401 and 'name="key"' in body and "teacher.js" not in body and s2 == 401 and s3 == 401 and s4 == 401 and ws_refused,
+              (s1, s2, s3, s4, ws_refused))
+        s5, _, body = http(f"{base}/teacher/login", data="key=wrong+key")
+        check("a wrong key is refused with a clear message", s5 == 401 and "not the teacher key" in body, (s5, body[-300:]))
+        s6, headers, _ = http(f"{base}/teacher/login", data="key=" + urllib.parse.quote(KEY))
+        cookie = headers.get("Set-Cookie", "")
+        check("the right key: 303 to /teacher with a session cookie (HttpOnly; Secure; SameSite=Strict)",
+              s6 == 303 and all(a in cookie for a in ("HttpOnly", "Secure", "SameSite=Strict")), (s6, cookie))
+        session_cookie = cookie.split(";")[0]
+
+        browser = Proc([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--ignore-certificate-errors",
+                        f"--user-data-dir={tmp}/chromium", "--remote-debugging-port=0", "--no-first-run",
+                        "--window-size=1280,900", "about:blank"], name="chromium")
+        _, line, _ = browser.wait_line(r"DevTools listening on ws://", which="err", timeout=30)
+        devtools_port = int(re.search(r"ws://[^:]+:(\d+)/", line).group(1))
+        chrome = DevTools(re.search(r"(ws://\S+)", line).group(1))
+        target = chrome.call("Target.createTarget", url=f"{base}/teacher", newWindow=True)["targetId"]
+        page = DevTools(f"ws://127.0.0.1:{devtools_port}/devtools/page/{target}")
+        page.call("Page.enable")
+        page.call("Runtime.enable")
+        page.call("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
+        page.wait_for("!!document.getElementById('key')", what="the login form")
+        page.evaluate("document.getElementById('key').focus()")
+        page.call("Input.insertText", text=KEY)
+        t_login = time.monotonic()
+        page.evaluate("document.querySelector('form').submit()")
+
+        def rows():
+            return page.evaluate("[...document.querySelectorAll('.row')].map(r => ({robot: r.dataset.robot, state: r.dataset.state,"
+                                 " driver: r.querySelector('.driver strong').textContent, note: r.querySelector('.note').textContent}))")
+
+        want = {"robot 1": ("driving", "Ann"), "robot 2": ("driving", "Ben"), "robot 3": ("driving", "Cy"), "robot 4": ("free", "FREE")}
+
+        def all_rows_right():
+            try:
+                got = {r["robot"]: (r["state"], r["driver"]) for r in rows() or []}
+            except RuntimeError:
+                return False
+            return all(got.get(k) == v for k, v in want.items())
+        deadline = t_login + 10
+        while time.monotonic() < deadline and not all_rows_right():
+            time.sleep(0.02)
+        took = time.monotonic() - t_login
+        check(f"after login every robot has its row with the right driver and state ({took:.2f} s, limit 2)", took < 2 and all_rows_right(), rows())
+        page.wait_for("[...document.querySelectorAll('.row')].some(r => r.dataset.robot === 'robot 5' && r.querySelector('.note').textContent.includes('no teacher key'))",
+                      timeout=5, what="robot 5's row saying it has no teacher key")
+        note = [r for r in rows() if r["robot"] == "robot 5"][0]
+        check("a receiver without a teacher key refuses to be watched, and its row says so", note["state"] == "offline", note)
+        summary = page.evaluate("document.getElementById('summary').textContent")
+        check("with a roster the dashboard says who is missing (Dee, whose robot 4 nobody drives)", summary.endswith("missing: Dee"), summary)
+        n0 = page.evaluate("window.dashboardUpdates || 0")
+        time.sleep(2)
+        n1 = page.evaluate("window.dashboardUpdates || 0")
+        check(f"the dashboard is updated at least twice a second ({(n1 - n0) / 2:.1f}/s)", (n1 - n0) >= 4, (n0, n1))
+
+        def click(robot, action):
+            page.evaluate(f"document.querySelector('.row[data-robot=\"{robot}\"] button[data-action={action}]').click()")
+
+        def state_of(robot):
+            return page.evaluate(f"(document.querySelector('.row[data-robot=\"{robot}\"]') || {{dataset: {{}}}}).dataset.state")
+
+        # Stop robot 2 only.
+        t0 = time.monotonic()
+        click("robot 2", "stop")
+        try:
+            t1 = robots[1].wait_motor("W 22 0000", t0)
+            others = [(r.name, [w for _, w in r.motors(t0)]) for r in (robots[0], robots[2])]
+            time.sleep(0.5)
+            others = [(r.name, [w for _, w in r.motors(t0)]) for r in (robots[0], robots[2])]
+            check(f"Stop on robot 2's row: its motors 0 {1000 * (t1 - t0):.0f} ms later (limit 300); robots 1 and 3 keep driving",
+                  t1 - t0 < 0.3 and all(not ws for _, ws in others), others)
+        except AssertionError as e:
+            check("Stop on one row", False, f"{e}; motor writes at {[(round(t - t0, 3), w) for t, w in robots[1].motors()]}; "
+                  f"receiver: {[l for _, l in robots[1].receiver.lines('err')[-8:]]}; driver: {[l for _, l in drivers['Ben'].lines('err')[-8:]]}")
+        page.wait_for("document.querySelector('.row[data-robot=\"robot 2\"]').dataset.state === 'teacher-stop'", timeout=2,
+                      what="robot 2's row STOPPED BY TEACHER")
+        check("robot 2's row shows STOPPED BY TEACHER", True)
+        click("robot 2", "release")
+        page.wait_for("document.querySelector('.row[data-robot=\"robot 2\"]').dataset.state === 'failsafe'", timeout=2,
+                      what="robot 2 released (waiting for a resting state)")
+        check("Release: robot 2 is released and waits for its driver to rest (FAILSAFE, released by teacher)",
+              "released by teacher" in page.evaluate("document.querySelector('.row[data-robot=\"robot 2\"] .cause').textContent"))
+
+        # Identify robot 3 while Cy drives it.
+        t0 = time.monotonic()
+        click("robot 3", "identify")
+        if SCREENSHOT:
+            # The picture for docs/teacher-dashboard.md: robot 1 driving, 2 stopped by the teacher, 3 identifying
+            # while driven, 4 free (its student missing), 5 without a teacher key. Not part of any check.
+            time.sleep(0.8)
+            shot = page.call("Page.captureScreenshot", format="png")
+            with open(SCREENSHOT, "wb") as f:
+                f.write(base64.b64decode(shot["data"]))
+        time.sleep(max(0.0, 3.6 - (time.monotonic() - t0)))
+        values = robots[2].values(t0)
+        leds = {(a, v) for _, a, v in values if a in (0x0F, 0x10)}
+        buzz = [(a, v) for _, a, v in values if a in (0x09, 0x0A)]
+        motors = [w for _, w in robots[2].motors(t0)]
+        check("Identify on robot 3 (driven): its LEDs blink and its buzzer beeps, no motor byte is written",
+              {(0x0F, 255), (0x0F, 0), (0x10, 255), (0x10, 0)} <= leds and (0x09, 34) in buzz and not motors,
+              (sorted(leds), buzz[:6], motors))
+        check("Identify touches no other board", not any(a in (0x09, 0x0A) for r in (robots[0], robots[1], robots[3]) for _, a, _ in r.values(t0)))
+        check("robot 3 still drives after Identify", state_of("robot 3") == "driving",
+              (state_of("robot 3"), [l for _, l in robots[2].receiver.lines('err')[-8:]], [l for _, l in drivers['Cy'].lines('err')[-8:]]))
+
+        # Kick Ann off robot 1.
+        t0 = time.monotonic()
+        click("robot 1", "kick")
+        try:
+            robots[0].wait_motor("W 22 0000", t0)
+            _, why, _ = drivers["Ann"].wait_line(r"teacher freed this robot", which="err", timeout=3)
+            rc = drivers["Ann"].p.wait(5)
+            page.wait_for("(() => { const r = document.querySelector('.row[data-robot=\"robot 1\"]');"
+                          " return r.dataset.state === 'free' && r.querySelector('.driver strong').textContent === 'FREE'; })()",
+                          timeout=2, what="robot 1 free")
+            check(f"Kick: robot 1 stops and is FREE; Ann's controller says why and ends ({why.strip()!r}, status {rc})", rc != 0)
+        except (AssertionError, Exception) as e:  # noqa: BLE001
+            check("Kick frees the robot and tells its driver", False, repr(e))
+
+        # Lock robot 2 to Zed (the page asks for the name with a prompt; here its answer is sent as the page
+        # would send it): Ben, who drives it, is freed and told so; the row shows the lock.
+        t0 = time.monotonic()
+        page.evaluate("socket.send(JSON.stringify({t: 'lock', robot: document.querySelector('.row[data-robot=\"robot 2\"]').dataset.id, arg: 'Zed'}))")
+        try:
+            _, why, _ = drivers["Ben"].wait_line(r"gave this robot to Zed", which="err", timeout=3)
+            page.wait_for("document.querySelector('.row[data-robot=\"robot 2\"] .driver .sub').textContent.includes('Zed')", timeout=2,
+                          what="robot 2's row showing the lock")
+            check(f"Lock robot 2 to Zed: Ben is freed and told so ({why.strip()[:80]!r}), the row shows the lock", drivers["Ben"].p.wait(5) != 0)
+        except (AssertionError, Exception) as e:  # noqa: BLE001
+            check("Lock to a student", False, repr(e))
+        click("robot 2", "unlock")
+        page.wait_for("!document.querySelector('.row[data-robot=\"robot 2\"] .driver .sub').textContent.includes('Zed')", timeout=2,
+                      what="robot 2 unlocked")
+
+        # Cy's controller goes silent.
+        t0 = time.monotonic()
+        os.kill(drivers["Cy"].p.pid, signal.SIGSTOP)
+        try:
+            page.wait_for("document.querySelector('.row[data-robot=\"robot 3\"]').dataset.state === 'failsafe'", timeout=3,
+                          what="robot 3 FAILSAFE")
+            took = time.monotonic() - t0
+            cause = page.evaluate("document.querySelector('.row[data-robot=\"robot 3\"] .cause').textContent")
+            check(f"a silent driver: its row turns FAILSAFE ({cause}) {took * 1000:.0f} ms later (limit 1000)", took < 1.0 and cause == "silence", cause)
+        finally:
+            os.kill(drivers["Cy"].p.pid, signal.SIGCONT)
+
+        # A 360-px phone: rows stack, nothing scrolls sideways.
+        page.call("Emulation.setDeviceMetricsOverride", width=360, height=780, deviceScaleFactor=2, mobile=True)
+        time.sleep(0.3)
+        narrow = page.evaluate("({w: document.documentElement.scrollWidth, rows: [...document.querySelectorAll('.row')].map(r => r.getBoundingClientRect().width)})")
+        check(f"on a 360-px phone the rows stack and nothing scrolls sideways ({narrow['w']} px)",
+              narrow["w"] <= 360 and all(w <= 360 for w in narrow["rows"]), narrow)
+
+        s, headers, csv = http(f"{base}/teacher/log.csv", cookie=session_cookie)
+        logs = os.listdir(f"{tmp}/logs") if os.path.isdir(f"{tmp}/logs") else []
+        lines = open(f"{tmp}/logs/{logs[0]}").read().splitlines() if logs else []
+        events = {json.loads(l)["event"] for l in lines}
+        check("the lesson's log: CSV from the dashboard, JSON Lines under --log-dir, with the stop, identify and kick",
+              s == 200 and csv.startswith("time,robot,event,detail") and "teacher-kick" in csv
+              and {"teacher-stop", "teacher-identify", "teacher-kick", "stop-all"} <= events, (s, csv[:200], sorted(events)))
+
+        codes = [http(f"{base}/teacher/login", data="key=guess")[0] for _ in range(14)]
+        check("wrong keys are rate limited (429 after a burst)", 429 in codes and codes[0] == 401, codes)
+
+        rc = web.stop(signal.SIGINT)
+        check("the server exits 0 on SIGINT", rc == 0, rc)
+        for r in robots[:4]:
+            r.receiver.stop(timeout=10)
+            summary = next((l for _, l in r.receiver.lines() if l.startswith("summary ")), "")
+            check(f"{r.name} exited with a summary", bool(summary), [l for _, l in r.receiver.lines("err")[-3:]])
+    except Exception as e:  # noqa: BLE001 — any failure is one failed check, and cleanup still runs
+        import traceback
+        traceback.print_exc()
+        check("the test ran to its end", False, repr(e))
+    finally:
+        for d in drivers.values():
+            if d.p.poll() is None:
+                try:
+                    os.kill(d.p.pid, signal.SIGCONT)
+                except OSError:
+                    pass
+        for p in reversed(wbt.PROCS):
+            p.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"teacher-dashboard: {len(wbt.PASSED)} passed, {len(wbt.FAILED)} failed", flush=True)
+    return 1 if wbt.FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
