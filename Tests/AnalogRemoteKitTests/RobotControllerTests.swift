@@ -11,12 +11,14 @@ import Testing
         let receiver = try SimulatedReceiver(["--failsafe-ms", "5000"])
         let address = receiver.address
         let holder = Task {
-            let robot = try await RobotController(.address(address), displayName: "cancel-test")
+            // Patient: in the full suite, tests that block their threads can starve the
+            // concurrency pool for many seconds before this task runs at all.
+            let robot = try await RobotController(.address(address), displayName: "cancel-test", timeout: .seconds(60))
             robot.send(tilt: 0, buttons: .forward)
             try await Task.sleep(for: .seconds(60))
             _ = robot
         }
-        #expect(await receiver.wait(timeout: .seconds(20)) { $0.drivesForward }, "never drove: \(receiver.process.stderr.suffix(400))")
+        #expect(await receiver.wait(timeout: .seconds(60)) { $0.drivesForward }, "never drove: \(receiver.process.stderr.suffix(400))")
         let cancelled = ContinuousClock.now
         holder.cancel()
         #expect(await receiver.wait(timeout: .seconds(5)) { $0.atRest }, "still driving 5 s after the cancel")
