@@ -4,12 +4,12 @@
 // The dependency rule (docs/ARCHITECTURE.md; checked by Tests/LayoutTests from the import lines of
 // Sources/*/*.swift and the targets below, so a change that breaks it fails the suite):
 //
-//   codecs    RemoteWire BoardProtocol MIDIFraming        import nothing but the standard library
+//   codecs    RemoteWire BoardProtocol MIDIFraming DriveRecord   import nothing but the standard library
 //   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode     module map + shim only
 //   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR CommandConfig ConfigFile
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses PhoneLink WebServer
-//             Diagnosis GuidedDemo AnalogRemoteKit
+//             Diagnosis GuidedDemo DrivePlot AnalogRemoteKit
 //             value-type state machines plus the loops that drive them; import codecs, C libs, adapters,
 //             and only the roles the allow-list below names
 //   the CLI   AnalogRemoteCLI Fuzz ErrorReporting         the executables (parse, validate, hand off; nothing imports
@@ -27,6 +27,7 @@
 //   Diagnosis → BoardLink
 //   FuzzHarnesses → ControlPlane Controller Receiver
 //   GuidedDemo → BoardSimulator
+//   DrivePlot → Controller Receiver
 //   AnalogRemoteKit → ControlPlane Controller Receiver
 //
 // Exit codes are the CLI's: roles and adapters throw typed errors (SystemIO's CommandFailure, DiscoveryError, …)
@@ -87,6 +88,8 @@ let package = Package(
         .target(name: "RemoteWire"),
         .target(name: "BoardProtocol"),
         .target(name: "MIDIFraming"),
+        // Recordings and black boxes (Protocol.md §10): JSON Lines, header and entries, reader.
+        .target(name: "DriveRecord"),
 
         // MARK: C system libraries — module.modulemap + shim.h, nothing else.
         // dns_sd and SDL2 are included by full path: their pkg-config flags carry -D_REENTRANT,
@@ -108,7 +111,7 @@ let package = Package(
         .target(name: "Console", dependencies: ["SystemIO", logging]),
         // Config files, one way for all: reading a file safely, TOML (with its preflight) and strict
         // JSON, one error type (file, key, problem), "did you mean" for a mistyped key.
-        .target(name: "ConfigFile", dependencies: ["SystemIO", tomlKit]),
+        .target(name: "ConfigFile", dependencies: ["DriveRecord", "SystemIO", tomlKit]),
         .target(name: "TerminalQR", dependencies: ["CQRencode"]),
         // A MIDI keyboard as a controller: mapping, [midi] config, session rules, the three device kinds.
         .target(name: "MIDIControl", dependencies: ["ALSAMIDI", "ConfigFile", "MIDIFraming", "RemoteWire", "SerialTTY", "SystemIO", tomlKit]),
@@ -130,17 +133,18 @@ let package = Package(
         .target(name: "BoardLink",
                 dependencies: ["ALSAMIDI", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO"]),
         .target(name: "Receiver",
-                dependencies: ["BoardLink", "BoardProtocol", "ConfigFile", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO",
-                               "TerminalQR", logging]),
+                dependencies: ["BoardLink", "BoardProtocol", "ConfigFile", "Console", "ControlPlane", "Discovery", "DriveRecord", "RemoteWire",
+                               "SystemIO", "TerminalQR", logging]),
         .target(name: "Controller",
-                dependencies: ["Console", "ControlPlane", "Discovery", "Gamepad", "MIDIControl", "MIDIFraming", "RemoteWire",
+                dependencies: ["Console", "ControlPlane", "Discovery", "DriveRecord", "Gamepad", "MIDIControl", "MIDIFraming", "RemoteWire",
                                "SystemIO", logging]),
 
         // The phone page, `analog-remote web`: PhoneLink is one controller per page (SendLoop +
         // ControlSession) and the page's messages, no server framework; WebServer serves the page
         // and its WebSocket over HTTPS (Hummingbird 2) and is the only module importing the
         // server, TLS and certificate packages.
-        .target(name: "PhoneLink", dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", logging]),
+        .target(name: "PhoneLink", dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "RemoteWire", "SystemIO",
+                                                  logging]),
         .target(name: "WebServer",
                 dependencies: ["ConfigFile", "Console", "ControlPlane", "Controller", "Discovery", "PhoneLink", "SystemIO", "TerminalQR", logging, tomlKit,
                                hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioHTTP1, nioWebSocket, nioSSL,
@@ -156,6 +160,8 @@ let package = Package(
                                "SerialTTY", "SystemIO", logging]),
         // `analog-remote doctor`: what usually goes wrong on a robot, one check per line.
         .target(name: "Diagnosis", dependencies: ["BoardLink", "BoardProtocol", "Discovery", "SerialTTY", "SystemIO"]),
+        // `analog-remote plot`: a recording or a black box as an SVG (PNG through rsvg-convert).
+        .target(name: "DrivePlot", dependencies: ["Controller", "DriveRecord", "Receiver", "RemoteWire", "SystemIO"]),
 
         // MARK: The Swift API — the one library meant for other people's programs: sessions,
         // a robot controller and an embeddable receiver over the roles above; everything but
@@ -167,13 +173,13 @@ let package = Package(
         .target(name: "ErrorReporting", dependencies: ["ConfigFile", "Discovery", "Gamepad", "MIDIControl", "SystemIO"]),
         .executableTarget(name: "AnalogRemoteCLI",
                           dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "CommandConfig", "ConfigFile", "Console", "ControlPlane", "Controller",
-                                         "Diagnosis", "Discovery", "ErrorReporting", "Game", "Gamepad", "GuidedDemo", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
+                                         "Diagnosis", "Discovery", "DrivePlot", "ErrorReporting", "Game", "Gamepad", "GuidedDemo", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
                                          "StopAll", "SystemIO", "WebServer", argumentParser, logging]),
 
         // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
         .target(name: "FuzzHarnesses",
-                dependencies: ["BoardProtocol", "ControlPlane", "Controller", "Discovery", "Gamepad", "MIDIControl", "MIDIFraming", "Receiver",
-                               "RemoteWire"]),
+                dependencies: ["BoardProtocol", "ControlPlane", "Controller", "Discovery", "DriveRecord", "Gamepad", "MIDIControl", "MIDIFraming",
+                               "Receiver", "RemoteWire"]),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzHarnesses", "CLibFuzzer"]),
 
         // MARK: Tests (Swift Testing) — one target per module, EndToEndTests run the built binary,
@@ -182,6 +188,7 @@ let package = Package(
         .testTarget(name: "RemoteWireTests", dependencies: ["RemoteWire", "TestSupport", propertyBased]),
         .testTarget(name: "BoardProtocolTests", dependencies: ["BoardProtocol", "TestSupport", propertyBased]),
         .testTarget(name: "MIDIFramingTests", dependencies: ["MIDIFraming", "TestSupport", propertyBased]),
+        .testTarget(name: "DriveRecordTests", dependencies: ["DrivePlot", "DriveRecord", "Receiver", "RemoteWire", "TestSupport"]),
         .testTarget(name: "SystemIOTests", dependencies: ["SystemIO"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "ErrorReporting", "SystemIO", "TestSupport", propertyBased]),
         .testTarget(name: "GamepadTests",
@@ -194,9 +201,10 @@ let package = Package(
                     dependencies: ["BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
-                    dependencies: ["BoardLink", "BoardProtocol", "ConfigFile", "ControlPlane", "Receiver", "RemoteWire", "SystemIO", "TestSupport", propertyBased]),
+                    dependencies: ["BoardLink", "BoardProtocol", "ConfigFile", "ControlPlane", "DriveRecord", "Receiver", "RemoteWire", "SystemIO",
+                                   "TestSupport", propertyBased]),
         .testTarget(name: "ControllerTests",
-                    dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "MIDIControl", "RemoteWire", "SerialTTY",
+                    dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "MIDIControl", "RemoteWire", "SerialTTY",
                                    "SystemIO", "TestSupport", logging, propertyBased]),
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
         .testTarget(name: "WebServerTests", dependencies: ["WebServer", hummingbird]),

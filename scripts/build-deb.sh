@@ -95,6 +95,8 @@ if [ "$1" = configure ]; then
       --comment "AnalogRemote receiver" analog-remote
   fi
   usermod -aG dialout,audio analog-remote
+  # The service's state directory (systemd's StateDirectory= makes it too): the black box files.
+  install -d -o analog-remote -g analog-remote -m 0750 /var/lib/analog-remote
   if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
   if command -v udevadm >/dev/null 2>&1 && [ -e /run/udev/control ]; then
     udevadm control --reload-rules || true

@@ -124,6 +124,7 @@ status=124
 for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || { wait "$pid"; status=$?; break; }; sleep 0.1; done
 pid=""
 check "it stops on SIGTERM with exit 0 and its summary" bash -c "[[ $status -eq 0 ]] && grep -q '^summary ' '$out'"
+check "the example config's black box wrote its exit file" bash -c "ls '$root'/var/lib/analog-remote/black-box/black-box-*-exit.jsonl >/dev/null"
 [[ $failed -eq 0 ]] || cat "$out" >&2
 
 echo "package test took $((SECONDS - started)) s"

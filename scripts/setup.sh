@@ -23,6 +23,7 @@ PACKAGES=(
   binutils                       # build-deb.sh: objdump lists the libraries the binary needs
   systemd                        # systemd-analyze verify on the service unit (package-test.sh)
   nftables                       # doctor-test.sh: a firewall rule inside a test namespace
+  librsvg2-bin                   # rsvg-convert: `analog-remote plot -o x.png` (SVG → PNG)
 )
 
 missing=()

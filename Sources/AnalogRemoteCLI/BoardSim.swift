@@ -34,6 +34,8 @@ struct BoardSim: ParsableCommand {
             the whole map, two lowercase hex digits per byte from address 0
             (68 digits for the stock firmware's 34 bytes, 72 for motors)
           "overlap" (--trace): a host sent a command before the last prompt
+          "at MICROSECONDS" (--trace-times): before each "cmd" line, when the board
+            took it (CLOCK_MONOTONIC), for timing tests (record and replay)
         Parsers should ignore lines they do not know.
 
         On a terminal, stderr shows what a person would see and hear on the board, live, unless \
@@ -55,6 +57,9 @@ struct BoardSim: ParsableCommand {
 
     @Flag(help: "Print each command line (cmd …) and the memory map after each change (map …) on stdout.")
     var trace = false
+
+    @Flag(help: "With --trace: an `at MICROSECONDS` line (monotonic clock) before each `cmd` line.")
+    var traceTimes = false
 
     @Option(help: ArgumentHelp("The firmware: `stock` = the kit's published firmware (34-byte map, no motors); `motors` = with motor bytes at 0x22/0x23 (36 bytes).",
                                valueName: "stock|motors"))
@@ -95,7 +100,7 @@ struct BoardSim: ParsableCommand {
             options.framing = midi ? .midi : .text
             options.timing = baud.map(WireTiming.init(baud:))
             options.linkPath = link
-            return try BoardSimCommand.run(options, trace: trace, status: global.bootstrap())
+            return try BoardSimCommand.run(options, trace: trace, traceTimes: traceTimes, status: global.bootstrap())
         }
     }
 }

@@ -37,12 +37,12 @@ enum ConfigFiles {
         let overlay: ConfigOverlay
         switch first {
         case "receive":
-            overlay = try ConfigOverlay.resolve(typed, keys: OptionKeys.of(Receive.self, groups: [GlobalOptions.self]),
+            overlay = try ConfigOverlay.resolve(typed, keys: OptionKeys.of(Receive.self, groups: [GlobalOptions.self, BlackBoxOptions.self]),
                                                 defaultFile: receiveDefault)
         case "control":
             // `[gamepad]` and `[midi]` are the input mappings, read by `control --input gamepad|midi…`
             // from the same file.
-            overlay = try ConfigOverlay.resolve(typed, keys: OptionKeys.of(Control.self, groups: [GlobalOptions.self]),
+            overlay = try ConfigOverlay.resolve(typed, keys: OptionKeys.of(Control.self, groups: [GlobalOptions.self, RecordOptions.self]),
                                                 defaultFile: controlDefault(), tables: ["gamepad", "midi"])
         default:
             return Resolved(arguments: arguments, typed: typed)

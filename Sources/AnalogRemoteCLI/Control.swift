@@ -31,6 +31,7 @@ struct Control: ParsableCommand {
             """)
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: "Record and replay") var recording: RecordOptions
 
     @Option(help: ArgumentHelp("Where to send: HOST, IPv4 or [IPv6], with :PORT when the receiver is not on the default port \(ReceiverPort.standard).",
                                valueName: "host[:port]"))
@@ -92,6 +93,9 @@ struct Control: ParsableCommand {
             }
         }
         try validateClassroom()
+        if recording.replayOptionsGiven {
+            guard case .replay? = input else { throw ValidationError("--speed, --loop, --from and --to go with --input replay:FILE.") }
+        }
     }
 
     func run() throws {
@@ -107,6 +111,8 @@ struct Control: ParsableCommand {
             if let secret, case .success(let parsed) = RobotSecret.parse(secret) { options.secret = parsed }
             options.plain = plain
             options.steering = steer
+            options.recordPath = recording.record
+            options.replay = recording.replay
             return try ControlCommand.run(options, status: status)
         }
     }

@@ -36,6 +36,7 @@ struct Receive: ParsableCommand {
             """)
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: "Black box") var blackBox: BlackBoxOptions
 
     @Option(help: "UDP port to listen on (default 27183, the port `control --peer HOST` sends to; 0 = any free port). The port is printed at start-up and announced.")
     var port: UInt16 = ReceiverPort.standard
@@ -133,6 +134,7 @@ struct Receive: ParsableCommand {
             configuration.failsafe = FailsafeTimeout(milliseconds: failsafeMs)
             configuration.reclaim = .seconds(reclaimS)
             configuration.advertise = !noAdvertise
+            configuration.blackBox = blackBox.settings
             try superviseAsService(&configuration)
             let status = global.bootstrap()
             let logger = Logger(label: "receive")

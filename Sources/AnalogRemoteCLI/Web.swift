@@ -93,6 +93,10 @@ struct Web: ParsableCommand {
                                valueName: "dir"))
     var logDir: String?
 
+    @Option(help: ArgumentHelp("Record every phone's drive in DIR, one file per driver and drive (as control --record; docs/record-replay.md).",
+                               valueName: "dir"))
+    var recordDir: String?
+
     func validate() throws {
         switch (peer.isEmpty, session) {
         case (true, nil): throw ValidationError("say which robots to offer: --peer HOST:PORT (repeatable), or --session ID to find them on the LAN.")
@@ -153,6 +157,14 @@ struct Web: ParsableCommand {
             options.teacherKeyFile = teacherKeyFile
             options.logDirectory = logDir
             options.rosterFile = roster
+            if let recordDir {
+                do throws(SystemError) {
+                    try DirectoryListing.ensure(recordDir)
+                } catch {
+                    throw UserFacingError("--record-dir \(recordDir): \(error.reason)", status: .badConfiguration)
+                }
+                options.recordDirectory = recordDir
+            }
             return try WebCommand.run(options, status: status)
         }
     }

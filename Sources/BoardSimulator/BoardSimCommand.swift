@@ -9,7 +9,9 @@ import SystemIO
 /// `analog-remote board-sim`: the simulated board on a pseudo-terminal until SIGINT/SIGTERM,
 /// its path on stdout, what a person would see on the board on the status line.
 public enum BoardSimCommand {
-    public static func run(_ options: PseudoTerminalBoard.Options, trace: Bool, status: StatusLine) throws(CommandFailure) -> CommandOutcome {
+    /// `traceTimes`: an `at MICROSECONDS` line (CLOCK_MONOTONIC) before each `cmd` line.
+    public static func run(_ options: PseudoTerminalBoard.Options, trace: Bool, traceTimes: Bool = false,
+                           status: StatusLine) throws(CommandFailure) -> CommandOutcome {
         let runtime: CommandRuntime<Never>
         do {
             runtime = try CommandRuntime()
@@ -36,6 +38,7 @@ public enum BoardSimCommand {
                 case .line(let line):
                     if trace {
                         var out = "cmd " + ByteText.escaped(line.text) + "\n"
+                        if traceTimes { out = "at \(Self.monotonicMicroseconds())\n" + out }
                         if line.changedMap { out += "map " + ByteText.hex(board.memoryMap) + "\n" }
                         StandardOutput.write(out)
                     }
@@ -48,6 +51,12 @@ public enum BoardSimCommand {
         }
         status.clear()
         return .done
+    }
+
+    static func monotonicMicroseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
     }
 
     /// What a person sees on the board:

@@ -32,6 +32,10 @@ public struct ControlOptions: Sendable {
     public var plain = false
     /// `--steer`: the keyboard's steering keys spring back to centre (default) or latch.
     public var steering: KeyboardModel.Steering = .centre
+    /// `--record FILE`: write what is sent and heard (``DriveRecorder``).
+    public var recordPath: String?
+    /// `--speed`, `--loop`, `--from`, `--to` for `--input replay:FILE`.
+    public var replay = ReplayOptions()
 
     public init(peer: String, input: InputSpec?, rate: Double, configPath: String? = nil) {
         self.peer = peer
@@ -65,7 +69,8 @@ public enum ControlCommand {
         }
         defer { follower?.stop() }
         let spec = options.input ?? .default(stdinIsTerminal: isatty(STDIN_FILENO) == 1)
-        let source = try makeSource(spec, configPath: options.configPath, steering: options.steering)
+        let source = try makeSource(spec, configPath: options.configPath, steering: options.steering, replay: options.replay,
+                                    prompt: isatty(STDIN_FILENO) == 1)
         if let follower {
             try follower.chooseAtStart(interactive: isatty(STDIN_FILENO) == 1)
         }
@@ -76,9 +81,27 @@ public enum ControlCommand {
         let signals = try SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP])
         logger.debug("sending", metadata: ["peer": "\(destination.current?.description ?? "(session)")", "rate": "\(options.rate)", "input": "\(source.name)"])
 
-        let loop = DriverLoop.make(source: source, destination: destination, rate: options.rate, signals: signals, status: status,
-                                   session: controlSession(options, logger: logger), follower: follower)
-        let reason = try loop.run()
+        var loop = SendLoop(source: source, destination: destination, schedule: .init(rate: options.rate),
+                            signals: signals, status: status)
+        let session = controlSession(options, logger: logger)
+        session?.destination = destination
+        if let follower, let session {
+            follower.linkSilence = { [weak session] now in session?.silence(now: now) }
+        }
+        // The follower first: it moves the destination before the control session looks at it.
+        // The recorder and the replay guard before the session, which must stay the loop's `companion`.
+        let recorder = try makeRecorder(options, input: source.name, destination: destination, session: session, logger: logger)
+        if let recorder { loop.onSent = { recorder.sent($0, at: $1) } }
+        let guardian = source is ReplaySource ? session.map(ReplayGuard.init) : nil
+        loop.companions = [follower as (any SendLoopCompanion)?, recorder, guardian, session].compactMap { $0 }
+        let reason: EndReason
+        do {
+            reason = try loop.run()
+        } catch {
+            recorder?.end(.deviceLost("\(error)"))
+            throw error
+        }
+        recorder?.end(reason)
         logger.debug("stopped", metadata: ["reason": "\(reason)"])
         if let failure = follower?.failure { throw failure }
         if case .refused(let why) = reason, let kind = reason.failureKind { throw CommandFailure(why, kind: kind) }
@@ -95,7 +118,8 @@ public enum ControlCommand {
     /// Builds the source for an `--input` choice. Failures that happen before anything is sent
     /// (a bad script, an unavailable device) are thrown as ``CommandFailure``.
     public static func makeSource(_ spec: InputSpec, configPath: String? = nil,
-                                  steering: KeyboardModel.Steering = .centre) throws -> any InputSource {
+                                  steering: KeyboardModel.Steering = .centre, replay: ReplayOptions = .init(),
+                                  prompt: Bool = false) throws -> any InputSource {
         switch spec {
         case .stdin:
             return StdinSource()
@@ -111,6 +135,8 @@ public enum ControlCommand {
             return try GamepadInput(selector: which, configPath: configPath)
         case .midi(let spec):
             return try MIDIInput(spec: spec, configPath: configPath)
+        case .replay(let path):
+            return try makeReplaySource(path: path, options: replay, prompt: prompt)
         }
     }
 }

@@ -47,7 +47,7 @@ public final class ControlSession: SendLoopCompanion {
     private let epoch = ContinuousClock.now
     private(set) var phase = Phase.idle
     private var channel: ReliableChannel
-    private var quality = LinkQuality()
+    public private(set) var quality = LinkQuality()
     private var socket: UDPSocket?
     private var peer: SocketAddress?
     private var nextPing: ContinuousClock.Instant?

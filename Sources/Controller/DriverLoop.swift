@@ -1,9 +1,9 @@
 import Console
 import SystemIO
 
-/// The controller's send loop with its companions, assembled in one place for every driver that
-/// has a person's or a program's input: `analog-remote control` and AnalogRemoteKit's
-/// `RobotController`. (The phone page assembles its own: one loop per page, no follower.)
+/// The controller's send loop with its companions (follower, control session) as AnalogRemoteKit's
+/// `RobotController` assembles it. `analog-remote control` assembles the same pieces itself, with
+/// its recorder and replay guard between them; the phone page has its own (one loop per page).
 public enum DriverLoop {
     /// - Parameters:
     ///   - session: the classroom control session (nil under `--plain`).

@@ -15,9 +15,11 @@ public enum InputSpec: Equatable, Sendable {
     /// A MIDI keyboard or pad controller: `midi`, `midi:PORT`, `midi:hw:C,D,S`,
     /// `midi-serial:PATH[@BAUD]` — ``MIDIInput``.
     case midi(MIDIDeviceSpec)
+    /// A recording made with `--record`, played back: `replay:FILE` — ``ReplaySource``.
+    case replay(path: String)
 
     /// The forms accepted, for help texts.
-    public static let forms = "keyboard, stdin, script:FILE, gamepad[:WHICH], \(MIDIDeviceSpec.forms)"
+    public static let forms = "keyboard, stdin, script:FILE, replay:FILE, gamepad[:WHICH], \(MIDIDeviceSpec.forms)"
 
     public init?(argument: String) {
         switch argument {
@@ -27,6 +29,8 @@ public enum InputSpec: Equatable, Sendable {
         default:
             if argument.hasPrefix("script:"), argument.count > 7 {
                 self = .script(path: String(argument.dropFirst(7)))
+            } else if argument.hasPrefix("replay:"), argument.count > 7 {
+                self = .replay(path: String(argument.dropFirst(7)))
             } else if argument.hasPrefix("gamepad:"), argument.count > 8 {
                 self = .gamepad(String(argument.dropFirst(8)))
             } else if argument == "midi" || argument.hasPrefix("midi:") || argument.hasPrefix("midi-serial:") {

@@ -29,6 +29,8 @@ public struct SendLoop {
     /// (``FatalSignalGuard`` holds one peer per process). False when one process runs many loops
     /// (`analog-remote web`, one per phone): they would overwrite each other's peer.
     public var armsFatalSignalGuard = true
+    /// Told of every state put on the wire, with when (`--record`, ``DriveRecorder``).
+    public var onSent: ((ControllerState, ContinuousClock.Instant) -> Void)?
 
     public init(source: any InputSource, destination: Destination, schedule: SendSchedule.Configuration,
                 signals: SignalWatcher, status: StatusLine) {
@@ -49,6 +51,7 @@ public struct SendLoop {
         sender.onError = { companion?.sendFailed($0) }
         let colour = Colour.wanted(enabled: status.enabled)
         var state = Running(schedule: SendSchedule(schedule))
+        state.onSent = onSent
         defer {
             source.close()
             let peer = destination.current?.address
@@ -180,6 +183,7 @@ public struct SendLoop {
         var holdStates = false
         /// Ctrl-Z from the input: suspend at the end of this turn.
         var suspendRequested = false
+        var onSent: ((ControllerState, ContinuousClock.Instant) -> Void)?
 
         /// Feeds input events to the schedule; the resulting actions wait in ``pending``.
         mutating func take(_ events: [InputEvent], now: ContinuousClock.Instant, status: StatusLine) {
@@ -201,7 +205,9 @@ public struct SendLoop {
                 case .send(let s):
                     guard !holdStates, let peer = destination.current else { continue }
                     if sender.send(s, to: peer.address) {
-                        meter.record(.now)
+                        let at = ContinuousClock.now
+                        meter.record(at)
+                        onSent?(s, at)
                         destination.sent(to: peer)
                     }
                 case .finish(let reason):

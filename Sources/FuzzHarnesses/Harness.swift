@@ -22,6 +22,7 @@ public enum Harness: String, CaseIterable, Sendable {
     case terminalInput = "terminal-input"
     case txtRecord = "txt-record"
     case sealedEnvelope = "sealed-envelope"
+    case recording = "recording"
 
     /// Feeds one input to the decoder and checks what it made of it.
     public func run(_ bytes: [UInt8]) {
@@ -42,6 +43,7 @@ public enum Harness: String, CaseIterable, Sendable {
         case .terminalInput: Self.terminalInput(bytes)
         case .txtRecord: Self.txtRecord(bytes)
         case .sealedEnvelope: Self.sealedEnvelope(bytes)
+        case .recording: Self.recording(bytes)
         }
     }
 }

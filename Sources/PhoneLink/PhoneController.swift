@@ -25,6 +25,8 @@ public final class PhoneController: Sendable {
         public var session: String
         public var rate: Double
         public var timing: PhoneSource.Timing
+        /// `web --record-dir`: this drive's recording (``DriveRecorder``), or nil.
+        public var recordPath: String?
 
         public init(displayName: String, pairingCode: String?, session: String, rate: Double = Double(SendRate.standardHz),
                     timing: PhoneSource.Timing = .init()) {
@@ -56,13 +58,17 @@ public final class PhoneController: Sendable {
             loop.armsFatalSignalGuard = false
             let session = ControlSession(.init(displayName: options.displayName, pairingCode: options.pairingCode,
                                                session: options.session), logger: logger)
-            loop.companion = PhoneCompanion(session: session, report: report)
+            let recorder = Self.recorder(options, session: session, peer: destination.current, logger: logger)
+            if let recorder { loop.onSent = { recorder.sent($0, at: $1) } }
+            // The phone's companion last: it is the loop's `companion` (it wraps the states).
+            loop.companions = [recorder as (any SendLoopCompanion)?, PhoneCompanion(session: session, report: report)].compactMap { $0 }
             let reason: EndReason
             do {
                 reason = try loop.run()
             } catch {
                 reason = .deviceLost("\(source.name): \(error)")
             }
+            recorder?.end(reason)
             withExtendedLifetime(signals) {}
             done.raise()
             finished(reason)

@@ -58,6 +58,8 @@ public final class PhoneHub: Sendable {
         public var rate: Double
         public var timing: PhoneSource.Timing
         public var limits: Limits
+        /// `web --record-dir`: one recording per phone drive in this directory.
+        public var recordDirectory: String?
 
         public init(session: String, rate: Double = Double(SendRate.standardHz), timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
             self.session = session
@@ -209,8 +211,9 @@ public final class PhoneHub: Sendable {
                 if case .status(let s) = r, let name = s.receiver { self?.nameRobot(robot.id, name) }
                 sink(r)
             }
-            let options = PhoneController.Options(displayName: name, pairingCode: code, session: settings.session,
+            var options = PhoneController.Options(displayName: name, pairingCode: code, session: settings.session,
                                                   rate: settings.rate, timing: settings.timing)
+            options.recordPath = settings.recordDirectory.map { PhoneController.recordingPath(in: $0, driver: name) }
             let controller: PhoneController
             do {
                 controller = try PhoneController(options, peer: robot.peer, logger: logger, report: report) { [weak self] reason in

@@ -61,6 +61,8 @@ public struct ReceiverConfiguration: Sendable {
     public var writesStandardOutput = true
     /// The signals that stop the receiver (as ``ReceiverService/stop()`` does).
     public var stopSignals: [Int32] = [SIGINT, SIGTERM]
+    /// `--black-box DIR`: keep the last seconds in memory, write them on trouble (``BlackBox``).
+    public var blackBox: BlackBoxSettings?
 
     public init() {}
 
@@ -107,6 +109,8 @@ public final class ReceiverService {
     /// While a wake-up's datagrams are handled: the board values they asked for, merged
     /// (latest wins), handed to the board once at the end (one write per wake-up at most).
     private var held: [UInt8: UInt8]?
+    /// `--black-box`: the flight recorder (ReceiverService+BlackBox.swift).
+    let blackBox: BlackBox?
     /// Status refresh period while a status line is shown; no periodic wake-ups otherwise.
     private let statusPeriod: Duration = .milliseconds(200)
 
@@ -128,6 +132,13 @@ public final class ReceiverService {
                                                  stallAfter: configuration.stallAfter)
         } catch {
             throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
+        }
+        // A black box that cannot write is said, not fatal: the robot must drive without one.
+        do {
+            blackBox = try configuration.blackBox.map { settings throws(SystemError) in try BlackBox(settings: settings, logger: logger) }
+        } catch {
+            logger.error("--black-box: \(error) (give a directory the receiver may write); running without a black box")
+            blackBox = nil
         }
         do {
             socket = try UDPSocket.bind(port: configuration.port)
@@ -217,7 +228,7 @@ public final class ReceiverService {
             (signals.readableDescriptor, .readable),
             (inbox.descriptor, .readable),
             (socket.descriptor.rawValue, .readable),
-        ] + supervision.descriptors
+        ] + supervision.descriptors + blackBoxDescriptors
         var nextStatus = ContinuousClock.now
         while true {
             var deadline = [engine.deadline, plane.deadline(now: .now), desk.deadline(now: .now)].compactMap { $0 }.min()
@@ -233,6 +244,7 @@ public final class ReceiverService {
             if !ready[1].isEmpty {
                 for event in inbox.drain() {
                     log(event)
+                    recordBlackBox(event)
                     reporter.boardLink(event)
                     apply(engine.boardLink(event, at: .now))
                 }
@@ -249,6 +261,7 @@ public final class ReceiverService {
             reportRobotState()
             serveTeacher(at: now)
             if supervision.takeHangup() { reload(at: now) }
+            serviceBlackBox(ready)
             if supervision.shouldStall(at: now) { try stall(); return }
             supervision.tick(at: now, isReady: { isReady }, status: readyStatus, logger: logger)
             if status.enabled && now >= nextStatus {
@@ -281,6 +294,7 @@ public final class ReceiverService {
             if held != nil { held!.merge(values) { $1 } } else { board.setDesired(values) }
         }
         for notice in step.notices { log(notice) }
+        recordBlackBox(step)
     }
 
     /// Rest values, then the board's own safe state (blocking, bounded), then the summary.
@@ -288,6 +302,7 @@ public final class ReceiverService {
         board.setDesired(engine.shutdown())
         let confirmed = board.writeSafeState(timeout: configuration.safeStateTimeout)
         board.close()
+        closeBlackBox()
         advertising?.stop()
         socket.close()
         status.clear()

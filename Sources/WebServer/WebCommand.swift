@@ -55,6 +55,8 @@ public struct WebOptions: Sendable {
     public var logDirectory: String?
     /// `--roster`: student → robot, for the dashboard's "missing" (Roster.swift).
     public var rosterFile: String?
+    /// `--record-dir`: record every phone's drive there, one file each.
+    public var recordDirectory: String?
 
     public init(robots: Robots, security: Security, host: String = "0.0.0.0", port: Int = 8443, session: String = "",
                 rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: PhoneHub.Limits = .init(), qrCode: Bool = true) {
@@ -111,8 +113,9 @@ public enum WebCommand {
             fingerprint = cert.fingerprint
         }
 
-        let hub = PhoneHub(settings: .init(session: options.session, rate: options.rate, timing: options.timing,
-                                           limits: options.limits), logger: logger)
+        var settings = PhoneHub.Settings(session: options.session, rate: options.rate, timing: options.timing, limits: options.limits)
+        settings.recordDirectory = options.recordDirectory
+        let hub = PhoneHub(settings: settings, logger: logger)
         var sessionRobots: SessionRobots?
         var peerNames: PeerNames?
         switch options.robots {

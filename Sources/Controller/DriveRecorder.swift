@@ -1,0 +1,130 @@
+import Console
+import ControlPlane
+import DriveRecord
+import Logging
+import RemoteWire
+import SystemIO
+
+/// `control --record FILE`: writes what the controller sends and hears, as it happens
+/// (Protocol.md §10): the header at once, then every state sent with its time, the robot's
+/// reports as they change, the link's round-trip time and loss after each ping, and why it
+/// stopped. One line per `write(2)` and nothing kept in memory, so an hour costs what a minute
+/// does and a crash loses at most the line being written.
+///
+/// It rides along with the send loop (``SendLoopCompanion``, before the control session so that
+/// the session stays the loop's `companion`) and is told of each state sent (``sent(_:at:)``).
+/// A write that fails (disk full) is said once; the drive goes on unrecorded.
+public final class DriveRecorder: SendLoopCompanion {
+    public let path: String
+    private var file: LineFile?
+    private let origin: ContinuousClock.Instant
+    private let logger: Logger
+    /// The session whose reports and link are recorded (nil under `--plain`).
+    private weak var session: ControlSession?
+    private var lastReport: RobotReport.State?
+    private var lastLink: (Duration?, Double?) = (nil, nil)
+    public private(set) var lines = 0
+
+    /// Creates `path` and writes the header (a failure here stops before anything is sent).
+    public init(path: String, header: RecordHeader, session: ControlSession?, logger: Logger,
+                now: ContinuousClock.Instant = .now) throws(CommandFailure) {
+        self.path = path
+        self.session = session
+        self.logger = logger
+        origin = now
+        do {
+            file = try LineFile(creating: path)
+        } catch {
+            throw CommandFailure("--record \(path): cannot create it: \(error.reason) (check the directory exists and is writable)",
+                                  kind: .badConfiguration)
+        }
+        write(header.encode())
+    }
+
+    /// The header for a controller: now, the input's name, where it sends.
+    public static func header(input: String, receiver: String, session: String, rate: Double) -> RecordHeader {
+        RecordHeader(kind: .drive, startUnixMillis: WallClock.unixMillis(), input: input, receiver: receiver,
+                     session: session, rate: rate)
+    }
+
+    /// A state went out at `at`.
+    public func sent(_ state: ControllerState, at: ContinuousClock.Instant) {
+        record(.state(angle: state.angle, buttons: state.buttons.rawValue), at: at)
+    }
+
+    /// The controller stopped: the `end` entry, and the file is closed.
+    public func end(_ reason: EndReason, at: ContinuousClock.Instant = .now) {
+        record(.end(reason: Self.describe(reason)), at: at)
+        file?.close()
+        file = nil
+    }
+
+    static func describe(_ reason: EndReason) -> String {
+        switch reason {
+        case .endOfInput: "end of input"
+        case .scriptFinished: "finished"
+        case .quit: "quit"
+        case .signal(let s): "signal \(s)"
+        case .deviceLost(let why): "device lost: \(why)"
+        case .refused(let why): "refused: \(why)"
+        }
+    }
+
+    func record(_ event: RecordEvent, at: ContinuousClock.Instant) {
+        let micros = max(0, (at - origin).microseconds)
+        write(RecordLine.encode(RecordEntry(micros: micros, event: event)))
+    }
+
+    private func write(_ line: String) {
+        guard let file else { return }
+        do {
+            try file.append(line)
+            lines += 1
+        } catch {
+            logger.warning("--record \(path): \(error.reason); the drive goes on, no longer recorded")
+            file.close()
+            self.file = nil
+        }
+    }
+
+    // MARK: SendLoopCompanion
+
+    public var descriptor: Int32? { nil }
+    public var nextDeadline: ContinuousClock.Instant? { nil }
+    public var allowsStates: Bool { true }
+    public var statusParts: [String] { file == nil ? [] : ["rec"] }
+
+    /// After every wake-up: a changed robot report or link measurement becomes an entry.
+    public func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
+        guard let session else { return [] }
+        if let report = session.feedback.report, report.state != lastReport {
+            lastReport = report.state
+            record(.robot(state: report.state.name, detail: Self.detail(report.state)), at: now)
+        }
+        let link = (session.quality.lastRoundTrip, session.quality.lossRate)
+        if link.0 != lastLink.0 || link.1 != lastLink.1 {
+            lastLink = link
+            record(.link(roundTripMillis: link.0.map { Double($0.microseconds) / 1000 }, loss: link.1), at: now)
+        }
+        return []
+    }
+
+    public func finish(socket: UDPSocket?, peer: SocketAddress?) {}
+
+    static func detail(_ state: RobotReport.State) -> String {
+        switch state {
+        case .failsafe(let cause): cause.name
+        case .owned(let by): by
+        case .refused(_, let text), .boardMissing(let text): text
+        case .driving, .teacherStop, .free: ""
+        }
+    }
+}
+
+extension Duration {
+    /// Whole microseconds (rounded toward zero).
+    var microseconds: Int64 {
+        let (s, atto) = components
+        return s * 1_000_000 + atto / 1_000_000_000_000
+    }
+}

@@ -1,0 +1,135 @@
+import DriveRecord
+import Receiver
+import RemoteWire
+
+/// What a recording shows, as series over time (seconds since the recording's t = 0): the tilt,
+/// each button's held intervals, the wheel speeds the receiver's mapping makes of the states
+/// (``Mapping/wheelSpeeds(for:)``, the code the receiver drives with), round-trip time and loss,
+/// and the events worth a mark. Pure: ``PlotSVG`` draws it.
+public struct PlotModel: Sendable {
+    public struct Point: Sendable, Equatable {
+        public var t: Double
+        public var value: Double
+    }
+
+    public struct Band: Sendable, Equatable {
+        public var name: String
+        public var intervals: [(start: Double, end: Double)]
+        public static func == (a: Band, b: Band) -> Bool {
+            a.name == b.name && a.intervals.elementsEqual(b.intervals) { $0.start == $1.start && $0.end == $1.end }
+        }
+    }
+
+    public enum Kind: String, Sendable, CaseIterable {
+        case failsafe, owned, teacher, board, note
+    }
+
+    public struct Event: Sendable, Equatable {
+        public var t: Double
+        public var kind: Kind
+        public var label: String
+
+        public init(t: Double, kind: Kind, label: String) {
+            self.t = t
+            self.kind = kind
+            self.label = label
+        }
+    }
+
+    /// Tilt in degrees (positive = right), as steps.
+    public var tilt: [Point] = []
+    public var buttons: [Band] = []
+    public var left: [Point] = []
+    public var right: [Point] = []
+    /// The mapping's full speed (the wheels' scale).
+    public var speed: Int
+    public var roundTrip: [Point] = []
+    /// Loss in percent.
+    public var loss: [Point] = []
+    public var events: [Event] = []
+    /// When the robot did not drive what was sent: a failsafe, a teacher's stop, another owner,
+    /// a missing board (from the robot's reports, or a black box's own events).
+    public var held: [(start: Double, end: Double)] = []
+    public var start: Double
+    public var end: Double
+    public let header: RecordHeader
+
+    public init(_ recording: Recording, mapping: Mapping = .kit) {
+        header = recording.header
+        speed = mapping.drive.speed
+        start = recording.entries.first?.seconds ?? 0
+        end = max(recording.entries.last?.seconds ?? 0, start + 0.001)
+        var pressed: [String: Double] = [:]
+        var intervals: [String: [(Double, Double)]] = [:]
+        var lastRobot: String?
+        var heldSince: Double?
+        func hold(_ t: Double, _ on: Bool) {
+            if on, heldSince == nil { heldSince = t }
+            if !on, let since = heldSince { self.held.append((since, t)); heldSince = nil }
+        }
+        func wheels(_ t: Double, _ l: Int, _ r: Int) {
+            if left.last?.value != Double(l) || right.last?.value != Double(r) {
+                left.append(Point(t: t, value: Double(l)))
+                right.append(Point(t: t, value: Double(r)))
+            }
+        }
+        for entry in recording.entries {
+            let t = entry.seconds
+            switch entry.event {
+            case .state(let angle, let bits):
+                let state = ControllerState(angle: angle, buttons: Buttons(rawValue: bits).intersection(.defined))
+                let degrees = Double(angle) * 180 / Double.pi
+                if tilt.last?.value != degrees { tilt.append(Point(t: t, value: degrees)) }
+                for (name, button) in Buttons.names {
+                    let on = state.buttons.contains(button)
+                    if on, pressed[name] == nil { pressed[name] = t }
+                    if !on, let since = pressed.removeValue(forKey: name) { intervals[name, default: []].append((since, t)) }
+                }
+                let w = mapping.wheelSpeeds(for: state)
+                wheels(t, w.left, w.right)
+            case .robot(let state, let detail):
+                guard state != lastRobot else { break }
+                lastRobot = state
+                hold(t, state != "driving")
+                switch state {
+                case "failsafe" where detail == "teacher-release":
+                    events.append(Event(t: t, kind: .teacher, label: "teacher release"))
+                case "failsafe" where detail != "startup" && detail != "released":
+                    events.append(Event(t: t, kind: .failsafe, label: "failsafe (\(detail))"))
+                case "owned": events.append(Event(t: t, kind: .owned, label: detail.isEmpty ? "owned" : "owned by \(detail)"))
+                case "teacher-stop": events.append(Event(t: t, kind: .teacher, label: "teacher stop"))
+                case "board-missing": events.append(Event(t: t, kind: .board, label: "board missing"))
+                case "refused": events.append(Event(t: t, kind: .owned, label: "refused"))
+                default: break
+                }
+            case .link(let rtt, let lossRate):
+                if let rtt { roundTrip.append(Point(t: t, value: rtt)) }
+                if let lossRate { loss.append(Point(t: t, value: lossRate * 100)) }
+            case .owner(let who):
+                events.append(Event(t: t, kind: .owned, label: who.map { "owner \($0)" } ?? "owner left"))
+            case .failsafe(let cause):
+                events.append(Event(t: t, kind: .failsafe, label: "failsafe (\(cause))"))
+                wheels(t, 0, 0)   // the receiver stopped the motors
+                hold(t, true)
+            case .resumed:
+                events.append(Event(t: t, kind: .note, label: "resumed"))
+                hold(t, false)
+            case .teacher(let stopped):
+                events.append(Event(t: t, kind: .teacher, label: stopped ? "teacher stop" : "teacher release"))
+                if stopped { wheels(t, 0, 0) }
+                hold(t, stopped)
+            case .boardLink(let up, _):
+                events.append(Event(t: t, kind: .board, label: up ? "board up" : "board lost"))
+            case .mark(let text):
+                events.append(Event(t: t, kind: .note, label: "written: \(text)"))
+            case .end(let reason):
+                events.append(Event(t: t, kind: .note, label: "end: \(reason)"))
+            case .board:
+                break
+            }
+        }
+        for (name, since) in pressed { intervals[name, default: []].append((since, end)) }
+        if let since = heldSince { self.held.append((since, end)) }
+        buttons = Buttons.names.compactMap { b in intervals[b.name].map { Band(name: b.name, intervals: $0) } }
+    }
+}

@@ -1,0 +1,234 @@
+import DriveRecord
+
+/// Draws a ``PlotModel`` as a standalone SVG (no fonts or scripts fetched): four panels over one
+/// time axis — tilt, buttons as bands, wheel speeds, round-trip time and loss — with every event
+/// as a dashed line across them, labelled with its time, and a legend. Pure text out.
+public enum PlotSVG {
+    static let width = 1200.0
+    static let left = 90.0
+    static let right = 195.0
+    static let colours: [PlotModel.Kind: String] = [
+        .failsafe: "#d62728", .owned: "#e6550d", .teacher: "#7b3294", .board: "#8c510a", .note: "#666666",
+    ]
+    static let tiltColour = "#1f77b4", leftColour = "#1b9e77", rightColour = "#d95f02"
+    static let rttColour = "#e7298a", lossColour = "#555555", bandColour = "#4c72b0", heldColour = "#f6d5d5"
+
+    public static func render(_ model: PlotModel, title: String) -> String {
+        let rows = max(model.buttons.count, 1)
+        let plotWidth = width - left - right
+        var y = 70.0
+        let eventLabels = min(model.events.count, 4)
+        let labelArea = Double(max(eventLabels, 1)) * 15 + 10
+        y += labelArea
+        let tiltPanel = (top: y, height: 150.0); y += 150 + 40
+        let bandPanel = (top: y, height: Double(rows) * 20); y += Double(rows) * 20 + 40
+        let wheelPanel = (top: y, height: 160.0); y += 160 + 40
+        let linkPanel = (top: y, height: 110.0); y += 110 + 55
+        let height = y
+        let panelsTop = tiltPanel.top, panelsBottom = linkPanel.top + linkPanel.height
+
+        let span = model.end - model.start
+        func x(_ t: Double) -> Double { left + (t - model.start) / span * plotWidth }
+        var svg = Canvas()
+        svg.open(width: width, height: height)
+        svg.text(left, 28, escape(title), size: 18, weight: "bold")
+        let kind = model.header.kind == .blackBox ? "black box" : "drive"
+        let subtitle = "\(kind) · input \(model.header.input.isEmpty ? "?" : model.header.input)"
+            + (model.header.receiver.isEmpty ? "" : " · receiver \(model.header.receiver)")
+            + " · started \(RecordTime.iso8601(unixMillis: model.header.startUnixMillis)) · \(fmt(span)) s shown"
+        svg.text(left, 50, escape(subtitle), size: 12, colour: "#444")
+
+        // Time grid and axis.
+        let tStep = niceStep(span, count: 10)
+        var tick = (model.start / tStep).rounded(.up) * tStep
+        while tick <= model.end + tStep * 1e-6 {
+            let px = x(tick)
+            svg.line(px, panelsTop, px, panelsBottom, colour: "#e6e6e6")
+            svg.text(px, panelsBottom + 16, fmt(tick), size: 11, anchor: "middle")
+            tick += tStep
+        }
+        svg.text(left + plotWidth / 2, panelsBottom + 36, "time since the recording started (s)", size: 12, anchor: "middle")
+
+        // Tilt.
+        panel(&svg, tiltPanel, title: "tilt (degrees, + = right)", range: -90...90, ticks: [-90, -45, 0, 45, 90])
+        func ys(_ p: (top: Double, height: Double), _ r: ClosedRange<Double>) -> (Double) -> Double {
+            { v in p.top + (r.upperBound - min(max(v, r.lowerBound), r.upperBound)) / (r.upperBound - r.lowerBound) * p.height }
+        }
+        svg.steps(model.tilt, end: model.end, x: x, y: ys(tiltPanel, -90...90), colour: tiltColour)
+
+        // Buttons.
+        svg.rect(left, bandPanel.top, plotWidth, bandPanel.height, fill: "none", stroke: "#999")
+        svg.text(left, bandPanel.top - 8, "buttons held", size: 12, weight: "bold")
+        if model.buttons.isEmpty {
+            svg.text(left + 8, bandPanel.top + 14, "(none pressed)", size: 11, colour: "#666")
+        }
+        for (i, band) in model.buttons.enumerated() {
+            let top = bandPanel.top + Double(i) * 20
+            svg.text(left - 8, top + 14, band.name, size: 11, anchor: "end")
+            for interval in band.intervals {
+                svg.rect(x(interval.start), top + 3, max(1, x(interval.end) - x(interval.start)), 14, fill: bandColour, stroke: nil)
+            }
+        }
+
+        // Wheels, on a shade where the robot did not drive them.
+        for h in model.held {
+            svg.rect(x(h.start), wheelPanel.top, max(1, x(h.end) - x(h.start)), wheelPanel.height, fill: heldColour, stroke: nil)
+        }
+        let s = Double(max(model.speed, 1))
+        let wheelRange = -s * 1.1...s * 1.1
+        panel(&svg, wheelPanel, title: "wheel speeds the mapping makes (speed units, + = forward; full = \(model.speed))",
+              range: wheelRange, ticks: [-s, -s / 2, 0, s / 2, s])
+        svg.steps(model.left, end: model.end, x: x, y: ys(wheelPanel, wheelRange), colour: leftColour)
+        svg.steps(model.right, end: model.end, x: x, y: ys(wheelPanel, wheelRange), colour: rightColour, dash: "6 3")
+
+        // Link.
+        let rttMax = max(niceCeil(model.roundTrip.map(\.value).max() ?? 1), 1)
+        panel(&svg, linkPanel, title: "link: round-trip time (ms, left) and loss (%, right)", range: 0...rttMax,
+              ticks: [0, rttMax / 2, rttMax])
+        for v in [0.0, 50, 100] {
+            svg.text(left + plotWidth + 6, ys(linkPanel, 0...100)(v) + 4, "\(Int(v)) %", size: 11, colour: lossColour)
+        }
+        if model.roundTrip.isEmpty && model.loss.isEmpty {
+            svg.text(left + 8, linkPanel.top + 16, "(no link measurements in this recording)", size: 11, colour: "#666")
+        }
+        svg.polyline(model.roundTrip.map { (x($0.t), ys(linkPanel, 0...rttMax)($0.value)) }, colour: rttColour, dots: true)
+        svg.steps(model.loss, end: model.end, x: x, y: ys(linkPanel, 0...100), colour: lossColour, dash: "2 2")
+
+        // Events: a dashed line across every panel, the label (with its time) above, in rows.
+        for (i, event) in model.events.enumerated() {
+            let px = x(event.t)
+            let colour = colours[event.kind] ?? "#666"
+            let row = Double(i % max(eventLabels, 1))
+            let labelY = 70 + row * 15 + 10
+            svg.line(px, labelY + 3, px, panelsBottom, colour: colour, dash: "4 3", width: 1.2)
+            let anchor = px > left + plotWidth * 0.7 ? "end" : "start"
+            svg.text(px + (anchor == "end" ? -3 : 3), labelY, escape("\(event.label) @ \(fmt(event.t)) s"), size: 11, colour: colour, anchor: anchor)
+        }
+
+        // Legend.
+        var ly = tiltPanel.top
+        let lx = left + plotWidth + 50
+        svg.text(lx, ly - 8, "legend", size: 12, weight: "bold")
+        for (label, colour, dash) in [("tilt", tiltColour, nil), ("left wheel", leftColour, nil), ("right wheel", rightColour, "6 3"),
+                                      ("round trip", rttColour, nil), ("loss", lossColour, "2 2"), ("button held", bandColour, nil),
+                                      ("robot not driving", heldColour, nil)] as [(String, String, String?)] {
+            if label == "button held" || label == "robot not driving" {
+                svg.rect(lx, ly + 2, 22, 10, fill: colour, stroke: nil)
+            } else {
+                svg.line(lx, ly + 7, lx + 22, ly + 7, colour: colour, dash: dash, width: 2)
+            }
+            svg.text(lx + 28, ly + 11, label, size: 11)
+            ly += 18
+        }
+        ly += 8
+        for kind in PlotModel.Kind.allCases {
+            let colour = colours[kind] ?? "#666"
+            svg.line(lx + 11, ly, lx + 11, ly + 14, colour: colour, dash: "4 3", width: 1.5)
+            let name = switch kind {
+            case .failsafe: "failsafe"
+            case .owned: "owner / owned"
+            case .teacher: "teacher stop"
+            case .board: "board link"
+            case .note: "other event"
+            }
+            svg.text(lx + 28, ly + 11, name, size: 11)
+            ly += 18
+        }
+        svg.close()
+        return svg.output
+    }
+
+    static func panel(_ svg: inout Canvas, _ p: (top: Double, height: Double), title: String, range: ClosedRange<Double>,
+                      ticks: [Double]) {
+        let plotWidth = width - left - right
+        svg.rect(left, p.top, plotWidth, p.height, fill: "none", stroke: "#999")
+        svg.text(left, p.top - 8, escape(title), size: 12, weight: "bold")
+        for v in ticks {
+            let y = p.top + (range.upperBound - v) / (range.upperBound - range.lowerBound) * p.height
+            svg.line(left, y, left + plotWidth, y, colour: v == 0 ? "#bbbbbb" : "#eeeeee")
+            svg.text(left - 8, y + 4, fmt(v), size: 11, anchor: "end")
+        }
+    }
+
+    /// 1, 2 or 5 × 10^k, about `count` steps over `span`.
+    static func niceStep(_ span: Double, count: Double) -> Double {
+        guard span > 0 else { return 1 }
+        let raw = span / count
+        var p = 1.0
+        while p * 10 <= raw { p *= 10 }
+        while p > raw { p /= 10 }
+        for m in [1.0, 2, 5, 10] where p * m >= raw { return p * m }
+        return p * 10
+    }
+
+    static func niceCeil(_ v: Double) -> Double {
+        let step = niceStep(v, count: 2)
+        return (v / step).rounded(.up) * step
+    }
+
+    static func fmt(_ v: Double) -> String { RecordNumber.plain(v, places: v.magnitude >= 100 ? 0 : v.magnitude >= 10 ? 1 : 2) }
+
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for c in s {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}
+
+/// SVG elements as text.
+struct Canvas {
+    var output = ""
+
+    mutating func open(width: Double, height: Double) {
+        output += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        output += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(width))\" height=\"\(n(height))\" viewBox=\"0 0 \(n(width)) \(n(height))\" font-family=\"DejaVu Sans, Verdana, sans-serif\">\n"
+        output += "<rect x=\"0\" y=\"0\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"white\"/>\n"
+    }
+
+    mutating func close() { output += "</svg>\n" }
+
+    mutating func line(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, colour: String, dash: String? = nil, width: Double = 1) {
+        output += "<line x1=\"\(n(x1))\" y1=\"\(n(y1))\" x2=\"\(n(x2))\" y2=\"\(n(y2))\" stroke=\"\(colour)\" stroke-width=\"\(n(width))\""
+            + (dash.map { " stroke-dasharray=\"\($0)\"" } ?? "") + "/>\n"
+    }
+
+    mutating func rect(_ x: Double, _ y: Double, _ w: Double, _ h: Double, fill: String, stroke: String?) {
+        output += "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(w))\" height=\"\(n(h))\" fill=\"\(fill)\""
+            + (stroke.map { " stroke=\"\($0)\"" } ?? "") + "/>\n"
+    }
+
+    mutating func text(_ x: Double, _ y: Double, _ content: String, size: Double, colour: String = "#222", weight: String? = nil,
+                       anchor: String = "start") {
+        output += "<text x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" fill=\"\(colour)\" text-anchor=\"\(anchor)\""
+            + (weight.map { " font-weight=\"\($0)\"" } ?? "") + ">\(content)</text>\n"
+    }
+
+    mutating func polyline(_ points: [(Double, Double)], colour: String, dash: String? = nil, dots: Bool = false) {
+        guard !points.isEmpty else { return }
+        output += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"1.8\"" + (dash.map { " stroke-dasharray=\"\($0)\"" } ?? "")
+            + " points=\"" + points.map { "\(n($0.0)),\(n($0.1))" }.joined(separator: " ") + "\"/>\n"
+        if dots { for p in points { output += "<circle cx=\"\(n(p.0))\" cy=\"\(n(p.1))\" r=\"2.2\" fill=\"\(colour)\"/>\n" } }
+    }
+
+    /// A step line: each value holds until the next point, the last until `end`.
+    mutating func steps(_ points: [PlotModel.Point], end: Double, x: (Double) -> Double, y: (Double) -> Double, colour: String,
+                        dash: String? = nil) {
+        var out: [(Double, Double)] = []
+        for (i, p) in points.enumerated() {
+            if i > 0 { out.append((x(p.t), y(points[i - 1].value))) }
+            out.append((x(p.t), y(p.value)))
+        }
+        if let last = points.last { out.append((x(end), y(last.value))) }
+        polyline(out, colour: colour, dash: dash)
+    }
+
+    func n(_ v: Double) -> String { RecordNumber.plain(v, places: 1) }
+}
