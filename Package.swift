@@ -9,7 +9,7 @@
 //   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR CommandConfig ConfigFile
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses PhoneLink WebServer
-//             Diagnosis GuidedDemo DrivePlot
+//             Diagnosis GuidedDemo DrivePlot AnalogRemoteKit
 //             value-type state machines plus the loops that drive them; import codecs, C libs, adapters,
 //             and only the roles the allow-list below names
 //   the CLI   AnalogRemoteCLI Fuzz ErrorReporting         the executables (parse, validate, hand off; nothing imports
@@ -28,6 +28,7 @@
 //   FuzzHarnesses → ControlPlane Controller Receiver
 //   GuidedDemo → BoardSimulator
 //   DrivePlot → Controller Receiver
+//   AnalogRemoteKit → ControlPlane Controller Receiver
 //
 // Exit codes are the CLI's: roles and adapters throw typed errors (SystemIO's CommandFailure, DiscoveryError, …)
 // and ErrorReporting alone maps them to a message and an exit status; nothing below the CLI names ExitStatus.
@@ -64,6 +65,9 @@ let package = Package(
         .library(name: "ControlPlane", targets: ["ControlPlane"]),
         .library(name: "BoardProtocol", targets: ["BoardProtocol"]),
         .library(name: "MIDIFraming", targets: ["MIDIFraming"]),
+        // The Swift API (docs/swift-api.md): RemoteSession, RobotController, RobotReceiver.
+        // Its public declarations are pinned by api/AnalogRemoteKit.api (AnalogRemoteKitTests).
+        .library(name: "AnalogRemoteKit", targets: ["AnalogRemoteKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -78,6 +82,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // `swift package generate-documentation --target AnalogRemoteKit` (a plugin: nothing links it).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
         // MARK: Codecs — standard library only: no I/O, no C, no Foundation.
@@ -159,6 +165,12 @@ let package = Package(
         // `analog-remote plot`: a recording or a black box as an SVG (PNG through rsvg-convert).
         .target(name: "DrivePlot", dependencies: ["Controller", "DriveRecord", "Receiver", "RemoteWire", "SystemIO"]),
 
+        // MARK: The Swift API — the one library meant for other people's programs: sessions,
+        // a robot controller and an embeddable receiver over the roles above; everything but
+        // the types named in docs/swift-api.md is internal.
+        .target(name: "AnalogRemoteKit",
+                dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "Receiver", "RemoteWire", "SystemIO", logging]),
+
         // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
         .target(name: "ErrorReporting", dependencies: ["ConfigFile", "Discovery", "Gamepad", "MIDIControl", "SystemIO"]),
         .executableTarget(name: "AnalogRemoteCLI",
@@ -207,6 +219,8 @@ let package = Package(
         .testTarget(name: "CommandConfigTests", dependencies: ["CommandConfig", "ConfigFile", argumentParser]),
         .testTarget(name: "ConfigFileTests", dependencies: ["ConfigFile", tomlKit]),
         .testTarget(name: "StopAllTests", dependencies: ["ControlPlane", "StopAll", "SystemIO"]),
+        .testTarget(name: "AnalogRemoteKitTests",
+                    dependencies: ["AnalogRemoteKit", "RemoteWire", "TestSupport"]),
         .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),
     ]
 )

@@ -2,7 +2,7 @@
 # The project's two entry points. Both run scripts/setup.sh first (idempotent: installs only the
 # Debian packages that are missing), so they work on a fresh machine.
 #   ./run.sh demo [ARGS…]   build and run the demo (simulated board: no hardware needed)
-#   ./run.sh test           build and run the whole test suite, the fuzzers, then the two-host discovery test,
+#   ./run.sh test           build and run the whole test suite, the Swift API's examples, the fuzzers, then the two-host discovery test,
 #                           the phone page in headless Chromium, the classroom test (many hosts, two
 #                           sessions), doctor's namespace test, the .deb test in a clean Debian root and
 #                           the service under systemd in that root
@@ -23,6 +23,7 @@ case "$what" in
     swift test --skip-build
     # Record → replay timing at its 5 ms bound needs the machine to itself: the same suite, alone (~35 s).
     ANALOG_REMOTE_TIMING_TEST=1 swift test --skip-build --filter RecordReplayEndToEndTests
+    bash scripts/examples-test.sh    # the AnalogRemoteKit examples built as users' packages and run, ~3 min cold
     bash scripts/fuzz.sh          # every decoder of outside bytes under libFuzzer + ASan, ~2 min
     if [[ -x scripts/two-host-test.sh ]]; then
       bash scripts/two-host-test.sh

@@ -121,11 +121,14 @@ public enum ControlType: UInt8, Hashable, Sendable, CaseIterable {
     /// The authenticated envelope: a whole datagram (state packet or control datagram) sealed
     /// with the connection's key. Not a message: opened by ``SealedEnvelope`` before anything else.
     case sealed = 0x12
+    /// Application data sent once, best effort: one datagram, never acknowledged, never
+    /// retransmitted, maybe reordered (Protocol.md §7.13).
+    case datagram = 0x13
 
     public var isReliable: Bool {
         switch self {
         case .hello, .accept, .deny, .bye, .data, .challenge, .proof: true
-        case .ping, .pong, .ack, .stopAll, .stopAllReply, .sealed, .robotState, .teacher, .teacherReply, .watchReport: false
+        case .ping, .pong, .ack, .stopAll, .stopAllReply, .sealed, .robotState, .teacher, .teacherReply, .watchReport, .datagram: false
         }
     }
 }

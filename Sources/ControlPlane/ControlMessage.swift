@@ -16,6 +16,9 @@ public enum ControlMessage: Hashable, Sendable {
     case pong(id: UInt32, sentNanos: UInt64)
     /// Application data on a numbered channel (the button game uses channel 1), up to 64 KiB.
     case data(channel: UInt8, bytes: [UInt8])
+    /// Application data on a numbered channel, unreliable: one datagram of at most
+    /// ``datagramLimit`` application bytes (Protocol.md §7.13).
+    case datagram(channel: UInt8, bytes: [UInt8])
     /// Selective acknowledgement: bit i set = sequence `header.ack + 2 + i` has arrived too.
     case ack(selective: UInt64)
     /// Teacher stop-all: hold every robot of the session in the safe state, or release them.
@@ -31,6 +34,9 @@ public enum ControlMessage: Hashable, Sendable {
     /// Both handshake nonces are this long.
     public static let nonceSize = 16
     public static let proofSize = 32
+    /// The most application bytes one unreliable ``datagram(channel:bytes:)`` carries, so that
+    /// the whole datagram stays within 1 KB (GameKit's advice) with a version-2 header.
+    public static let datagramLimit = ControlHeader.maxPayload - 1
     /// Receiver → controller: the robot's state for this controller (RobotReport.swift).
     case robotState(RobotReport)
     /// Teacher's dashboard → receiver: watch, identify, kick, lock (TeacherMessages.swift, §7.10).
@@ -48,6 +54,7 @@ public enum ControlMessage: Hashable, Sendable {
         case .ping: .ping
         case .pong: .pong
         case .data: .data
+        case .datagram: .datagram
         case .ack: .ack
         case .stopAll: .stopAll
         case .stopAllReply: .stopAllReply
@@ -208,7 +215,7 @@ public enum ControlMessage: Hashable, Sendable {
         case .deny(let d): w.u8(d.reason.rawValue); w.str8(d.text); w.nonce(d.echo)
         case .bye: break
         case .ping(let id, let t), .pong(let id, let t): w.u32(id); w.u64(t)
-        case .data(let channel, let bytes): w.u8(channel); w.raw(bytes)
+        case .data(let channel, let bytes), .datagram(let channel, let bytes): w.u8(channel); w.raw(bytes)
         case .ack(let bits): w.u64(bits)
         case .stopAll(let s): w.raw(s.signedBytes); w.raw(s.mac.prefix(16)); if s.mac.count < 16 { w.raw(repeatElement(0, count: 16 - s.mac.count)) }
         case .stopAllReply(let r): w.raw(r.signedBytes); if r.mac.count == 16 { w.raw(r.mac) }
@@ -250,6 +257,12 @@ public enum ControlMessage: Hashable, Sendable {
         case .data:
             let channel = try r.u8()
             message = .data(channel: channel, bytes: Array(try r.take(r.remaining)))
+        case .datagram:
+            let channel = try r.u8()
+            guard r.remaining <= datagramLimit else {
+                throw ControlMessageError(.tooLarge, at: r.offset - payload.startIndex, bytes: Array(payload.prefix(64)))
+            }
+            message = .datagram(channel: channel, bytes: Array(try r.take(r.remaining)))
         case .ack:
             message = .ack(selective: try r.u64())
         case .stopAll:

@@ -56,6 +56,11 @@ public struct ReceiverConfiguration: Sendable {
     /// Test hook only (`ANALOG_REMOTE_TEST_STALL_AFTER_MS`): the loop stops serving after this
     /// long, so a test can see the watchdog keep-alives stop.
     public var stallAfter: Duration?
+    /// The `receiving on udp port N` and `summary …` lines on stdout (the CLI's contract); off
+    /// for a receiver embedded in someone else's program.
+    public var writesStandardOutput = true
+    /// The signals that stop the receiver (as ``ReceiverService/stop()`` does).
+    public var stopSignals: [Int32] = [SIGINT, SIGTERM]
     /// `--black-box DIR`: keep the last seconds in memory, write them on trouble (``BlackBox``).
     public var blackBox: BlackBoxSettings?
 
@@ -123,7 +128,7 @@ public final class ReceiverService {
         self.logger = logger
         self.advertising = advertising
         do {
-            signals = try SignalWatcher()
+            signals = try SignalWatcher(signals: configuration.stopSignals)
             inbox = try BoardEventInbox()
             supervision = try ServiceSupervision(notifier: configuration.notifier, reloader: configuration.reloader,
                                                  stallAfter: configuration.stallAfter)
@@ -180,6 +185,15 @@ public final class ReceiverService {
                                       ?? configuration.boardName)
     }
 
+    /// The UDP port the receiver listens on (the one chosen for `port` 0).
+    public var port: UInt16? { try? socket.localAddress().port }
+
+    /// Ends ``run()`` as SIGTERM would (rest values, safe state, goodbye) when called, from any
+    /// thread, also while `run()` blocks its own.
+    public var stopper: @Sendable () -> Void {
+        { [signals] in signals.raise(SIGTERM) }
+    }
+
     /// Runs until a signal; returns the exit status (success when stopped on request).
     public func run() throws(CommandFailure) -> CommandOutcome {
         let port: UInt16
@@ -188,7 +202,7 @@ public final class ReceiverService {
         } catch {
             return try finish(CommandFailure("\(error)", kind: .networkUnavailable))
         }
-        StandardOutput.write("receiving on udp port \(port)\n")
+        if configuration.writesStandardOutput { StandardOutput.write("receiving on udp port \(port)\n") }
         if let board = boardResolution {
             logger.notice("board: \(board.kind.rawValue) profile, \(board.identity.summary) (product \(board.identity.productID), version \(board.identity.version))",
                           metadata: ["map": "\(board.identity.addressRange)"])
@@ -295,8 +309,10 @@ public final class ReceiverService {
         socket.close()
         status.clear()
         logControlTotals()
-        StandardOutput.write(engine.counters.summary(sources: engine.controllers.count,
-                                                     evicted: engine.controllers.evicted) + "\n")
+        if configuration.writesStandardOutput {
+            StandardOutput.write(engine.counters.summary(sources: engine.controllers.count,
+                                                         evicted: engine.controllers.evicted) + "\n")
+        }
         if let error { throw error }
         if !confirmed {
             throw CommandFailure("the board did not confirm the safe state (motors 0) within \(configuration.safeStateTimeout); check the board",

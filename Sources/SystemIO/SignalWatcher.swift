@@ -40,6 +40,12 @@ public final class SignalWatcher: Sendable {
     public var signal: Int32? { let s = caught.value.load(ordering: .acquiring); return s == 0 ? nil : s }
     /// The conventional exit status for the caught signal: 128 + number (130 SIGINT, 143 SIGTERM).
     public var exitCode: Int32 { 128 + (signal ?? 0) }
+    /// Acts as if `sig` had arrived (first one wins): how an embedding program stops a loop
+    /// that watches this, without sending a real signal to the whole process.
+    public func raise(_ sig: Int32) {
+        _ = caught.value.compareExchange(expected: 0, desired: sig, ordering: .acquiringAndReleasing)
+        wake.raise()
+    }
     /// Blocks until a signal arrives (for tools with nothing else to wait on).
     public func wait() { while signal == nil { _ = try? Poller.wait(for: readableDescriptor, events: .readable, timeout: nil) } }
 }

@@ -1,0 +1,178 @@
+import ControlPlane
+import Discovery
+import Foundation
+import SystemIO
+
+/// A peer-to-peer session, as GameKit's `GKSession` was one: join a session ID under a display
+/// name, connect to peers, and send them data — reliably (up to 64 KiB, in order, exactly once)
+/// or unreliably (one datagram of up to 943 bytes, best effort, maybe reordered).
+///
+/// ```swift
+/// let session = try await RemoteSession(sessionID: "class-7b", displayName: "Ada")
+/// let bob = try await session.connect(to: "192.168.1.20:40001")
+/// try session.send(Data("hello".utf8), to: [bob])
+/// for await message in session.messages { print(message.peer.displayName, message.data) }
+/// ```
+///
+/// Peers find each other by address: each session listens on a UDP port (``port``), and either
+/// side may ``connect(to:timeout:)`` to the other; a peer of another session ID is refused. A
+/// receiver (`analog-remote receive`) of the same session is a peer too: it accepts the
+/// connection and shows up under its name. Every peer's changes of state arrive in
+/// ``peerChanges``, every message in ``messages``; nothing calls back into your code.
+///
+/// The wire format is Protocol.md §7 (hello, accept, deny, bye, ping, `data` and `datagram` on
+/// channel 2, §7.13).
+public final class RemoteSession: Sendable {
+    /// Someone in the session, known by a random id chosen when its session was created (not by
+    /// its display name: two peers may share one).
+    public struct Peer: Hashable, Sendable, Identifiable, CustomStringConvertible {
+        /// 16 hex digits, unique per session object.
+        public let id: String
+        public let displayName: String
+
+        public var description: String { "\(displayName) (\(id))" }
+    }
+
+    /// Where a peer stands with this session (GameKit's `GKPeerConnectionState`).
+    public enum PeerState: Hashable, Sendable {
+        /// Seen, not connected.
+        case available
+        /// A connection is being set up (the hello is out, no answer yet).
+        case connecting
+        case connected
+        /// The peer left (said goodbye), stopped answering, or refused the connection.
+        case disconnected
+        /// The peer is gone from the network.
+        case unavailable
+    }
+
+    public struct PeerChange: Hashable, Sendable {
+        public let peer: Peer
+        public let state: PeerState
+    }
+
+    /// How ``send(_:to:mode:)`` delivers (GameKit's `GKSendDataMode`).
+    public enum SendMode: Hashable, Sendable {
+        /// Retransmitted until acknowledged, delivered once and in order; up to 64 KiB.
+        case reliable
+        /// One datagram, sent once: may be lost or reordered, never delays; up to 943 bytes.
+        case unreliable
+    }
+
+    public struct Message: Sendable {
+        public let peer: Peer
+        public let data: Data
+        public let mode: SendMode
+    }
+
+    /// The largest message of each mode.
+    public static let reliableLimit = ReliableChannel.maxMessage
+    public static let unreliableLimit = ControlMessage.datagramLimit
+
+    /// This session's own peer (its id is what the others see).
+    public let localPeer: Peer
+    public let sessionID: String
+    /// The UDP port this session listens on.
+    public let port: UInt16
+    private let engine: SessionEngine
+
+    /// Joins `sessionID` and starts listening.
+    ///
+    /// - Parameters:
+    ///   - sessionID: only peers with the same ID connect (1…200 bytes of UTF-8).
+    ///   - displayName: how the others see this peer (1…255 bytes of UTF-8).
+    ///   - port: the UDP port; 0 picks a free one.
+    ///   - disconnectTimeout: a connected peer silent this long is disconnected (it is pinged
+    ///     every second).
+    public init(sessionID: String, displayName: String, port: UInt16 = 0,
+                disconnectTimeout: Duration = .seconds(5)) async throws(AnalogRemoteError) {
+        do {
+            _ = try SessionID(sessionID)
+        } catch {
+            throw AnalogRemoteError(.invalidArgument, "session \(sessionID.debugDescription): \(error)")
+        }
+        guard !displayName.isEmpty, displayName.utf8.count <= 255 else {
+            throw AnalogRemoteError(.invalidArgument, "display name: give 1…255 bytes of UTF-8")
+        }
+        let id = UInt64.random(in: 1...UInt64.max)
+        let engine: SessionEngine
+        do {
+            engine = try SessionEngine(.init(sessionID: sessionID, displayName: displayName, peerID: id, port: port,
+                                             disconnectTimeout: disconnectTimeout))
+        } catch {
+            throw error
+        }
+        self.engine = engine
+        self.sessionID = sessionID
+        self.port = engine.port
+        localPeer = Peer(id: SessionEngine.idText(id), displayName: displayName)
+        engine.start()
+    }
+
+    /// Leaves the session when the last reference goes (goodbye to every peer).
+    deinit {
+        engine.post(.close)
+    }
+
+    /// Every peer's state changes, in order; a new sequence starts with the connected peers.
+    /// Ends when the session is closed. Ending the iteration does not close the session.
+    public var peerChanges: AsyncStream<PeerChange> { engine.changes.subscribe() }
+
+    /// Every message from a peer. Ends when the session is closed.
+    public var messages: AsyncStream<Message> { engine.messages.subscribe() }
+
+    /// The peers connected now.
+    public var connectedPeers: [Peer] { engine.connected }
+
+    /// Connects to the session at `address` (`HOST:PORT`, `[IPv6]:PORT`); returns the peer once
+    /// it accepted. A peer already connected is returned at once.
+    ///
+    /// - Throws: ``AnalogRemoteError`` — `.networkUnavailable` (the address does not resolve),
+    ///   `.refused` (another session ID), `.timedOut`, `.closed`.
+    public func connect(to address: String, timeout: Duration = .seconds(10)) async throws(AnalogRemoteError) -> Peer {
+        let target: SocketAddress
+        do {
+            target = try SocketAddress.resolve(address)
+        } catch {
+            throw AnalogRemoteError(.networkUnavailable, "\(address): cannot resolve \(error.host): \(error.reason) (check the name, or give an IP address and port)")
+        }
+        let answer = OneShot<Result<Peer, AnalogRemoteError>>()
+        engine.post(.connect(engine.reachable(target), answer))
+        let result = await answer.value(within: timeout) {
+            .failure(AnalogRemoteError(.timedOut, "no answer from \(address) within \(timeout) (is a session listening there?)"))
+        } cancelled: {
+            .failure(AnalogRemoteError(.closed, "cancelled while connecting to \(address)"))
+        }
+        return try result.get()
+    }
+
+    /// Sends `data` to `peers` (nil: every connected peer). Returns at once; a reliable message is
+    /// queued and retransmitted until acknowledged.
+    ///
+    /// - Throws: ``AnalogRemoteError`` — `.dataTooBig` (over ``reliableLimit`` or
+    ///   ``unreliableLimit``), `.notConnected` (a named peer is not connected), `.closed`.
+    public func send(_ data: Data, to peers: [Peer]? = nil, mode: SendMode = .reliable) throws(AnalogRemoteError) {
+        let limit = mode == .reliable ? Self.reliableLimit : Self.unreliableLimit
+        guard data.count <= limit else {
+            throw AnalogRemoteError(.dataTooBig, "\(data.count) bytes: a \(mode) message holds at most \(limit) (split it, or send it reliably)")
+        }
+        let connected = Set(engine.connected)
+        if let peers, let missing = peers.first(where: { !connected.contains($0) }) {
+            throw AnalogRemoteError(.notConnected, "\(missing) is not connected (wait for .connected in peerChanges)")
+        }
+        guard !engine.isClosed else { throw AnalogRemoteError(.closed, "the session is closed") }
+        engine.post(.send([UInt8](data), to: peers.map { Set($0.map(\.id)) }, mode: mode))
+    }
+
+    /// Says goodbye to one peer and forgets it.
+    public func disconnect(from peer: Peer) {
+        engine.post(.disconnect(peer.id))
+    }
+
+    /// Says goodbye to every peer, closes the port, ends the sequences; returns once done.
+    /// Idempotent.
+    public func close() async {
+        engine.post(.close)
+        await engine.finished.value
+    }
+}
