@@ -32,9 +32,8 @@ import Testing
         let article = try Self.block(in: "Sources/AnalogRemoteKit/AnalogRemoteKit.docc/GettingStarted.md",
                                      after: "<!-- getting-started: Tests/AnalogRemoteKitTests/GettingStarted.swift -->")
         #expect(article == snippet, "the DocC article differs from GettingStarted.swift")
-        if let readme = try Self.block(in: "README.md", after: "## Use it from Swift") {
-            #expect(readme == snippet, "README's \"Use it from Swift\" differs from GettingStarted.swift")
-        }
+        let readme = try #require(try Self.block(in: "README.md", after: "## Use it from Swift"), "README has no \"Use it from Swift\" section")
+        #expect(readme == snippet, "README's \"Use it from Swift\" differs from GettingStarted.swift")
     }
 
     /// Run against `receive --board sim`: the motors drive forward while it runs, and are at rest
