@@ -14,8 +14,8 @@ import Testing
     /// ANALOG_REMOTE_TIMING_TEST=1, after the parallel pass. Inside the parallel pass (150-odd
     /// suites at once on two cores) a process is measured waiting up to 54 ms for a CPU, and a
     /// starved receiver can even fold two board writes into one (a value compare then misses
-    /// with no fault in the replay), so the comparison runs only in that step of its own; the
-    /// safety cases of this suite run in both.
+    /// with no fault in the replay), so the comparison runs only in that step of its own. The
+    /// replay's safety cases (ReplaySafetyEndToEndTests) run in the parallel pass.
     static let strict = ProcessInfo.processInfo.environment["ANALOG_REMOTE_TIMING_TEST"] == "1"
     static let tolerance = 0.005
 
