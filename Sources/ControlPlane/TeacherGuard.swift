@@ -11,7 +11,7 @@ public struct TeacherGuard: Sendable {
     /// ``StopAllGuard/nonceCapacity``.
     var taken: [UInt64: UInt64] = [:]
 
-    public static let noKey = "this receiver has no teacher key: start it with --teacher-key to be watched from the dashboard"
+    public static let noKey = "this receiver has no teacher key: start it with --teacher-key-file FILE to be watched from the dashboard"
 
     public init(session: String, instance: String, teacherKey: [UInt8]?) {
         self.session = session
