@@ -108,6 +108,8 @@ final class TeacherLink: Sendable {
         var address: SocketAddress
         var name: String?
         var pending: [(nonce: UInt64, datagram: [UInt8], left: Int, next: ContinuousClock.Instant)] = []
+        /// The nonces of the last commands sent to it: a reply to anything else is not ours.
+        var sent: [UInt64] = []
     }
 
     private func run() {
@@ -218,6 +220,10 @@ final class TeacherLink: Sendable {
                 s.rows[robot] = row
             }
         case .teacherReply(let reply):
+            // Done only when signed with our key and answering a command we sent (Protocol.md
+            // §7.11): a forged reply cannot show a command as done. A refusal may come unsigned
+            // (a receiver without a key cannot sign), and is shown as one.
+            guard link.sent.contains(reply.nonce), reply.outcome == .refused || reply.verify(key: key) else { return }
             link.pending.removeAll { $0.nonce == reply.nonce }
             link.name = reply.displayName
             guard reply.outcome == .refused else {
@@ -234,6 +240,8 @@ final class TeacherLink: Sendable {
                 s.rows[robot] = row
             }
         case .stopAllReply(let reply):
+            // As for teacher replies: `stopped` or `released` only when signed with our key (§7.6).
+            guard link.sent.contains(reply.nonce), reply.outcome == .refused || reply.verify(key: key) else { return }
             link.pending.removeAll { $0.nonce == reply.nonce }
             link.name = reply.displayName
             let text: String = switch reply.outcome {
@@ -260,6 +268,10 @@ final class TeacherLink: Sendable {
         case .stopAll(let s): s.nonce
         case .teacher(let c): c.nonce
         default: nil
+        }
+        if let nonce {
+            link.sent.append(nonce)
+            if link.sent.count > 32 { link.sent.removeFirst(link.sent.count - 32) }
         }
         if repeats > 0, let nonce {
             link.pending.append((nonce, datagram, repeats, .now + .milliseconds(50)))
