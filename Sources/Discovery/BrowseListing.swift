@@ -22,7 +22,7 @@ public enum BrowseListing {
         parts.append("if=" + r.interfaces.map(interfaceName).joined(separator: ","))
         let others = r.addresses.dropFirst()
         if !others.isEmpty { parts.append("also=" + others.map(String.init(describing:)).joined(separator: ",")) }
-        if r.instance != r.name { parts.append("instance=\(quote(r.instance))") }
+        if r.instance != r.name { parts.append("instance=\(quote(DisplayText.sanitised(r.instance)))") }
         return parts.joined(separator: " ")
     }
 
