@@ -329,6 +329,9 @@ def main():
         check("the lesson's log: CSV from the dashboard, JSON Lines under --log-dir, with the stop, identify and kick",
               s == 200 and csv.startswith("time,robot,event,detail") and "teacher-kick" in csv
               and {"teacher-stop", "teacher-identify", "teacher-kick", "stop-all"} <= events, (s, csv[:200], sorted(events)))
+        # "identify" and "kick" are logged from the robots' replies: only signed ones count (Protocol.md §7.11).
+        check("the robots' signed replies to identify and kick are counted as done",
+              {"identify", "kick"} <= events, sorted(events))
 
         codes = [http(f"{base}/teacher/login", data="key=guess")[0] for _ in range(14)]
         check("wrong keys are rate limited (429 after a burst)", 429 in codes and codes[0] == 401, codes)
