@@ -137,7 +137,7 @@ public final class PhoneHub: Sendable {
             let id = s.nextID
             s.nextID += 1
             s.pages[id] = Page(sink: sink, address: address)
-            return .success((id, list(s, for: nil)))
+            return .success((id, self.list(s, for: nil)))
         }
         let (id, list) = try opened.get()
         sink(.robots(list))
@@ -312,14 +312,26 @@ public final class PhoneHub: Sendable {
     }
 
     private func broadcastRobots() {
-        let lists = state.withLock { s in s.pages.values.map { ($0.sink, list(s, for: $0.student)) } }
+        let lists = state.withLock { s -> [(Sink, [PageReport.Robot])] in
+            let all = Self.list(s)
+            return s.pages.values.map { ($0.sink, self.filtered(all, s, for: $0.student)) }
+        }
         for (sink, list) in lists { sink(.robots(list)) }
     }
 
     /// The robots a page of `student` sees: all of them, or with a roster only that student's.
     private func list(_ s: State, for student: String?) -> [PageReport.Robot] {
-        let visible = settings.roster.map { roster in s.robots.filter { r in student.map { roster.allows($0, r) } ?? false } } ?? s.robots
-        return visible.map { r in
+        filtered(Self.list(s), s, for: student)
+    }
+
+    private func filtered(_ all: [PageReport.Robot], _ s: State, for student: String?) -> [PageReport.Robot] {
+        guard let roster = settings.roster else { return all }
+        guard let student else { return [] }
+        return zip(s.robots, all).filter { roster.allows(student, $0.0) }.map(\.1)
+    }
+
+    private static func list(_ s: State) -> [PageReport.Robot] {
+        s.robots.map { r in
             let driver = s.pages.values.first { $0.robot == r.id && $0.controller != nil }?.name
             return PageReport.Robot(id: r.id, name: r.name, address: r.peer.address.description, driver: driver)
         }
@@ -331,13 +343,13 @@ public final class PhoneHub: Sendable {
     /// this changes nothing.
     private func named(_ id: PageID, _ name: String) {
         guard let roster = settings.roster else { return }
-        let (sink, list, online) = state.withLock { s -> (Sink?, [PageReport.Robot], Bool) in
+        let (sink, shown, online) = state.withLock { s -> (Sink?, [PageReport.Robot], Bool) in
             s.pages[id]?.student = name
-            let list = list(s, for: name)
-            return (s.pages[id]?.sink, list, !list.isEmpty)
+            let visible = self.list(s, for: name)
+            return (s.pages[id]?.sink, visible, !visible.isEmpty)
         }
         guard let sink else { return }
-        sink(.robots(list))
+        sink(.robots(shown))
         if let robot = roster.robot(for: name) {
             sink(.roster(online ? "The roster gives you \(robot)." : "The roster gives you \(robot), which is not on yet: is its receiver running?"))
         } else {

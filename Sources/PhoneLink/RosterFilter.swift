@@ -21,7 +21,7 @@ public struct RosterFilter: Equatable, Sendable {
 
     /// Whether `student` may see and drive `robot`.
     public func allows(_ student: String, _ robot: PhoneHub.Robot) -> Bool {
-        guard let mine = robot(for: student).map(Self.fold) else { return false }
+        guard let mine = self.robot(for: student).map(Self.fold) else { return false }
         return Self.fold(robot.name) == mine || Self.fold(robot.id) == mine
     }
 

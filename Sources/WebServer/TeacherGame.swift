@@ -1,3 +1,4 @@
+import ControlPlane
 import Foundation
 import Game
 import Logging
