@@ -250,7 +250,7 @@ check names "$([ -z "$bad_names" ] && echo 0 || echo 1)" \
 t_announced=$(now_ms)
 
 # The teacher's dashboard on session A: the web server, then a logged-in dashboard client, both
-# on the teacher's host (the client on its loopback). Started in the warm-up: it costs no CI time.
+# on the teacher's host (the client on its loopback). Started in the warm-up, so it adds no wait.
 spawn teacher "$STATE/web.log" -- env XDG_STATE_HOME="$STATE/teacher/state" "$BIN" web --quiet --session "$SESSION_A" \
     --host 127.0.0.1 --port 0 --teacher-key-file "$STATE/teacher.key" --no-qr
 WEB_PID=$SPAWNED
@@ -265,7 +265,9 @@ nsenter -t "$(cat "$STATE/teacher/holder.pid")" -n -- python3 "$ROOT/scripts/cla
 DASH_PID=$!
 PIDS+=("$DASH_PID:python3|nsenter")
 
-[ "$WARMUP_S" -gt 0 ] && sleep "$WARMUP_S"
+# The warm-up counts from the announcements: the server's start-up above is part of it.
+warm_ms=$(( t_announced + WARMUP_S * 1000 - $(now_ms) ))
+[ "$warm_ms" -gt 0 ] && sleep "$(awk -v ms="$warm_ms" 'BEGIN { printf "%.3f", ms / 1000 }')"
 
 # CPU seconds (user + system) of a set of pids, from /proc/PID/stat (fields 14, 15; clock ticks).
 TICKS=$(getconf CLK_TCK)
