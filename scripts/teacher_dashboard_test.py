@@ -11,8 +11,11 @@ through the form sets an HttpOnly/Secure/SameSite=Strict cookie; every robot has
 robot only (motors 0 within 300 ms by the write's arrival, the others keep their motor bytes);
 Release; Identify blinks LEDs and buzzer on that board and writes no motor byte; Kick frees
 the robot and its driver prints why; a driver stopped with SIGSTOP turns its row FAILSAFE within
-1 s; the rows stack on a 360-px phone; the lesson's log downloads as CSV and is on disk as JSON
-Lines; wrong keys are rate limited.
+1 s; with the roster the phone page lists only the typed student's robot and the server refuses
+a join to another (over the WebSocket, not only in the page); a round of the button game started
+from the dashboard, a driver pressing A, the score moving on the dashboard, the round ended and
+its result in the log; the rows stack on a 360-px phone; the lesson's log downloads as CSV and is
+on disk as JSON Lines; wrong keys are rate limited.
 
 Usage: teacher_dashboard_test.py BINARY [--screenshot PATH]. Last line:
 `teacher-dashboard: N passed, M failed`. Every process it starts is stopped on every way out.
