@@ -131,7 +131,7 @@ function renderGame(g) {
   document.getElementById("game-end").hidden = !g.playing;
   const host = location.hostname;
   document.getElementById("game-info").textContent = g.problem ? g.problem
-    : g.port === undefined ? "Start a round: every controller sent to the game's port is a player; each press of A scores."
+    : g.port === undefined ? "Start a round: every controller that sends to the game's port is a player; each press of A scores."
     : (g.playing ? `Round ${g.round} on: ` : `Round ${g.round} over. `)
       + `players send to ${host}:${g.port} (control --peer ${host}:${g.port} --name NAME); each press of A scores.`;
   const list = document.getElementById("scores");
