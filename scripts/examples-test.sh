@@ -123,6 +123,12 @@ netns_part() {
     && grep -q '^available dns-robot (' "$work/dns-bob.out" && grep -q '^available Ada (' "$work/dns-bob.out" \
     && grep -q '^finding peers by DNS-SD' "$work/dns-bob.out" && wait_for "$work/dns-ada.out" '^connected Bob \(' 5
   check "peer-logger finds a receiver and another session by DNS-SD on another host, connects by peer id" $? "$work/dns-bob.out"
+  # The receiver found is the receiver connected: TXT peer= is the id its accept carries.
+  local found connected
+  found=$(sed -n 's/^available dns-robot (\(.*\))$/\1/p' "$work/dns-bob.out" | head -1)
+  connected=$(sed -n 's/^connected dns-robot (\(.*\))$/\1/p' "$work/dns-bob.out" | head -1)
+  [[ -n $found && $found == "$connected" ]]
+  check "the receiver's announced peer id ($found) is the one it connects under (${connected:-none})" $? "$work/dns-bob.out"
   # Bob leaves the network: Ada sees him unavailable (his announcement withdrawn).
   host_stop "$bob"
   wait_for "$work/dns-ada.out" '^unavailable Bob \(' 15

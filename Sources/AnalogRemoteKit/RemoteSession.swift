@@ -19,7 +19,7 @@ import SystemIO
 /// and announces itself on the LAN under its session ID (Avahi on Linux); the peers it finds are
 /// reported ``PeerState/available`` — other programs' sessions and `analog-remote receive`
 /// receivers of the same session ID — and ``PeerState/unavailable`` when they leave. Connect to
-/// one with ``connect(to:timeout:)-(Peer,_)``, or to any address with
+/// one with ``connect(to:timeout:)-(RemoteSession.Peer,_)``, or to any address with
 /// ``connect(to:timeout:)-(String,_)``; either side may connect, and a peer of another session ID
 /// is refused. Without an mDNS responder the session still works by address, and
 /// ``discoveryState`` says why nothing is found. A receiver accepts the connection and shows up
