@@ -104,9 +104,11 @@ wait "$robot" 2>/dev/null
 # ---- by DNS-SD, between two hosts (network namespaces, an avahi-daemon each) -------------------
 # Host A runs a receiver and a peer logger (a program's session); the logger on host B finds both
 # by DNS-SD alone and connects to each by its peer id. Never touches the machine's own namespace.
+# Sourced here, not inside the function: its `declare`d arrays (the pids and namespaces it
+# cleans up) would be local to the function and gone by the time the EXIT trap runs.
+# shellcheck source=netns/lib.sh
+source "$root/scripts/netns/lib.sh"
 netns_part() {
-  # shellcheck source=netns/lib.sh
-  source "$root/scripts/netns/lib.sh"
   local why
   why=$( (netns_require) 2>&1 | grep '^SKIPPED' )
   if [[ -n $why ]]; then echo "$why (examples by DNS-SD)"; return 0; fi
@@ -129,7 +131,8 @@ netns_part() {
   connected=$(sed -n 's/^connected dns-robot (\(.*\))$/\1/p' "$work/dns-bob.out" | head -1)
   [[ -n $found && $found == "$connected" ]]
   check "the receiver's announced peer id ($found) is the one it connects under (${connected:-none})" $? "$work/dns-bob.out"
-  # Bob leaves the network: Ada sees him unavailable (his announcement withdrawn).
+  # Bob leaves the network: Ada, who found him, sees him unavailable (his announcement withdrawn).
+  wait_for "$work/dns-ada.out" '^available Bob \(' 20
   host_stop "$bob"
   wait_for "$work/dns-ada.out" '^unavailable Bob \(' 15
   check "a session that leaves is unavailable to the others" $? "$work/dns-ada.out"
