@@ -220,7 +220,7 @@ let package = Package(
         .testTarget(name: "ConfigFileTests", dependencies: ["ConfigFile", tomlKit]),
         .testTarget(name: "StopAllTests", dependencies: ["ControlPlane", "RemoteWire", "StopAll", "SystemIO"]),
         .testTarget(name: "AnalogRemoteKitTests",
-                    dependencies: ["AnalogRemoteKit", "RemoteWire", "TestSupport"]),
+                    dependencies: ["AnalogRemoteKit", "Discovery", "RemoteWire", "SystemIO", "TestSupport", logging]),
         .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),
     ]
 )
