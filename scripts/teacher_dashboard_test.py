@@ -15,7 +15,8 @@ the robot and its driver prints why; a driver stopped with SIGSTOP turns its row
 a join to another (over the WebSocket, not only in the page); a round of the button game started
 from the dashboard, a driver pressing A, the score moving on the dashboard, the round ended and
 its result in the log; the rows stack on a 360-px phone; the lesson's log downloads as CSV and is
-on disk as JSON Lines; wrong keys are rate limited.
+on disk as JSON Lines; wrong keys are rate limited per client address (another address still logs
+in), and refused WebSockets are logged once per address however often they are tried.
 
 Usage: teacher_dashboard_test.py BINARY [--screenshot PATH]. Last line:
 `teacher-dashboard: N passed, M failed`. Every process it starts is stopped on every way out.
@@ -51,7 +52,8 @@ CTX.verify_mode = ssl.CERT_NONE
 class Robot:
     def __init__(self, tmp, n, key=True):
         self.name = f"robot {n}"
-        args = [BINARY, "receive", "--quiet", "--no-advertise", "--port", "0", "--name", self.name]
+        # Each robot its own state directory, so each its own robot id (as on real robots).
+        args = [BINARY, "receive", "--quiet", "--no-advertise", "--port", "0", "--name", self.name, "--state-dir", f"{tmp}/robot-state{n}"]
         if key:
             self.sim = Proc([BINARY, "board-sim", "--quiet", "--trace", "--firmware", "motors", "--link", f"{tmp}/board{n}"],
                             name=f"board-sim {n}")
@@ -102,6 +104,27 @@ def http(url, data=None, cookie=None):
             return r.status, dict(r.headers), r.read().decode(errors="replace")
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read().decode(errors="replace")
+
+
+def http_from(source, port, path, data):
+    """POST `data` to the server from the loopback address `source`; the status code."""
+    import http.client
+    c = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=CTX, source_address=(source, 0))
+    try:
+        c.request("POST", path, body=data, headers={"Content-Type": "application/x-www-form-urlencoded"})
+        return c.getresponse().status
+    finally:
+        c.close()
+
+
+def upgrade_from(source, port, origin):
+    """A WebSocket upgrade of /ws from the loopback address `source`: the response's status line."""
+    import socket
+    raw = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+    with CTX.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+        s.sendall((f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: {origin}\r\n\r\n").encode())
+        return s.recv(200).decode(errors="replace").split("\r\n")[0]
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -380,12 +403,32 @@ def main():
         check("the lesson's log: CSV from the dashboard, JSON Lines under --log-dir, with the stop, identify and kick",
               s == 200 and csv.startswith("time,robot,event,detail") and "teacher-kick" in csv
               and {"teacher-stop", "teacher-identify", "teacher-kick", "stop-all"} <= events, (s, csv[:200], sorted(events)))
+        # "identify" and "kick" are logged from the robots' replies: only signed ones count (Protocol.md §7.11).
+        check("the robots' signed replies to identify and kick are counted as done",
+              {"identify", "kick"} <= events, sorted(events))
         results = [json.loads(l)["detail"] for l in lines if json.loads(l)["event"] == "game-result"]
         check("the round's result is in the lesson's log (a game-result event: Eve 5 points)",
               results == ["round 1, 1 player: 1. Eve 5"] and "game-result" in csv, results)
 
         codes = [http(f"{base}/teacher/login", data="key=guess")[0] for _ in range(14)]
         check("wrong keys are rate limited (429 after a burst)", 429 in codes and codes[0] == 401, codes)
+        # Per client address: the guesser at 127.0.0.1 is throttled, the teacher at 127.0.0.2 is not.
+        other = http_from("127.0.0.2", port, "/teacher/login", "key=" + urllib.parse.quote(KEY))
+        again = http(f"{base}/teacher/login", data="key=" + urllib.parse.quote(KEY))[0]
+        check("the login limit is per client address: the right key from another address logs in (303) while the guesser's waits (429)",
+              other == 303 and again == 429, (other, again))
+
+        # A page retrying a refused WebSocket: one log line per address, not one per attempt.
+        before = len([l for _, l in web.lines("err") if "refused a WebSocket" in l])
+        statuses = [upgrade_from("127.0.0.1", port, "https://evil.example") for _ in range(6)]
+        statuses.append(upgrade_from("127.0.0.2", port, "https://evil.example"))
+        time.sleep(0.3)
+        logged = [l for _, l in web.lines("err") if "refused a WebSocket" in l][before:]
+        first = sum("from=127.0.0.1 " in l + " " or "from=127.0.0.1]" in l for l in logged)
+        second = sum("127.0.0.2" in l for l in logged)
+        check("seven refused WebSockets (403) from two addresses: one log line per address",
+              all(" 403 " in st + " " for st in statuses) and second == 1 and first <= 1 and (first == 1 or before > 0),
+              (statuses, before, logged))
 
         rc = web.stop(signal.SIGINT)
         check("the server exits 0 on SIGINT", rc == 0, rc)

@@ -678,6 +678,39 @@ case_stop_all_two_hosts() {
 }
 CASES+=(stop_all_two_hosts)
 
+# Issue 25: robots cloned from one image — the same --name on both hosts, one session. Each keeps
+# its own robot id (its --state-dir), announced in TXT robot= and listed by `browse`; `stop-all
+# --robot ID`, found by DNS-SD, stops that robot and leaves its clone driving.
+case_robot_ids_two_hosts() {
+    local session=clone-test key=teach3r-of-class-3b h port ports=() recv=() ids=()
+    for h in A B; do
+        port=$((45190 + ${#ports[@]} + 1))
+        host_spawn "$h" "$LOGS/recv-$h" "$BIN" receive --session "$session" --name robot --port "$port" \
+            --board sim --trace-board --teacher-key "$key" --state-dir "$LOGS/state-$h" --failsafe-ms 5000
+        recv+=("$LOGS/recv-$h"); ports+=("$port")
+        wait_for "$LOGS/recv-$h" '^notice: announced as ' 10 || { cat "$LOGS/recv-$h" >&2; fail "receiver on $h was not announced"; return 1; }
+        ids+=("$(cat "$LOGS/state-$h/robot-id")")
+    done
+    [ "${ids[0]}" != "${ids[1]}" ] || { fail "both robots made the robot id ${ids[0]}"; return 1; }
+    host_run B "$BIN" browse --quiet --session "$session" --once --timeout 3 > "$LOGS/browse" 2>&1 || { cat "$LOGS/browse" >&2; fail "browse failed"; return 1; }
+    grep -q " robot=${ids[0]} " "$LOGS/browse" && grep -q " robot=${ids[1]} " "$LOGS/browse" \
+        || { cat "$LOGS/browse" >&2; fail "browse did not list both robot ids (${ids[*]})"; return 1; }
+    printf '0 0 none\n100 0 forward\n600000 0 forward\n' > "$LOGS/drive.script"
+    host_spawn B "$LOGS/ctl-A" "$BIN" control --quiet --peer "$ADDR_A:${ports[0]}" --input "script:$LOGS/drive.script"
+    host_spawn A "$LOGS/ctl-B" "$BIN" control --quiet --peer "$ADDR_B:${ports[1]}" --input "script:$LOGS/drive.script"
+    local forward='^map .{68}c040$'
+    for h in 0 1; do wait_map "${recv[$h]}" "$forward" 10 || { tail -n 5 "${recv[$h]}" >&2; fail "robot $h never drove"; return 1; }; done
+    host_run A "$BIN" stop-all --quiet --session "$session" --teacher-key "$key" --robot "${ids[1]}" --timeout 3 > "$LOGS/stop" 2>&1 \
+        || { cat "$LOGS/stop" >&2; fail "stop-all --robot ${ids[1]} failed"; return 1; }
+    grep -q '^reached 1 of 1 receiver$' "$LOGS/stop" || { cat "$LOGS/stop" >&2; fail "stop-all --robot did not reach exactly one"; return 1; }
+    wait_for "${recv[1]}" 'STOPPED BY TEACHER' 5 || { tail -n 5 "${recv[1]}" >&2; fail "robot B (${ids[1]}) did not stop"; return 1; }
+    # Its clone got no command at all (stop-all left it alone after its query): still driving.
+    ! grep -q 'STOPPED BY TEACHER' "${recv[0]}" && wait_map "${recv[0]}" "$forward" 5 \
+        || { grep -nE "STOPPED BY TEACHER|^map" "${recv[0]}" | tail -n 4 >&2; fail "its clone on A (${ids[0]}) stopped too"; return 1; }
+    echo "    robot ids ${ids[0]} (A) and ${ids[1]} (B), both named \"robot\": browse lists both, stop-all --robot stopped B alone"
+}
+CASES+=(robot_ids_two_hosts)
+
 # ---------------------------------------------------------------------------------------------
 
 netns_setup

@@ -49,7 +49,7 @@ extension Receive {
             "teacher-key": teacherKey ?? "", "failsafe-ms": "\(failsafeMs)", "session": session, "name": name ?? "",
             "expected-rate": "\(expectedRate)", "no-advertise": "\(noAdvertise)", "trace-board": "\(traceBoard)",
             "profile": profile.rawValue, "secret": secret ?? "", "reclaim-s": "\(reclaimS)",
-            "secret-file": secretFile ?? "", "teacher-key-file": teacherKeyFile ?? "",
+            "secret-file": secretFile ?? "", "teacher-key-file": teacherKeyFile ?? "", "state-dir": stateDir ?? "",
         ])
     }
 

@@ -101,6 +101,10 @@ struct Receive: ParsableCommand {
     @Flag(help: "Do not announce this receiver on the LAN (DNS-SD); controllers need --peer HOST:PORT then. Works without avahi-daemon.")
     var noAdvertise = false
 
+    @Option(help: ArgumentHelp("Where the robot keeps its robot id (made once, announced, and what `stop-all --robot ID` aims at). Default: $STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/analog-remote, else ~/.local/state/analog-remote. A directory it cannot write is said in one line, and the id then lasts one run.",
+                               valueName: "dir"))
+    var stateDir: String?
+
     @Option(help: ArgumentHelp("Config file (TOML): every option above as a key, e.g. `board = \"serial:/dev/programland\"`; the command line overrides it. Default: \(ConfigFiles.receiveDefault) when it exists. SIGHUP (systemctl reload) reads it again.",
                                valueName: "file"))
     var config: String?
@@ -139,6 +143,9 @@ struct Receive: ParsableCommand {
             configuration.boardName = board
             configuration.version = AnalogRemote.version
             configuration.classroom = try classroom()
+            let kept = RobotIdentity.load(directory: stateDir ?? StateDirectory.path(environment: StateDirectory.processEnvironment))
+            if let warning = kept.warning { StandardError.write("analog-remote: warning: \(warning)\n") }
+            configuration.classroom.robotID = kept.id
             configuration.failsafe = FailsafeTimeout(milliseconds: failsafeMs)
             configuration.reclaim = .seconds(reclaimS)
             configuration.advertise = !noAdvertise
@@ -148,7 +155,8 @@ struct Receive: ParsableCommand {
             let logger = Logger(label: "receive")
             let advertising = noAdvertise ? nil : ReceiverAdvertising(
                 options: AdvertisingOptions(session: try SessionID(session), name: name ?? HostName.current(),
-                                            timing: TimingContract(failsafe: configuration.failsafe, rateHz: expectedRate)),
+                                            timing: TimingContract(failsafe: configuration.failsafe, rateHz: expectedRate),
+                                            robot: kept.id),
                 logger: logger)
             let spec = board, trace = traceBoard, boardPlan = plan
             let service = try ReceiverService(configuration: configuration, status: status, logger: logger,

@@ -16,7 +16,8 @@ struct StopAll: ParsableCommand {
             after the release it waits for a resting state. Receivers started with --teacher-key obey only a \
             command signed with the same key. Prints one line per receiver as it answers (`stopped "NAME" \
             ADDRESS`, `released …`, `refused by …: WHY`), then `no answer from …` and `reached N of M \
-            receivers`. Exit 0 when every receiver took it, 1 otherwise; 5 without an mDNS responder (use --peer).
+            receivers`. With --robot ID, only that robot gets the command (a clone with the same name refuses it). \
+            Exit 0 when every receiver took it, 1 otherwise; 5 without an mDNS responder (use --peer).
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -41,6 +42,10 @@ struct StopAll: ParsableCommand {
     @Option(help: "Seconds to look for the session's receivers (DNS-SD).")
     var timeout: Double = 2
 
+    @Option(help: ArgumentHelp("Only the robot with this robot id (8 characters, as `browse` shows in robot= and `receive` logs at start; repeatable). Robots cloned with one host name share a display name, never a robot id.",
+                               valueName: "id"))
+    var robot: [String] = []
+
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         guard timeout > 0, timeout <= 60 else { throw ValidationError("--timeout must be in 0…60 seconds") }
@@ -49,6 +54,9 @@ struct StopAll: ParsableCommand {
         }
         if let teacherKey, teacherKey.isEmpty { throw ValidationError("--teacher-key is empty") }
         if teacherKey != nil, teacherKeyFile != nil { throw ValidationError("--teacher-key and --teacher-key-file: give one") }
+        for r in robot where RobotID(r) == nil {
+            throw ValidationError("--robot \(JSONText.quote(r)): a robot id is 8 characters of 0-9 and a-z without i, l, o, u (e.g. k3m9x2ab)")
+        }
     }
 
     func run() throws {
@@ -57,7 +65,8 @@ struct StopAll: ParsableCommand {
             let status = global.bootstrap()
             return try StopAllCommand.run(.init(session: session, release: release, teacherKey: key,
                                                 peers: peer.compactMap { SocketAddress.withDefaultPort($0, port: ReceiverPort.standard) },
-                                                timeout: .milliseconds(Int(timeout * 1000))), status: status)
+                                                timeout: .milliseconds(Int(timeout * 1000)),
+                                                robots: Set(robot.compactMap { RobotID($0) })), status: status)
         }
     }
 }

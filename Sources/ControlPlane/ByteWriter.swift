@@ -1,3 +1,5 @@
+import RemoteWire
+
 /// Big-endian field writing and bounds-checked reading for the control-message codec.
 /// Readers never trap: running past the end is a typed error carrying the offset.
 package struct ByteWriter {

@@ -130,8 +130,8 @@ public enum ControlMessage: Hashable, Sendable {
         /// Fresh per command (random): a receiver takes a nonce at most once.
         public var nonce: UInt64
         public var session: String
-        /// The receiver this command is for — its display name, as in its stop-all reply — or
-        /// empty: every receiver of the session. Signed with the rest, so a command captured on
+        /// The receiver this command is for — `id:` and its robot id (as its stop-all reply
+        /// names it), or its display name — or empty: every receiver of the session. Signed with the rest, so a command captured on
         /// its way to one robot is refused by every other.
         public var target: String
         /// First 16 bytes of HMAC-SHA256(teacher key, every payload byte before the MAC);
@@ -174,7 +174,8 @@ public enum ControlMessage: Hashable, Sendable {
         public var outcome: Outcome
         /// The receiver's display name.
         public var displayName: String
-        /// Why it was refused; empty otherwise.
+        /// Refused: why. Stopped or released: the target that names this receiver alone,
+        /// `id:` and its robot id (Protocol.md §7.6.1), or empty from a receiver without one.
         public var text: String
         /// From a receiver with a teacher key: the first 16 bytes of HMAC-SHA256(MAC key,
         /// "AR stop-all reply" ‖ every payload byte before it), so a reply cannot be forged to
@@ -185,6 +186,9 @@ public enum ControlMessage: Hashable, Sendable {
             self.nonce = nonce; self.outcome = outcome; self.displayName = displayName; self.text = text; self.mac = mac
         }
 
+        /// The robot id the reply names (``text`` on a stopped or released reply), if any.
+        public var robotID: RobotID? { outcome == .refused ? nil : RobotID(target: text) }
+
         static let label = Array("AR stop-all reply".utf8)
 
         /// The bytes the MAC covers (after its label).
@@ -194,16 +198,10 @@ public enum ControlMessage: Hashable, Sendable {
             return w.bytes
         }
 
-        public mutating func sign(key: [UInt8]) { mac = Array(HMACSHA256.authenticate(Self.label + signedBytes, key: key).prefix(16)) }
+        public mutating func sign(key: [UInt8]) { mac = TeacherMAC.tag(Self.label + signedBytes, key: key) }
 
         /// Constant-time check of ``mac`` against `key`.
-        public func verify(key: [UInt8]) -> Bool {
-            guard mac.count == 16 else { return false }
-            let expected = Array(HMACSHA256.authenticate(Self.label + signedBytes, key: key).prefix(16))
-            var diff: UInt8 = 0
-            for i in 0..<16 { diff |= expected[i] ^ mac[i] }
-            return diff == 0
-        }
+        public func verify(key: [UInt8]) -> Bool { TeacherMAC.matches(mac, Self.label + signedBytes, key: key) }
     }
 
     /// The payload bytes (after the header).

@@ -11,8 +11,9 @@ extension ControlPlane {
         } else {
             out.effects.append(.teacherCommand(source, command))
         }
-        let reply = TeacherReply(nonce: command.nonce, action: command.action, outcome: refusal == nil ? .done : .refused,
+        var reply = TeacherReply(nonce: command.nonce, action: command.action, outcome: refusal == nil ? .done : .refused,
                                  displayName: settings.displayName, text: refusal ?? "")
+        if let key = settings.teacherKey { reply.sign(key: key.macKey) }
         out.datagrams.append((source, peerTable.unreliable(.teacherReply(reply), to: source)))
     }
 

@@ -15,6 +15,9 @@ public struct ClassroomSettings: Sendable {
     public var displayName = ""
     /// GameKit's peer id for `accept` (random per process).
     public var peerID: UInt64 = 0
+    /// The robot's lasting id (kept in its state directory): a stop-all may name it as its
+    /// target (`id:…`), every stop-all reply tells it, and watch reports carry it.
+    public var robotID: RobotID?
     /// The failsafe timeout announced in `accept` (the receiver's `--failsafe-ms`).
     public var failsafe = FailsafeTimeout.standard
     /// Per-source rate limit (datagrams per second, burst), before any decoding. Above what an
@@ -174,8 +177,10 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         contenderOptions.bufferCap = 1 << 20
         contenders = PeerTable(connection: connection, options: contenderOptions)
         admission = Admission(mode: settings.accept, pairingCode: settings.pairingCode, session: settings.session)
-        stopGuard = StopAllGuard(session: settings.session, instance: settings.displayName, teacherKey: settings.teacherKey)
-        teacherGuard = TeacherGuard(session: settings.session, instance: settings.displayName, teacherKey: stopGuard.teacherKey)
+        stopGuard = StopAllGuard(session: settings.session, instance: settings.displayName, robotID: settings.robotID,
+                                 teacherKey: settings.teacherKey)
+        teacherGuard = TeacherGuard(session: settings.session, instance: settings.displayName, robotID: settings.robotID,
+                                    teacherKey: stopGuard.teacherKey)
         attempts = AttemptLimiter(options: settings.attempts)
         self.oneShotConnection = oneShotConnection
     }
@@ -379,8 +384,10 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             case .take(let stop):
                 out.effects.append(.teacher(stop: stop, from: source))
                 outcome = stop ? .stopped : .released
+                text = settings.robotID?.target ?? ""
             case .repeated, .answered:
                 outcome = stopGuard.holding ? .stopped : .released
+                text = settings.robotID?.target ?? ""
             case .refused(let why):
                 out.effects.append(.stopRefused(source, why))
                 outcome = .refused

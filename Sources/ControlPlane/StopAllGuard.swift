@@ -1,3 +1,5 @@
+import RemoteWire
+
 /// Decides whether a receiver obeys a stop-all (Protocol.md §7.6): right session, meant for this
 /// receiver (its target is our display name, or empty for every receiver of the session), time
 /// within 30 s of ours, a nonce not taken before (remembered for longer than the time window,
@@ -11,6 +13,9 @@ public struct StopAllGuard: Sendable {
     public let session: String
     /// This receiver's display name: a command naming another receiver is refused.
     public let instance: String
+    /// This receiver's robot id: a command whose target is `id:` and another id is refused
+    /// (Protocol.md §7.6.1), so robots cloned with one display name do not take each other's.
+    public let robotID: RobotID?
     public let teacherKey: [UInt8]?
     public static let clockTolerance: UInt64 = 30_000
     /// Nonces taken, with their time: kept while a command could still pass the clock check
@@ -20,9 +25,10 @@ public struct StopAllGuard: Sendable {
     var lastTaken: (millis: UInt64, nonce: UInt64, action: ControlMessage.StopAll.Action)?
     public private(set) var holding = false
 
-    public init(session: String, instance: String = "", teacherKey: TeacherKey?) {
+    public init(session: String, instance: String = "", robotID: RobotID? = nil, teacherKey: TeacherKey?) {
         self.session = session
         self.instance = instance
+        self.robotID = robotID
         self.teacherKey = teacherKey?.macKey
     }
 
@@ -39,8 +45,8 @@ public struct StopAllGuard: Sendable {
     public mutating func consider(_ s: ControlMessage.StopAll, nowUnixMillis: UInt64) -> Verdict {
         guard session.isEmpty || s.session.utf8.elementsEqual(session.utf8) else { return .refused("stop-all for session \"\(s.session)\", ours is \"\(session)\"") }
         if s.action == .query { return .answered }
-        guard s.target.isEmpty || s.target.utf8.elementsEqual(instance.utf8) else {
-            return .refused("stop-all for receiver \"\(s.target)\", this is \"\(instance)\"")
+        if let elsewhere = Self.aimedElsewhere(s.target, instance: instance, robotID: robotID) {
+            return .refused("stop-all for \(elsewhere)")
         }
         if let key = teacherKey, !s.verify(key: key) {
             return .refused("stop-all with a wrong teacher key (MAC mismatch)")
@@ -60,6 +66,18 @@ public struct StopAllGuard: Sendable {
         lastTaken = (s.unixMillis, s.nonce, s.action)
         holding = s.action == .stop
         return .take(stop: holding)
+    }
+
+    /// nil when `target` names this receiver (empty: every receiver; `id:` and its robot id;
+    /// its display name), else whom it names and who this is: `robot id k3m9x2ab, this is …`.
+    /// A target of the id form is never compared with the display name (Protocol.md §7.6.1).
+    static func aimedElsewhere(_ target: String, instance: String, robotID: RobotID?) -> String? {
+        if let aimed = RobotID(target: target) {
+            guard aimed != robotID else { return nil }
+            return "robot id \(aimed), this is \(robotID.map { "robot id \($0)" } ?? "a receiver without a robot id") (\"\(instance)\")"
+        }
+        guard !target.isEmpty, !target.utf8.elementsEqual(instance.utf8) else { return nil }
+        return "receiver \"\(target)\", this is \"\(instance)\""
     }
 
     mutating func remember(_ nonce: UInt64, at now: UInt64) {

@@ -1,3 +1,5 @@
+import RemoteWire
+
 /// Decides whether a receiver obeys a teacher command (Protocol.md §7.10): a teacher key is set
 /// (without one a receiver refuses to be watched or commanded, and says so), right session,
 /// meant for this receiver, a valid MAC, time within 30 s of ours, a nonce not taken before.
@@ -5,6 +7,7 @@
 public struct TeacherGuard: Sendable {
     public let session: String
     public let instance: String
+    public let robotID: RobotID?
     /// The key bytes exactly as the stop-all guard holds them, so both check the same key.
     public let teacherKey: [UInt8]?
     /// Nonces taken and when (ms since 1970), kept for twice the clock tolerance, at most
@@ -13,9 +16,10 @@ public struct TeacherGuard: Sendable {
 
     public static let noKey = "this receiver has no teacher key: start it with --teacher-key-file FILE to be watched from the dashboard"
 
-    public init(session: String, instance: String, teacherKey: [UInt8]?) {
+    public init(session: String, instance: String, robotID: RobotID? = nil, teacherKey: [UInt8]?) {
         self.session = session
         self.instance = instance
+        self.robotID = robotID
         self.teacherKey = teacherKey
     }
 
@@ -25,8 +29,8 @@ public struct TeacherGuard: Sendable {
         guard session.isEmpty || c.session.utf8.elementsEqual(session.utf8) else {
             return "teacher command for session \"\(c.session)\", ours is \"\(session)\""
         }
-        guard c.target.isEmpty || c.target.utf8.elementsEqual(instance.utf8) else {
-            return "teacher command for receiver \"\(c.target)\", this is \"\(instance)\""
+        if let elsewhere = StopAllGuard.aimedElsewhere(c.target, instance: instance, robotID: robotID) {
+            return "teacher command for \(elsewhere)"
         }
         guard c.verify(key: key) else { return "teacher command with a wrong teacher key (MAC mismatch)" }
         let skew = c.unixMillis > now ? c.unixMillis - now : now - c.unixMillis

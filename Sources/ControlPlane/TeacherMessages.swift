@@ -100,13 +100,32 @@ public struct TeacherReply: Hashable, Sendable {
     public var displayName: String
     /// Why it was refused; empty otherwise.
     public var text: String
+    /// From a receiver with a teacher key: the first 16 bytes of HMAC-SHA256(MAC key,
+    /// "AR teacher reply" ‖ every payload byte before it), so that a forged reply cannot show a
+    /// command as done (Protocol.md §7.11). Empty: unsigned (a receiver without a key).
+    public var mac: [UInt8]
 
-    public init(nonce: UInt64, action: TeacherCommand.Action, outcome: Outcome, displayName: String, text: String = "") {
+    public init(nonce: UInt64, action: TeacherCommand.Action, outcome: Outcome, displayName: String, text: String = "",
+                mac: [UInt8] = []) {
         self.nonce = nonce; self.action = action; self.outcome = outcome; self.displayName = displayName; self.text = text
+        self.mac = mac
     }
 
-    func encode(into w: inout ByteWriter) {
+    static let label = Array("AR teacher reply".utf8)
+
+    /// The bytes the MAC covers (after its label).
+    public var signedBytes: [UInt8] {
+        var w = ByteWriter()
         w.u64(nonce); w.u8(action.rawValue); w.u8(outcome.rawValue); w.str8(displayName); w.str8(text)
+        return w.bytes
+    }
+
+    public mutating func sign(key: [UInt8]) { mac = TeacherMAC.tag(Self.label + signedBytes, key: key) }
+    public func verify(key: [UInt8]) -> Bool { TeacherMAC.matches(mac, Self.label + signedBytes, key: key) }
+
+    func encode(into w: inout ByteWriter) {
+        w.raw(signedBytes)
+        if mac.count == TeacherMAC.size { w.raw(mac) }
     }
 
     static func decode(_ r: inout ByteReader, payload: ArraySlice<UInt8>) throws(ControlMessageError) -> TeacherReply {
@@ -115,7 +134,9 @@ public struct TeacherReply: Hashable, Sendable {
         let actionAt = r.offset - payload.startIndex
         guard let action = TeacherCommand.Action(rawValue: try r.u8()) else { throw bad(actionAt) }
         guard let outcome = Outcome(rawValue: try r.u8()) else { throw bad(actionAt + 1) }
-        return TeacherReply(nonce: nonce, action: action, outcome: outcome, displayName: try r.str8(), text: try r.str8())
+        let name = try r.str8(), text = try r.str8()
+        return TeacherReply(nonce: nonce, action: action, outcome: outcome, displayName: name, text: text,
+                            mac: r.remaining == TeacherMAC.size ? Array(try r.take(TeacherMAC.size)) : [])
     }
 }
 
@@ -133,7 +154,8 @@ public struct WatchReport: Hashable, Sendable {
     public var state: RobotReport.State
     /// Bit 0: a student lock is set; bit 1: identifying now.
     public var flags: UInt8
-    /// The receiver's GameKit peer id (the robot id shown on the dashboard).
+    /// The receiver's robot id (``RobotID/value``, Protocol.md §6.2) shown on the dashboard; from a
+    /// receiver that has none (an embedded one), its GameKit peer id, wider than 40 bits.
     public var robotID: UInt64
     /// Round-trip time to the driver over the last 5 s, ms: mean and max.
     public var rttMeanMillis: UInt16

@@ -1,5 +1,5 @@
 // Pure (no I/O). What a receiver says about itself in its TXT record
-// (Protocol.md §6): v, session, peer, name, failsafe, rate.
+// (Protocol.md §6): v, session, peer, name, failsafe, rate, robot.
 
 import RemoteWire
 
@@ -40,21 +40,26 @@ public struct ReceiverAnnouncement: Equatable, Hashable, Sendable {
     /// rename on a clash ("robot #2").
     public var displayName: String
     public var timing: TimingContract
+    /// The robot's lasting id (TXT `robot`, Protocol.md §6.2): nil when not announced, or not
+    /// 8 characters of the id alphabet.
+    public var robot: RobotID?
 
-    public init(session: SessionID, peer: String, displayName: String, timing: TimingContract = .standard) {
+    public init(session: SessionID, peer: String, displayName: String, timing: TimingContract = .standard, robot: RobotID? = nil) {
         self.version = Self.protocolVersion
         self.session = session.text
         self.peer = peer
         self.displayName = displayName
         self.timing = timing
+        self.robot = robot
     }
 
-    init(version: Int, session: String, peer: String, displayName: String, timing: TimingContract) {
+    init(version: Int, session: String, peer: String, displayName: String, timing: TimingContract, robot: RobotID?) {
         self.version = version
         self.session = session
         self.peer = peer
         self.displayName = displayName
         self.timing = timing
+        self.robot = robot
     }
 
     /// The TXT record, keys in the documented order. A display name too long for one TXT string
@@ -69,12 +74,15 @@ public struct ReceiverAnnouncement: Equatable, Hashable, Sendable {
         try? txt.set("name", Self.fit(displayName, in: 255 - "name=".utf8.count))
         try? txt.set("failsafe", String(timing.failsafeMilliseconds))
         try? txt.set("rate", String(timing.rateHz))
+        if let robot { try? txt.set("robot", robot.text) }
         return txt
     }
 
     /// Reads an announcement out of a TXT record. Missing or broken `failsafe`/`rate` fall back
     /// to ``TimingContract/standard`` with a note; a missing or foreign `v`, or no `session`,
-    /// make the record unusable.
+    /// make the record unusable. The texts meant for people (`peer`, `name`) come out with their
+    /// control characters escaped (``DisplayText``): they may be shown or logged anywhere. The
+    /// session stays as it came, to be compared byte for byte.
     public static func read(_ txt: TXTRecord) -> AnnouncementReading {
         guard let vText = txt.text("v") else { return .unusable("no protocol version (TXT v=)") }
         guard let version = Int(vText) else { return .unusable("protocol version \"\(vText)\" is not a number") }
@@ -98,8 +106,10 @@ public struct ReceiverAnnouncement: Equatable, Hashable, Sendable {
         timing.failsafe = FailsafeTimeout(milliseconds: number("failsafe", in: FailsafeTimeout.announcedRange,
                                                                default: TimingContract.standard.failsafeMilliseconds))
         timing.rateHz = number("rate", in: SendRate.announcedRange, default: TimingContract.standard.rateHz)
-        let announcement = ReceiverAnnouncement(version: version, session: session, peer: txt.text("peer") ?? "",
-                                                displayName: txt.text("name") ?? "", timing: timing)
+        let announcement = ReceiverAnnouncement(version: version, session: session,
+                                                peer: DisplayText.sanitised(txt.text("peer") ?? ""),
+                                                displayName: DisplayText.sanitised(txt.text("name") ?? ""), timing: timing,
+                                                robot: txt.text("robot").flatMap { RobotID($0) })
         return .usable(announcement, notes: notes)
     }
 

@@ -3,10 +3,11 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import RemoteWire
 import SystemIO
 
 /// The lines `analog-remote browse` prints (stdout; the caller writes them), one per receiver or change. Stable, so
-/// scripts can read them: `available "NAME" ADDRESS:PORT v=1 peer=… failsafe=MS rate=HZ if=IFACE`.
+/// scripts can read them: `available "NAME" ADDRESS:PORT v=1 peer=… failsafe=MS rate=HZ robot=ID if=IFACE`.
 public enum BrowseListing {
     /// `"robot" 198.18.0.1:45678 v=1 peer=… name="robot" failsafe=250 rate=50 if=eth0 also=[fe80::1%eth0]:45678`
     public static func describe(_ r: DiscoveredReceiver, interfaceName: (UInt32) -> String = InterfaceNames.name(of:)) -> String {
@@ -17,10 +18,11 @@ public enum BrowseListing {
         if !a.displayName.isEmpty && a.displayName != r.name { parts.append("name=\(quote(a.displayName))") }
         parts.append("failsafe=\(a.timing.failsafeMilliseconds)")
         parts.append("rate=\(a.timing.rateHz)")
+        if let robot = a.robot { parts.append("robot=\(robot)") }
         parts.append("if=" + r.interfaces.map(interfaceName).joined(separator: ","))
         let others = r.addresses.dropFirst()
         if !others.isEmpty { parts.append("also=" + others.map(String.init(describing:)).joined(separator: ",")) }
-        if r.instance != r.name { parts.append("instance=\(quote(r.instance))") }
+        if r.instance != r.name { parts.append("instance=\(quote(DisplayText.sanitised(r.instance)))") }
         return parts.joined(separator: " ")
     }
 

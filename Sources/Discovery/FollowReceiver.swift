@@ -1,3 +1,4 @@
+import RemoteWire
 public import SystemIO
 
 /// The controller's side of a session, GameKit style: which receivers are there, which one it
@@ -144,7 +145,7 @@ public struct FollowReceiver: Sendable {
         case .found(let key):
             if let wanted = configuration.receiverName, let parsed = InstanceName.parse(key.name, in: configuration.session),
                parsed.rename != nil, parsed.asked == wanted, renamesShown.insert(key.name).inserted {
-                actions.append(.renamed(name: parsed.display, asked: parsed.asked))
+                actions.append(.renamed(name: DisplayText.sanitised(parsed.display), asked: DisplayText.sanitised(parsed.asked)))
             }
         default:
             break

@@ -1,4 +1,5 @@
 public import SystemIO
+import RemoteWire
 
 /// A receiver of the session, as far as discovery knows: announced, resolved and reachable.
 public struct DiscoveredReceiver: Equatable, Sendable, CustomStringConvertible {
@@ -8,8 +9,10 @@ public struct DiscoveredReceiver: Equatable, Sendable, CustomStringConvertible {
     /// it is the instance name.
     public let name: String
     /// The DNS-SD instance name, unique on the link: `robot2 [6c11ba5f]` (Protocol.md §6.1).
+    /// As it came (DNS-SD calls need it exactly): quote it before showing it.
     public let instance: String
-    /// The display name it asked for, when the responder renamed it within the session.
+    /// The display name it asked for, when the responder renamed it within the session (escaped
+    /// like ``name``).
     public let renamedFrom: String?
     public var announcement: ReceiverAnnouncement
     /// The host target of its SRV record, e.g. `robot-pc.local.`.
@@ -39,9 +42,11 @@ public struct DiscoveredReceiver: Equatable, Sendable, CustomStringConvertible {
     /// sending. It then keeps its address while it is announced and answers (``FollowReceiver``).
     public var destination: SocketAddress? { addresses.first }
 
-    /// The display name of an instance of `session` (see ``DiscoveredReceiver/name``).
+    /// The display name of an instance of `session` (see ``DiscoveredReceiver/name``), with its
+    /// control characters escaped (``DisplayText``): an instance name is anyone's text, and is
+    /// shown and logged.
     public static func displayName(instance: String, session: SessionID) -> String {
-        InstanceName.parse(instance, in: session)?.display ?? instance
+        DisplayText.sanitised(InstanceName.parse(instance, in: session)?.display ?? instance)
     }
 
     public var description: String {
@@ -196,15 +201,15 @@ public struct ReceiverDirectory: Sendable {
             return (nil, reason)
         case .usable(let announcement, let notes):
             guard announcement.session.utf8.elementsEqual(session.text.utf8) else {
-                return (nil, "its session \"\(announcement.session)\" is not \"\(session.text)\" (same subtype: a hash collision)")
+                return (nil, "its session \"\(DisplayText.sanitised(announcement.session))\" is not \"\(session.text)\" (same subtype: a hash collision)")
             }
             let addresses = resolved.flatMap(\.value.addresses)
             var unique: [SocketAddress] = []
             for a in addresses.sorted(by: preferred) where !unique.contains(a) { unique.append(a) }
             guard !unique.isEmpty else { return (nil, nil) }
             let parsed = InstanceName.parse(name, in: session)
-            return (DiscoveredReceiver(name: parsed?.display ?? name, instance: name,
-                             renamedFrom: parsed?.rename == nil ? nil : parsed?.asked,
+            return (DiscoveredReceiver(name: DiscoveredReceiver.displayName(instance: name, session: session), instance: name,
+                             renamedFrom: parsed?.rename == nil ? nil : parsed.map { DisplayText.sanitised($0.asked) },
                              announcement: announcement, host: host, port: first.value.port,
                              addresses: unique, interfaces: resolved.map(\.key), notes: notes), nil)
         }

@@ -1,3 +1,5 @@
+import RemoteWire
+
 /// What a ``SessionAdvertiser`` reports, from the loop thread.
 public enum AdvertiserEvent: Equatable, Sendable {
     /// The service is announced; `name` is the display name in use. It differs from the
@@ -34,12 +36,12 @@ public final class SessionAdvertiser: Sendable {
     /// name keeps its first ``InstanceName/maximumDisplayByteCount`` bytes); nil uses this
     /// machine's host name. `peer` is TXT `peer=`, the id a hello from this process carries.
     public init(session: SessionID, name: String?, port: UInt16, peer: String = PeerID.random(),
-                timing: TimingContract = .standard, role: ServiceRole = .receiver, loop: DNSServiceLoop? = nil,
+                timing: TimingContract = .standard, robot: RobotID? = nil, role: ServiceRole = .receiver, loop: DNSServiceLoop? = nil,
                 onEvent: @escaping @Sendable (AdvertiserEvent) -> Void) throws(DiscoveryError) {
         let loop = try DNSServiceLoop.given(loop)
         let display = name ?? HostName.current() ?? "receiver"
         let instanceName = InstanceName.forDisplay(display, in: session)
-        let announcement = ReceiverAnnouncement(session: session, peer: peer, displayName: display, timing: timing)
+        let announcement = ReceiverAnnouncement(session: session, peer: peer, displayName: display, timing: timing, robot: robot)
         self.announcement = announcement
         self.requestedName = display
         self.requestedInstance = instanceName

@@ -39,8 +39,14 @@ extension Harness {
         case .stopAll(let s): [s.session, s.target]
         case .stopAllReply(let r): [r.displayName, r.text]
         case .robotState(let r): [r.board, r.headline]
+        case .teacher(let c): [c.session, c.target, c.argument]
+        case .teacherReply(let r): [r.displayName, r.text]
+        case .watchReport(let r): [r.name, r.driver, r.lockedTo, r.board, r.transport, r.version]
         default: []
         }
+        // A robot-id target (Protocol.md §7.6.1) is exactly its id's target: one spelling only.
+        if case .stopAll(let s) = message, let id = RobotID(target: s.target) { precondition(id.target == s.target) }
+        if case .stopAllReply(let r) = message, let id = r.robotID { precondition(r.outcome != .refused && id.target == r.text) }
         for text in texts {
             precondition(!text.unicodeScalars.contains(where: DisplayText.needsEscape) && text.utf8.count <= 255)
         }
@@ -216,9 +222,16 @@ extension Harness {
         }
     }
 
-    /// A TXT record that decodes re-encodes to bytes that decode to the same record.
+    /// A TXT record that decodes re-encodes to bytes that decode to the same record; read as a
+    /// receiver's announcement, its texts for people hold nothing a terminal would obey
+    /// (DisplayText), and a robot id is one that reads back from its own text.
     static func txtRecord(_ bytes: [UInt8]) {
         guard let record = TXTRecord.decode(bytes) else { return }
         precondition(TXTRecord.decode(record.encoded) == record)
+        guard case .usable(let announcement, _) = ReceiverAnnouncement.read(record) else { return }
+        for text in [announcement.displayName, announcement.peer] {
+            precondition(!text.unicodeScalars.contains(where: DisplayText.needsEscape))
+        }
+        if let robot = announcement.robot { precondition(RobotID(robot.text) == robot && robot.value != 0) }
     }
 }

@@ -1,5 +1,6 @@
 public import Discovery
 public import Logging
+public import RemoteWire
 import Synchronization
 
 /// What `receive` announces on the LAN (DNS-SD, Protocol.md §6): its session, its name and its
@@ -14,11 +15,14 @@ public struct AdvertisingOptions: Sendable {
     public var name: String?
     /// Announced as TXT `failsafe=` and `rate=`; controllers derive their resend period from it.
     public var timing: TimingContract
+    /// Announced as TXT `robot=` (Protocol.md §6.2).
+    public var robot: RobotID?
 
-    public init(session: SessionID, name: String?, timing: TimingContract) {
+    public init(session: SessionID, name: String?, timing: TimingContract, robot: RobotID? = nil) {
         self.session = session
         self.name = name
         self.timing = timing
+        self.robot = robot
     }
 }
 
@@ -59,7 +63,7 @@ public final class ReceiverAdvertising: Sendable {
     public func start(port: UInt16, peer: String? = nil) throws(DiscoveryError) {
         let session = options.session
         let advertiser = try SessionAdvertiser(session: session, name: options.name, port: port, peer: peer ?? PeerID.random(),
-                                               timing: options.timing) {
+                                               timing: options.timing, robot: options.robot) {
             [weak self] event in self?.handle(event)
         }
         state.withLock {
@@ -99,6 +103,7 @@ public final class ReceiverAdvertising: Sendable {
                 return s.advertiser?.requestedName ?? ""
             }
             var metadata: Logger.Metadata = ["session": "\(session)", "subtype": "\(session.subtype)"]
+            if let robot = options.robot { metadata["robot"] = "\(robot)" }
             if !requested.isEmpty && requested != name { metadata["renamed_from"] = "\(requested)" }
             logger.notice("announced as \(BrowseListing.quote(name)) in session \(BrowseListing.quote(session.text))",
                           metadata: metadata)

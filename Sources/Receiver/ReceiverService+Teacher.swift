@@ -99,7 +99,7 @@ extension ReceiverService {
         if desk.identifying(now: now) { flags |= WatchReport.identifyingFlag }
         let uptime = now - desk.started
         return WatchReport(serial: 0, uptimeSeconds: UInt32(clamping: uptime.components.seconds), state: state, flags: flags,
-                           robotID: plane.settings.peerID, rttMeanMillis: link.mean, rttMaxMillis: link.max, lossPerMille: link.loss,
+                           robotID: plane.settings.robotID?.value ?? plane.settings.peerID, rttMeanMillis: link.mean, rttMaxMillis: link.max, lossPerMille: link.loss,
                            statesPerSecond: desk.statesPerSecond(states: engine.counters.states, now: now),
                            failsafes: UInt32(clamping: engine.counters.failsafeTrips),
                            name: plane.settings.displayName, driver: who.map { plane.displayName(of: $0) ?? "\($0)" } ?? "", lockedTo: desk.lockedTo ?? "",

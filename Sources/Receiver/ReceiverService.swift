@@ -213,6 +213,7 @@ public final class ReceiverService {
             "port": "\(port)", "accept": "\(acceptLabel)",
             "failsafe_ms": "\(configuration.failsafe.milliseconds)",
             "advertise": "\(advertising.map { "session \($0.options.session)" } ?? "off")",
+            "robot": "\(plane.settings.robotID.map(\.text) ?? "none")",
         ])
         announceClassroom()
         apply(engine.start())

@@ -18,13 +18,16 @@ public struct StopAllOptions: Sendable {
     public var peers: [String]
     /// How long to browse the session for receivers (without --peer).
     public var timeout: Duration
+    /// `--robot`: only these robots (empty: every receiver of the session).
+    public var robots: Set<RobotID>
 
-    public init(session: String, release: Bool, teacherKey: TeacherKey?, peers: [String], timeout: Duration) {
+    public init(session: String, release: Bool, teacherKey: TeacherKey?, peers: [String], timeout: Duration, robots: Set<RobotID> = []) {
         self.session = session
         self.release = release
         self.teacherKey = teacherKey
         self.peers = peers
         self.timeout = timeout
+        self.robots = robots
     }
 }
 
@@ -62,8 +65,10 @@ public enum StopAllCommand {
                 }
             }
             defer { browser?.stop() }
-            var machine = StopAllMachine(settings: .init(session: options.session, release: options.release,
-                                                         teacherKey: options.teacherKey, browseFor: options.timeout),
+            var settings = StopAllMachine<SystemRandomNumberGenerator>.Settings(session: options.session, release: options.release,
+                                                                                teacherKey: options.teacherKey, browseFor: options.timeout)
+            settings.robots = options.robots
+            var machine = StopAllMachine(settings: settings,
                                          peers: peers, now: start, wallMillis: WallClock.unixMillis(), random: SystemRandomNumberGenerator())
             var sockets: [SocketAddress.Family: UDPSocket] = [:]
             defer { for s in sockets.values { s.close() } }
@@ -114,7 +119,7 @@ public enum StopAllCommand {
                             switch change {
                             case .available(let r), .updated(let r):
                                 guard let address = r.destination else { continue }
-                                found.append(.init(label: r.name, identity: r.instance, address: address))
+                                found.append(.init(label: r.name, identity: r.instance, address: address, robot: r.announcement.robot))
                             default:
                                 break
                             }
@@ -126,6 +131,10 @@ public enum StopAllCommand {
             }
             status.clear()
             switch result {
+            case .noReceivers where !options.robots.isEmpty:
+                let ids = options.robots.map(\.text).sorted().joined(separator: ", ")
+                throw CommandFailure("no receiver with robot id \(ids) in session \"\(options.session)\" (browse --session shows each receiver's robot=)",
+                                     kind: .failed)
             case .noReceivers:
                 throw CommandFailure("no receivers found in session \"\(options.session)\" within \(options.timeout) (are they running and announced in this session?)",
                                      kind: .failed)

@@ -1,12 +1,15 @@
 import ControlPlane
+import RemoteWire
 import SystemIO
 
 /// The teacher's stop (Protocol.md §7.6) as a value: receivers found, datagrams received and the
 /// time go in; datagrams to send, lines to print and the end come out. ``StopAllCommand`` owns
 /// the sockets, the browse, the signals and the clock, and does what the actions say.
 ///
-/// Each receiver first gets an unsigned query, answered with its name; then a command signed for
-/// that receiver alone (its name is the command's target, the nonce fresh). Each datagram goes
+/// Each receiver first gets an unsigned query, answered with its name and robot id; then a
+/// command signed for that receiver alone (its target `id:` and its robot id, or its name from a
+/// receiver without one; the nonce fresh). With ``Settings/robots``, only those robots get a
+/// command: a receiver whose TXT or reply names another id (or none) is left alone, uncounted. Each datagram goes
 /// out up to ``Settings/repeats`` times, ``Settings/spacing`` apart, until the receiver answers.
 /// The run ends when nothing is left to send, no reply is still expected (``Settings/replyGrace``
 /// after the last send) and the browse is over — or on ``Event/interrupted``.
@@ -20,6 +23,8 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         public var teacherKey: TeacherKey?
         /// How long receivers may still turn up (the DNS-SD browse); zero when they are all given.
         public var browseFor: Duration
+        /// `--robot`: only these robots (empty: every receiver found).
+        public var robots: Set<RobotID> = []
         public var repeats = 10
         public var spacing: Duration = .milliseconds(50)
         /// How long to wait for a reply after the last send.
@@ -41,11 +46,14 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         /// for `--peer`, where the address is all there is).
         public var identity: String?
         public var address: SocketAddress
+        /// Its robot id from TXT `robot=`, when announced.
+        public var robot: RobotID?
 
-        public init(label: String?, identity: String?, address: SocketAddress) {
+        public init(label: String?, identity: String?, address: SocketAddress, robot: RobotID? = nil) {
             self.label = label
             self.identity = identity
             self.address = address
+            self.robot = robot
         }
     }
 
@@ -87,6 +95,8 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         /// With a teacher key: a reply to the command that claims success but is not signed with
         /// that key (another key, or forged): shown at the end if no signed one came, never counted.
         var unverified: ControlMessage.StopAllReply?
+        /// Not one of ``Settings/robots`` (its reply named another id): sent nothing more, not counted.
+        var leftAlone = false
     }
 
     public let settings: Settings
@@ -150,6 +160,8 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
             for r in found {
                 // By identity, not address: a receiver whose AAAA answered after its A is still one receiver.
                 guard !targets.contains(where: { $0.receiver.identity == r.identity }) else { continue }
+                // Its TXT already says it is another robot: not even a query.
+                if !settings.robots.isEmpty, let robot = r.robot, !settings.robots.contains(robot) { continue }
                 add(r, now: now, wallMillis: wallMillis)
             }
             let n = targets.count
@@ -166,7 +178,11 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
                 return []
             }
             if targets[i].querying && reply.outcome != .refused {
-                command(i, name: reply.displayName, now: now, wallMillis: wallMillis)
+                if !settings.robots.isEmpty, !(reply.robotID.map { settings.robots.contains($0) } ?? false) {
+                    targets[i].leftAlone = true
+                    return []
+                }
+                command(i, target: reply.robotID?.target ?? reply.displayName, now: now, wallMillis: wallMillis)
                 return []
             }
             // A refused query (another session, say) is said at once, as a refused command is.
@@ -178,7 +194,7 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
     private var isSending: Bool { targets.contains { !$0.done(settings) } }
 
     private func isWaitingForReplies(_ now: ContinuousClock.Instant) -> Bool {
-        targets.contains { $0.reply == nil } && now < lastSendAt + settings.replyGrace
+        targets.contains { $0.reply == nil && !$0.leftAlone } && now < lastSendAt + settings.replyGrace
     }
 
     private mutating func add(_ receiver: Receiver, now: ContinuousClock.Instant, wallMillis: UInt64) {
@@ -188,9 +204,9 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
     }
 
     /// The receiver named itself: the command signed for it alone, with a fresh nonce.
-    private mutating func command(_ i: Int, name: String, now: ContinuousClock.Instant, wallMillis: UInt64) {
+    private mutating func command(_ i: Int, target: String, now: ContinuousClock.Instant, wallMillis: UInt64) {
         var c = ControlMessage.StopAll(action: settings.release ? .release : .stop, unixMillis: wallMillis,
-                                       nonce: random.next() as UInt64, session: settings.session, target: name)
+                                       nonce: random.next() as UInt64, session: settings.session, target: target)
         if let key = settings.teacherKey { c.sign(key: key.macKey) }
         targets[i].querying = false
         targets[i].nonce = c.nonce
@@ -207,6 +223,13 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
     private mutating func finish() -> [Action] {
         isFinished = true
         var out: [Action] = []
+        let targets = self.targets.filter { !$0.leftAlone }
+        if !settings.robots.isEmpty {
+            let reached = Set(targets.compactMap { $0.reply?.robotID ?? $0.unverified?.robotID })
+            for robot in settings.robots.subtracting(reached).sorted(by: { $0.value < $1.value }) {
+                out.append(.print("no receiver with robot id \(robot) answered in session \(JSONText.quote(settings.session))"))
+            }
+        }
         for t in targets where t.reply == nil {
             if let r = t.unverified {
                 out.append(.print("\(Self.describe(t, r)): reply not signed with this teacher key (another key, or forged): not counted"))
@@ -216,7 +239,8 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         }
         let took = targets.filter { $0.reply.map { $0.outcome != .refused } ?? false }.count
         out.append(.print("reached \(took) of \(targets.count) receiver\(targets.count == 1 ? "" : "s")"))
-        out.append(.finish(targets.isEmpty ? .noReceivers : took == targets.count ? .everyReceiverTookIt : .notEveryReceiverTookIt))
+        let missing = !settings.robots.isEmpty && took < settings.robots.count
+        out.append(.finish(targets.isEmpty ? .noReceivers : took == targets.count && !missing ? .everyReceiverTookIt : .notEveryReceiverTookIt))
         return out
     }
 
@@ -235,5 +259,5 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
 }
 
 extension StopAllMachine.Target {
-    func done(_ settings: StopAllMachine.Settings) -> Bool { reply != nil || sent >= settings.repeats }
+    func done(_ settings: StopAllMachine.Settings) -> Bool { reply != nil || leftAlone || sent >= settings.repeats }
 }

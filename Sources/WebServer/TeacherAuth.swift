@@ -7,9 +7,10 @@ import SystemIO
 
 /// Who may see `/teacher`: the teacher key typed into a login form, then a session cookie
 /// (`HttpOnly; Secure; SameSite=Strict`, 256 random bits, 12 hours). Attempts are rate limited
-/// (a burst of 10, then one every 2 s for everyone together — the server has no client address
-/// to tell guessers apart; at that rate a key of a few words is out of reach, and a student who
-/// hammers the form only slows logins while they do). Wrong attempts are counted and logged.
+/// per client address (a burst of 10, then one every 2 s: a key of a few words is out of reach,
+/// and a student who hammers the form slows only their own address) and for everyone together
+/// (a burst of 40, then 2 a second: many addresses guess no faster). Wrong attempts are counted
+/// and logged.
 final class TeacherAuth: Sendable {
     enum Login: Equatable { case ok(token: String), wrong, throttled }
 
@@ -19,9 +20,13 @@ final class TeacherAuth: Sendable {
 
     private struct State {
         var sessions: [String: ContinuousClock.Instant] = [:]
-        var attempts = TokenBucket(rate: 0.5, burst: 10)
+        /// Per client address; past ``TeacherAuth/maxAddresses`` the full buckets are forgotten.
+        var perAddress: [String: TokenBucket] = [:]
+        var everyone = TokenBucket(rate: 2, burst: 40)
         var failed = 0
     }
+
+    static let maxAddresses = 1024
 
     private let digest: [UInt8]
     private let state = Mutex(State())
@@ -32,9 +37,17 @@ final class TeacherAuth: Sendable {
 
     var failed: Int { state.withLock { $0.failed } }
 
-    func login(key: String, now: ContinuousClock.Instant = .now) -> Login {
+    /// `client`: the address the attempt came from ("" when unknown).
+    func login(key: String, from client: String = "", now: ContinuousClock.Instant = .now) -> Login {
         state.withLock { s in
-            guard s.attempts.take(now: now) else { return .throttled }
+            if s.perAddress[client] == nil, s.perAddress.count >= Self.maxAddresses {
+                s.perAddress = s.perAddress.filter { var b = $0.value; return b.peek(now: now) < b.burst }
+                if s.perAddress.count >= Self.maxAddresses { return .throttled }
+            }
+            var bucket = s.perAddress[client] ?? TokenBucket(rate: 0.5, burst: 10)
+            let mine = bucket.take(now: now)
+            s.perAddress[client] = bucket
+            guard mine, s.everyone.take(now: now) else { return .throttled }
             let typed = Self.hash(key)
             var diff: UInt8 = 0
             for i in 0..<digest.count { diff |= digest[i] ^ typed[i] }

@@ -3,14 +3,16 @@ import Controller
 import Foundation
 import Logging
 import PhoneLink
+import RemoteWire
 import Synchronization
 import SystemIO
 
 /// The dashboard's UDP side (Protocol.md §7.10–§7.12): while a dashboard is open, a signed
 /// `watch` to every robot of the hub once a second; the `watch-report`s, `teacher-reply`s and
 /// `stop-all reply`s that come back fill one row per robot; the teacher's buttons become signed
-/// stop-alls (aimed at one receiver, §7.6) and teacher commands. One thread, one socket per
-/// robot (so a reply's robot is its socket), polled with a 50 ms timeout.
+/// stop-alls (aimed at one receiver by its robot id once known, else its name, §7.6.1) and
+/// teacher commands. One thread, one socket per robot (so a reply's robot is its socket),
+/// polled with a 50 ms timeout.
 final class TeacherLink: Sendable {
     struct Row: Sendable {
         var id: String
@@ -108,6 +110,11 @@ final class TeacherLink: Sendable {
         var address: SocketAddress
         var name: String?
         var pending: [(nonce: UInt64, datagram: [UInt8], left: Int, next: ContinuousClock.Instant)] = []
+        /// The nonces of the last commands sent to it: a reply to anything else is not ours.
+        var sent: [UInt64] = []
+        /// `id:` and its robot id (Protocol.md §7.6.1), once a report or a signed reply told it:
+        /// commands then name the robot, not its display name, which a clone may share.
+        var idTarget: String?
     }
 
     private func run() {
@@ -149,7 +156,7 @@ final class TeacherLink: Sendable {
                 guard links[robot] != nil else { continue }
                 // A command names its receiver (so a captured one is refused by every other):
                 // before the robot has answered once, its name is unknown.
-                guard let target = links[robot]!.name else {
+                guard let target = links[robot]!.idTarget ?? links[robot]!.name else {
                     state.withLock { s in
                         var row = s.rows[robot] ?? Row(id: robot, label: robot)
                         row.refusal = "not reached yet: no answer from this robot so far"
@@ -201,6 +208,7 @@ final class TeacherLink: Sendable {
         switch message {
         case .watchReport(let report):
             link.name = report.name
+            if let id = RobotID(value: report.robotID) { link.idTarget = id.target }
             state.withLock { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 if let old = row.report, old.state != report.state || old.driver != report.driver {
@@ -218,6 +226,10 @@ final class TeacherLink: Sendable {
                 s.rows[robot] = row
             }
         case .teacherReply(let reply):
+            // Done only when signed with our key and answering a command we sent (Protocol.md
+            // §7.11): a forged reply cannot show a command as done. A refusal may come unsigned
+            // (a receiver without a key cannot sign), and is shown as one.
+            guard link.sent.contains(reply.nonce), reply.outcome == .refused || reply.verify(key: key) else { return }
             link.pending.removeAll { $0.nonce == reply.nonce }
             link.name = reply.displayName
             guard reply.outcome == .refused else {
@@ -234,8 +246,11 @@ final class TeacherLink: Sendable {
                 s.rows[robot] = row
             }
         case .stopAllReply(let reply):
+            // As for teacher replies: `stopped` or `released` only when signed with our key (§7.6).
+            guard link.sent.contains(reply.nonce), reply.outcome == .refused || reply.verify(key: key) else { return }
             link.pending.removeAll { $0.nonce == reply.nonce }
             link.name = reply.displayName
+            if let id = reply.robotID { link.idTarget = id.target }
             let text: String = switch reply.outcome {
             case .stopped: "stopped"
             case .released: "released"
@@ -260,6 +275,10 @@ final class TeacherLink: Sendable {
         case .stopAll(let s): s.nonce
         case .teacher(let c): c.nonce
         default: nil
+        }
+        if let nonce {
+            link.sent.append(nonce)
+            if link.sent.count > 32 { link.sent.removeFirst(link.sent.count - 32) }
         }
         if repeats > 0, let nonce {
             link.pending.append((nonce, datagram, repeats, .now + .milliseconds(50)))

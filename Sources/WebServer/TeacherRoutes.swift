@@ -1,4 +1,5 @@
 import ControlPlane
+import RemoteWire
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
@@ -22,14 +23,14 @@ struct TeacherDashboard: Sendable {
     /// second together: one push per report would cost the server more than the reports).
     static let pushSoonest: Duration = .milliseconds(100)
 
-    func install(_ router: Router<BasicWebSocketRequestContext>, sockets: Router<SocketRequestContext>) {
+    func install(_ router: Router<SocketRequestContext>, sockets: Router<SocketRequestContext>) {
         router.get("/teacher") { request, _ -> Response in
             auth.admits(request.headers) ? TeacherAssets.response(.dashboard) : TeacherAssets.login(status: .unauthorized, message: nil)
         }
-        router.post("/teacher/login") { request, _ -> Response in
+        router.post("/teacher/login") { request, context -> Response in
             let body = try await request.body.collect(upTo: 4096)
             let key = Self.formValue("key", in: String(buffer: body)) ?? ""
-            switch auth.login(key: key) {
+            switch auth.login(key: key, from: context.channel.remoteAddress?.ipAddress ?? "") {
             case .ok(let token):
                 link.events.record(robot: "", event: "login", detail: "teacher logged in")
                 var headers = HTTPFields()
@@ -150,7 +151,7 @@ enum TeacherRows {
             if let name = row.name { o["name"] = name }
             guard let r = row.report else { return o }
             if let students = roster?.students(of: r.name), !students.isEmpty { o["students"] = students }
-            o["robotId"] = String(r.robotID, radix: 16)
+            o["robotId"] = RobotID(value: r.robotID)?.text ?? String(r.robotID, radix: 16)
             o["driver"] = r.driver
             o["state"] = r.state.name
             if case .failsafe(let cause) = r.state { o["cause"] = cause.name }

@@ -6,6 +6,7 @@ import Musl
 import Crypto
 import Foundation
 import SwiftASN1
+import SystemIO
 import X509
 
 /// The HTTPS certificate of `analog-remote web`: a self-signed one made on first start (P-256,
@@ -33,9 +34,7 @@ public struct WebCertificate: Sendable {
 
     /// The state directory (not created here).
     public static func stateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/analog-remote" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/root"
-        return home + "/.local/state/analog-remote"
+        StateDirectory.path(environment: environment)
     }
 
     /// Reads `--tls-cert` and `--tls-key`.

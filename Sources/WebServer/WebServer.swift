@@ -103,7 +103,7 @@ final class WebServer: Sendable {
 
     static func application(hub: PhoneHub, tls: TLSConfiguration?, host: String, port: Int, origins: OriginPolicy, logger: Logger,
                             teacher: TeacherDashboard? = nil, bound: @escaping @Sendable (Int) -> Void) throws -> some ApplicationProtocol {
-        let router = Router(context: BasicWebSocketRequestContext.self)
+        let router = Router(context: SocketRequestContext.self)
         router.get("/") { _, _ in PageAssets.response(.index) }
         router.get("/index.html") { _, _ in PageAssets.response(.index) }
         router.get("/app.js") { _, _ in PageAssets.response(.script) }
@@ -124,10 +124,11 @@ final class WebServer: Sendable {
                                               autoPing: .enabled(timePeriod: .seconds(10)),
                                               closeTimeout: .seconds(1))
         let responder = sockets.buildResponder()
+        let refusals = RefusalNotices()
         let gated = HTTPServerBuilder { http in
             OriginGateChannel(base: HTTP1WebSocketUpgradeChannel(responder: http, webSocketResponder: responder,
                                                                  configuration: .init(http1: .init(idleTimeout: .seconds(30)), ws: ws)),
-                              policy: origins, logger: logger)
+                              policy: origins, logger: logger, refusals: refusals)
         }
         let server = try tls.map { try HTTPServerBuilder.tls(gated, tlsConfiguration: $0) } ?? gated
         // Hummingbird's own log: its errors at shutdown (cancelled child channels) are noise; a
@@ -144,8 +145,8 @@ final class WebServer: Sendable {
     }
 }
 
-/// The request context of the server's WebSockets: Hummingbird's, plus the connection's channel
-/// (its peer's address for the per-address page limit, its pipeline for ``WebSocketCloseGuard``).
+/// The request context of the server: Hummingbird's, plus the connection's channel (its peer's
+/// address for the per-address page and login limits, its pipeline for ``WebSocketCloseGuard``).
 struct SocketRequestContext: RequestContext, WebSocketRequestContext {
     var coreContext: CoreRequestContextStorage
     let webSocket: WebSocketHandlerReference<Self>

@@ -39,6 +39,12 @@ struct ControlVectors: Decodable {
         let helloNonce: UInt64 = 0x0102_0304_0506_0708
         var signedReply = ControlMessage.StopAllReply(nonce: 0x0102_0304_0506_0708, outcome: .stopped, displayName: "robot-1")
         signedReply.sign(key: Array("teacher-secret".utf8))
+        var aimed = ControlMessage.StopAll(action: .stop, unixMillis: 1_795_000_000_000, nonce: 0x0102_0304_0506_0711,
+                                           session: "class-3b", target: "id:k3m9x2ab")
+        aimed.sign(key: Array("teacher-secret".utf8))
+        var aimedReply = ControlMessage.StopAllReply(nonce: 0x0102_0304_0506_0711, outcome: .stopped, displayName: "robot-1",
+                                                     text: "id:k3m9x2ab")
+        aimedReply.sign(key: Array("teacher-secret".utf8))
         return [
             ("hello from Ann with pairing code 4711", d(.hello, seq: 1, .hello(.init(peerID: 0xAABB_CCDD_0011_2233, displayName: "Ann", pairingCode: "4711", session: "class-3b")))),
             ("accept: receiver robot-1, failsafe 250 ms, 50 Hz", d(.accept, seq: 1, ack: 1, .accept(.init(peerID: 0x0102_0304_0506_0708, displayName: "robot-1", failsafeMilliseconds: 250, rateHertz: 50)))),
@@ -73,6 +79,9 @@ struct ControlVectors: Decodable {
             ("challenge: receiver nonce 10…1f, echoing hello nonce 0102030405060708",
              d(.challenge, seq: 1, ack: 1, .challenge(nonce: nr, echo: helloNonce))),
             ("stop-all reply: robot-1 stopped, signed with key 'teacher-secret'", d(.stopAllReply, seq: 0, .stopAllReply(signedReply))),
+            ("stop-all for robot id k3m9x2ab of class-3b signed with key 'teacher-secret'", d(.stopAll, seq: 0, .stopAll(aimed))),
+            ("stop-all reply: robot-1 (robot id k3m9x2ab) stopped, signed with key 'teacher-secret'",
+             d(.stopAllReply, seq: 0, .stopAllReply(aimedReply))),
         ]
     }()
 

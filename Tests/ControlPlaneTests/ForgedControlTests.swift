@@ -1,4 +1,5 @@
 import ControlPlane
+import RemoteWire
 import Crypto
 import Foundation
 import RemoteWire

@@ -48,6 +48,9 @@ struct TeacherVectors: Decodable {
                 actions.insert(c.action.rawValue)
             case .teacherReply(let r):
                 #expect(r.action.rawValue == v.action && r.outcome.rawValue == v.outcome, "\(v.name)")
+                // A signed reply (§7.11) checks out under the vector key only; an unsigned one never.
+                #expect(r.verify(key: Array(file.key.utf8)) == v.name.contains("signed"), "\(v.name): MAC")
+                #expect(!r.verify(key: Array("wrong".utf8)), "\(v.name): MAC under another key")
             case .watchReport(let r):
                 #expect(r.state.code == v.state && r.driver == v.driver, "\(v.name)")
                 if case .failsafe(let cause) = r.state { #expect(cause.rawValue == v.detail) }
@@ -110,6 +113,11 @@ struct TeacherVectors: Decodable {
             Issue.record("no teacher-reply"); return
         }
         #expect(reply.0 == 7 && r.nonce == 42 && r.outcome == .done && r.displayName == "robot-1")
+        // Signed with the teacher key (§7.11): a dashboard counts it as done; changed, it does not verify.
+        #expect(r.verify(key: Array("teacher-secret".utf8)))
+        var forged = r
+        forged.nonce = 43
+        #expect(!forged.verify(key: Array("teacher-secret".utf8)))
         // The same datagram again: refused (replay), answered, nothing handed over.
         let again = plane.control(datagram, from: 7, now: .now, unixMillis: 5_000_000)
         #expect(again.effects.count == 1 && again.datagrams.count == 1)

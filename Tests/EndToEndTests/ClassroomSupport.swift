@@ -16,9 +16,20 @@ final class ClassroomReceiver {
     /// The addresses the kit mapping controls: buzzer, LEDs, motors.
     static let controlled = [0x09, 0x0A, 0x0F, 0x10, 0x22, 0x23]
 
+    /// Its own state directory (each robot its own robot id, as on real robots), unless the
+    /// arguments give one; removed with it.
+    let stateDir: String?
+
     init(_ arguments: [String]) throws {
-        process = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "sim", "--trace-board"] + arguments)
+        stateDir = arguments.contains("--state-dir") ? nil
+            : FileManager.default.temporaryDirectory.appendingPathComponent("analog-remote-state-\(UUID().uuidString)").path
+        process = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--board", "sim", "--trace-board"]
+                                   + (stateDir.map { ["--state-dir", $0] } ?? []) + arguments)
         port = try Self.port(of: process, what: "receiver")
+    }
+
+    deinit {
+        if let stateDir { try? FileManager.default.removeItem(atPath: stateDir) }
     }
 
     /// Waits for `receiving on udp port N` (the first stdout line) and returns N.

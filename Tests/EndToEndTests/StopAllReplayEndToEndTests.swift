@@ -7,7 +7,7 @@ import Testing
 
 /// Issue 19, item 4, through the binaries: a classmate relays the teacher's `stop-all --peer`
 /// traffic for robot-2 and replays the captured release to robot-1. Robot-2 is released as the
-/// teacher asked; robot-1 refuses the replay (the command names robot-2) and stays stopped; a
+/// teacher asked; robot-1 refuses the replay (the command names robot-2's robot id) and stays stopped; a
 /// second replay to robot-2 after it was stopped again is refused (its nonce was taken).
 @Suite(.serialized) struct StopAllReplayEndToEndTests {
     @Test func aReleaseCapturedForOneRobotDoesNotReleaseAnother() throws {
@@ -62,7 +62,11 @@ import Testing
             return
         }
         #expect(answer.outcome == .refused && answer.displayName == "robot-1", "\(answer)")
-        #expect(answer.text == "stop-all for receiver \"robot-2\", this is \"robot-1\"")
+        // The command names robot-2 by its robot id (Protocol.md §7.6.1), each robot has its own.
+        func robotID(_ r: ClassroomReceiver) throws -> String {
+            try String(contentsOfFile: try #require(r.stateDir) + "/robot-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(answer.text == "stop-all for robot id \(try robotID(two)), this is robot id \(try robotID(one)) (\"robot-1\")")
         #expect(one.process.waitForOutput { _, err in err.contains("stop-all refused") })
         #expect(!one.process.stderr.contains("released by the teacher"), "robot-1 was released by the replay")
 

@@ -1,4 +1,5 @@
 import ControlPlane
+import RemoteWire
 import StopAll
 import SystemIO
 import Testing
@@ -15,10 +16,12 @@ final class StopAllRig {
     var machine: StopAllMachine<CountingRandom>
     let wall: UInt64 = 1_764_000_000_000
 
-    init(peers: [String] = ["127.0.0.1:45678"], browseMs: Int = 0, teacherKey: String? = nil, release: Bool = false) throws {
-        let settings = StopAllMachine<CountingRandom>.Settings(session: "class-3b", release: release,
+    init(peers: [String] = ["127.0.0.1:45678"], browseMs: Int = 0, teacherKey: String? = nil, release: Bool = false,
+         robots: Set<RobotID> = []) throws {
+        var settings = StopAllMachine<CountingRandom>.Settings(session: "class-3b", release: release,
                                                                teacherKey: teacherKey.map { TeacherKey(macKey: Array($0.utf8)) },
                                                                browseFor: .milliseconds(browseMs))
+        settings.robots = robots
         machine = StopAllMachine(settings: settings, peers: try peers.map { try SocketAddress.resolve($0) }, now: start,
                                  wallMillis: wall, random: CountingRandom())
     }
@@ -93,6 +96,43 @@ final class StopAllRig {
         #expect(StopAllRig.prints(end) == ["reached 1 of 1 receiver"])
         #expect(end.last == .finish(.everyReceiverTookIt))
         #expect(rig.machine.nextDeadline == nil)
+    }
+
+    /// A receiver that names its robot id gets a command aimed at that id, not at its name
+    /// (Protocol.md §7.6.1): its clone with the same name refuses a captured one.
+    @Test func aReceiverWithARobotIDGetsACommandAimedAtTheID() throws {
+        let rig = try StopAllRig(teacherKey: "k")
+        let query = try #require(StopAllRig.sent(rig.tick(0)).first)
+        _ = rig.handle(.datagram(StopAllRig.reply(query.nonce, .stopped, name: "robot", text: "id:k3m9x2ab"), from: robot), 5)
+        let command = try #require(StopAllRig.sent(rig.tick(5)).first)
+        #expect(command.target == "id:k3m9x2ab" && command.verify(key: Array("k".utf8)))
+    }
+
+    /// `--robot ID`: a receiver whose TXT names another id is not even queried; one whose reply
+    /// names another id gets no command and is not counted; the one asked for is.
+    @Test func withRobotOnlyThatRobotGetsTheCommand() throws {
+        let wanted = try #require(RobotID("k3m9x2ab"))
+        let rig = try StopAllRig(peers: ["127.0.0.1:45678", "127.0.0.1:45679"], browseMs: 0, robots: [wanted])
+        let clone = try SocketAddress.resolve("127.0.0.1:45679")
+        let queries = StopAllRig.sent(rig.tick(0))
+        #expect(queries.count == 2)
+        _ = rig.handle(.datagram(StopAllRig.reply(queries[0].nonce, .released, name: "robot", text: "id:k3m9x2ab"), from: robot), 5)
+        _ = rig.handle(.datagram(StopAllRig.reply(queries[1].nonce, .released, name: "robot", text: "id:k3m9x2ac"), from: clone), 6)
+        let sent = rig.tick(10)
+        #expect(sent.compactMap { if case .send(_, let to) = $0 { to } else { nil } } == [robot])
+        let command = try #require(StopAllRig.sent(sent).first)
+        #expect(command.target == "id:k3m9x2ab")
+        #expect(StopAllRig.prints(rig.handle(.datagram(StopAllRig.reply(command.nonce, .stopped, name: "robot", text: "id:k3m9x2ab"), from: robot), 15))
+                == ["stopped \"robot\" 127.0.0.1:45678"])
+        let end = rig.tick(20)
+        #expect(StopAllRig.prints(end) == ["reached 1 of 1 receiver"])
+        #expect(end.last == .finish(.everyReceiverTookIt))
+
+        let browsing = try StopAllRig(peers: [], browseMs: 100, robots: [wanted])
+        _ = browsing.handle(.browsed([.init(label: "robot", identity: "robot [1]", address: clone, robot: RobotID("k3m9x2ac"))]), 1)
+        #expect(StopAllRig.sent(browsing.tick(1)).isEmpty, "a receiver announced with another robot id is not queried")
+        let none = browsing.tick(100)
+        #expect(none.last == .finish(.noReceivers))
     }
 
     @Test func aReleaseIsSentAsARelease() throws {

@@ -29,6 +29,34 @@ struct TeacherWebTests {
         #expect(auth.failed >= 9)
     }
 
+    /// Issue 25: the limit is per client address first, so a student hammering the form from
+    /// their laptop does not lock the teacher out; many addresses together still meet the
+    /// limit for everyone.
+    @Test func loginIsRateLimitedPerClientAddress() {
+        let auth = TeacherAuth(key: "maple tree")
+        let t = ContinuousClock.now
+        let guesses = (0..<12).map { _ in auth.login(key: "guess", from: "10.0.0.66", now: t) }
+        #expect(guesses.prefix(10).allSatisfy { $0 == .wrong } && guesses.suffix(2).allSatisfy { $0 == .throttled })
+        if case .ok = auth.login(key: "maple tree", from: "10.0.0.1", now: t) {} else { Issue.record("the teacher's address was throttled too") }
+        #expect(auth.login(key: "maple tree", from: "10.0.0.66", now: t) == .throttled)
+        // Forty guessers at once, ten tries each: the server-wide burst (40) ends it for everyone.
+        let crowd = (0..<40).flatMap { i in (0..<10).map { _ in auth.login(key: "guess", from: "10.0.1.\(i)", now: t) } }
+        #expect(crowd.filter { $0 == .wrong }.count <= 40)
+        #expect(auth.login(key: "maple tree", from: "10.0.0.2", now: t) == .throttled)
+    }
+
+    /// A page (or script) that retries a refused WebSocket in a loop writes one log line per
+    /// address every 10 s, and the next line says how many went unlogged.
+    @Test func refusedWebSocketsAreLoggedOncePerAddressPerTenSeconds() {
+        let notices = RefusalNotices()
+        let t = ContinuousClock.now
+        #expect(notices.allow("10.0.0.66", now: t) == 0)
+        for i in 1...50 { #expect(notices.allow("10.0.0.66", now: t + .milliseconds(i)) == nil) }
+        #expect(notices.allow("10.0.0.1", now: t) == 0, "another address has its own line")
+        #expect(notices.allow("10.0.0.66", now: t + .seconds(10)) == 50)
+        #expect(notices.allow("10.0.0.66", now: t + .seconds(11)) == nil)
+    }
+
     @Test func keyFile() throws {
         let path = NSTemporaryDirectory() + "ar-key-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -96,7 +96,7 @@ function render(list, missing) {
     p.stateCause.textContent = r.identifying ? "identifying…" : state === "failsafe" ? (CAUSE_TEXT[r.cause] || r.cause || "")
       : state === "board-missing" ? (r.text || "") : "";
     p.name.textContent = r.name || r.label;
-    p.rid.textContent = r.robotId ? "id " + r.robotId.slice(-6) : r.label;
+    p.rid.textContent = r.robotId ? "id " + r.robotId : r.label;
     p.robot.title = r.label;
     p.driverName.textContent = r.driver ? r.driver : "FREE";
     p.driverName.className = r.driver ? "" : "free";
