@@ -38,8 +38,8 @@ public enum BenchSection: String, CaseIterable, Sendable {
 /// `analog-remote bench`: measures, prints one table on stdout (progress on stderr), and with
 /// `--json FILE` writes every figure. See BENCHMARKS.md for what each row means.
 public enum BenchCommand {
-    /// Sample counts and durations: the default run takes about two and a half minutes on 2 cores,
-    /// `--quick` about half a minute.
+    /// Sample counts and durations: the default run takes about three and a half minutes on 2
+    /// cores (the peers part under a minute of it), `--quick` about a minute.
     struct Plan {
         var floorSamples: Int
         var hopSamples: Int
