@@ -62,8 +62,11 @@ public struct BenchReport: Sendable, Codable {
         out.append("machine: \(machine.cpus) CPUs, \(machine.cpuModel), \(machine.kernel), \(machine.swift); "
                    + "load average \(machine.loadAtStart) at start, \(machine.loadAtEnd) at end; run took \(Int(seconds.rounded())) s")
         out.append("")
-        out.append("| # | measurement | n | p50 | p90 | p99 | p99.9 | max | vs floor p50 / p99 | notes |")
-        out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
+        // `--only peers` has its own table below: no empty header here.
+        if !(floors.isEmpty && paths.isEmpty && scale.isEmpty && freshness.isEmpty && codecs.isEmpty) {
+            out.append("| # | measurement | n | p50 | p90 | p99 | p99.9 | max | vs floor p50 / p99 | notes |")
+            out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
+        }
         for row in floors + paths {
             out.append(line(row))
             for (k, stage) in row.stages.enumerated() {

@@ -45,7 +45,7 @@ enum PeerRuns {
             switch self {
             case .ours: "whole path, ours: `control --input stdin` → `receive` (as 3′, measured beside the peers)"
             case .c: "whole path, C reference pair: peer-controller → peer-receiver (poll + recvmmsg), benchmarks/peers/*.c"
-            case .python: "whole path, Python bridge: `control --input stdin` → benchmarks/peers/bridge.py (select + os.write)"
+            case .python: "whole path, Python bridge: `control --input stdin --plain` → benchmarks/peers/bridge.py (select + os.write)"
             }
         }
     }
@@ -91,7 +91,10 @@ enum PeerRuns {
         do {
             controller = try kind == .c
                 ? RunningController(peer: programs.cController!, arguments: ["127.0.0.1:\(receiver.port)"], label: "peer-controller")
-                : RunningController(.child, port: receiver.port, settings: settings)
+                : RunningController(.child, port: receiver.port, settings: settings,
+                                    // The bridge answers no control message: without --plain our
+                                    // control gives up after 2 s without an answer (exit 4).
+                                    extraArguments: kind == .python ? ["--plain"] : [])
         } catch {
             _ = try? receiver.stop(board: &board)
             throw error
@@ -115,7 +118,7 @@ enum PeerRuns {
         let taken = Double(settings.samples + settings.warmUp)
         let spent = zip(after, before).map { Double($0 - $1) / taken }
         var row = PeerRow(id: kind.id, name: kind.name, latency: result.total, lost: result.lost,
-                          note: kind == .python ? "our controller, the bridge as the receiver" : "real processes")
+                          note: kind == .python ? "our `control --plain` (the bridge answers no control message), the bridge as the receiver" : "real processes")
         if spent.count == 2 {
             row.controllerCPUPerDatagram = spent[0]
             row.receiverCPUPerDatagram = spent[1]

@@ -9,6 +9,18 @@ public struct GoalLine: Sendable, Codable, Hashable {
     public var measured: String?
     public var met: Bool?
     public var note: String?
+
+    private enum CodingKeys: String, CodingKey { case figure, goal, measured, met, note }
+
+    /// `measured` and `met` are written as `null` when unknown, not left out.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(figure, forKey: .figure)
+        try c.encode(goal, forKey: .goal)
+        try c.encode(measured, forKey: .measured)
+        try c.encode(met, forKey: .met)
+        try c.encodeIfPresent(note, forKey: .note)
+    }
 }
 
 /// Issue 30's goals: the whole path beside the peers, the controller's hop, sealing, the phone
