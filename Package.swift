@@ -211,7 +211,7 @@ let package = Package(
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
         .testTarget(name: "WebServerTests", dependencies: ["RemoteWire", "SystemIO", "WebServer", hummingbird, logging]),
         .testTarget(name: "PhoneLinkTests", dependencies: ["Controller", "PhoneLink", "RemoteWire", "SystemIO", logging]),
-        .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
+        .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator", "Controller", "Receiver", "RemoteWire", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
         .testTarget(name: "ErrorReportingTests", dependencies: ["ConfigFile", "Discovery", "ErrorReporting", "Gamepad", "SystemIO"]),

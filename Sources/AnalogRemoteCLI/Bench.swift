@@ -8,9 +8,10 @@ struct BenchCLI: ParsableCommand {
         abstract: "Measure latency, scale, board freshness and codec speed against floors measured in the same run.",
         discussion: """
             Build it optimised first: `swift build -c release --product analog-remote`. Prints one \
-            table on stdout (progress on stderr); BENCHMARKS.md explains every row. Takes about two \
-            and a half minutes on 2 cores (--quick: about half a minute). Uses loopback and pseudo-terminals \
-            only, and starts `receive`/`control` children that it stops before it exits.
+            table on stdout (progress on stderr); BENCHMARKS.md explains every row. Takes about three \
+            and a half minutes on 2 cores (--quick: about a minute; --only peers: under a minute). Uses \
+            loopback and pseudo-terminals only, and starts `receive`/`control` children (and the peers of \
+            benchmarks/peers/, the C pair compiled with the system's C compiler) that it stops before it exits.
             """)
 
     @Option(help: ArgumentHelp("Also write every figure as JSON to this file.", valueName: "file"))

@@ -28,8 +28,14 @@ public struct BenchReport: Sendable, Codable {
     public var scale: [ScaleResult] = []
     public var freshness: [FreshnessSimulation.Result] = []
     public var codecs: [Throughput] = []
+    /// The whole path beside what a user could write instead (`--only peers`).
+    public var peers: [PeerRow] = []
     public var seconds: Double = 0
-    public var goals: [Goal] = []
+    /// Issue 30's goal table, one entry per line (see ``WholePathGoals``).
+    public var goals: [GoalLine] = []
+    /// Issue 16's goals (the receive path against its floors, CPU at scale), all met since: kept
+    /// as checks.
+    public var floorGoals: [Goal] = []
     /// Lines under the table that put a measurement next to the floors it is made of.
     public var breakdown: [String] = []
 
@@ -56,8 +62,11 @@ public struct BenchReport: Sendable, Codable {
         out.append("machine: \(machine.cpus) CPUs, \(machine.cpuModel), \(machine.kernel), \(machine.swift); "
                    + "load average \(machine.loadAtStart) at start, \(machine.loadAtEnd) at end; run took \(Int(seconds.rounded())) s")
         out.append("")
-        out.append("| # | measurement | n | p50 | p90 | p99 | p99.9 | max | vs floor p50 / p99 | notes |")
-        out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
+        // `--only peers` has its own table below: no empty header here.
+        if !(floors.isEmpty && paths.isEmpty && scale.isEmpty && freshness.isEmpty && codecs.isEmpty) {
+            out.append("| # | measurement | n | p50 | p90 | p99 | p99.9 | max | vs floor p50 / p99 | notes |")
+            out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
+        }
         for row in floors + paths {
             out.append(line(row))
             for (k, stage) in row.stages.enumerated() {
@@ -92,12 +101,39 @@ public struct BenchReport: Sendable, Codable {
         for c in codecs {
             out.append("| 6 | \(c.name) | \(c.operations) | | | | | | | \(rate(c.perSecond))/s, \(fmt(c.nanosecondsEach, 1)) ns each |")
         }
-        if !goals.isEmpty || !breakdown.isEmpty {
+        if !peers.isEmpty {
             out.append("")
-            for g in goals { out.append("goal: \(g.text): **\(g.met ? "met" : "missed")** (\(g.measured))") }
+            out += peerTable()
+        }
+        if !goals.isEmpty || !floorGoals.isEmpty || !breakdown.isEmpty {
+            out.append("")
+            for g in goals {
+                let verdict = g.met.map { $0 ? "met" : "missed" } ?? (g.measured == nil ? "not run" : "not decided")
+                out.append("goal: \(g.figure): \(g.goal): **\(verdict)**\(g.measured.map { " (\($0))" } ?? "")\(g.note.map { "; \($0)" } ?? "")")
+            }
+            for g in floorGoals { out.append("check: \(g.text): **\(g.met ? "met" : "missed")** (\(g.measured))") }
             for line in breakdown { out.append("breakdown: \(line)") }
         }
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// The peers part: latency, CPU per datagram, and ours ÷ each peer.
+    private func peerTable() -> [String] {
+        var out = ["| # | whole path: stdin line → W on the board pty | n | p50 | p90 | p99 | p99.9 | max | CPU per datagram (controller + receiver) | ours ÷ this: p50 / p99 / CPU | notes |",
+                   "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
+        for row in peers {
+            guard let s = row.latency else {
+                out.append("| \(row.id) | \(row.name) | | | | | | | | | \(row.skipped ?? row.note) |")
+                continue
+            }
+            let cpu = row.cpuPerDatagram.map { total in
+                "\(fmt(total / 1000, 1)) µs (\(fmt((row.controllerCPUPerDatagram ?? 0) / 1000, 1)) + \(fmt((row.receiverCPUPerDatagram ?? 0) / 1000, 1)))"
+            } ?? ""
+            let ratios = row.oursOverP50.map { "\(fmt($0, 2)) / \(fmt(row.oursOverP99 ?? 0, 2)) / \(row.oursOverCPU.map { fmt($0, 2) } ?? "?")" } ?? ""
+            let note = row.note + (row.lost > 0 ? "; \(row.lost) samples without W" : "")
+            out.append("| \(row.id) | \(row.name) | \(s.count) | \(us(s.p50)) | \(us(s.p90)) | \(us(s.p99)) | \(us(s.p999)) | \(us(s.max)) | \(cpu) | \(ratios) | \(note) |")
+        }
+        return out
     }
 
     private func line(_ row: LatencyRow) -> String {

@@ -194,25 +194,44 @@ final class RunningReceiver {
                                                          "--board", "serial:\(board.path)"] + extraArguments)
             child = process
             inProcess = nil
-            // The board link writes the safe state as soon as it opens: answer while waiting.
-            let deadline = Monotonic.now() + 20_000_000_000
-            var found: UInt16?
-            while found == nil {
-                try settings.interruption.check()
-                if let line = process.stdout.split(separator: "\n").first(where: { $0.hasPrefix("receiving on udp port ") }) {
-                    found = UInt16(line.dropFirst("receiving on udp port ".count))
-                    if found == nil { throw .setup("receiver printed a bad port line: \(line)") }
-                    break
-                }
-                if process.hasExited || Monotonic.now() > deadline {
-                    throw .setup("receiver did not start: \(process.stderr.split(separator: "\n").suffix(3).joined(separator: " | "))")
-                }
-                if board.waitReadable(until: Monotonic.now() + 2_000_000) { _ = try board.service() }
-            }
-            port = found!
+            port = try RunningReceiver.awaitPort(process, board: &board, settings: settings)
         }
         try board.settle(quiet: 100_000_000, until: Monotonic.now() + 3_000_000_000)
     }
+
+    /// A peer receiver (benchmarks/peers/): `executable arguments…`, which prints the same
+    /// `receiving on udp port N` line as ours and drives the board on `board`'s pty.
+    init(peer executable: String, arguments: [String], label: String, board: inout BoardSide,
+         settings: LatencySettings) throws(BenchError) {
+        self.settings = settings
+        let process = try Child.bench(executable: executable, arguments: arguments, label: label)
+        child = process
+        inProcess = nil
+        port = try RunningReceiver.awaitPort(process, board: &board, settings: settings)
+        try board.settle(quiet: 100_000_000, until: Monotonic.now() + 3_000_000_000)
+    }
+
+    /// Waits for the child's `receiving on udp port N` line, answering the board meanwhile (the
+    /// board link writes the safe state as soon as it opens).
+    private static func awaitPort(_ process: Child, board: inout BoardSide, settings: LatencySettings) throws(BenchError) -> UInt16 {
+        let deadline = Monotonic.now() + 20_000_000_000
+        while true {
+            try settings.interruption.check()
+            if let line = process.stdout.split(separator: "\n").first(where: { $0.hasPrefix("receiving on udp port ") }) {
+                guard let found = UInt16(line.dropFirst("receiving on udp port ".count)) else {
+                    throw .setup("\(process.label) printed a bad port line: \(line)")
+                }
+                return found
+            }
+            if process.hasExited || Monotonic.now() > deadline {
+                throw .setup("\(process.label) did not start: \(process.stderr.split(separator: "\n").suffix(3).joined(separator: " | "))")
+            }
+            if board.waitReadable(until: Monotonic.now() + 2_000_000) { _ = try board.service() }
+        }
+    }
+
+    /// The child's pid (nil in process): for its CPU time.
+    var pid: pid_t? { child?.pid }
 
     /// The in-process receiver's latest hand-off to the board link; nil for a child.
     var lastHandOff: Int64? { inProcess?.lastHandOff }
@@ -230,7 +249,7 @@ final class RunningReceiver {
         }
         if !exited { child.stop(grace: .seconds(1)) }
         if let status = child.exitStatus, status != 0 {
-            throw .measurement("receiver exited with status \(status): \(child.stderr.split(separator: "\n").suffix(3).joined(separator: " | "))")
+            throw .measurement("\(child.label) exited with status \(status): \(child.stderr.split(separator: "\n").suffix(3).joined(separator: " | "))")
         }
         return child.stdout.split(separator: "\n").last { $0.hasPrefix("summary ") }.map(String.init)
     }
@@ -280,6 +299,18 @@ final class RunningController {
         }
     }
 
+    /// A peer controller (benchmarks/peers/): `executable arguments…`, reading lines on stdin.
+    init(peer executable: String, arguments: [String], label: String) throws(BenchError) {
+        let process = try Child.bench(executable: executable, arguments: arguments, label: label, withStdin: true)
+        guard let stdin = process.stdin else { throw .setup("\(label): no stdin pipe") }
+        child = process
+        input = stdin
+        thread = nil
+    }
+
+    /// The child's pid (nil in process): for its CPU time.
+    var pid: pid_t? { child?.pid }
+
     func write(_ line: String) throws(BenchError) {
         do {
             try input.writeAll(Array(line.utf8))
@@ -297,7 +328,7 @@ final class RunningController {
         if let child {
             if !child.wait(timeout: .seconds(5)) { child.stop(grace: .seconds(1)) }
             if let status = child.exitStatus, status != 0 {
-                throw .measurement("controller exited with status \(status): \(child.stderr)")
+                throw .measurement("\(child.label) exited with status \(status): \(child.stderr)")
             }
         }
     }
