@@ -155,7 +155,9 @@ import Testing
         var counters: [UInt64] = []
         let packet = StatePacket.encode(ControllerState(angle: 0.1, buttons: .forward))
         for i in 0..<500 {
-            let sealed = try #require(rig.session.seal(i % 5 == 0 ? [0x41, 0x52] + [UInt8](repeating: 1, count: 30) : packet))
+            let datagram = i % 5 == 0 ? [0x41, 0x52] + [UInt8](repeating: 1, count: 30) : packet
+            let sealing = rig.session.seal(datagram)
+            let sealed = try #require(sealing)
             counters.append(try #require(SealedEnvelope.peek(sealed)).counter)
         }
         #expect(Set(counters).count == counters.count)
