@@ -22,7 +22,7 @@
 //   Receiver → BoardLink ControlPlane
 //   Controller → ControlPlane
 //   PhoneLink → ControlPlane Controller
-//   WebServer → ControlPlane Controller PhoneLink
+//   WebServer → ControlPlane Controller Game PhoneLink
 //   Bench → BoardSimulator ControlPlane Controller Receiver
 //   Diagnosis → BoardLink
 //   FuzzHarnesses → ControlPlane Controller Receiver
@@ -148,7 +148,7 @@ let package = Package(
         .target(name: "PhoneLink", dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "RemoteWire", "SystemIO",
                                                   logging]),
         .target(name: "WebServer",
-                dependencies: ["ConfigFile", "Console", "ControlPlane", "Controller", "Discovery", "PhoneLink", "SystemIO", "TerminalQR", logging, tomlKit,
+                dependencies: ["ConfigFile", "Console", "ControlPlane", "Controller", "Discovery", "Game", "PhoneLink", "SystemIO", "TerminalQR", logging, tomlKit,
                                hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioHTTP1, nioWebSocket, nioSSL,
                                crypto, swiftASN1, x509],
                 resources: [.embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/style.css"),
@@ -209,7 +209,7 @@ let package = Package(
                     dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "MIDIControl", "RemoteWire", "SerialTTY",
                                    "SystemIO", "TestSupport", logging, propertyBased]),
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
-        .testTarget(name: "WebServerTests", dependencies: ["WebServer", hummingbird]),
+        .testTarget(name: "WebServerTests", dependencies: ["RemoteWire", "SystemIO", "WebServer", hummingbird, logging]),
         .testTarget(name: "PhoneLinkTests", dependencies: ["Controller", "PhoneLink", "RemoteWire", "SystemIO", logging]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
@@ -220,7 +220,7 @@ let package = Package(
         .testTarget(name: "ConfigFileTests", dependencies: ["ConfigFile", tomlKit]),
         .testTarget(name: "StopAllTests", dependencies: ["ControlPlane", "StopAll", "SystemIO"]),
         .testTarget(name: "AnalogRemoteKitTests",
-                    dependencies: ["AnalogRemoteKit", "RemoteWire", "TestSupport"]),
+                    dependencies: ["AnalogRemoteKit", "Discovery", "RemoteWire", "SystemIO", "TestSupport", logging]),
         .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),
     ]
 )

@@ -29,7 +29,7 @@ case "$what" in
       bash scripts/two-host-test.sh
     fi
     bash scripts/web-browser-test.sh
-    bash scripts/teacher-dashboard-test.sh   # the teacher's /teacher dashboard in headless Chromium, ~20 s
+    bash scripts/teacher-dashboard-test.sh   # the teacher's /teacher dashboard (roster, game) in headless Chromium, ~25 s
     bash scripts/doctor-test.sh        # doctor's checks, in network namespaces of its own
     bash scripts/package-test.sh --systemd   # the .deb in a clean Debian root (debootstrap), then the
                                              # service under a real systemd in that root (systemd-test.sh)

@@ -29,6 +29,11 @@
 #               other controller, no new hello) and the board shows its state again
 #   stop-all    the teacher's stop-all of A reaches each of A's robots once ("reached N of N"),
 #               leaves B's robots alone; then B's
+#   dashboard   the teacher's host also runs `web --session A --teacher-key-file` with a logged-in
+#               dashboard (scripts/classroom_dashboard.py: the dashboard's WebSocket, no browser)
+#               from the warm-up on: every robot of session A has a row that shows it DRIVING with
+#               its own driver, and the web server uses under 5 % of a core over the steady window
+#               (CPU time from /proc, like the avahi figure)
 #   mdns        mDNS packets on the bridge (tcpdump): the peak per second while discovering (from
 #               the drivers' start until every robot drove) and while driving steadily (from
 #               SETTLE_S later, and no sooner than ANNOUNCE_S after the last robot was announced,
@@ -210,10 +215,14 @@ REST="map $(printf '0%.0s' $(seq 1 72))"
 declare -a PATTERN=()
 for i in $(seq 1 "$N"); do PATTERN[i]=$(pattern_of "$i"); done
 
+# The teacher key of the class (every receiver obeys it; the dashboard and stop-all sign with it).
+# A keygen key is used as it is: no passphrase stretching (scrypt) in each of the processes.
+"$BIN" keygen --output "$STATE/teacher.key" >/dev/null
+
 # Receivers (all at once; each waits for nothing), then wait until every one is announced.
 for i in $(seq 1 "$N"); do
     spawn "r$i" "$STATE/r$i.log" -- "$BIN" receive --session "${R_SESSION[$i]}" --name "${R_NAME[$i]}" --port 0 \
-        --map "$STATE/ids.toml" --board sim --trace-board
+        --map "$STATE/ids.toml" --board sim --trace-board --teacher-key-file "$STATE/teacher.key"
 done
 if command -v tcpdump >/dev/null; then
     # On the bridge itself: every mDNS packet any host sends enters it once.
@@ -240,7 +249,26 @@ check names "$([ -z "$bad_names" ] && echo 0 || echo 1)" \
     "${bad_names:-all $N announced under their own names; robot1…robot$((ROBOTS_A < ROBOTS_B ? ROBOTS_A : ROBOTS_B)) exist in both sessions}"
 
 t_announced=$(now_ms)
-[ "$WARMUP_S" -gt 0 ] && sleep "$WARMUP_S"
+
+# The teacher's dashboard on session A: the web server, then a logged-in dashboard client, both
+# on the teacher's host (the client on its loopback). Started in the warm-up, so it adds no wait.
+spawn teacher "$STATE/web.log" -- env XDG_STATE_HOME="$STATE/teacher/state" "$BIN" web --quiet --session "$SESSION_A" \
+    --host 127.0.0.1 --port 0 --teacher-key-file "$STATE/teacher.key" --no-qr
+WEB_PID=$SPAWNED
+deadline=$(( $(now_ms) + 20000 ))
+until grep -q 'serving https on tcp port' "$STATE/web.log" 2>/dev/null; do
+    [ "$(now_ms)" -lt "$deadline" ] && pid_is "$WEB_PID" "$BIN_COMM|env|nsenter|bash" || { cat "$STATE/web.log" >&2; echo "the web server did not start" >&2; exit 1; }
+    sleep 0.05
+done
+WEB_PORT=$(grep -o 'serving https on tcp port [0-9]*' "$STATE/web.log" | awk '{ print $NF }')
+nsenter -t "$(cat "$STATE/teacher/holder.pid")" -n -- python3 "$ROOT/scripts/classroom_dashboard.py" "$WEB_PORT" \
+    "$STATE/teacher.key" "$STATE/dashboard.json" >"$STATE/dashboard.log" 2>&1 &
+DASH_PID=$!
+PIDS+=("$DASH_PID:python3|nsenter")
+
+# The warm-up counts from the announcements: the server's start-up above is part of it.
+warm_ms=$(( t_announced + WARMUP_S * 1000 - $(now_ms) ))
+[ "$warm_ms" -gt 0 ] && sleep "$(awk -v ms="$warm_ms" 'BEGIN { printf "%.3f", ms / 1000 }')"
 
 # CPU seconds (user + system) of a set of pids, from /proc/PID/stat (fields 14, 15; clock ticks).
 TICKS=$(getconf CLK_TCK)
@@ -316,13 +344,38 @@ echo "  while discovering ($(( t_all - t0_ms )) ms): the $(echo $AVAHIS | wc -w)
 steady_from=$(( t_all / 1000 + SETTLE_S ))
 announced_until=$(( (t_announced + ANNOUNCE_S * 1000 + 999) / 1000 ))
 [ "$announced_until" -gt "$steady_from" ] && steady_from=$announced_until
+sleep "$(awk -v ms=$(( steady_from * 1000 - $(now_ms) )) 'BEGIN { printf "%.3f", (ms > 0 ? ms : 0) / 1000 }')"
+web_cpu0=$(cpu_of "$WEB_PID"); t_web0=$(now_ms)
 sleep "$(awk -v ms=$(( (steady_from + HOLD_S) * 1000 - $(now_ms) )) 'BEGIN { printf "%.3f", (ms > 0 ? ms : 0) / 1000 }')"
 t_steady_end=$(now_ms)
+web_cpu=$(( $(cpu_of "$WEB_PID") - web_cpu0 ))
+
+# The dashboard: its client writes what it saw when it ends.
+kill -TERM "$DASH_PID" 2>/dev/null || true
+for _ in $(seq 1 50); do [ -s "$STATE/dashboard.json" ] && break; sleep 0.1; done
+dash=$(python3 - "$STATE/dashboard.json" "$ROBOTS_A" <<'PY' 2>&1 || true
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    print(f"1 the dashboard client wrote nothing ({e})"); sys.exit()
+bad = [f"robot{i}: {d['rows'].get(f'robot{i}', {}).get('state', 'no row')}/{d['rows'].get(f'robot{i}', {}).get('driver', '')}"
+       for i in range(1, int(sys.argv[2]) + 1)
+       if d["rows"].get(f"robot{i}", {}).get("driver") != f"driver{i}" or not d["driving"].get(f"robot{i}")]
+print(("1 " + ", ".join(bad)) if bad else f"0 all {sys.argv[2]} robots of the session have a row, DRIVING with their own driver; {d['pushes']} pushes")
+PY
+)
+check dashboard "${dash%% *}" "${dash#* }"
+[ "${dash%% *}" = 0 ] || { tail -5 "$STATE/dashboard.log" "$STATE/web.log" >&2; }
+web_ms=$(( web_cpu * 1000 / TICKS )); window_ms=$(( t_steady_end - t_web0 ))
+web_pct=$(awk -v c="$web_ms" -v w="$window_ms" 'BEGIN { printf "%.2f", (w > 0 ? 100 * c / w : 0) }')
+check "dashboard cpu" "$(awk -v p="$web_pct" 'BEGIN { print (p < 5 ? 0 : 1) }')" \
+    "the web server with the dashboard open used $web_pct % of a core over the steady ${window_ms} ms ($web_ms ms of CPU; goal < 5 %)"
 
 # Stop-all of session A from the teacher, then B. Counted by identity: N of N, each robot once.
 stopall() { # SESSION EXPECTED OUT
     env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN nsenter -t "$(cat "$STATE/teacher/holder.pid")" -m -n -- \
-        timeout 20 "$BIN" stop-all --quiet --session "$1" --timeout 2 > "$3" 2>&1 || true
+        timeout 20 "$BIN" stop-all --quiet --session "$1" --timeout 2 --teacher-key-file "$STATE/teacher.key" > "$3" 2>&1 || true
     local reached lines dupes
     reached=$(grep -o 'reached [0-9]* of [0-9]* receivers*' "$3" || true)
     lines=$(grep -c '^stopped ' "$3" || true)

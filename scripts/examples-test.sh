@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # CI: the three AnalogRemoteKit examples (Examples/*) built as a user's packages would be — each
 # depends on this package by path — and run against each other and a real receiver, on loopback
-# only (address-based: no mDNS responder needed).
+# (address-based: no mDNS responder needed); then, as root, once more between two network
+# namespaces with an avahi-daemon each (scripts/netns/lib.sh), where the peer logger finds a
+# receiver and another program's session by DNS-SD and connects to them by peer id. Without
+# root or namespaces that last part prints one SKIPPED line and the rest still counts.
 #
 #   scripts/examples-test.sh        (after `swift build`; run by ./run.sh test; ~1 min warm)
 #
@@ -9,7 +12,9 @@
 # dependencies are compiled once and the second and third builds only add their own main.swift.
 # Checks: the peer logger lists a receiver the test started; the two-player game plays a round
 # between two processes (both print the same verdict); the custom robot's simulated drive moves
-# when `analog-remote control` drives it, and rests when the controller stops.
+# when `analog-remote control` drives it, and rests when the controller stops; the logger says
+# once whether it finds peers by DNS-SD (here, with no responder in the machine's namespace, it
+# does not) and connects by address either way.
 # Last line: `examples: N passed, M failed`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -66,8 +71,9 @@ pids+=($!); receiver=$!
 wait_for "$work/receiver.out" '^receiving on udp port [0-9]+' 20
 port=$(sed -n 's/^receiving on udp port \([0-9]*\)$/\1/p' "$work/receiver.out" | head -1)
 timeout 20 "$exe/peer-logger" --session AnalogRemote --name ci-logger --connect "127.0.0.1:$port" --seconds 2 >"$work/logger.out" 2>&1
-grep -q '^connected example-robot (' "$work/logger.out"
-check "peer-logger lists the receiver example-robot" $? "$work/logger.out"
+grep -q '^connected example-robot (' "$work/logger.out" \
+  && [[ $(grep -cE '^(not )?finding peers by DNS-SD' "$work/logger.out") == 1 ]]
+check "peer-logger lists the receiver example-robot (by address; whether DNS-SD works, said once)" $? "$work/logger.out"
 
 # ---- the game plays a round between two processes -----------------------------------------------
 timeout 30 "$exe/two-player-game" --host --name Ada --move rock >"$work/host.out" 2>&1 &
@@ -94,6 +100,44 @@ grep -q '^command: left 64 right 64' "$work/robot.out" && grep -qE '^x \+0\.[1-9
   && [[ $(grep '^command:' "$work/robot.out" | tail -1) == "command: safe state" || $(grep '^command:' "$work/robot.out" | tail -1) == "command: left 0 right 0 lights [0, 0]" ]]
 check "custom-robot: driven forward by control, then at rest" $? "$work/robot.out"
 wait "$robot" 2>/dev/null
+
+# ---- by DNS-SD, between two hosts (network namespaces, an avahi-daemon each) -------------------
+# Host A runs a receiver and a peer logger (a program's session); the logger on host B finds both
+# by DNS-SD alone and connects to each by its peer id. Never touches the machine's own namespace.
+# Sourced here, not inside the function: its `declare`d arrays (the pids and namespaces it
+# cleans up) would be local to the function and gone by the time the EXIT trap runs.
+# shellcheck source=netns/lib.sh
+source "$root/scripts/netns/lib.sh"
+netns_part() {
+  local why
+  why=$( (netns_require) 2>&1 | grep '^SKIPPED' )
+  if [[ -n $why ]]; then echo "$why (examples by DNS-SD)"; return 0; fi
+  NETNS_EXTRA_CLEANUP=cleanup
+  netns_setup
+  local session="examples-$RUN_ID"
+  host_spawn A "$work/dns-receiver.out" "$bin" receive --session "$session" --name dns-robot --port 0 --board sim
+  wait_for "$work/dns-receiver.out" '^notice: announced as ' 20
+  host_spawn A "$work/dns-ada.out" timeout 30 "$exe/peer-logger" --session "$session" --name Ada --seconds 25
+  wait_for "$work/dns-ada.out" '^finding peers by DNS-SD' 20
+  host_spawn B "$work/dns-bob.out" timeout 30 "$exe/peer-logger" --session "$session" --name Bob --connect-found --seconds 25
+  local bob=$SPAWNED
+  wait_for "$work/dns-bob.out" '^connected dns-robot \(' 20 && wait_for "$work/dns-bob.out" '^connected Ada \(' 20 \
+    && grep -q '^available dns-robot (' "$work/dns-bob.out" && grep -q '^available Ada (' "$work/dns-bob.out" \
+    && grep -q '^finding peers by DNS-SD' "$work/dns-bob.out" && wait_for "$work/dns-ada.out" '^connected Bob \(' 5
+  check "peer-logger finds a receiver and another session by DNS-SD on another host, connects by peer id" $? "$work/dns-bob.out"
+  # The receiver found is the receiver connected: TXT peer= is the id its accept carries.
+  local found connected
+  found=$(sed -n 's/^available dns-robot (\(.*\))$/\1/p' "$work/dns-bob.out" | head -1)
+  connected=$(sed -n 's/^connected dns-robot (\(.*\))$/\1/p' "$work/dns-bob.out" | head -1)
+  [[ -n $found && $found == "$connected" ]]
+  check "the receiver's announced peer id ($found) is the one it connects under (${connected:-none})" $? "$work/dns-bob.out"
+  # Bob leaves the network: Ada, who found him, sees him unavailable (his announcement withdrawn).
+  wait_for "$work/dns-ada.out" '^available Bob \(' 20
+  host_stop "$bob"
+  wait_for "$work/dns-ada.out" '^unavailable Bob \(' 15
+  check "a session that leaves is unavailable to the others" $? "$work/dns-ada.out"
+}
+netns_part
 
 echo "examples: $passed passed, $failed failed"
 [[ $failed == 0 ]]

@@ -68,7 +68,7 @@ install -d "$root/$zsh_dir" "$udev_dir" "$destdir/etc/analog-remote"
 "$binary" --generate-completion-script zsh > "$root/$zsh_dir/_analog-remote"
 "$binary" --generate-completion-script fish > "$root/share/fish/vendor_completions.d/analog-remote.fish"
 
-install -m 0644 packaging/receive.toml packaging/control.toml examples/stock-map.toml examples/motors-map.toml "$root/share/doc/analog-remote/examples/"
+install -m 0644 packaging/receive.toml packaging/control.toml config-examples/stock-map.toml config-examples/motors-map.toml "$root/share/doc/analog-remote/examples/"
 sed "s|/usr/bin/analog-remote|$prefix/bin/analog-remote|" packaging/analog-remote.service > "$root/lib/systemd/system/analog-remote.service"
 chmod 0644 "$root/lib/systemd/system/analog-remote.service"
 install -m 0644 packaging/70-analog-remote.rules "$udev_dir/70-analog-remote.rules"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The teacher's dashboard (`analog-remote web --teacher-key-file`, /teacher) end to end in a real
 # headless Chromium, on loopback: 5 receivers (4 on simulated boards with a teacher key, 1 without),
-# 3 drivers, login, live rows, Stop/Release/Identify/Kick, a silent driver. Called by `run.sh test`.
+# 3 drivers, login, live rows, Stop/Release/Identify/Kick, a silent driver, the roster on the phone
+# page, a round of the button game. Called by `run.sh test`.
 #   scripts/teacher-dashboard-test.sh [--screenshot docs/teacher-dashboard.png]
 # Needs the debug build (swift build) and Debian's chromium (scripts/setup.sh installs it).
 # Last line: `teacher-dashboard: N passed, M failed`, or `teacher-dashboard: SKIPPED: why`.

@@ -11,8 +11,11 @@ through the form sets an HttpOnly/Secure/SameSite=Strict cookie; every robot has
 robot only (motors 0 within 300 ms by the write's arrival, the others keep their motor bytes);
 Release; Identify blinks LEDs and buzzer on that board and writes no motor byte; Kick frees
 the robot and its driver prints why; a driver stopped with SIGSTOP turns its row FAILSAFE within
-1 s; the rows stack on a 360-px phone; the lesson's log downloads as CSV and is on disk as JSON
-Lines; wrong keys are rate limited.
+1 s; with the roster the phone page lists only the typed student's robot and the server refuses
+a join to another (over the WebSocket, not only in the page); a round of the button game started
+from the dashboard, a driver pressing A, the score moving on the dashboard, the round ended and
+its result in the log; the rows stack on a 360-px phone; the lesson's log downloads as CSV and is
+on disk as JSON Lines; wrong keys are rate limited.
 
 Usage: teacher_dashboard_test.py BINARY [--screenshot PATH]. Last line:
 `teacher-dashboard: N passed, M failed`. Every process it starts is stopped on every way out.
@@ -106,6 +109,74 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+def game_round(page, tmp):
+    """The button game from the dashboard: Start, a driver presses A five times, the score on the
+    dashboard moves while the round is on, End."""
+    page.evaluate("document.getElementById('game-start').click()")
+    page.wait_for("document.getElementById('game').dataset.playing === 'true'"
+                  " && /:\\d+ \\(control/.test(document.getElementById('game-info').textContent)", timeout=5, what="the round on")
+    info = page.evaluate("document.getElementById('game-info').textContent")
+    game_port = int(re.search(r":(\d+) \(control", info).group(1))
+    # Rest, then A pressed and released five times, 300 ms apart; then rest (held well past the end).
+    with open(f"{tmp}/presses.script", "w") as f:
+        f.write("0 0 0\n" + "".join(f"{300 + 300 * i} 0 4\n{450 + 300 * i} 0 0\n" for i in range(5)) + "600000 0 0\n")
+    eve = Proc([BINARY, "control", "--quiet", "--peer", f"127.0.0.1:{game_port}", "--name", "Eve", "--input", f"script:{tmp}/presses.script"],
+               name="player Eve")
+    points = "(document.querySelector('#scores li[data-player=\"Eve\"]') || {dataset: {}}).dataset.points"
+    seen = []
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        p = page.evaluate(points)
+        if p is not None and (not seen or seen[-1] != p):
+            seen.append(p)
+        if p == "5":
+            break
+        time.sleep(0.05)
+    check(f"Start a round from the dashboard; a driver presses A five times and the score moves live ({' → '.join(seen)})",
+          seen and seen[-1] == "5" and len(seen) >= 3 and [int(x) for x in seen] == sorted(int(x) for x in seen), (info, seen))
+    page.evaluate("document.getElementById('game-end').click()")
+    page.wait_for("document.getElementById('game').dataset.playing === 'false'", timeout=5, what="the round over")
+    final = page.evaluate("[...document.querySelectorAll('#scores li')].map(l => l.textContent)")
+    check("End the round: the dashboard shows the final standings", final == ["1. Eve5"], final)
+    eve.stop()
+
+
+def phone_roster(chrome, devtools_port, base, port):
+    """With --roster the phone page lists only the student's own robot, and the server refuses a
+    join to another robot (whatever a page sends), with the reason."""
+    target = chrome.call("Target.createTarget", url=f"{base}/", newWindow=True)["targetId"]
+    phone = DevTools(f"ws://127.0.0.1:{devtools_port}/devtools/page/{target}")
+    phone.call("Runtime.enable")
+    listed = "[...document.querySelectorAll('#robots button.robot')].map(b => b.firstChild.textContent)"
+    hint = "(document.querySelector('#robots .hint') || {textContent: ''}).textContent"
+    phone.wait_for(f"{hint}.includes('type your name')", timeout=5, what="the phone page's roster hint")
+    before = phone.evaluate(listed)
+    phone.evaluate("document.getElementById('name').focus()")
+    phone.call("Input.insertText", text="Dee")
+    phone.wait_for(f"JSON.stringify({listed}) === JSON.stringify(['robot 4'])", timeout=5, what="Dee's robot alone")
+    check("with a roster the phone page lists no robot before a name, then only the student's own (Dee: robot 4 of 5)",
+          before == [] and phone.evaluate(listed) == ["robot 4"], (before, phone.evaluate(listed), phone.evaluate(hint)))
+    chrome.call("Target.closeTarget", targetId=target)
+    # A page that sends a join to another robot by hand: refused by the server, with the reason.
+    ws = WebSocket(f"wss://127.0.0.1:{port}/ws", origin=base)
+    try:
+        answers = []
+        for name, robot in (("Dee", "p1"), ("Zed", "p4")):
+            ws.send_json({"t": "join", "robot": robot, "name": name})
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                m = json.loads(ws.recv(timeout=5))
+                if m["t"] in ("error", "joined"):
+                    answers.append(m)
+                    break
+        check("the server refuses a join to another student's robot, and one by a name not on the roster, saying why",
+              [a.get("text") for a in answers] == ['the roster gives Dee "robot 4", not "robot 1": drive your own robot',
+                                                    '"Zed" is not on this class\'s roster: check how you spelled your name, or ask the teacher'],
+              answers)
+    finally:
+        ws.close()
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="ar-teacher-test-")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -196,6 +267,7 @@ def main():
         check("a receiver without a teacher key refuses to be watched, and its row says so", note["state"] == "offline", note)
         summary = page.evaluate("document.getElementById('summary').textContent")
         check("with a roster the dashboard says who is missing (Dee, whose robot 4 nobody drives)", summary.endswith("missing: Dee"), summary)
+        phone_roster(chrome, devtools_port, base, port)
         n0 = page.evaluate("window.dashboardUpdates || 0")
         time.sleep(2)
         n1 = page.evaluate("window.dashboardUpdates || 0")
@@ -292,6 +364,8 @@ def main():
         finally:
             os.kill(drivers["Cy"].p.pid, signal.SIGCONT)
 
+        game_round(page, tmp)
+
         # A 360-px phone: rows stack, nothing scrolls sideways.
         page.call("Emulation.setDeviceMetricsOverride", width=360, height=780, deviceScaleFactor=2, mobile=True)
         time.sleep(0.3)
@@ -306,6 +380,9 @@ def main():
         check("the lesson's log: CSV from the dashboard, JSON Lines under --log-dir, with the stop, identify and kick",
               s == 200 and csv.startswith("time,robot,event,detail") and "teacher-kick" in csv
               and {"teacher-stop", "teacher-identify", "teacher-kick", "stop-all"} <= events, (s, csv[:200], sorted(events)))
+        results = [json.loads(l)["detail"] for l in lines if json.loads(l)["event"] == "game-result"]
+        check("the round's result is in the lesson's log (a game-result event: Eve 5 points)",
+              results == ["round 1, 1 player: 1. Eve 5"] and "game-result" in csv, results)
 
         codes = [http(f"{base}/teacher/login", data="key=guess")[0] for _ in range(14)]
         check("wrong keys are rate limited (429 after a burst)", 429 in codes and codes[0] == 401, codes)

@@ -26,9 +26,10 @@ class Refused(ConnectionError):
 
 
 class WebSocket:
-    def __init__(self, url, timeout=10.0, origin=None, source=None):
+    def __init__(self, url, timeout=10.0, origin=None, source=None, cookie=None):
         """`origin`: the Origin header to send (a browser always sends one; None sends none).
-        `source`: the local address to connect from (e.g. "127.0.0.5": another client address)."""
+        `source`: the local address to connect from (e.g. "127.0.0.5": another client address).
+        `cookie`: a Cookie header to send (the dashboard's session)."""
         u = urllib.parse.urlsplit(url)
         secure = u.scheme in ("wss", "https")
         port = u.port or (443 if secure else 80)
@@ -45,7 +46,7 @@ class WebSocket:
         path = (u.path or "/") + (("?" + u.query) if u.query else "")
         req = (f"GET {path} HTTP/1.1\r\nHost: {u.hostname}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-               + (f"Origin: {origin}\r\n" if origin else "") + "\r\n")
+               + (f"Origin: {origin}\r\n" if origin else "") + (f"Cookie: {cookie}\r\n" if cookie else "") + "\r\n")
         self.sock.sendall(req.encode())
         head = b""
         while b"\r\n\r\n" not in head:

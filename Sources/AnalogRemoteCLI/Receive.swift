@@ -72,7 +72,7 @@ struct Receive: ParsableCommand {
                                valueName: "seconds"))
     var reclaimS: Int = ReceiverConfiguration.defaultReclaimSeconds
 
-    @Option(help: ArgumentHelp("Mapping file (.toml or .json) from states to memory-map values; default: the profile's own mapping (examples/stock-map.toml, examples/motors-map.toml document both).",
+    @Option(help: ArgumentHelp("Mapping file (.toml or .json) from states to memory-map values; default: the profile's own mapping (config-examples/stock-map.toml, config-examples/motors-map.toml document both).",
                                valueName: "file"))
     var map: String?
 

@@ -85,7 +85,7 @@ struct Web: ParsableCommand {
                                valueName: "file"))
     var teacherKeyFile: String?
 
-    @Option(help: ArgumentHelp("Which student drives which robot (TOML [roster] table or CSV student,robot): the dashboard shows who is missing; needs --teacher-key-file.",
+    @Option(help: ArgumentHelp("Which student drives which robot (TOML [roster] table or CSV student,robot): a phone lists and drives only its student's robot; the dashboard shows who is missing.",
                                valueName: "file"))
     var roster: String?
 
@@ -123,7 +123,6 @@ struct Web: ParsableCommand {
         for o in allowOrigin where OriginPolicy.Origin(o) == nil {
             throw ValidationError("--allow-origin \(o): expected SCHEME://HOST[:PORT] with scheme http or https and no path, e.g. https://robots.school.example.")
         }
-        if roster != nil, teacherKeyFile == nil { throw ValidationError("--roster needs --teacher-key-file (the roster is shown on the teacher's dashboard).") }
         if logDir != nil, teacherKeyFile == nil { throw ValidationError("--log-dir needs --teacher-key-file (the log is the teacher's dashboard's).") }
     }
 

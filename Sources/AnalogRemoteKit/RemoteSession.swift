@@ -1,6 +1,7 @@
 import ControlPlane
 import Discovery
 import Foundation
+import Logging
 import SystemIO
 
 /// A peer-to-peer session, as GameKit's `GKSession` was one: join a session ID under a display
@@ -14,11 +15,16 @@ import SystemIO
 /// for await message in session.messages { print(message.peer.displayName, message.data) }
 /// ```
 ///
-/// Peers find each other by address: each session listens on a UDP port (``port``), and either
-/// side may ``connect(to:timeout:)`` to the other; a peer of another session ID is refused. A
-/// receiver (`analog-remote receive`) of the same session is a peer too: it accepts the
-/// connection and shows up under its name. Every peer's changes of state arrive in
-/// ``peerChanges``, every message in ``messages``; nothing calls back into your code.
+/// Peers find each other by DNS-SD or by address. Each session listens on a UDP port (``port``)
+/// and announces itself on the LAN under its session ID (Avahi on Linux); the peers it finds are
+/// reported ``PeerState/available`` — other programs' sessions and `analog-remote receive`
+/// receivers of the same session ID — and ``PeerState/unavailable`` when they leave. Connect to
+/// one with ``connect(to:timeout:)-(RemoteSession.Peer,_)``, or to any address with
+/// ``connect(to:timeout:)-(String,_)``; either side may connect, and a peer of another session ID
+/// is refused. Without an mDNS responder the session still works by address, and
+/// ``discoveryState`` says why nothing is found. A receiver accepts the connection and shows up
+/// under its name. Every peer's changes of state arrive in ``peerChanges``, every message in
+/// ``messages``; nothing calls back into your code.
 ///
 /// The wire format is Protocol.md §7 (hello, accept, deny, bye, ping, `data` and `datagram` on
 /// channel 2, §7.13).
@@ -59,6 +65,19 @@ public final class RemoteSession: Sendable {
         case unreliable
     }
 
+    /// Whether peers are found by DNS-SD.
+    public enum DiscoveryState: Hashable, Sendable {
+        /// Not asked for (`discovery: false`): peers meet by address only.
+        case off
+        /// This session is announced, and the session's peers are reported as they come and go.
+        case active
+        /// No mDNS responder (or it went away): nothing is found by name, connecting by address
+        /// still works. The error (code ``AnalogRemoteError/Code/discoveryUnavailable``) says
+        /// why and what to do. A responder that comes back makes it ``active`` again; one that
+        /// was missing when the session started is not looked for again (join anew).
+        case unavailable(AnalogRemoteError)
+    }
+
     public struct Message: Sendable {
         public let peer: Peer
         public let data: Data
@@ -76,18 +95,32 @@ public final class RemoteSession: Sendable {
     public let port: UInt16
     private let engine: SessionEngine
 
-    /// Joins `sessionID` and starts listening.
+    /// Joins `sessionID`, starts listening, and (with `discovery`) announces this session and
+    /// looks for its peers by DNS-SD.
     ///
     /// - Parameters:
-    ///   - sessionID: only peers with the same ID connect (1…200 bytes of UTF-8).
+    ///   - sessionID: only peers with the same ID connect (1…247 bytes of UTF-8).
     ///   - displayName: how the others see this peer (1…255 bytes of UTF-8).
     ///   - port: the UDP port; 0 picks a free one.
     ///   - disconnectTimeout: a connected peer silent this long is disconnected (it is pinged
     ///     every second).
-    public init(sessionID: String, displayName: String, port: UInt16 = 0,
-                disconnectTimeout: Duration = .seconds(5)) async throws(AnalogRemoteError) {
+    ///   - discovery: announce this session and report the peers found as `.available`. Without
+    ///     an mDNS responder this does not fail: ``discoveryState`` says so, and `logger` warns once.
+    ///   - logger: where the session says what it does (peers found, connected and gone, refused
+    ///     hellos, discovery trouble); nil logs nothing.
+    public convenience init(sessionID: String, displayName: String, port: UInt16 = 0,
+                            disconnectTimeout: Duration = .seconds(5), discovery: Bool = true,
+                            logger: Logger? = nil) async throws(AnalogRemoteError) {
+        try self.init(sessionID: sessionID, displayName: displayName, port: port, disconnectTimeout: disconnectTimeout,
+                      finder: discovery ? DNSSDPeerFinder() : nil, logger: logger)
+    }
+
+    /// `finder`: how peers are found (tests give their own); nil: by address only.
+    init(sessionID: String, displayName: String, port: UInt16 = 0, disconnectTimeout: Duration = .seconds(5),
+         finder: (any PeerFinder)?, logger: Logger? = nil) throws(AnalogRemoteError) {
+        let session: SessionID
         do {
-            _ = try SessionID(sessionID)
+            session = try SessionID(sessionID)
         } catch {
             throw AnalogRemoteError(.invalidArgument, "session \(sessionID.debugDescription): \(error)")
         }
@@ -95,17 +128,14 @@ public final class RemoteSession: Sendable {
             throw AnalogRemoteError(.invalidArgument, "display name: give 1…255 bytes of UTF-8")
         }
         let id = UInt64.random(in: 1...UInt64.max)
-        let engine: SessionEngine
-        do {
-            engine = try SessionEngine(.init(sessionID: sessionID, displayName: displayName, peerID: id, port: port,
-                                             disconnectTimeout: disconnectTimeout))
-        } catch {
-            throw error
-        }
+        let engine = try SessionEngine(.init(session: session, displayName: displayName, peerID: id, port: port,
+                                             disconnectTimeout: disconnectTimeout),
+                                       finder: finder, logger: logger ?? Logger.silent("AnalogRemoteKit.RemoteSession"))
         self.engine = engine
         self.sessionID = sessionID
         self.port = engine.port
         localPeer = Peer(id: SessionEngine.idText(id), displayName: displayName)
+        engine.startDiscovery()
         engine.start()
     }
 
@@ -114,7 +144,8 @@ public final class RemoteSession: Sendable {
         engine.post(.close)
     }
 
-    /// Every peer's state changes, in order; a new sequence starts with the connected peers.
+    /// Every peer's state changes, in order; a new sequence starts with the available peers
+    /// (`.available`), then the connected ones (`.connected`).
     /// Ends when the session is closed. Ending the iteration does not close the session.
     public var peerChanges: AsyncStream<PeerChange> { engine.changes.subscribe() }
 
@@ -123,6 +154,12 @@ public final class RemoteSession: Sendable {
 
     /// The peers connected now.
     public var connectedPeers: [Peer] { engine.connected }
+
+    /// The peers DNS-SD announces now (connected or not), by display name.
+    public var availablePeers: [Peer] { engine.available.map(\.peer) }
+
+    /// Whether peers are found by DNS-SD, and if not, why.
+    public var discoveryState: DiscoveryState { engine.discovery }
 
     /// Connects to the session at `address` (`HOST:PORT`, `[IPv6]:PORT`); returns the peer once
     /// it accepted. A peer already connected is returned at once.
@@ -136,12 +173,30 @@ public final class RemoteSession: Sendable {
         } catch {
             throw AnalogRemoteError(.networkUnavailable, "\(address): cannot resolve \(error.host): \(error.reason) (check the name, or give an IP address and port)")
         }
+        return try await connect(engine.reachable(target), naming: address, timeout: timeout)
+    }
+
+    /// Connects to a peer DNS-SD found (an ``availablePeers`` element, or one that arrived as
+    /// `.available` in ``peerChanges``), at the address it announced; returns it once it
+    /// accepted. A peer already connected is returned at once.
+    ///
+    /// - Throws: ``AnalogRemoteError`` — `.notConnected` (the peer is not available: not found
+    ///   yet, or gone), `.refused`, `.timedOut`, `.closed`.
+    public func connect(to peer: Peer, timeout: Duration = .seconds(10)) async throws(AnalogRemoteError) -> Peer {
+        if let connected = engine.connected.first(where: { $0.id == peer.id }) { return connected }
+        guard let address = engine.available.first(where: { $0.peer.id == peer.id })?.addresses.first else {
+            throw AnalogRemoteError(.notConnected, "\(peer) is not available (wait for .available in peerChanges, or connect by address)")
+        }
+        return try await connect(engine.reachable(address), naming: "\(peer) at \(address)", timeout: timeout)
+    }
+
+    private func connect(_ target: SocketAddress, naming label: String, timeout: Duration) async throws(AnalogRemoteError) -> Peer {
         let answer = OneShot<Result<Peer, AnalogRemoteError>>()
-        engine.post(.connect(engine.reachable(target), answer))
+        engine.post(.connect(target, answer))
         let result = await answer.value(within: timeout) {
-            .failure(AnalogRemoteError(.timedOut, "no answer from \(address) within \(timeout) (is a session listening there?)"))
+            .failure(AnalogRemoteError(.timedOut, "no answer from \(label) within \(timeout) (is a session listening there?)"))
         } cancelled: {
-            .failure(AnalogRemoteError(.closed, "cancelled while connecting to \(address)"))
+            .failure(AnalogRemoteError(.closed, "cancelled while connecting to \(label)"))
         }
         return try result.get()
     }

@@ -51,10 +51,12 @@ public final class RobotController: Sendable {
     ///   - rate: states per second while nothing changes (1…1000; the receiver's failsafe needs
     ///     at least 4 per failsafe period — the default is the one every receiver accepts).
     ///   - timeout: how long to wait for the receiver's answer.
+    ///   - logger: where the controller says what it does — the lines `analog-remote control`
+    ///     logs (the receiver found and followed, the sending plan, refusals); nil logs nothing.
     /// - Throws: ``AnalogRemoteError`` — `.invalidArgument`, `.networkUnavailable`,
     ///   `.discoveryUnavailable`, `.refused`, `.timedOut`. Nothing moves before this returns.
     public init(_ receiver: Receiver, displayName: String, pairingCode: String? = nil, rate: Double = 50,
-                timeout: Duration = .seconds(10)) async throws(AnalogRemoteError) {
+                timeout: Duration = .seconds(10), logger: Logger? = nil) async throws(AnalogRemoteError) {
         guard SendRate.range.contains(Int(rate.rounded())), rate.isFinite else {
             throw AnalogRemoteError(.invalidArgument, "rate \(rate): give 1…1000 states per second")
         }
@@ -102,7 +104,8 @@ public final class RobotController: Sendable {
         let finished = OneShot<Void>()
         let broadcast = Broadcast<RobotState>()
         Self.start(Loop(displayName: displayName, pairingCode: pairingCode, rate: rate, target: target,
-                        destination: destination, mailbox: mailbox),
+                        destination: destination, mailbox: mailbox,
+                        logger: logger ?? Logger.silent("AnalogRemoteKit.RobotController")),
                    connected: connected, finished: finished, states: broadcast)
         let result = await connected.value(within: timeout) {
             .failure(AnalogRemoteError(.timedOut, "no answer from \(Self.describe(receiver)) within \(timeout) (is the receiver running there, on that port?)"))
@@ -175,6 +178,7 @@ extension RobotController {
         var target: SessionTarget?
         var destination: Destination
         var mailbox: EventMailbox<ControllerCommand>
+        var logger: Logger
     }
 
     /// Runs the send loop on a thread of its own until a stop; resolves `connected` with the
@@ -186,7 +190,7 @@ extension RobotController {
                 states.finish()
                 finished.resolve(())
             }
-            let logger = Logger(label: "AnalogRemoteKit.RobotController", factory: { _ in SwiftLogNoOpLogHandler() })
+            let logger = loop.logger
             let status = StatusLine(quiet: true)
             let follower: SessionFollower?
             do {

@@ -49,10 +49,13 @@ public final class RobotReceiver: Sendable {
     ///   - advertise: announce by DNS-SD (needs an mDNS responder); off, controllers need the address.
     ///   - stopsOnSignals: SIGINT and SIGTERM stop the receiver (safe state first). Off, your program
     ///     keeps those signals and must call ``close()`` itself.
+    ///   - logger: where the receiver says what it does — the lines `analog-remote receive` logs
+    ///     (who drives, hellos refused, failsafe stops, the announcement); nil logs nothing.
     /// - Throws: ``AnalogRemoteError`` — `.invalidArgument`, `.networkUnavailable` (the port is
     ///   taken), `.discoveryUnavailable`.
     public init(name: String, session: String = "AnalogRemote", port: UInt16 = 27183, admission: Admission = .first,
-                failsafe: Duration = .milliseconds(250), advertise: Bool = true, stopsOnSignals: Bool = true) async throws(AnalogRemoteError) {
+                failsafe: Duration = .milliseconds(250), advertise: Bool = true, stopsOnSignals: Bool = true,
+                logger: Logger? = nil) async throws(AnalogRemoteError) {
         let ms = failsafe.components.seconds * 1000 + failsafe.components.attoseconds / 1_000_000_000_000_000
         guard FailsafeTimeout.receiverRange.contains(Int(ms)) else {
             throw AnalogRemoteError(.invalidArgument, "failsafe \(failsafe): give 50 ms…5 s")
@@ -79,7 +82,7 @@ public final class RobotReceiver: Sendable {
             configuration.classroom.accept = .paired
             configuration.classroom.pairingCode = code
         }
-        let logger = Logger(label: "AnalogRemoteKit.RobotReceiver", factory: { _ in SwiftLogNoOpLogHandler() })
+        let logger = logger ?? Logger.silent("AnalogRemoteKit.RobotReceiver")
         let advertising = advertise ? ReceiverAdvertising(
             options: AdvertisingOptions(session: sessionID, name: name,
                                         timing: TimingContract(failsafe: configuration.failsafe, rateHz: SendRate.standardHz)),

@@ -1,14 +1,18 @@
 import ControlPlane
+import Discovery
 import Foundation
+import Logging
 import Synchronization
 import SystemIO
 
 /// The I/O of a ``RemoteSession``: one UDP socket and one thread polling it together with a
-/// command mailbox and the next timer (retransmission, ping, silence). Everything mutable lives
-/// on that thread (``Links``); other threads post commands and read the published peer list.
+/// command mailbox and the next timer (retransmission, ping, silence, discovery expiry).
+/// Everything mutable lives on that thread (``Links``); other threads post commands (discovery
+/// events too) and read the published peer lists.
 final class SessionEngine: Sendable {
     struct Options: Sendable {
-        var sessionID: String
+        var session: SessionID
+        var sessionID: String { session.text }
         var displayName: String
         var peerID: UInt64
         var port: UInt16
@@ -19,7 +23,15 @@ final class SessionEngine: Sendable {
         case connect(SocketAddress, OneShot<Result<RemoteSession.Peer, AnalogRemoteError>>)
         case send([UInt8], to: Set<String>?, mode: RemoteSession.SendMode)
         case disconnect(String)
+        case discovered(FinderEvent)
         case close
+    }
+
+    struct Published {
+        var peers: [RemoteSession.Peer] = []
+        var available: [PeerDirectory.Sighting] = []
+        var discovery = RemoteSession.DiscoveryState.off
+        var closed = false
     }
 
     /// Application data of a ``RemoteSession`` travels on this `data`/`datagram` channel
@@ -35,10 +47,14 @@ final class SessionEngine: Sendable {
     let changes = Broadcast<RemoteSession.PeerChange>()
     let messages = Broadcast<RemoteSession.Message>()
     let finished = OneShot<Void>()
-    private let published = Mutex<(peers: [RemoteSession.Peer], closed: Bool)>(([], false))
+    private let published = Mutex(Published())
+    let finder: (any PeerFinder)?
+    let logger: Logger
 
-    init(_ options: Options) throws(AnalogRemoteError) {
+    init(_ options: Options, finder: (any PeerFinder)?, logger: Logger) throws(AnalogRemoteError) {
         self.options = options
+        self.finder = finder
+        self.logger = logger
         do {
             socket = try UDPSocket.bind(port: options.port)
             let local = try socket.localAddress()
@@ -51,7 +67,38 @@ final class SessionEngine: Sendable {
     }
 
     var connected: [RemoteSession.Peer] { published.withLock { $0.peers } }
+    var available: [PeerDirectory.Sighting] { published.withLock { $0.available } }
+    var discovery: RemoteSession.DiscoveryState { published.withLock { $0.discovery } }
     var isClosed: Bool { published.withLock { $0.closed } }
+
+    /// Announces this session and starts browsing. Without a responder the session goes on by
+    /// address: the state says why, and the log says it once.
+    func startDiscovery() {
+        guard let finder else { return }
+        let session = options.session
+        let announcement = PeerAnnouncement(session: session, displayName: options.displayName,
+                                            peerID: Self.idText(options.peerID), port: port)
+        do {
+            try finder.start(announcement) { [mailbox] in mailbox.post(.discovered($0)) }
+            setDiscovery(.active)
+            logger.debug("announcing and browsing by DNS-SD", metadata: ["session": "\(session)", "subtype": "\(session.subtype)"])
+        } catch {
+            let why: String
+            if case .noResponder = error { why = "no mDNS responder (avahi-daemon) is running" } else { why = "\(error)" }
+            setDiscovery(.unavailable(AnalogRemoteError(.discoveryUnavailable,
+                "\(why): peers are not found by name; connect by address (HOST:PORT), or start avahi-daemon and join again")))
+            logger.warning("peers are not found by DNS-SD: \(why); connect by address")
+        }
+    }
+
+    /// Sets the discovery state; true when it changed.
+    @discardableResult
+    func setDiscovery(_ state: RemoteSession.DiscoveryState) -> Bool {
+        published.withLock { p in
+            defer { p.discovery = state }
+            return p.discovery != state
+        }
+    }
 
     func post(_ command: Command) { mailbox.post(command) }
 
@@ -71,7 +118,12 @@ final class SessionEngine: Sendable {
         let thread = Thread { [self] in
             var links = Links(engine: self)
             links.run()
-            published.withLock { $0 = ([], true) }
+            finder?.stop()
+            published.withLock {
+                $0.peers = []
+                $0.available = []
+                $0.closed = true
+            }
             socket.close()
             changes.finish()
             messages.finish()
@@ -82,8 +134,14 @@ final class SessionEngine: Sendable {
         thread.start()
     }
 
-    func publish(_ peers: [RemoteSession.Peer]) {
-        published.withLock { $0.peers = peers }
-        changes.setReplay(peers.map { RemoteSession.PeerChange(peer: $0, state: .connected) })
+    /// What other threads read, and what a new ``RemoteSession/peerChanges`` starts with: the
+    /// available peers, then the connected ones.
+    func publish(connected: [RemoteSession.Peer], available: [PeerDirectory.Sighting]) {
+        published.withLock {
+            $0.peers = connected
+            $0.available = available
+        }
+        changes.setReplay(available.map { RemoteSession.PeerChange(peer: $0.peer, state: .available) }
+                          + connected.map { RemoteSession.PeerChange(peer: $0, state: .connected) })
     }
 }

@@ -1,11 +1,14 @@
 import ControlPlane
+import Discovery
 import Foundation
+import Logging
 import SystemIO
 
 /// A ``RemoteSession``'s peers as its thread keeps them: one ``ReliableChannel`` per peer
 /// address, the hello/accept/deny/bye exchange of Protocol.md §7.4 run symmetrically (either
 /// side may connect; each accepts a hello of its own session), pings once a second, and a peer
-/// silent for the disconnect timeout dropped.
+/// silent for the disconnect timeout dropped. The peers DNS-SD announces are kept here too
+/// (``PeerDirectory``), so every peer change is told from this one thread, in order.
 struct Links {
     struct Link {
         var channel = ReliableChannel(connection: .random(in: 1...UInt32.max))
@@ -23,9 +26,11 @@ struct Links {
     private var links: [SocketAddress: Link] = [:]
     private var buffer = [UInt8](repeating: 0, count: 2048)
     private var closing = false
+    private var directory: PeerDirectory
 
     init(engine: SessionEngine) {
         self.engine = engine
+        directory = PeerDirectory(session: engine.options.session, ownID: SessionEngine.idText(engine.options.peerID))
     }
 
     private var me: ControlMessage.Hello {
@@ -41,6 +46,7 @@ struct Links {
             var deadline = links.values.flatMap { [$0.channel.nextDeadline(now: now), $0.connected ? $0.nextPing : nil] }
                 .compactMap { $0 }.min()
             if let closeDeadline { deadline = min(deadline ?? closeDeadline, closeDeadline) }
+            if let expiry = directory.nextDeadline { deadline = min(deadline ?? expiry, expiry) }
             let fds: [(fd: Int32, events: Poller.Events)] = [(engine.socket.descriptor.rawValue, .readable),
                                                               (engine.mailbox.descriptor, .readable)]
             _ = try? Poller.wait(fds, until: deadline)
@@ -57,6 +63,9 @@ struct Links {
             }
             receiveAll(now: after)
             service(now: after)
+            // Changed first, told after: `tell(directory.expire(…))` would read `self` before the change.
+            let expired = directory.expire(now: after)
+            tell(expired)
         }
         failWaiters(AnalogRemoteError(.closed, "the session was closed"))
     }
@@ -86,8 +95,45 @@ struct Links {
                 say(.bye, to: address)
                 leave(address, state: .disconnected)
             }
+        case .discovered(let event):
+            discovered(event, now: now)
         case .close:
             break
+        }
+    }
+
+    private mutating func discovered(_ event: FinderEvent, now: ContinuousClock.Instant) {
+        switch event {
+        case .browsed(let role, let event):
+            switch event {
+            case .responderLost(let retry):
+                if engine.setDiscovery(.unavailable(AnalogRemoteError(.discoveryUnavailable,
+                    "the mDNS responder went away: peers are not found by name until it is back (retrying in \(retry))"))) {
+                    engine.logger.warning("the mDNS responder went away; retrying", metadata: ["retry": "\(retry)"])
+                }
+            case .responderBack:
+                if engine.setDiscovery(.active) { engine.logger.info("the mDNS responder is back") }
+            default:
+                break
+            }
+            let changes = directory.apply(role, event, now: now)
+            tell(changes)
+        case .advertised(.registered(let name)):
+            engine.logger.debug("announced", metadata: ["name": "\(name)", "port": "\(engine.port)"])
+        case .advertised(.responderLost):
+            break   // the browsers say it too
+        case .advertised(.failed(let error)):
+            engine.logger.warning("this session is not announced: \(error); others can still connect to it by address")
+        }
+    }
+
+    /// Publishes and tells the DNS-SD changes.
+    private func tell(_ changes: [RemoteSession.PeerChange]) {
+        guard !changes.isEmpty else { return }
+        publish()
+        for change in changes {
+            engine.logger.debug("peer \(change.state)", metadata: ["peer": "\(change.peer)"])
+            engine.changes.yield(change)
         }
     }
 
@@ -139,6 +185,7 @@ struct Links {
         switch message {
         case .hello(let hello):
             guard hello.session.utf8.elementsEqual(engine.options.sessionID.utf8) else {
+                engine.logger.debug("refused a hello of another session", metadata: ["address": "\(address)", "session": "\(hello.session)"])
                 say(.deny(.init(reason: .wrongSession, text: "this is session \(engine.options.sessionID.debugDescription), not \(hello.session.debugDescription)")), to: address)
                 links[address]?.leaving = true
                 return
@@ -180,6 +227,7 @@ struct Links {
         // Published before anyone is told: a caller of connect(to:) sends to the peer at once.
         if fresh {
             publish()
+            engine.logger.debug("peer connected", metadata: ["peer": "\(peer)", "address": "\(address)"])
             engine.changes.yield(.init(peer: peer, state: .connected))
         }
         for waiter in waiters { waiter.resolve(.success(peer)) }
@@ -197,6 +245,7 @@ struct Links {
         if link.connected, let peer = link.peer {
             links[address]?.connected = false
             publish()
+            engine.logger.debug("peer \(state)", metadata: ["peer": "\(peer)", "address": "\(address)"])
             engine.changes.yield(.init(peer: peer, state: state))
         }
     }
@@ -236,6 +285,7 @@ struct Links {
     }
 
     private func publish() {
-        engine.publish(links.values.filter(\.connected).compactMap(\.peer).sorted { $0.id < $1.id })
+        engine.publish(connected: links.values.filter(\.connected).compactMap(\.peer).sorted { $0.id < $1.id },
+                       available: directory.peers.compactMap { directory.sightings[$0.id] })
     }
 }

@@ -8,7 +8,7 @@ public enum BoardRefusal {
         let what = identity.profile == .stock ? "the stock firmware, no motor bytes" : identity.summary
         return "\(device): \(role) writes 0x\(ByteText.hexPair(address)) but this board's memory map has \(identity.mapSizeText) "
             + "(\(identity.addressRange): \(what)); use a mapping for the \(identity.profile?.rawValue ?? "board's") profile "
-            + "(--profile \(identity.profile?.rawValue ?? "auto"), see examples/) or flash a firmware that has 0x\(ByteText.hexPair(address))"
+            + "(--profile \(identity.profile?.rawValue ?? "auto"), see config-examples/) or flash a firmware that has 0x\(ByteText.hexPair(address))"
     }
 
     /// The probe read a map smaller than the published firmware's.

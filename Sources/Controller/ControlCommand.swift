@@ -81,19 +81,12 @@ public enum ControlCommand {
         let signals = try SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP])
         logger.debug("sending", metadata: ["peer": "\(destination.current?.description ?? "(session)")", "rate": "\(options.rate)", "input": "\(source.name)"])
 
-        var loop = SendLoop(source: source, destination: destination, schedule: .init(rate: options.rate),
-                            signals: signals, status: status)
         let session = controlSession(options, logger: logger)
-        session?.destination = destination
-        if let follower, let session {
-            follower.linkSilence = { [weak session] now in session?.silence(now: now) }
-        }
-        // The follower first: it moves the destination before the control session looks at it.
-        // The recorder and the replay guard before the session, which must stay the loop's `companion`.
         let recorder = try makeRecorder(options, input: source.name, destination: destination, session: session, logger: logger)
-        if let recorder { loop.onSent = { recorder.sent($0, at: $1) } }
         let guardian = source is ReplaySource ? session.map(ReplayGuard.init) : nil
-        loop.companions = [follower as (any SendLoopCompanion)?, recorder, guardian, session].compactMap { $0 }
+        var loop = DriverLoop.make(source: source, destination: destination, rate: options.rate, signals: signals,
+                                   status: status, session: session, follower: follower, extras: [recorder, guardian])
+        if let recorder { loop.onSent = { recorder.sent($0, at: $1) } }
         let reason: EndReason
         do {
             reason = try loop.run()

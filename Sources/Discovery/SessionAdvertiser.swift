@@ -11,8 +11,9 @@ public enum AdvertiserEvent: Equatable, Sendable {
     case failed(DiscoveryError)
 }
 
-/// Announces one receiver of a session: instance name, type `_analogremote._udp` with the
-/// session's subtype, port, and the TXT record of its ``ReceiverAnnouncement``.
+/// Announces one receiver of a session (or, with ``ServiceRole/peer``, a program's session peer):
+/// instance name, the role's service type with the session's subtype, port, and the TXT record
+/// of its ``ReceiverAnnouncement``.
 ///
 /// The instance name is the display name plus the session's mark, `robot2 [6c11ba5f]`
 /// (``InstanceName/forDisplay(_:in:)``), so the same display name in two sessions never clashes.
@@ -31,9 +32,9 @@ public final class SessionAdvertiser: Sendable {
     /// Starts announcing. Throws ``DiscoveryError/noResponder(call:)`` at once when no mDNS
     /// responder is reachable. `name` is the display name (TXT `name=` in full; the instance
     /// name keeps its first ``InstanceName/maximumDisplayByteCount`` bytes); nil uses this
-    /// machine's host name.
+    /// machine's host name. `peer` is TXT `peer=`, the id a hello from this process carries.
     public init(session: SessionID, name: String?, port: UInt16, peer: String = PeerID.random(),
-                timing: TimingContract = .standard, loop: DNSServiceLoop? = nil,
+                timing: TimingContract = .standard, role: ServiceRole = .receiver, loop: DNSServiceLoop? = nil,
                 onEvent: @escaping @Sendable (AdvertiserEvent) -> Void) throws(DiscoveryError) {
         let loop = try DNSServiceLoop.given(loop)
         let display = name ?? HostName.current() ?? "receiver"
@@ -43,7 +44,7 @@ public final class SessionAdvertiser: Sendable {
         self.requestedName = display
         self.requestedInstance = instanceName
         self.loop = loop
-        let service = AdvertiseEngine.Service(name: instanceName, type: session.registrationType, port: port,
+        let service = AdvertiseEngine.Service(name: instanceName, type: session.registrationType(role), port: port,
                                               txt: announcement.txtRecord.encoded, session: session)
         clientID = try loop.perform("DNSServiceRegister") { (core) throws(DiscoveryError) -> UInt64 in
             let engine = AdvertiseEngine(service: service, emit: onEvent)

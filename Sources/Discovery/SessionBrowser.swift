@@ -34,14 +34,15 @@ public final class SessionBrowser: Sendable {
     /// Starts browsing. Throws ``DiscoveryError/noResponder(call:)`` at once when no mDNS
     /// responder is reachable. `interest` says which instance names to resolve (every one by
     /// default); instances it refuses are still reported ``BrowserEvent/found(_:)`` and
-    /// ``BrowserEvent/lost(_:)``, never resolved.
-    public init(session: SessionID, lookups: Lookups = .open, loop: DNSServiceLoop? = nil,
+    /// ``BrowserEvent/lost(_:)``, never resolved. `role` picks the service type browsed
+    /// (receivers by default).
+    public init(session: SessionID, role: ServiceRole = .receiver, lookups: Lookups = .open, loop: DNSServiceLoop? = nil,
                 interest: @escaping @Sendable (String) -> Bool = { _ in true },
                 onEvent: @escaping @Sendable (BrowserEvent) -> Void) throws(DiscoveryError) {
         let loop = try DNSServiceLoop.given(loop)
         self.session = session
         self.loop = loop
-        let type = session.browseType
+        let type = session.browseType(role)
         clientID = try loop.perform("DNSServiceBrowse") { (core) throws(DiscoveryError) -> UInt64 in
             let engine = BrowseEngine(type: type, lookups: lookups, interest: interest, emit: onEvent)
             try engine.start(core)

@@ -10,6 +10,8 @@
 public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     /// The service type every receiver registers (RFC 6763 §7: `_` + at most 15 characters).
     public static let serviceType = "_analogremote._udp"
+    /// The service type of a program's session peer (``ServiceRole/peer``).
+    public static let peerServiceType = "_analogsession._udp"
     /// The longest ID in UTF-8 bytes: `session=` plus the ID must fit one 255-byte TXT string.
     public static let maximumByteCount = 255 - "session=".utf8.count
 
@@ -31,10 +33,16 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
 
     /// The type string for `DNSServiceRegister`: Avahi's compat layer takes one subtype as
     /// `type,subtype` (it rejects `subtype._sub.type` in register: -65549, measured on 0.8).
-    public var registrationType: String { Self.serviceType + "," + subtype }
+    public var registrationType: String { registrationType(.receiver) }
 
     /// The DNS-SD subtype browse name (RFC 6763 §7.1), the form `avahi-browse` also takes.
-    public var browseType: String { subtype + "._sub." + Self.serviceType }
+    public var browseType: String { browseType(.receiver) }
+
+    /// ``registrationType`` for a service of `role`.
+    public func registrationType(_ role: ServiceRole) -> String { role.serviceType + "," + subtype }
+
+    /// ``browseType`` for services of `role`.
+    public func browseType(_ role: ServiceRole) -> String { subtype + "._sub." + role.serviceType }
 
     /// The first 8 hex digits of ``hash``: the session's mark in instance names
     /// (``InstanceName/forDisplay(_:in:)``), e.g. `6c11ba5f`.
@@ -45,6 +53,24 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     // Byte-exact, like the subtype: Swift's String == would call NFC and NFD spellings equal.
     public static func == (a: SessionID, b: SessionID) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
     public func hash(into hasher: inout Hasher) { for b in text.utf8 { hasher.combine(b) } }
+}
+
+/// What a DNS-SD service of a session is (Protocol.md §6.1, §7.13). Each role has its own service
+/// type, so a controller browsing for receivers never sees a program's session peer (and cannot
+/// resolve one by name), while both share the session's subtype.
+public enum ServiceRole: Hashable, Sendable, CaseIterable {
+    /// `analog-remote receive` (or an embedded receiver): driven by controllers.
+    case receiver
+    /// A program's session (AnalogRemoteKit's `RemoteSession`): exchanges data, drives nothing.
+    case peer
+
+    /// `_analogremote._udp` for receivers, `_analogsession._udp` for peers.
+    public var serviceType: String {
+        switch self {
+        case .receiver: SessionID.serviceType
+        case .peer: SessionID.peerServiceType
+        }
+    }
 }
 
 public enum SessionIDError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,7 +1,7 @@
 /// The first line of a recording (Protocol.md §10.2): what made it, when and against what.
 ///
 ///     {"format":"analog-remote-recording","version":1,"kind":"drive","start":"2026-11-25T16:40:00.123Z",
-///      "start_unix_ms":1795624800123,"input":"script:examples/drive-square.script",
+///      "start_unix_ms":1795624800123,"input":"script:config-examples/drive-square.script",
 ///      "receiver":"127.0.0.1:27183","session":"","rate":50}
 public struct RecordHeader: Equatable, Sendable {
     /// The `format` member every recording starts with.

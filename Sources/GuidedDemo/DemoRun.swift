@@ -20,12 +20,12 @@ public struct DemoRun {
         self.firmware = firmware
     }
 
-    /// The square the controller plays (the same as examples/drive-square.script, which a test
+    /// The square the controller plays (the same as config-examples/drive-square.script, which a test
     /// keeps equal to this).
     public static let script = """
         # drive-square.script: drive a square with the A button as a "horn" at each corner.
         # Used by `analog-remote demo`; play it yourself with
-        #   analog-remote control --peer HOST:PORT --input script:examples/drive-square.script
+        #   analog-remote control --peer HOST:PORT --input script:config-examples/drive-square.script
         #
         # Format: T_MS ANGLE BUTTONS, one per line.
         #   T_MS     milliseconds since the start, never decreasing

@@ -9,6 +9,8 @@ import RemoteWire
 /// {"t":"s","a":0.3491,"b":5}                             the whole state: angle in radians,
 ///                                                        buttons as Protocol.md §2.2 bits
 /// {"t":"stop","why":"hidden"}                            neutral now, then end this controller
+/// {"t":"name","name":"Ann"}                              who types on this page (with a roster,
+///                                                        the server lists only Ann's robot)
 /// ```
 ///
 /// Decoding applies Protocol.md §2.3 as a sender must: a non-finite angle is refused, a finite one
@@ -18,6 +20,7 @@ public enum PageMessage: Equatable, Sendable {
     case join(robot: String, name: String, code: String?)
     case state(ControllerState)
     case stop(why: String)
+    case name(String)
 
     /// Longest text message a page may send (a join with a long name fits easily).
     public static let maximumBytes = 512
@@ -55,12 +58,7 @@ public enum PageMessage: Equatable, Sendable {
             return .state(ControllerState(angle: angle, buttons: Buttons(rawValue: UInt32(b))))
         case "join":
             guard let robot = wire.robot, !robot.isEmpty else { throw .missing("robot") }
-            let name = (wire.name ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !name.isEmpty else { throw .badName("type your name first") }
-            guard name.count <= maximumNameLength else { throw .badName("at most \(maximumNameLength) characters") }
-            guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw .badName("no control characters")
-            }
+            let name = try displayName(wire.name)
             let code = wire.code.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
             if let code, code.count > 16 || !code.allSatisfy({ $0.isASCII && $0.isNumber }) {
                 throw .badCode
@@ -68,9 +66,21 @@ public enum PageMessage: Equatable, Sendable {
             return .join(robot: robot, name: name, code: code)
         case "stop":
             return .stop(why: String((wire.why ?? "page").prefix(32)))
+        case "name":
+            return .name(try displayName(wire.name))
         default:
             throw .unknownType(String(wire.t.prefix(16)))
         }
+    }
+
+    static func displayName(_ raw: String?) throws(PageMessageError) -> String {
+        let name = (raw ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty else { throw .badName("type your name first") }
+        guard name.count <= maximumNameLength else { throw .badName("at most \(maximumNameLength) characters") }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .badName("no control characters")
+        }
+        return name
     }
 }
 

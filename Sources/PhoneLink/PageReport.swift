@@ -9,6 +9,8 @@ import Foundation
 /// {"t":"robot","state":"failsafe","text":"FAILSAFE (silence): centre to resume","level":"bad"}
 /// {"t":"ended","text":"the page was hidden: sent neutral and stopped"}
 /// {"t":"error","text":"name: the name \"Ann\" is taken: pick another"}
+/// {"t":"roster","text":"The roster gives you robot 1."}
+
 /// ```
 ///
 /// `link` is where this controller's hello stands: `connecting` (no answer yet), `driving`
@@ -61,6 +63,8 @@ public enum PageReport: Equatable, Sendable {
     case robot(state: String, text: String, level: String)
     case ended(String)
     case error(String)
+    /// With `web --roster`: what the robot list means for this page (shown where the list is).
+    case roster(String)
 
     private struct Wire: Encodable {
         var t: String
@@ -91,6 +95,7 @@ public enum PageReport: Equatable, Sendable {
         case .robot(let state, let text, let level): w.t = "robot"; w.state = state; w.text = text; w.level = level
         case .ended(let text): w.t = "ended"; w.text = text
         case .error(let text): w.t = "error"; w.text = text
+        case .roster(let text): w.t = "roster"; w.text = text
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

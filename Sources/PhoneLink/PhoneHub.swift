@@ -60,6 +60,8 @@ public final class PhoneHub: Sendable {
         public var limits: Limits
         /// `web --record-dir`: one recording per phone drive in this directory.
         public var recordDirectory: String?
+        /// `web --roster`: each page lists and may drive only the robot of the name it gave.
+        public var roster: RosterFilter?
 
         public init(session: String, rate: Double = Double(SendRate.standardHz), timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
             self.session = session
@@ -90,6 +92,8 @@ public final class PhoneHub: Sendable {
         /// The client's IP address ("" when not known: not counted per address).
         var address = ""
         var name: String?
+        /// The name the page typed (`name` message or its last join): with a roster, its list.
+        var student: String?
         var robot: String?
         var controller: PhoneController?
         /// A join in progress: counts as a driver, so concurrent joins cannot pass the limit.
@@ -133,10 +137,11 @@ public final class PhoneHub: Sendable {
             let id = s.nextID
             s.nextID += 1
             s.pages[id] = Page(sink: sink, address: address)
-            return .success((id, Self.list(s)))
+            return .success((id, self.list(s, for: nil)))
         }
         let (id, list) = try opened.get()
         sink(.robots(list))
+        if settings.roster != nil { sink(.roster(Self.rosterHint)) }
         return id
     }
 
@@ -155,6 +160,8 @@ public final class PhoneHub: Sendable {
         switch message {
         case .join(let robot, let name, let code):
             join(id, robot: robot, name: name, code: code)
+        case .name(let name):
+            named(id, name)
         case .state(let s):
             let controller = state.withLock { $0.pages[id]?.controller }
             controller?.post(.state(s))
@@ -181,6 +188,8 @@ public final class PhoneHub: Sendable {
             guard let robot = s.robots.first(where: { $0.id == robotID }) else {
                 return .refused("no robot \"\(robotID)\" here any more: pick one from the list")
             }
+            // Enforced here, not only by the page's list: a page may send any robot id.
+            if let refusal = settings.roster?.refusal(name, robot) { return .refused(refusal) }
             let folded = name.lowercased()
             if s.pages.contains(where: { $0.key != id && $0.value.name?.lowercased() == folded }) {
                 return .refused("name: \"\(name)\" is taken on this server: pick another")
@@ -191,6 +200,7 @@ public final class PhoneHub: Sendable {
                 return .refused("this server drives \(settings.limits.drivers) robots already: ask the teacher")
             }
             s.pages[id]?.name = name
+            s.pages[id]?.student = name
             s.pages[id]?.robot = robot.id
             let old = page.controller
             s.pages[id]?.controller = nil
@@ -302,14 +312,48 @@ public final class PhoneHub: Sendable {
     }
 
     private func broadcastRobots() {
-        let (sinks, list) = state.withLock { s in (s.pages.values.map(\.sink), Self.list(s)) }
-        for sink in sinks { sink(.robots(list)) }
+        let lists = state.withLock { s -> [(Sink, [PageReport.Robot])] in
+            let all = Self.list(s)
+            return s.pages.values.map { ($0.sink, self.filtered(all, s, for: $0.student)) }
+        }
+        for (sink, list) in lists { sink(.robots(list)) }
+    }
+
+    /// The robots a page of `student` sees: all of them, or with a roster only that student's.
+    private func list(_ s: State, for student: String?) -> [PageReport.Robot] {
+        filtered(Self.list(s), s, for: student)
+    }
+
+    private func filtered(_ all: [PageReport.Robot], _ s: State, for student: String?) -> [PageReport.Robot] {
+        guard let roster = settings.roster else { return all }
+        guard let student else { return [] }
+        return zip(s.robots, all).filter { roster.allows(student, $0.0) }.map(\.1)
     }
 
     private static func list(_ s: State) -> [PageReport.Robot] {
         s.robots.map { r in
             let driver = s.pages.values.first { $0.robot == r.id && $0.controller != nil }?.name
             return PageReport.Robot(id: r.id, name: r.name, address: r.peer.address.description, driver: driver)
+        }
+    }
+
+    static let rosterHint = "This class has a roster: type your name to see your robot."
+
+    /// The page says who it is (a roster lists only that student's robot); without a roster
+    /// this changes nothing.
+    private func named(_ id: PageID, _ name: String) {
+        guard let roster = settings.roster else { return }
+        let (sink, shown, online) = state.withLock { s -> (Sink?, [PageReport.Robot], Bool) in
+            s.pages[id]?.student = name
+            let visible = self.list(s, for: name)
+            return (s.pages[id]?.sink, visible, !visible.isEmpty)
+        }
+        guard let sink else { return }
+        sink(.robots(shown))
+        if let robot = roster.robot(for: name) {
+            sink(.roster(online ? "The roster gives you \(robot)." : "The roster gives you \(robot), which is not on yet: is its receiver running?"))
+        } else {
+            sink(.roster("\"\(name)\" is not on this class's roster: check how you spelled your name, or ask the teacher."))
         }
     }
 

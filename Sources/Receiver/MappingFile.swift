@@ -22,7 +22,7 @@ extension ConfigFileError {
 
 /// Reads `--map FILE` (TOML or JSON, chosen by the extension) into a ``Mapping``.
 ///
-/// Keys (examples/stock-map.toml and examples/motors-map.toml document each): `profile`
+/// Keys (config-examples/stock-map.toml and config-examples/motors-map.toml document each): `profile`
 /// (`"stock"` or `"motors"`), `drive.speed`, `drive.full_lock`, `drive.deadzone`, `drive.expo`,
 /// `drive.left.address`, `drive.left.invert`, `drive.left.led`, the same for `drive.right`,
 /// `buttons_byte`, and `buttons` — an array of tables with `button`, `address`, `on`, `off`. A

@@ -54,9 +54,12 @@ public final class ReceiverAdvertising: Sendable {
     /// Announces `port`. Throws ``DiscoveryError/noResponder(call:)`` (the CLI: exit status 5,
     /// start avahi-daemon or use `--no-advertise`) or another ``DiscoveryError`` (the daemon
     /// refused the registration: exit status 1).
-    public func start(port: UInt16) throws(DiscoveryError) {
+    /// `peer`: TXT `peer=` (the control plane's peer id, so a program that found the receiver
+    /// by DNS-SD knows it again by its accept); nil picks a random one.
+    public func start(port: UInt16, peer: String? = nil) throws(DiscoveryError) {
         let session = options.session
-        let advertiser = try SessionAdvertiser(session: session, name: options.name, port: port, timing: options.timing) {
+        let advertiser = try SessionAdvertiser(session: session, name: options.name, port: port, peer: peer ?? PeerID.random(),
+                                               timing: options.timing) {
             [weak self] event in self?.handle(event)
         }
         state.withLock {

@@ -149,9 +149,11 @@ public final class ReceiverService {
                 : error.errno == EACCES ? " (ports below 1024 need root; choose --port 1024 or above)" : ""
             throw CommandFailure("\(error)\(hint)", kind: .networkUnavailable)
         }
+        // Made before the announcement: TXT `peer=` is the id the accept carries (Protocol.md §6.2).
+        let plane = Self.makeControlPlane(configuration)
         if let advertising {
             do {
-                try advertising.start(port: socket.localAddress().port)
+                try advertising.start(port: socket.localAddress().port, peer: FNV1a64.hex(plane.settings.peerID))
             } catch let error as DiscoveryError {
                 throw error
             } catch {
@@ -175,7 +177,7 @@ public final class ReceiverService {
         engine = ReceiverEngine(mapping: board.resolution?.mapping ?? configuration.mapping, policy: configuration.classroom.accept,
                                 timeout: configuration.failsafe.duration, capacity: configuration.controllerCapacity,
                                 reclaim: configuration.reclaim)
-        plane = Self.makeControlPlane(configuration)
+        self.plane = plane
         strangers = configuration.classroom.accept != .any
             ? TokenBucket(rate: configuration.strangerRate, burst: configuration.strangerBurst) : nil
         drain = DatagramDrain(capacity: configuration.batch)

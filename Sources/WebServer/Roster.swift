@@ -1,5 +1,6 @@
 import ConfigFile
 import Foundation
+import PhoneLink
 import TOMLKit
 
 /// `web --roster FILE`: which student drives which robot, so the dashboard can show who is
@@ -13,6 +14,9 @@ struct Roster: Sendable, Equatable {
     }
 
     var entries: [Entry]
+
+    /// What the phone server enforces: each student sees and drives only their robot.
+    var filter: RosterFilter { RosterFilter(entries.map { ($0.student, $0.robot) }) }
 
     /// The students of `robot` (by its display name), in file order.
     func students(of robot: String) -> [String] { entries.filter { $0.robot == robot }.map(\.student) }

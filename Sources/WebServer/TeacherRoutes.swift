@@ -12,6 +12,8 @@ import NIOCore
 struct TeacherDashboard: Sendable {
     let auth: TeacherAuth
     let link: TeacherLink
+    /// The button game, started and ended from the dashboard (TeacherGame.swift).
+    let game: TeacherGame
     let logger: Logger
 
     /// Each open dashboard gets the rows at least this often (the "last heard" ages move)…
@@ -78,7 +80,8 @@ struct TeacherDashboard: Sendable {
                     let now = ContinuousClock.now, version = link.version
                     if now - pushed.at >= Self.pushPeriod || (version != pushed.version && now - pushed.at >= Self.pushSoonest) {
                         link.dashboardOpen()
-                        try await outbound.write(.text(TeacherRows.json(link.rows(), now: now, roster: link.roster, missing: link.missing())))
+                        try await outbound.write(.text(TeacherRows.json(link.rows(), now: now, roster: link.roster, missing: link.missing(),
+                                                                        game: game.snapshot)))
                         pushed = (version, now)
                     }
                     try await Task.sleep(for: .milliseconds(25))
@@ -97,10 +100,17 @@ struct TeacherDashboard: Sendable {
         }
     }
 
-    /// `{"t":"stop"|"release"|"identify"|"kick"|"lock"|"unlock","robot":ID|"*","arg":TEXT}`.
+    /// `{"t":"stop"|"release"|"identify"|"kick"|"lock"|"unlock","robot":ID|"*","arg":TEXT}`,
+    /// `{"t":"game-start"}`, `{"t":"game-end"}`.
     func command(_ text: String) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              let t = object["t"] as? String, let robot = object["robot"] as? String else { return }
+              let t = object["t"] as? String else { return }
+        switch t {
+        case "game-start": game.start(); return
+        case "game-end": game.end(); return
+        default: break
+        }
+        guard let robot = object["robot"] as? String else { return }
         let arg = String((object["arg"] as? String ?? "").prefix(64))
         let command: TeacherLink.Command
         switch t {
@@ -130,7 +140,8 @@ struct TeacherDashboard: Sendable {
 
 /// The rows as the dashboard reads them.
 enum TeacherRows {
-    static func json(_ rows: [TeacherLink.Row], now: ContinuousClock.Instant, roster: Roster? = nil, missing: [String] = []) -> String {
+    static func json(_ rows: [TeacherLink.Row], now: ContinuousClock.Instant, roster: Roster? = nil, missing: [String] = [],
+                     game: TeacherGame.Board? = nil) -> String {
         let list: [[String: Any]] = rows.map { row in
             var o: [String: Any] = ["id": row.id, "label": row.label]
             if let heard = row.heard { o["age"] = Int((now - heard) / .milliseconds(1)) }
@@ -158,6 +169,13 @@ enum TeacherRows {
         }
         var message: [String: Any] = ["t": "rows", "rows": list]
         if roster != nil { message["missing"] = missing }
+        if let game {
+            var g: [String: Any] = ["playing": game.playing, "round": game.round,
+                                    "scores": game.standings.map { ["rank": $0.rank, "name": $0.name, "points": $0.points] as [String: Any] }]
+            if let port = game.port { g["port"] = port }
+            if let problem = game.problem { g["problem"] = problem }
+            message["game"] = g
+        }
         let data = (try? JSONSerialization.data(withJSONObject: message, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }

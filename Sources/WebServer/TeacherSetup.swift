@@ -1,24 +1,17 @@
+import Discovery
 import Logging
 import PhoneLink
 import SystemIO
 
 /// `web --teacher-key-file FILE [--log-dir DIR]`: the dashboard's pieces, or nil without a key.
 enum TeacherSetup {
-    static func dashboard(_ options: WebOptions, hub: PhoneHub, logger: Logger) throws -> TeacherDashboard? {
+    static func dashboard(_ options: WebOptions, hub: PhoneHub, roster: Roster?, logger: Logger) throws -> TeacherDashboard? {
         guard let file = options.teacherKeyFile else { return nil }
         let key: String
         do {
             key = try TeacherKeyFile.read(file)
         } catch {
             throw CommandFailure("web: \(error)", kind: .badConfiguration)
-        }
-        var roster: Roster?
-        if let file = options.rosterFile {
-            do {
-                roster = try Roster.load(file)
-            } catch {
-                throw CommandFailure("web: \(error)", kind: .badConfiguration)
-            }
         }
         let log: TeacherLog
         do {
@@ -32,6 +25,7 @@ enum TeacherSetup {
         let link = try TeacherLink(hub: hub, teacherKey: key, session: session, events: log, roster: roster, logger: logger)
         link.start()
         if let path = log.path { logger.notice("the lesson's log: \(path)") }
-        return TeacherDashboard(auth: TeacherAuth(key: key), link: link, logger: logger)
+        let game = try TeacherGame(host: options.host, name: "\(HostName.current() ?? "class") game", session: options.session, events: log, logger: logger)
+        return TeacherDashboard(auth: TeacherAuth(key: key), link: link, game: game, logger: logger)
     }
 }

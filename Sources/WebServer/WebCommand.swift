@@ -53,7 +53,8 @@ public struct WebOptions: Sendable {
     public var teacherKeyFile: String?
     /// `--log-dir`: the lesson's log as JSON Lines (TeacherLog.swift).
     public var logDirectory: String?
-    /// `--roster`: student → robot, for the dashboard's "missing" (Roster.swift).
+    /// `--roster`: student → robot: each phone sees and drives only its student's robot, and
+    /// the dashboard shows who is missing (Roster.swift).
     public var rosterFile: String?
     /// `--record-dir`: record every phone's drive there, one file each.
     public var recordDirectory: String?
@@ -115,6 +116,15 @@ public enum WebCommand {
 
         var settings = PhoneHub.Settings(session: options.session, rate: options.rate, timing: options.timing, limits: options.limits)
         settings.recordDirectory = options.recordDirectory
+        var roster: Roster?
+        if let file = options.rosterFile {
+            do {
+                roster = try Roster.load(file)
+            } catch {
+                throw CommandFailure("web: \(error)", kind: .badConfiguration)
+            }
+            settings.roster = roster?.filter
+        }
         let hub = PhoneHub(settings: settings, logger: logger)
         var sessionRobots: SessionRobots?
         var peerNames: PeerNames?
@@ -132,8 +142,8 @@ public enum WebCommand {
         }
         defer { sessionRobots?.stop(); peerNames?.stop() }
 
-        let teacher = try TeacherSetup.dashboard(options, hub: hub, logger: logger)
-        defer { teacher?.link.stop() }
+        let teacher = try TeacherSetup.dashboard(options, hub: hub, roster: roster, logger: logger)
+        defer { teacher?.game.stop(); teacher?.link.stop() }
         let server = try WebServer(hub: hub, tls: tls, host: options.host, port: options.port,
                                    allowedOrigins: options.allowedOrigins, logger: logger, teacher: teacher)
         let port: Int

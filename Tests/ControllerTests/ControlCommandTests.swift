@@ -149,7 +149,7 @@ import Glibc
     }
 
     @Test func theShippedDemoScriptRuns() throws {
-        let script = Paths.repositoryFile("examples/drive-square.script").path
+        let script = Paths.repositoryFile("config-examples/drive-square.script").path
         let capture = try PacketCapture()
         let child = try ChildProcess(analogRemote: ["control", "--plain", "--peer", capture.peer, "--quiet", "--rate", "10", "--input", "script:\(script)"])
         // Seen turning while driving forward, then stopped for good.

@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func theShippedExampleScriptParses() throws {
-        let script = try Script.load(path: Paths.repositoryFile("examples/drive-square.script").path)
+        let script = try Script.load(path: Paths.repositoryFile("config-examples/drive-square.script").path)
         #expect(script.steps.count >= 8)
         #expect(script.steps.contains { $0.state.buttons.contains(.forward) && $0.state.angle != 0 })
         #expect(script.steps.last?.state == .neutral)

@@ -19,6 +19,9 @@ import Testing
         #expect(session.subtype == subtype)
         #expect(session.registrationType == "_analogremote._udp," + subtype)
         #expect(session.browseType == subtype + "._sub._analogremote._udp")
+        // A program's session peer (Protocol.md §7.13): same subtype, its own service type.
+        #expect(session.registrationType(.peer) == "_analogsession._udp," + subtype)
+        #expect(session.browseType(.peer) == subtype + "._sub._analogsession._udp")
     }
 
     @Test func subtypeIsAlwaysUnderscoreSPlusSixteenLowercaseHexDigits() throws {

@@ -14,7 +14,7 @@ import Testing
         let bytes = try Self.bytes("drive.jsonl")
         let recording = try Recording.decode(bytes)
         #expect(recording.header == RecordHeader(kind: .drive, startUnixMillis: 1_795_624_800_123,
-                                                 input: "script:examples/drive-square.script", receiver: "127.0.0.1:27183",
+                                                 input: "script:config-examples/drive-square.script", receiver: "127.0.0.1:27183",
                                                  session: "", rate: 50))
         #expect(recording.truncatedLine == nil)
         #expect(recording.entries.count == 14)
@@ -51,7 +51,7 @@ import Testing
             if let e = try reader.read(line) { entries.append(e) }
         }
         #expect(entries == (try Recording.decode(bytes)).entries)
-        #expect(reader.header?.input == "script:examples/drive-square.script")
+        #expect(reader.header?.input == "script:config-examples/drive-square.script")
     }
 
     /// Every event kind, with awkward text, survives write → read.

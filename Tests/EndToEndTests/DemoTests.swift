@@ -40,11 +40,11 @@ import Testing
         #expect(lines.last == "demo: done — the controller sent neutral on its way out and the board's motors are at 0.")
     }
 
-    /// The script the demo plays is the one shipped as examples/drive-square.script.
+    /// The script the demo plays is the one shipped as config-examples/drive-square.script.
     @Test func demoScriptIsTheShippedExample() throws {
         let run = try ChildProcess(analogRemote: ["demo", "--print-script"])
         #expect(run.wait() == 0)
-        let file = try String(contentsOf: Paths.repositoryFile("examples/drive-square.script"), encoding: .utf8)
+        let file = try String(contentsOf: Paths.repositoryFile("config-examples/drive-square.script"), encoding: .utf8)
         #expect(run.stdout == file)
     }
 

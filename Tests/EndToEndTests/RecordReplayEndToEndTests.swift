@@ -147,7 +147,7 @@ import Testing
 
         let original = try Rig(dir, name: "board-\(round)-1")
         defer { original.stop() }
-        let rec = try Self.control(original.port, ["--input", "script:\(Paths.repositoryFile("examples/drive-square.script").path)",
+        let rec = try Self.control(original.port, ["--input", "script:\(Paths.repositoryFile("config-examples/drive-square.script").path)",
                                                    "--record", file])
         #expect(rec.wait(timeout: .seconds(60)) == 0, "\(rec.stderr)")
         #expect(original.waitForRest(), "\(original.writes)")

@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func theExampleFileIsTheDefault() throws {
-        let config = try MIDIConfig.load(path: Paths.repositoryFile("examples/midi.toml").path)
+        let config = try MIDIConfig.load(path: Paths.repositoryFile("config-examples/midi.toml").path)
         #expect(config.mapping == .standard)
     }
 }

@@ -96,8 +96,8 @@ let badMappings: [BadMapping] = [
 ]
 
 @Suite struct MappingFileTests {
-    @Test(arguments: [("examples/motors-map.toml", Mapping.motors), ("examples/motors-map.json", Mapping.motors),
-                      ("examples/stock-map.toml", Mapping.stock)])
+    @Test(arguments: [("config-examples/motors-map.toml", Mapping.motors), ("config-examples/motors-map.json", Mapping.motors),
+                      ("config-examples/stock-map.toml", Mapping.stock)])
     func shippedExamplesAreTheBuiltInDefaults(path: String, mapping: Mapping) throws {
         let document = try MappingFile.document(path: Paths.repositoryFile(path).path)
         #expect(document.profile == mapping.profile)

@@ -261,7 +261,7 @@ import Testing
     }
 
     @Test func shippedExampleMappingRuns() throws {
-        let r = try RunningReceiver(["--map", Paths.repositoryFile("examples/motors-map.toml").path])
+        let r = try RunningReceiver(["--map", Paths.repositoryFile("config-examples/motors-map.toml").path])
         let c = try TestController(port: r.port)
         try startDriving(r, c)
     }

@@ -3,8 +3,9 @@
 //
 // Contract with the server (PageMessage / PageReport in the PhoneLink module):
 //   → {"t":"join","robot":ID,"name":NAME,"code":CODE}   → {"t":"s","a":RADIANS,"b":BITS}
-//   → {"t":"stop","why":WHY}
-//   ← {"t":"robots"…} {"t":"joined"…} {"t":"status"…} {"t":"ended"…} {"t":"error"…}
+//   → {"t":"stop","why":WHY}  → {"t":"name","name":NAME} (as it is typed: with a roster, the
+//     server lists only that student's robot)
+//   ← {"t":"robots"…} {"t":"joined"…} {"t":"status"…} {"t":"ended"…} {"t":"error"…} {"t":"roster"…}
 // Safety: the state goes out on every change and at least every 50 ms while driving; hidden,
 // frozen, closed or offline → one stop message and the socket is closed (the server sends
 // neutral three times at once). The server also goes neutral by itself if the page falls silent.
@@ -17,6 +18,7 @@
   const NAME_KEY = "analog-remote-name";
 
   let ws = null, joinedRobot = null, robots = [], wantDrive = null, shown = false, shownTimer = null;
+  let rosterText = null, nameTimer = null;
   // The zero is kept per way the phone is turned (0, 90, 180, 270): a zero taken in portrait
   // would be a bias in landscape, where the roll is read from another axis.
   let zeros = {}, rollDeg = null, lastOrientation = 0, sensorSeen = false, lastButtons = 0;
@@ -37,6 +39,7 @@
     setChip($("conn"), "connecting…", "");
     ws.onopen = () => {
       setChip($("conn"), "connected", "ok");
+      sendName();
       if (wantDrive) join(wantDrive);
     };
     ws.onmessage = (ev) => { try { receive(JSON.parse(ev.data)); } catch (e) { showError("bad message from the server"); } };
@@ -84,16 +87,30 @@
         showError(m.text);
         break;
       case "error": showError(m.text); break;
+      case "roster": rosterText = m.text; drawRobots(); break;
     }
   }
+
+  // The name as typed goes to the server (a roster lists only that student's robot).
+  function sendName() {
+    const name = $("name").value.trim();
+    if (name) send({ t: "name", name: name });
+  }
+  $("name").addEventListener("input", () => {
+    if (nameTimer) clearTimeout(nameTimer);
+    nameTimer = setTimeout(() => { nameTimer = null; sendName(); }, 300);
+  });
 
   // MARK: picking a robot
   function drawRobots() {
     const box = $("robots");
     box.textContent = "";
     if (robots.length === 0) {
-      const p = document.createElement("p"); p.className = "hint"; p.textContent = "No robot found yet: is its receiver running?";
+      const p = document.createElement("p"); p.className = "hint"; p.textContent = rosterText || "No robot found yet: is its receiver running?";
       box.appendChild(p); return;
+    }
+    if (rosterText) {
+      const p = document.createElement("p"); p.className = "hint roster"; p.textContent = rosterText; box.appendChild(p);
     }
     const mine = robots.find((r) => r.id === joinedRobot);
     if (mine) $("robotname").textContent = mine.name;

@@ -1,6 +1,7 @@
 // The teacher's dashboard: one row per robot, pushed by /teacher/ws four times a second.
 // Each row carries data-robot (the receiver's instance name) and data-state (Protocol.md §7.9's
-// state names, plus "offline" for a robot silent for 2 s or never heard).
+// state names, plus "offline" for a robot silent for 2 s or never heard). The button game's
+// scores: #scores li with data-player (name) and data-points; #game has data-playing.
 "use strict";
 const rowsEl = document.getElementById("rows");
 const linkEl = document.getElementById("link");
@@ -122,7 +123,31 @@ function render(list, missing) {
     + (missing && missing.length ? ` · missing: ${missing.join(", ")}` : (missing ? " · every student is here" : ""));
 }
 
+function renderGame(g) {
+  if (!g) return;
+  const box = document.getElementById("game");
+  box.dataset.playing = g.playing ? "true" : "false";
+  document.getElementById("game-start").hidden = g.playing;
+  document.getElementById("game-end").hidden = !g.playing;
+  const host = location.hostname;
+  document.getElementById("game-info").textContent = g.problem ? g.problem
+    : g.port === undefined ? "Start a round: every controller that sends to the game's port is a player; each press of A scores."
+    : (g.playing ? `Round ${g.round} on: ` : `Round ${g.round} over. `)
+      + `players send to ${host}:${g.port} (control --peer ${host}:${g.port} --name NAME); each press of A scores.`;
+  const list = document.getElementById("scores");
+  list.textContent = "";
+  for (const s of g.scores) {
+    const li = el("li", "", `${s.rank}. ${s.name}`);
+    li.dataset.player = s.name;
+    li.dataset.points = s.points;
+    li.appendChild(el("b", "", String(s.points)));
+    list.appendChild(li);
+  }
+}
+
 document.addEventListener("click", (ev) => {
+  const g = ev.target.closest("button[data-game]");
+  if (g && socket && socket.readyState === WebSocket.OPEN) { socket.send(JSON.stringify({ t: "game-" + g.dataset.game })); return; }
   const b = ev.target.closest("button[data-action]");
   if (!b || !socket || socket.readyState !== WebSocket.OPEN) return;
   const msg = { t: b.dataset.action, robot: b.dataset.robotId };
@@ -139,7 +164,7 @@ function connect() {
   socket.onopen = () => { linkEl.hidden = true; };
   socket.onmessage = (ev) => {
     const m = JSON.parse(ev.data);
-    if (m.t === "rows") { render(m.rows, m.missing); window.dashboardUpdates = (window.dashboardUpdates || 0) + 1; }
+    if (m.t === "rows") { render(m.rows, m.missing); renderGame(m.game); window.dashboardUpdates = (window.dashboardUpdates || 0) + 1; }
   };
   socket.onclose = () => {
     linkEl.hidden = false;

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""The teacher's dashboard as classroom-test.sh uses it: no browser, one WebSocket client of
+/teacher/ws, as a logged-in dashboard is (the same rows, pushed four times a second; its being
+open keeps every robot watched).
+
+Usage: classroom_dashboard.py PORT KEYFILE OUT. Logs in with the key in KEYFILE at
+https://127.0.0.1:PORT/teacher/login, opens the dashboard's socket with the session cookie, and
+reads rows until SIGTERM; then writes OUT (JSON): the number of pushes and, per robot (by its
+receiver's name), the last row and how many pushes had it DRIVING with a driver. Exits 1 with one
+line on stderr if it cannot log in or connect.
+"""
+import json
+import os
+import signal
+import ssl
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from webtest_ws import WebSocket  # noqa: E402
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def login(base, key):
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE          # the server's self-signed certificate
+    opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx), NoRedirect())
+    req = urllib.request.Request(f"{base}/teacher/login", data=("key=" + urllib.parse.quote(key)).encode())
+    try:
+        with opener.open(req, timeout=10) as r:
+            status, cookie = r.status, r.headers.get("Set-Cookie", "")
+    except urllib.error.HTTPError as e:
+        status, cookie = e.code, e.headers.get("Set-Cookie", "")
+    if status != 303 or not cookie:
+        raise SystemExit(f"classroom_dashboard: login refused (HTTP {status})")
+    return cookie.split(";")[0]
+
+
+def main():
+    port, keyfile, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    base = f"https://127.0.0.1:{port}"
+    with open(keyfile) as f:
+        key = f.read().strip()
+    cookie = login(base, key)
+    ws = WebSocket(f"wss://127.0.0.1:{port}/teacher/ws", origin=base, cookie=cookie)
+    pushes, rows, driving = 0, {}, {}
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    while not stop:
+        try:
+            m = json.loads(ws.recv(timeout=1))
+        except (TimeoutError, OSError):
+            continue
+        if m.get("t") != "rows":
+            continue
+        pushes += 1
+        for r in m["rows"]:
+            name = r.get("name") or r.get("label")
+            rows[name] = r
+            if r.get("state") == "driving" and r.get("driver"):
+                driving[name] = driving.get(name, 0) + 1
+    ws.close()
+    with open(out, "w") as f:
+        json.dump({"pushes": pushes, "rows": rows, "driving": driving}, f)
+
+
+if __name__ == "__main__":
+    main()
