@@ -57,6 +57,23 @@ public enum SecretHandshake {
 public struct SessionKeys: Sendable {
     public let controllerToReceiver: SymmetricKey
     public let receiverToController: SymmetricKey
+    /// The same two keys, read once into the cipher's form: nothing is set up per datagram.
+    public let controllerToReceiverCipher: ChaCha20Poly1305
+    public let receiverToControllerCipher: ChaCha20Poly1305
+
+    public init(controllerToReceiver: SymmetricKey, receiverToController: SymmetricKey) {
+        self.controllerToReceiver = controllerToReceiver
+        self.receiverToController = receiverToController
+        controllerToReceiverCipher = ChaCha20Poly1305(controllerToReceiver)
+        receiverToControllerCipher = ChaCha20Poly1305(receiverToController)
+    }
+}
+
+extension ChaCha20Poly1305 {
+    /// A 256-bit key of swift-crypto's.
+    public init(_ key: SymmetricKey) {
+        self = key.withUnsafeBytes { ChaCha20Poly1305(key: $0) }
+    }
 }
 
 /// The authenticated envelope (Protocol.md "Security"): a whole datagram — an 8-byte state packet
@@ -93,48 +110,78 @@ public struct SealedEnvelope: Hashable, Sendable {
         case forged
     }
 
-    /// Seals `inner` (at most ``maxInner`` bytes).
+    /// Seals `inner` (at most ``maxInner`` bytes) with `cipher`; `counter` must never repeat under
+    /// one key (it is the nonce). One allocation: the datagram returned.
+    public static func seal(_ inner: [UInt8], connectionID: UInt64, instance: UInt32, counter: UInt64,
+                            cipher: ChaCha20Poly1305) -> [UInt8] {
+        precondition(inner.count <= maxInner && counter != 0 && connectionID != 0)
+        let total = overhead + inner.count
+        return [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
+            let raw = UnsafeMutableRawBufferPointer(out)
+            // The version-2 header (ControlHeader(type: .sealed, connection: instance,
+            // connectionID:).bytes: sequence 0, ack 0, fragment 0 of 1), then the counter.
+            raw[0] = ControlHeader.magic.0; raw[1] = ControlHeader.magic.1
+            raw[2] = ControlHeader.extendedVersion; raw[3] = ControlType.sealed.rawValue
+            raw.storeBytes(of: instance.bigEndian, toByteOffset: 4, as: UInt32.self)
+            raw.storeBytes(of: UInt64(0), toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: UInt32(1).bigEndian, toByteOffset: 16, as: UInt32.self)
+            raw.storeBytes(of: connectionID.bigEndian, toByteOffset: 20, as: UInt64.self)
+            raw.storeBytes(of: counter.bigEndian, toByteOffset: ControlHeader.extendedSize, as: UInt64.self)
+            let end = headerSize + inner.count
+            inner.withUnsafeBytes { plain in
+                cipher.seal(nonce: .init(counter: counter), aad: UnsafeRawBufferPointer(rebasing: raw[..<headerSize]),
+                            plaintext: plain, ciphertext: UnsafeMutableRawBufferPointer(rebasing: raw[headerSize..<end]),
+                            tag: UnsafeMutableRawBufferPointer(rebasing: raw[end...]))
+            }
+            initialized = total
+        }
+    }
+
+    /// Seals `inner` with a key of swift-crypto's (read into the cipher's form on every call).
     public static func seal(_ inner: [UInt8], connectionID: UInt64, instance: UInt32, counter: UInt64,
                             key: SymmetricKey) -> [UInt8] {
-        precondition(inner.count <= maxInner && counter != 0 && connectionID != 0)
-        let header = ControlHeader(type: .sealed, connection: instance, connectionID: connectionID)
-        var prefix = header.bytes
-        for shift in stride(from: 56, through: 0, by: -8) { prefix.append(UInt8(truncatingIfNeeded: counter >> UInt64(shift))) }
-        // The nonce is fixed-size: it cannot fail.
-        let box = try! ChaChaPoly.seal(inner, using: key, nonce: nonce(counter), authenticating: prefix)
-        return prefix + Array(box.ciphertext) + Array(box.tag)
+        seal(inner, connectionID: connectionID, instance: instance, counter: counter, cipher: ChaCha20Poly1305(key))
     }
 
-    /// The header and counter of an envelope, before anything is authenticated.
+    /// The header and counter of an envelope, before anything is authenticated: the checks of
+    /// ``ControlDatagram/decode(_:)`` for a version-2 header of type sealed, plus sequence 0,
+    /// ack 0 and fragment 0 of 1; read in place.
     public static func peek(_ datagram: [UInt8]) -> (header: ControlHeader, counter: UInt64)? {
-        guard datagram.count >= overhead, datagram.count <= ControlHeader.maxDatagram,
-              let d = try? ControlDatagram.decode(Array(datagram[..<headerSize])),
-              d.header.type == .sealed, d.header.connectionID != 0, d.header.sequence == 0,
-              d.header.ack == 0, d.header.fragmentIndex == 0, d.header.fragmentCount == 1 else { return nil }
-        var counter: UInt64 = 0
-        for b in datagram[ControlHeader.extendedSize..<headerSize] { counter = counter << 8 | UInt64(b) }
-        return (d.header, counter)
+        guard datagram.count >= overhead, datagram.count <= ControlHeader.maxDatagram else { return nil }
+        return datagram.withUnsafeBytes { d -> (header: ControlHeader, counter: UInt64)? in
+            func u32(_ at: Int) -> UInt32 { UInt32(bigEndian: d.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
+            func u64(_ at: Int) -> UInt64 { UInt64(bigEndian: d.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
+            guard d[0] == ControlHeader.magic.0, d[1] == ControlHeader.magic.1, d[2] == ControlHeader.extendedVersion,
+                  d[3] == ControlType.sealed.rawValue else { return nil }
+            let instance = u32(4), connectionID = u64(20)
+            // sequence 0, ack 0, then fragment index 0 and count 1 (bytes 16…19 = 0 0 0 1).
+            guard instance != 0, connectionID != 0, u32(8) == 0, u32(12) == 0, u32(16) == 1 else { return nil }
+            return (ControlHeader(type: .sealed, connection: instance, connectionID: connectionID), u64(ControlHeader.extendedSize))
+        }
     }
 
-    /// Opens an envelope with `key`, checking its counter against `window` (and taking it there
-    /// only once the tag authenticated).
-    public static func open(_ datagram: [UInt8], key: SymmetricKey, window: inout ReplayWindow) -> Result<SealedEnvelope, Failure> {
+    /// Opens an envelope with `cipher`, checking its counter against `window` (and taking it
+    /// there only once the tag authenticated). One allocation: the inner datagram.
+    public static func open(_ datagram: [UInt8], cipher: ChaCha20Poly1305, window: inout ReplayWindow) -> Result<SealedEnvelope, Failure> {
         guard let (header, counter) = peek(datagram) else { return .failure(.malformed) }
         guard window.wouldAccept(counter) else { return .failure(.replayed) }
-        let prefix = datagram[..<headerSize]
-        let body = datagram[headerSize..<(datagram.count - tagSize)]
-        let tag = datagram[(datagram.count - tagSize)...]
-        guard let box = try? ChaChaPoly.SealedBox(nonce: nonce(counter), ciphertext: body, tag: tag),
-              let plain = try? ChaChaPoly.open(box, using: key, authenticating: prefix) else {
-            return .failure(.forged)
+        let count = datagram.count - overhead, end = headerSize + count
+        var authentic = false
+        let inner = datagram.withUnsafeBytes { d in
+            [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+                authentic = cipher.open(nonce: .init(counter: counter), aad: UnsafeRawBufferPointer(rebasing: d[..<headerSize]),
+                                        ciphertext: UnsafeRawBufferPointer(rebasing: d[headerSize..<end]),
+                                        tag: UnsafeRawBufferPointer(rebasing: d[end...]), into: UnsafeMutableRawBufferPointer(out))
+                initialized = authentic ? count : 0
+            }
         }
+        guard authentic else { return .failure(.forged) }
         window.take(counter)
-        return .success(SealedEnvelope(header: header, counter: counter, inner: Array(plain)))
+        return .success(SealedEnvelope(header: header, counter: counter, inner: inner))
     }
 
-    static func nonce(_ counter: UInt64) -> ChaChaPoly.Nonce {
-        var bytes: [UInt8] = [0, 0, 0, 0]
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: counter >> UInt64(shift))) }
-        return try! ChaChaPoly.Nonce(data: bytes)
+    /// Opens an envelope with a key of swift-crypto's (read into the cipher's form on every call).
+    public static func open(_ datagram: [UInt8], key: SymmetricKey, window: inout ReplayWindow) -> Result<SealedEnvelope, Failure> {
+        open(datagram, cipher: ChaCha20Poly1305(key), window: &window)
     }
 }

@@ -124,9 +124,12 @@ public struct SendLoop {
                 state.take(source.deadlinePassed(now: now), now: now, status: status)
             }
             state.perform(state.schedule.advance(now: now), sender: sender, destination: destination)
-            state.report(now: now, status: status, sender: sender, destination: destination, input: source.name,
-                         lead: companions.lazy.compactMap { $0.lead(now: now, colour: colour) }.first,
-                         extra: companions.flatMap(\.statusParts))
+            // Only with a status line: the companions' parts are strings built on every wake-up.
+            if status.enabled {
+                state.report(now: now, status: status, sender: sender, destination: destination, input: source.name,
+                             lead: companions.lazy.compactMap { $0.lead(now: now, colour: colour) }.first,
+                             extra: companions.flatMap(\.statusParts))
+            }
         }
         return state.finished ?? .endOfInput
     }

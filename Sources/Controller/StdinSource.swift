@@ -18,6 +18,8 @@ public final class StdinSource: InputSource {
     private let fd: Int32
     private var splitter = LineSplitter()
     private var ended = false
+    /// One read's bytes, allocated once (a line per read is the usual case at 50–1000 Hz).
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
 
     /// Reads `fd` (not owned: it is not closed). `name` prefixes messages: `stdin:3: …`.
     public init(fd: Int32 = STDIN_FILENO, name: String = "stdin") {
@@ -25,25 +27,27 @@ public final class StdinSource: InputSource {
         self.name = name
     }
 
+    deinit { buffer.deallocate() }
+
     public var descriptor: Int32? { ended ? nil : fd }
 
     public func read(now: ContinuousClock.Instant) -> [InputEvent] {
         guard !ended else { return [] }
-        let bytes: [UInt8]?
+        let count: Int?
         do {
-            bytes = try Syscall.read(fd, max: 4096, subject: name)
+            count = try Syscall.read(fd, into: buffer, subject: name)
         } catch {
             ended = true
             return [.end(.deviceLost("\(name): \(error.reason)"))]
         }
-        guard let bytes else { return [] }
-        if bytes.isEmpty {
+        guard let count else { return [] }
+        if count == 0 {
             splitter.finish()
         } else {
-            splitter.feed(bytes[...])
+            splitter.feed(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
         var events = lines()
-        if bytes.isEmpty {
+        if count == 0 {
             ended = true
             events.append(.end(.endOfInput))
         }

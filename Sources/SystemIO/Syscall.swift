@@ -35,21 +35,24 @@ extension SystemError: CustomStringConvertible {
 /// ``SystemError`` for any other failure (a result of -1). Returns the non-negative result.
 ///
 /// Non-blocking callers that expect EAGAIN use ``Syscall/nonBlocking(_:subject:_:)`` instead.
+///
+/// `subject` is evaluated only when the call fails: a subject such as `"udp \(peer)"` formats an
+/// address, which on the controller's send path cost more than the `sendto` itself (issue 30).
 public enum Syscall {
     @discardableResult
-    public static func call<T: FixedWidthInteger>(_ name: String, subject: String = "",
+    public static func call<T: FixedWidthInteger>(_ name: String, subject: @autoclosure () -> String = "",
                                                   _ body: () -> T) throws(SystemError) -> T {
         while true {
             let result = body()
             if result != -1 { return result }
             let code = errno
             if code == EINTR { continue }
-            throw SystemError(call: name, errno: code, subject: subject)
+            throw SystemError(call: name, errno: code, subject: subject())
         }
     }
 
     /// Like ``call(_:subject:_:)`` but a would-block (EAGAIN/EWOULDBLOCK) result is nil.
-    public static func nonBlocking<T: FixedWidthInteger>(_ name: String, subject: String = "",
+    public static func nonBlocking<T: FixedWidthInteger>(_ name: String, subject: @autoclosure () -> String = "",
                                                          _ body: () -> T) throws(SystemError) -> T? {
         while true {
             let result = body()
@@ -57,7 +60,7 @@ public enum Syscall {
             let code = errno
             if code == EINTR { continue }
             if code == EAGAIN || code == EWOULDBLOCK { return nil }
-            throw SystemError(call: name, errno: code, subject: subject)
+            throw SystemError(call: name, errno: code, subject: subject())
         }
     }
 
