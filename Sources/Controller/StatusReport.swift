@@ -2,21 +2,34 @@ import Console
 import RemoteWire
 
 /// Packets per second over the last second, from the send times.
+/// Bounded: `record` drops what is older than a second too, so a controller whose status line is
+/// never shown (`--quiet`, the bench) does not keep every send time of its run.
 struct RateMeter {
     private var times: [ContinuousClock.Instant] = []
     private var head = 0
 
-    mutating func record(_ t: ContinuousClock.Instant) { times.append(t) }
+    /// Send times must not go backwards (a monotonic clock).
+    mutating func record(_ t: ContinuousClock.Instant) {
+        times.append(t)
+        forget(upTo: t - .seconds(1))
+    }
 
     mutating func rate(now: ContinuousClock.Instant) -> Int {
-        let from = now - .seconds(1)
+        forget(upTo: now - .seconds(1))
+        return times.count - head
+    }
+
+    /// Moves past every time at or before `from`, compacting once the dead prefix is over half.
+    private mutating func forget(upTo from: ContinuousClock.Instant) {
         while head < times.count, times[head] <= from { head += 1 }
         if head > 256, head * 2 > times.count {
             times.removeFirst(head)
             head = 0
         }
-        return times.count - head
     }
+
+    /// How many send times are kept (for the test of the bound).
+    var kept: Int { times.count }
 }
 
 /// The controller's status line: `→ TARGET  [    |##  ] +0.30 rad  forward+a  50 pkt/s  INPUT`.

@@ -110,4 +110,13 @@ import Glibc
         #expect(meter.rate(now: t0 + .milliseconds(2990)) == 100)
         #expect(meter.rate(now: t0 + .milliseconds(5000)) == 0)
     }
+
+    @Test func rateMeterNeverReadKeepsAboutASecond() {
+        // A quiet controller records every send and never asks for the rate.
+        var meter = RateMeter()
+        let t0 = ContinuousClock.now
+        for i in 0..<100_000 { meter.record(t0 + .milliseconds(i * 2)) }   // 200 s at 500 Hz
+        #expect(meter.kept <= 2 * 501 + 256)
+        #expect(meter.rate(now: t0 + .milliseconds(199_998)) == 500)
+    }
 }
