@@ -47,9 +47,19 @@ final class TeacherGame: Sendable {
     private let logger: Logger
 
     /// `host`: the address the web server listens on (the game listens there too).
-    init(host: String, name: String, session: String, events: TeacherLog, logger: Logger) throws {
-        inbox = try EventMailbox(capacity: 16)
-        done = try EventFlag()
+    convenience init(host: String, name: String, session: String, events: TeacherLog, logger: Logger) throws {
+        // Trap: the throwing calls stay out of the designated init. Swift 6.3.1's optimiser
+        // crashes (ownership verifier, CopyPropagation) on the clean-up of `started`, an Atomic,
+        // when a designated init inlined into its caller throws after it was set up.
+        let inbox = try EventMailbox<Action>(capacity: 16)
+        let done = try EventFlag()
+        self.init(inbox: inbox, done: done, host: host, name: name, session: session, events: events, logger: logger)
+    }
+
+    private init(inbox: EventMailbox<Action>, done: EventFlag, host: String, name: String, session: String,
+                 events: TeacherLog, logger: Logger) {
+        self.inbox = inbox
+        self.done = done
         self.host = host == "0.0.0.0" ? "" : host
         self.name = name
         self.session = session
