@@ -104,7 +104,7 @@ let package = Package(
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // MARK: I/O adapters — the only modules that make syscalls or call C libraries.
-        .target(name: "SystemIO"),
+        .target(name: "SystemIO", dependencies: ["DriveRecord"]),
         .target(name: "SerialTTY", dependencies: ["SystemIO"]),
         .target(name: "ALSAMIDI", dependencies: ["CALSA", "SystemIO"]),
         .target(name: "Discovery", dependencies: ["CDNSSD", "RemoteWire", "SystemIO"]),
