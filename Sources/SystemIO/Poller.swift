@@ -5,6 +5,13 @@ import Musl
 #endif
 
 /// poll(2) over a handful of descriptors, with a deadline instead of a millisecond count.
+///
+/// Waits to the nanosecond with ppoll(2) (a `timespec`), so a deadline 0.3 ms away waits 0.3 ms,
+/// not poll's whole millisecond (the controller's minimum gap, the board link's reply timeout).
+/// Where the C library has no `ppoll` (looked up at run time: Glibc's Swift module does not
+/// declare it), it falls back to poll(2) with the timeout rounded up to whole milliseconds.
+/// Either way a wait never ends before its timeout (unless a descriptor is ready), so a loop
+/// that waits for `deadline` and then compares the clock finds it passed: no zero-wait spinning.
 public enum Poller {
     public struct Events: OptionSet, Sendable, Hashable {
         public let rawValue: Int16
@@ -19,10 +26,29 @@ public enum Poller {
     /// Returns the events seen for each descriptor, in order (empty events = not ready).
     public static func wait(_ descriptors: [(fd: Int32, events: Events)],
                             timeout: Duration?) throws(SystemError) -> [Events] {
-        var fds = descriptors.map { pollfd(fd: $0.fd, events: $0.events.rawValue, revents: 0) }
-        let ms = timeout.map(milliseconds(rounding:)) ?? -1
-        _ = try Syscall.call("poll") { poll(&fds, nfds_t(fds.count), ms) }
-        return fds.map { Events(rawValue: $0.revents) }
+        // On the stack: the receive loop and the controller call this on every wake-up.
+        try withUnsafeTemporaryAllocation(of: pollfd.self, capacity: descriptors.count) { fds throws(SystemError) in
+            for (i, d) in descriptors.enumerated() {
+                fds.initializeElement(at: i, to: pollfd(fd: d.fd, events: d.events.rawValue, revents: 0))
+            }
+            try wait(fds, timeout: timeout)
+            return fds.map { Events(rawValue: $0.revents) }
+        }
+    }
+
+    private static func wait(_ fds: UnsafeMutableBufferPointer<pollfd>, timeout: Duration?) throws(SystemError) {
+        let count = nfds_t(fds.count)
+        if let precise = preciseWait {
+            if let timeout {
+                var ts = timespec(exactly: timeout)
+                _ = try Syscall.call("ppoll") { precise(fds.baseAddress, count, &ts, nil) }
+            } else {
+                _ = try Syscall.call("ppoll") { precise(fds.baseAddress, count, nil, nil) }
+            }
+        } else {
+            let ms = timeout.map(milliseconds(rounding:)) ?? -1
+            _ = try Syscall.call("poll") { poll(fds.baseAddress, count, ms) }
+        }
     }
 
     public static func wait(for fd: Int32, events: Events, timeout: Duration?) throws(SystemError) -> Events {
@@ -37,11 +63,29 @@ public enum Poller {
         return try wait(descriptors, timeout: timeout)
     }
 
-    /// Rounds up, so a 0.3 ms timeout waits 1 ms rather than spinning with 0.
+    /// `ppoll(2)`, when the C library has it (nil in a static binary without `dlsym`).
+    typealias PreciseWait = @convention(c) (UnsafeMutablePointer<pollfd>?, nfds_t, UnsafePointer<timespec>?, UnsafeRawPointer?) -> Int32
+    static let preciseWait: PreciseWait? = dlsym(nil, "ppoll").map { unsafeBitCast($0, to: PreciseWait.self) }
+
+    /// Rounds up, so a 0.3 ms timeout waits 1 ms rather than spinning with 0 (the fallback).
     static func milliseconds(rounding d: Duration) -> Int32 {
         if d <= .zero { return 0 }
         let (s, atto) = d.components
         let ms = s * 1000 + (atto + 999_999_999_999_999) / 1_000_000_000_000_000
         return Int32(clamping: ms)
+    }
+}
+
+extension timespec {
+    /// A non-negative duration as a `timespec`, rounded up to the nanosecond (a wait never
+    /// ends before the deadline it was computed from); negative = zero, absurdly long = clamped.
+    init(exactly d: Duration) {
+        if d <= .zero { self.init(tv_sec: 0, tv_nsec: 0); return }
+        let (s, atto) = d.components
+        var seconds = s
+        var nanoseconds = (atto + 999_999_999) / 1_000_000_000
+        if nanoseconds >= 1_000_000_000 { seconds += 1; nanoseconds -= 1_000_000_000 }
+        let limit = Int64(Int32.max)   // ~68 years: far beyond any deadline, safe for every time_t
+        self.init(tv_sec: Int(min(seconds, limit)), tv_nsec: Int(nanoseconds))
     }
 }
