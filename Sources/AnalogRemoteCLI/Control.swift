@@ -104,6 +104,8 @@ struct Control: ParsableCommand {
 
     func run() throws {
         try runReporting {
+            // Before any thread starts (inherited): the minimum gap's hold is 1 ms, not 1 ms + 50 µs.
+            TimerSlack.tighten()
             let status = global.bootstrap()
             let target = peer.flatMap { SocketAddress.withDefaultPort($0, port: ReceiverPort.standard) } ?? ""
             var options = ControlOptions(peer: target, input: input, rate: rate ?? Double(SendRate.standardHz), configPath: config)

@@ -125,6 +125,8 @@ struct Receive: ParsableCommand {
 
     func run() throws {
         try runReporting(discoveryFallback: "--no-advertise") {
+            // Before any thread starts (inherited): reply timeouts and drain pauses end on time.
+            TimerSlack.tighten()
             // The mapping is read and checked before anything touches the board; which profile's
             // mapping is driven is decided by --profile, the file's `profile`, or the probe.
             var configuration = ReceiverConfiguration()

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import SystemIO
 
 /// CLOCK_MONOTONIC in nanoseconds: one clock for every thread and every process of the machine,
 /// so a stamp taken in one process can be subtracted from a stamp taken in another.
@@ -25,13 +26,9 @@ public enum Monotonic {
     }
 
     /// Timer slack: Linux adds 50 µs to every sleep of a normal thread by default; a 100 Hz ×
-    /// 256-controller sender sleeps 39 µs at a time, so it asks for 1 µs.
-    /// (`prctl` is not in the Glibc module: it is looked up at run time.)
+    /// 256-controller sender sleeps 39 µs at a time, so it asks for 1 ns (``TimerSlack``).
     public static func tightenTimerSlack() {
-        typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
-        guard let symbol = dlsym(nil, "prctl") else { return }
-        let prctl = unsafeBitCast(symbol, to: Prctl.self)
-        _ = prctl(29 /* PR_SET_TIMERSLACK */, 1, 0, 0, 0)
+        TimerSlack.tighten()
     }
 }
 
