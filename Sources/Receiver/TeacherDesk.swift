@@ -177,10 +177,14 @@ public struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
 
     /// The next instant something here is due.
     public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        var all = watchers.values.map(\.next)
-        if isWatched, let nextPing { all.append(nextPing) }
-        if let d = identifyDeadline(now: now) { all.append(d) }
-        if identifyStarted != nil, !identifying(now: now) { all.append(now) }
-        return all.min()
+        // Called on every wake-up of the receive loop: no array, and no key path (`\.next` on a
+        // type nested in this generic one is instantiated by the runtime on every call — issue 30).
+        var earliest: ContinuousClock.Instant?
+        func consider(_ t: ContinuousClock.Instant) { earliest = earliest.map { min($0, t) } ?? t }
+        for watcher in watchers.values { consider(watcher.next) }
+        if isWatched, let nextPing { consider(nextPing) }
+        if let d = identifyDeadline(now: now) { consider(d) }
+        if identifyStarted != nil, !identifying(now: now) { consider(now) }
+        return earliest
     }
 }
