@@ -81,8 +81,9 @@ public final class ControlSession: SendLoopCompanion {
     public var descriptor: Int32? { socket?.descriptor.rawValue }
 
     public var nextDeadline: ContinuousClock.Instant? {
-        let now = ContinuousClock.now
-        return [channel.nextDeadline(now: now), nextPing].compactMap { $0 }.min()
+        let channelDue = channel.nextDeadline(now: .now)
+        guard let nextPing else { return channelDue }
+        return channelDue.map { min($0, nextPing) } ?? nextPing
     }
 
     public var allowsStates: Bool {

@@ -75,7 +75,9 @@ public struct SendLoop {
 
         while state.finished == nil {
             let reading = !state.schedule.isStopping
-            var watched: [(fd: Int32, events: Poller.Events)] = [(destination.changed.descriptor.rawValue, .readable)]
+            var watched: [(fd: Int32, events: Poller.Events)] = []
+            watched.reserveCapacity(6 + companions.count)   // one allocation per wake-up, not one per append
+            watched.append((destination.changed.descriptor.rawValue, .readable))
             // Once stopping, the signal flag (it stays raised) and the input (it may sit at EOF)
             // would make poll return at once: leave them out.
             if reading { watched.append((signals.readableDescriptor, .readable)) }
