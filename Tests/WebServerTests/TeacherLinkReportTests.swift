@@ -56,12 +56,21 @@ import Testing
         }
 
         func waitFor(_ what: String, timeout: Duration = .seconds(10), _ done: () -> Bool) throws {
+            guard poll(timeout: timeout, done) else { throw TeacherLinkTestError("timed out waiting for \(what): \(page)") }
+        }
+
+        func poll(timeout: Duration = .seconds(10), _ done: () -> Bool) -> Bool {
             let end = ContinuousClock.now + timeout
             while !done() {
-                guard ContinuousClock.now < end else { throw TeacherLinkTestError("timed out waiting for \(what): \(page)") }
+                guard ContinuousClock.now < end else { return false }
                 Thread.sleep(forTimeInterval: 0.02)
             }
+            return true
         }
+
+        /// The lesson's log as the dashboard's Log (CSV) button gives it: a row's every change of
+        /// state or driver is in it, so a report that painted a row even for a moment shows here.
+        var log: String { link.events.csv() }
     }
 
     struct TeacherLinkTestError: Error, CustomStringConvertible {
@@ -113,7 +122,7 @@ import Testing
         var genuine = Self.free
         _ = try robot.send(Self.signed(genuine, nonce: nonce), to: to)
         try dashboard.waitFor("the genuine report") { dashboard.shownRow["state"] == "free" }
-        let before = dashboard.shownRow
+        let before = dashboard.shownRow, version = dashboard.link.version
         #expect(before["name"] == "robot-1" && before["driver"] == "" && before["robotId"] == "k3m9x2ab", "\(before)")
         #expect(dashboard.page["dropped"] as? Int == 0, "a genuine report was dropped")
 
@@ -152,6 +161,9 @@ import Testing
         var after = dashboard.shownRow
         after["failsafes"] = before["failsafes"]
         #expect(after == before, "a forged report changed what the page shows")
+        // Not even for a moment: no change of state, driver or flags was pushed, none logged.
+        #expect(dashboard.link.version == version, "a forged report changed a row (pushed to the page)")
+        #expect(!dashboard.log.contains("Ann") && !dashboard.log.contains("robot-9") && !dashboard.log.contains(",state,"), "\(dashboard.log)")
         #expect(dashboard.page["dropped"] as? Int == forged.count + 1, "dropped \(dashboard.page["dropped"] ?? "nil") of \(forged.count + 1)")
         #expect(!dashboard.link.rows().contains { $0.report?.driver == "Ann" || $0.name == "robot-9" })
     }
@@ -174,7 +186,7 @@ import Testing
         let dashboard = try Dashboard(ports: [port])
         defer { dashboard.close() }
         try dashboard.waitFor("the receiver's first report") { dashboard.shownRow["name"] == "robot-t" }
-        let before = dashboard.shownRow
+        let before = dashboard.shownRow, version = dashboard.link.version
         #expect(before["state"] == "free" && before["driver"] == "", "\(before)")
         // The dashboard's port, as anyone on the LAN sees its watches go by.
         let watch = try #require(sniffer.first(toPort: port, timeout: .seconds(5)) { $0.count > 3 && $0[3] == ControlType.teacher.rawValue })
@@ -215,10 +227,12 @@ import Testing
         // Two more genuine reports (one a second at most… two a second): the link has read the
         // forged ones by then, all from one socket's queue.
         let dropped = { dashboard.page["dropped"] as? Int ?? -1 }
-        try dashboard.waitFor("the forged reports to be judged") { dropped() >= forged.count }
+        #expect(dashboard.poll { dropped() >= forged.count }, "only \(dropped()) of \(forged.count) forged reports dropped")
+        // Genuine reports go on meanwhile (two a second); a few more of them are taken.
         Thread.sleep(forTimeInterval: 1.2)
         let after = dashboard.shownRow
         #expect(after == before, "the page changed: \(before) → \(after)")
+        #expect(dashboard.link.version == version && !dashboard.log.contains("Ann"), "a forged report changed the row: \(dashboard.log)")
         #expect(dropped() == forged.count, "dropped \(dropped()) of \(forged.count): a genuine report dropped, or a forged one taken")
         #expect(receiver.isRunning, "\(receiver.stderr)")
     }
