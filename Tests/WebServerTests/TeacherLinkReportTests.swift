@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import PhoneLink
 import RemoteWire
+import Synchronization
 import SystemIO
 import TestSupport
 import Testing
@@ -24,7 +25,8 @@ import Testing
     final class Dashboard {
         let hub: PhoneHub
         let link: TeacherLink
-        let open: Task<Void, Never>
+        final class Flag: Sendable { let raised = Atomic<Bool>(false) }
+        let closed = Flag()
 
         init(ports: [UInt16]) throws {
             hub = PhoneHub(settings: .init(session: "AnalogRemote"), logger: Logger(label: "test"))
@@ -35,11 +37,15 @@ import Testing
             link = try TeacherLink(hub: hub, teacherKey: TeacherLinkReportTests.keyText, session: "AnalogRemote",
                                    events: try TeacherLog(directory: nil), logger: Logger(label: "test"))
             link.start()
-            let link = link
-            open = Task { while !Task.isCancelled { link.dashboardOpen(); try? await Task.sleep(for: .milliseconds(200)) } }
+            // As an open page's pushes do; on a thread of its own (the tests around it block
+            // theirs, and a busy cooperative pool would let the watch lapse).
+            let keepOpen = Thread { [link, closed] in
+                while !closed.raised.load(ordering: .relaxed) { link.dashboardOpen(); Thread.sleep(forTimeInterval: 0.2) }
+            }
+            keepOpen.start()
         }
 
-        func close() { open.cancel(); link.stop() }
+        func close() { closed.raised.store(true, ordering: .relaxed); link.stop() }
 
         /// What the teacher's page gets: the rows as the WebSocket pushes them.
         var page: [String: Any] {
