@@ -168,7 +168,7 @@ public struct SendLoop {
             let peer = destination.current?.address
             actions += companion.service(socket: peer.flatMap { try? sender.socket(for: $0) }, peer: peer, now: now)
         }
-        state.holdStates = !companions.allSatisfy(\.allowsStates)
+        state.holdStates = !companions.allSatisfy { $0.allowsStates }   // a closure, not a key path: every wake-up
         for action in actions {
             switch action {
             case .sendNow: state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)
