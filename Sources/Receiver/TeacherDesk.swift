@@ -171,12 +171,18 @@ public struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
         return true
     }
 
+    /// Whether any source is kicked or the robot is locked (else ``allows(_:name:now:)`` is true).
+    public var restricts: Bool { !kicked.isEmpty || lockedTo != nil }
+
     public func isKicked(_ source: Source, now: ContinuousClock.Instant) -> Bool {
         kicked[source].map { now < $0 } ?? false
     }
 
     /// The next instant something here is due.
     public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        // Asked on every wake-up of the receive loop: nothing to build when nobody watches and
+        // nothing blinks.
+        if watchers.isEmpty && identifyStarted == nil { return nil }
         var all = watchers.values.map(\.next)
         if isWatched, let nextPing { all.append(nextPing) }
         if let d = identifyDeadline(now: now) { all.append(d) }
