@@ -52,16 +52,23 @@ struct DatagramDrain {
     /// Nil without a stamp; a wait over ``longestWait`` (a wall clock stepped forward) is taken
     /// as none, so a bad clock can only judge the controller by read time, as before stamps.
     func arrival(_ i: Int, now: ContinuousClock.Instant, wall: timespec) -> ContinuousClock.Instant? {
-        guard let age = batches[i / Self.batchSize].age(i % Self.batchSize, at: wall), age <= Self.longestWait else { return nil }
+        guard let age = slot(i, { $0.age($1, at: wall) }), age <= Self.longestWait else { return nil }
         return now - age
     }
 
     /// Longer than any receiver stall worth forgiving; a larger age is a clock step.
     static let longestWait: Duration = .seconds(5)
 
-    func source(_ i: Int) -> SocketAddress { batches[i / Self.batchSize].source(i % Self.batchSize) }
+    func source(_ i: Int) -> SocketAddress { slot(i) { $0.source($1) } }
     /// The datagram's real length (may exceed the bytes kept, see ``bytes(_:)``).
-    func length(_ i: Int) -> Int { batches[i / Self.batchSize].length(i % Self.batchSize) }
+    func length(_ i: Int) -> Int { slot(i) { $0.length($1) } }
     /// The bytes kept of datagram `i` (all of it unless it was longer than a slot).
-    func bytes(_ i: Int) -> ArraySlice<UInt8> { batches[i / Self.batchSize].bytes(i % Self.batchSize) }
+    func bytes(_ i: Int) -> ArraySlice<UInt8> { slot(i) { $0.bytes($1) } }
+
+    /// Reads datagram `i` in place. Trap: `batches[k].source(j)` copied the whole batch (five
+    /// array retains and releases) for each call; through the buffer pointer it is borrowed.
+    @inline(__always)
+    private func slot<R>(_ i: Int, _ read: (DatagramBatch, Int) -> R) -> R {
+        batches.withUnsafeBufferPointer { read($0[i / Self.batchSize], i % Self.batchSize) }
+    }
 }
