@@ -58,8 +58,8 @@ import Testing
     /// Through the loop's calls: a window at 12,000 datagrams/s holds the next drain 0.5 ms.
     @Test func aMeasuredRateSetsThePause() {
         var pacing = DrainPacing()
-        for i in 0...1200 { pacing.drained(1, at: t0 + .nanoseconds(Int64(i) * 83_333)) }
-        let last = t0 + .nanoseconds(1200 * 83_333)
+        for i in 0...1300 { pacing.drained(1, at: t0 + .nanoseconds(Int64(i) * 83_333)) }
+        let last = t0 + .nanoseconds(1300 * 83_333)
         #expect(pacing.pause > .microseconds(450) && pacing.pause < .microseconds(550), "pause \(pacing.pause)")
         #expect(pacing.holdUntil(now: last) == last + pacing.pause)
     }
