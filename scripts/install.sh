@@ -4,6 +4,7 @@
 #
 #   sudo scripts/install.sh [--prefix /usr/local] [--debug]
 #   DESTDIR=/tmp/stage scripts/install.sh --prefix /usr      (staging: no system changes)
+#   scripts/install.sh [--debug] --build-only                (the build alone: ./run.sh test starts it early)
 #
 # What goes where (PREFIX = /usr/local unless --prefix):
 #   PREFIX/bin/analog-remote                          release build, Swift runtime linked in statically
@@ -25,13 +26,15 @@ cd "$(dirname "$0")/.."
 
 prefix=/usr/local
 configuration=release
+build_only=""
 while (($#)); do
   case "$1" in
     --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
     --prefix=*) prefix=${1#--prefix=}; shift ;;
     --debug) configuration=debug; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
-    *) echo "install.sh: unknown argument $1 (use --prefix DIR, --debug)" >&2; exit 64 ;;
+    --build-only) build_only=1; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    *) echo "install.sh: unknown argument $1 (use --prefix DIR, --debug, --build-only)" >&2; exit 64 ;;
   esac
 done
 [[ $prefix == /* ]] || { echo "install.sh: --prefix must be absolute: $prefix" >&2; exit 64; }
@@ -53,6 +56,7 @@ binary=$scratch/$configuration/analog-remote
 manual=$(find "$scratch/plugins/GenerateManual/outputs" -name analog-remote.1 2>/dev/null | head -1)
 [[ -x $binary ]] || { echo "install.sh: no binary at $binary" >&2; exit 1; }
 [[ -n $manual ]] || { echo "install.sh: the generate-manual plugin wrote no analog-remote.1" >&2; exit 1; }
+if [[ -n $build_only ]]; then echo "install.sh: built $binary (--build-only: nothing installed)" >&2; exit 0; fi
 
 root=$destdir$prefix
 install -d "$root/bin" "$root/share/man/man1" "$root/share/bash-completion/completions" \

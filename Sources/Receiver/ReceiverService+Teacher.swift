@@ -13,7 +13,7 @@ extension ReceiverService {
         switch command.action {
         case .watch:
             if !desk.isWatched { logger.notice("watched by the teacher's dashboard", metadata: ["from": "\(source)"]) }
-            desk.watch(from: source, now: now)
+            desk.watch(from: source, nonce: command.nonce, now: now)
         case .identify:
             logger.notice("identify: the board blinks its LEDs and beeps for 3 s (motors untouched)")
             desk.identify(now: now)
@@ -88,10 +88,10 @@ extension ReceiverService {
         let due = desk.reportsDue(now: now)
         guard !due.isEmpty else { return }
         let report = watchReport(now: now)
-        for (watcher, serial) in due {
+        for (watcher, serial, nonce) in due {
             var r = report
             r.serial = serial
-            handle(plane.watchReport(r, to: watcher), at: now)
+            handle(plane.watchReport(r, watchNonce: nonce, to: watcher), at: now)
         }
     }
 
