@@ -1,8 +1,10 @@
 /// When the receive loop may read its socket again: at once, unless many datagrams are arriving
-/// (a large classroom in `--accept any`, a game, the bench's 256 × 100 Hz), and then after a
-/// pause that grows with the rate. Each wake-up of the receive thread costs about as much CPU as
-/// handling a few datagrams (BENCHMARKS.md, issues 16 and 30): at 25,600 datagrams/s, one
-/// `recvmmsg` per millisecond reads about 25 of them for the price of one wake-up.
+/// (a classroom in `--accept any`, a game, the bench's 64 and 256 × 100 Hz), and then after a
+/// pause that grows with the rate. Each wake-up of the receive thread costs as much CPU as
+/// handling a few datagrams (BENCHMARKS.md, issues 16 and 30): at 6,400 datagrams/s, one
+/// `recvmmsg` per millisecond reads about six of them for the price of one wake-up. (Issue 30
+/// measured 64 × 100 Hz unpaced after cutting a wake-up's own work by half: 2.5× the CPU of
+/// pacing it, well over the 5 % goal, for marks read ~500 µs sooner; so 64 stay paced.)
 ///
 /// The rule (Protocol.md §3.1), with `rate` the datagrams/s of the last `window`:
 ///
@@ -10,12 +12,13 @@
 ///                 = maxPause × (rate − busyRate) / busyRate   up to 2 × busyRate
 ///                 = maxPause                           from 2 × busyRate on
 ///
-/// so wake-ups stay below about `2 × busyRate` a second at any rate, and the pause does not jump
-/// from nothing to `maxPause` when a class crosses `busyRate`.
+/// so the pause does not jump from nothing to `maxPause` when a class crosses `busyRate`, and
+/// the socket is read at most about 1.4 × `busyRate` times a second at any rate (the most just
+/// above `busyRate`, where the pause is still short).
 ///
 /// Contracts:
-/// - A quiet link is never delayed: below `busyRate` datagrams/s (one driver sends 50–100, a
-///   class of 64 at 100 Hz 6,400) every datagram is read as soon as it arrives.
+/// - A quiet link is never delayed: below `busyRate` datagrams/s (one driver sends 50–100)
+///   every datagram is read as soon as it arrives.
 /// - A drain that came back with a full batch or more is never followed by a pause (a flood
 ///   must not sit in the kernel's queue, where it would push the owner's datagrams out).
 /// - The delay added to any datagram is below `maxPause`.
@@ -36,7 +39,7 @@ struct DrainPacing {
     private(set) var pause: Duration = .zero
     private var lastDrain: (at: ContinuousClock.Instant, count: Int)?
 
-    static let defaultBusyRate: Double = 8_000
+    static let defaultBusyRate: Double = 2_000
 
     init(maxPause: Duration = .milliseconds(1), busyRate: Double = DrainPacing.defaultBusyRate) {
         self.maxPause = maxPause

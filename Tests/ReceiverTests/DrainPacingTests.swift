@@ -19,17 +19,19 @@ import Testing
         #expect(!pacing.isPacing)
     }
 
-    /// 64 controllers × 100 Hz: 6.4 datagrams per millisecond, below `busyRate` (issue 30): every
-    /// drain is followed by the next as soon as a datagram is readable, so a mark is not held.
-    @Test func aClassroomOf64IsNeverHeld() {
+    /// 64 controllers × 100 Hz: 6.4 datagrams per millisecond, above twice `busyRate`. After the
+    /// first 100 ms window the next drain waits until 1 ms after the last one, never longer.
+    @Test func aClassroomOf64IsReadOncePerMillisecond() {
         var pacing = DrainPacing()
         var t = 0.0
-        while t <= 301 {
+        while t <= 101 {
             pacing.drained(1, at: ms(t))
-            #expect(pacing.holdUntil(now: ms(t + 0.01)) == nil, "held at \(t) ms")
             t += 0.156
         }
-        #expect(!pacing.isPacing)
+        #expect(pacing.isPacing)
+        let last = ms(t - 0.156)
+        #expect(pacing.holdUntil(now: last + .microseconds(200)) == last + .milliseconds(1))
+        #expect(pacing.holdUntil(now: last + .microseconds(1001)) == nil, "past the pause: read at once")
     }
 
     /// 256 controllers × 100 Hz: 25.6 datagrams per millisecond, above twice `busyRate`. After the
@@ -49,25 +51,25 @@ import Testing
 
     /// The pause grows with the rate: nothing up to `busyRate`, then linearly to the longest
     /// pause at twice `busyRate`, and never beyond it.
-    @Test(arguments: [(0.0, 0), (2_000, 0), (6_400, 0), (8_000, 0), (10_000, 250), (12_000, 500), (14_000, 750),
-                      (16_000, 1_000), (25_600, 1_000), (1_000_000, 1_000)])
+    @Test(arguments: [(0.0, 0), (1_000, 0), (2_000, 0), (2_500, 250), (3_000, 500), (3_500, 750),
+                      (4_000, 1_000), (6_400, 1_000), (25_600, 1_000), (1_000_000, 1_000)])
     func thePauseGrowsWithTheRate(rate: Double, microseconds: Int) {
         #expect(DrainPacing().pause(forRate: rate) == .microseconds(microseconds))
     }
 
-    /// Through the loop's calls: a window at 12,000 datagrams/s holds the next drain 0.5 ms.
+    /// Through the loop's calls: a window at 3,000 datagrams/s holds the next drain 0.5 ms.
     @Test func aMeasuredRateSetsThePause() {
         var pacing = DrainPacing()
-        for i in 0...1300 { pacing.drained(1, at: t0 + .nanoseconds(Int64(i) * 83_333)) }
-        let last = t0 + .nanoseconds(1300 * 83_333)
+        for i in 0...400 { pacing.drained(1, at: t0 + .nanoseconds(Int64(i) * 333_333)) }
+        let last = t0 + .nanoseconds(400 * 333_333)
         #expect(pacing.pause > .microseconds(450) && pacing.pause < .microseconds(550), "pause \(pacing.pause)")
         #expect(pacing.holdUntil(now: last) == last + pacing.pause)
     }
 
     /// The loop as it runs (drain, pause, drain), at rates from 1,000 to 200,000 datagrams/s: the
-    /// wake-ups stay bounded (at most about 1.12 × `busyRate` a second, the worst just above it),
+    /// wake-ups stay bounded (at most about 1.4 × `busyRate` a second, the worst just above it),
     /// no datagram waits longer than the longest pause, and below `busyRate` none waits.
-    @Test(arguments: [1_000.0, 6_400, 8_000, 8_500, 9_000, 10_000, 12_000, 16_000, 25_600, 60_000, 200_000])
+    @Test(arguments: [1_000.0, 1_900, 2_000, 2_240, 2_500, 2_750, 3_000, 4_000, 6_400, 25_600, 60_000, 200_000])
     func wakeUpsStayBoundedAndNoDatagramWaitsLong(rate: Double) {
         var pacing = DrainPacing()
         let period = 1e9 / rate                          // ns between arrivals
@@ -98,7 +100,7 @@ import Testing
             if clock > 200e6 { drainsAfterWarmUp += 1 }
         }
         let perSecond = Double(drainsAfterWarmUp) / 0.8
-        #expect(perSecond <= 1.12 * DrainPacing.defaultBusyRate + 100, "\(perSecond) wake-ups/s at \(rate)/s")
+        #expect(perSecond <= 1.4 * DrainPacing.defaultBusyRate, "\(perSecond) wake-ups/s at \(rate)/s")
         #expect(longestWait < 1e6, "a datagram waited \(longestWait) ns")
         if rate < DrainPacing.defaultBusyRate {
             #expect(longestWaitAfterWarmUp == 0, "a datagram waited \(longestWaitAfterWarmUp) ns at \(rate)/s")
