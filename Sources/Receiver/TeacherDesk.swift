@@ -177,14 +177,19 @@ public struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
         return true
     }
 
+    /// Whether any source is kicked or the robot is locked (else ``allows(_:name:now:)`` is true).
+    public var restricts: Bool { !kicked.isEmpty || lockedTo != nil }
+
     public func isKicked(_ source: Source, now: ContinuousClock.Instant) -> Bool {
         kicked[source].map { now < $0 } ?? false
     }
 
     /// The next instant something here is due.
     public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        // Called on every wake-up of the receive loop: no array, and no key path (`\.next` on a
-        // type nested in this generic one is instantiated by the runtime on every call — issue 30).
+        // Asked on every wake-up of the receive loop: nothing to build when nobody watches and
+        // nothing blinks; otherwise no array and no key path (`\.next` on a type nested in this
+        // generic one is instantiated by the runtime on every call — issue 30).
+        if watchers.isEmpty && identifyStarted == nil { return nil }
         var earliest: ContinuousClock.Instant?
         func consider(_ t: ContinuousClock.Instant) { earliest = earliest.map { min($0, t) } ?? t }
         for watcher in watchers.values { consider(watcher.next) }
