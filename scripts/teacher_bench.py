@@ -2,7 +2,7 @@
 """Benchmark (measures, asserts nothing): what the teacher's dashboard costs.
 
 1. The web server with N watched robots (default 30) each sending 2 watch-reports a second
-   (Protocol.md §7.12) and one dashboard open in headless Chromium: the server's CPU over
+   (Protocol.md §7.12, signed as a receiver signs them) and one dashboard open in headless Chromium: the server's CPU over
    --seconds, from /proc/PID/stat (user + system), as a percentage of one core. The robots are
    stand-ins on loopback that answer every `teacher` datagram with reports, so only the server
    is measured.
@@ -12,6 +12,8 @@
 Usage: teacher_bench.py BINARY [--robots N] [--seconds S]. Prints one line per figure and
 `teacher-bench: …` last. Every process it starts is stopped on every way out.
 """
+import hashlib
+import hmac
 import os
 import re
 import shutil
@@ -44,10 +46,17 @@ def s8(s):
     return bytes([len(b)]) + b
 
 
-def report(serial, name):
+# The teacher key's MAC key (Protocol.md §7.6: a passphrase is stretched with scrypt).
+MAC_KEY = hashlib.scrypt(KEY.encode(), salt=b"AnalogRemote teacher key v1", n=2 ** 15, r=8, p=1, maxmem=64 * 1024 * 1024, dklen=32)
+
+
+def report(serial, name, watch_nonce):
+    """A watch report signed for the watch whose command carried `watch_nonce` (§7.12)."""
     head = bytes([0x41, 0x52, 1, 0x0E]) + struct.pack(">IIIHH", 0x0BE7C4, 0, 0, 0, 1)
     body = struct.pack(">IIBBBQHHHHI", serial, 60, 1, 0, 0, 0x1000 + serial % 7, 3, 7, 0, 50, 0)
-    return head + body + b"".join(s8(x) for x in (name, "Student", "", "motors profile", "sim", "bench", ""))
+    body += b"".join(s8(x) for x in (name, "Student", "", "motors profile", "sim", "bench", ""))
+    mac = hmac.new(MAC_KEY, b"AR watch report" + watch_nonce + body, hashlib.sha256).digest()[:16]
+    return head + body + mac
 
 
 class StandIns:
@@ -76,8 +85,9 @@ class StandIns:
                 try:
                     while True:
                         data, addr = s.recvfrom(2048)
-                        if len(data) >= 20 and data[:2] == b"AR" and data[3] == 0x0C:
-                            self.watchers[i] = addr
+                        # A watch (action 1): report to its sender, signed for its nonce.
+                        if len(data) >= 37 and data[:2] == b"AR" and data[3] == 0x0C and data[20] == 1:
+                            self.watchers[i] = (addr, data[29:37])
                 except BlockingIOError:
                     pass
             now = time.monotonic()
@@ -86,7 +96,8 @@ class StandIns:
                 serial += 1
                 for i, s in enumerate(self.socks):
                     if self.watchers[i]:
-                        s.sendto(report(serial, f"robot {i + 1}"), self.watchers[i])
+                        addr, nonce = self.watchers[i]
+                        s.sendto(report(serial, f"robot {i + 1}", nonce), addr)
                         self.sent += 1
             time.sleep(0.01)
 

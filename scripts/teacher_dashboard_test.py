@@ -406,6 +406,11 @@ def main():
         # "identify" and "kick" are logged from the robots' replies: only signed ones count (Protocol.md §7.11).
         check("the robots' signed replies to identify and kick are counted as done",
               {"identify", "kick"} <= events, sorted(events))
+        # Reports are signed for the dashboard's own watches (Protocol.md §7.12): a genuine
+        # receiver's are all taken, so the page never counts one as forged.
+        summary = page.evaluate("document.getElementById('summary').textContent")
+        check("the robots' signed reports are all taken: the page shows no forged or stale reports dropped",
+              "dropped" not in summary and "missing" in summary, summary)
         results = [json.loads(l)["detail"] for l in lines if json.loads(l)["event"] == "game-result"]
         check("the round's result is in the lesson's log (a game-result event: Eve 5 points)",
               results == ["round 1, 1 player: 1. Eve 5"] and "game-result" in csv, results)

@@ -27,6 +27,11 @@ extension Receive {
         if let text = getenv("ANALOG_REMOTE_BENCH_DRAIN_PAUSE_US").map({ String(cString: $0) }), let us = Int(text), (0...10_000).contains(us) {
             configuration.drainPause = .microseconds(us)
         }
+        // Benchmark hook: the rate (datagrams/s) from which drains are paced, to compare pacing
+        // rules with the same binary (2000 with a 1 ms pause is close to the rule before issue 30).
+        if let text = getenv("ANALOG_REMOTE_BENCH_BUSY_RATE").map({ String(cString: $0) }), let rate = Int(text), (1...1_000_000).contains(rate) {
+            configuration.busyRate = Double(rate)
+        }
         // Benchmark hook (BENCHMARKS.md "Classroom"): judge the failsafe by read time, as before
         // arrival stamps, to measure what the stamps change. Not an option.
         if let text = getenv("ANALOG_REMOTE_BENCH_NO_ARRIVAL_STAMPS").map({ String(cString: $0) }), text == "1" {

@@ -17,9 +17,13 @@ extension ControlPlane {
         out.datagrams.append((source, peerTable.unreliable(.teacherReply(reply), to: source)))
     }
 
-    /// One report to a watching dashboard.
-    public mutating func watchReport(_ report: WatchReport, to source: Source) -> Output {
+    /// One report to a watching dashboard, signed for the nonce of the watch it last renewed
+    /// with (§7.12). Without a teacher key nothing is sent (such a receiver refuses every watch).
+    public mutating func watchReport(_ report: WatchReport, watchNonce: UInt64, to source: Source) -> Output {
         var out = Output()
+        guard let key = settings.teacherKey else { return out }
+        var report = report
+        report.sign(key: key.macKey, watchNonce: watchNonce)
         out.datagrams.append((source, peerTable.unreliable(.watchReport(report), to: source)))
         seal(&out)
         return out

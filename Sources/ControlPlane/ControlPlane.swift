@@ -587,7 +587,17 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     }
 
     public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        [peerTable.deadline(now: now), contenders.deadline(now: now)].compactMap { $0 }.min()
+        switch (peerTable.deadline(now: now), contenders.deadline(now: now)) {
+        case let (a?, b?): min(a, b)
+        case let (a?, nil): a
+        case let (nil, b): b
+        }
+    }
+
+    /// Whether ``poll(now:)`` has anything to do now (else it returns nothing and changes
+    /// nothing): the receive loop skips the call on most wake-ups.
+    public func pollDue(now: ContinuousClock.Instant) -> Bool {
+        peerTable.pollDue(now: now) || contenders.pollDue(now: now)
     }
 
     /// For the status line: the pairing code under `--accept paired`, failed attempts and the

@@ -272,8 +272,17 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         return (out, gone)
     }
 
+    /// Whether ``poll(now:)`` would do anything now: a channel may have something to send, or
+    /// the idle sweep is due. The receive loop asks on every wake-up, so a table with nothing in
+    /// flight costs two comparisons there, not a poll.
+    public func pollDue(now: ContinuousClock.Instant) -> Bool {
+        guard busy.isEmpty, let nextCleanup else { return true }
+        return now >= nextCleanup
+    }
+
     /// When ``poll(now:)`` has work: now, a retransmission time, or nil when idle.
     public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        if busy.isEmpty { return nil }
         var earliest: ContinuousClock.Instant?
         for source in busy {
             guard let d = peers[source]?.channel?.nextDeadline(now: now) else { continue }

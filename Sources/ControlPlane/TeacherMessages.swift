@@ -140,7 +140,20 @@ public struct TeacherReply: Hashable, Sendable {
     }
 }
 
-/// Receiver → dashboard, type 0x0E: one row of the dashboard (at most 2 a second per watcher).
+/// Receiver → dashboard, type 0x0E: one row of the dashboard (at most 2 a second per watcher),
+/// signed for the watch it answers (Protocol.md §7.12):
+///
+/// ```
+/// +-----------------------------------------+------------------------------------------+
+/// | serial … text (the row, as in the table) | MAC: HMAC-SHA256(MAC key, "AR watch      |
+/// |                                         | report" ‖ watch nonce ‖ the row)[0..<16]  |
+/// +-----------------------------------------+------------------------------------------+
+/// ```
+///
+/// The watch nonce is not on the wire: it is the nonce of the `watch` command this watcher last
+/// renewed with, which the dashboard knows. So a report verifies only at the dashboard it was
+/// made for, and only while that watch lives. Decoding needs the MAC; checking it is the
+/// dashboard's (``WatchReportGate``).
 public struct WatchReport: Hashable, Sendable {
     /// 0xFFFF in a 16-bit figure: not measured (no driver, or a driver that does not answer pings).
     public static let unknown: UInt16 = 0xFFFF
@@ -178,6 +191,9 @@ public struct WatchReport: Hashable, Sendable {
     public var transport: String
     /// The receiver's software version.
     public var version: String
+    /// The first 16 bytes of HMAC-SHA256(MAC key, ``label`` ‖ watch nonce ‖ the row's bytes);
+    /// zeros until ``sign(key:watchNonce:)``.
+    public var mac: [UInt8]
 
     public static let lockedFlag: UInt8 = 1
     public static let identifyingFlag: UInt8 = 2
@@ -185,14 +201,55 @@ public struct WatchReport: Hashable, Sendable {
     public init(serial: UInt32, uptimeSeconds: UInt32, state: RobotReport.State, flags: UInt8 = 0, robotID: UInt64,
                 rttMeanMillis: UInt16 = unknown, rttMaxMillis: UInt16 = unknown, lossPerMille: UInt16 = unknown,
                 statesPerSecond: UInt16 = 0, failsafes: UInt32 = 0, name: String = "", driver: String = "", lockedTo: String = "",
-                board: String = "", transport: String = "", version: String = "") {
+                board: String = "", transport: String = "", version: String = "",
+                mac: [UInt8] = .init(repeating: 0, count: TeacherMAC.size)) {
         self.serial = serial; self.uptimeSeconds = uptimeSeconds; self.state = state; self.flags = flags; self.robotID = robotID
         self.rttMeanMillis = rttMeanMillis; self.rttMaxMillis = rttMaxMillis; self.lossPerMille = lossPerMille
         self.statesPerSecond = statesPerSecond; self.failsafes = failsafes; self.name = name; self.driver = driver; self.lockedTo = lockedTo
-        self.board = board; self.transport = transport; self.version = version
+        self.board = board; self.transport = transport; self.version = version; self.mac = mac
+    }
+
+    /// Says what the MAC is for: a watch report's MAC never verifies as another message's.
+    public static let label = Array("AR watch report".utf8)
+
+    /// The row's bytes: the payload before the MAC.
+    public var signedBytes: [UInt8] {
+        var w = ByteWriter()
+        encodeRow(into: &w)
+        return w.bytes
+    }
+
+    /// Signs the report for the watch whose command carried `watchNonce`.
+    public mutating func sign(key: [UInt8], watchNonce: UInt64) {
+        mac = TeacherMAC.tag(Self.macInput(signedBytes[...], watchNonce: watchNonce), key: key)
+    }
+
+    /// Whether the MAC is right for the watch whose command carried `watchNonce`.
+    public func verify(key: [UInt8], watchNonce: UInt64) -> Bool {
+        TeacherMAC.matches(mac, Self.macInput(signedBytes[...], watchNonce: watchNonce), key: key)
+    }
+
+    /// Checks a report's payload as it arrived (row bytes, then the MAC), not as decoded: a
+    /// decoder escapes control characters in the strings, which would change the bytes.
+    public static func verify(payload: ArraySlice<UInt8>, key: [UInt8], watchNonce: UInt64) -> Bool {
+        guard payload.count > TeacherMAC.size else { return false }
+        let row = payload.dropLast(TeacherMAC.size)
+        return TeacherMAC.matches(Array(payload.suffix(TeacherMAC.size)), macInput(row, watchNonce: watchNonce), key: key)
+    }
+
+    static func macInput(_ row: ArraySlice<UInt8>, watchNonce: UInt64) -> [UInt8] {
+        var w = ByteWriter()
+        w.raw(label); w.u64(watchNonce); w.raw(row)
+        return w.bytes
     }
 
     func encode(into w: inout ByteWriter) {
+        encodeRow(into: &w)
+        w.raw(mac.prefix(TeacherMAC.size))
+        if mac.count < TeacherMAC.size { w.raw(repeatElement(0, count: TeacherMAC.size - mac.count)) }
+    }
+
+    func encodeRow(into w: inout ByteWriter) {
         w.u32(serial); w.u32(uptimeSeconds); w.u8(state.code)
         if case .failsafe(let cause) = state { w.u8(cause.rawValue) } else { w.u8(0) }
         w.u8(flags); w.u64(robotID); w.u16(rttMeanMillis); w.u16(rttMaxMillis); w.u16(lossPerMille)
@@ -209,6 +266,7 @@ public struct WatchReport: Hashable, Sendable {
         let mean = try r.u16(), max = try r.u16(), loss = try r.u16(), rate = try r.u16(), failsafes = try r.u32()
         let name = try r.str8(), driver = try r.str8(), locked = try r.str8(), board = try r.str8(), transport = try r.str8(), version = try r.str8()
         let why = try r.str8()
+        let mac = Array(try r.take(TeacherMAC.size))   // a report without its MAC is refused
         let bad = { (at: Int) in ControlMessageError(.badField, at: at, bytes: Array(payload)) }
         let state: RobotReport.State
         switch code {
@@ -225,6 +283,6 @@ public struct WatchReport: Hashable, Sendable {
         return WatchReport(serial: serial, uptimeSeconds: uptime, state: state, flags: flags, robotID: robotID,
                            rttMeanMillis: mean, rttMaxMillis: max, lossPerMille: loss, statesPerSecond: rate,
                            failsafes: failsafes, name: name, driver: driver, lockedTo: locked, board: board, transport: transport,
-                           version: version)
+                           version: version, mac: mac)
     }
 }

@@ -28,8 +28,10 @@ public struct TokenBucket: Sendable {
 
     mutating func refill(now: ContinuousClock.Instant) {
         if let last {
-            let elapsed = now - last
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            // One `components` (an Int128 division): it runs for every datagram, twice under
+            // `--accept any` (the source's bucket and the notice limiter's).
+            let (whole, atto) = (now - last).components
+            let seconds = Double(whole) + Double(atto) / 1e18
             tokens = min(burst, tokens + max(0, seconds) * rate)
         }
         last = now

@@ -47,21 +47,29 @@ struct DatagramDrain {
         return count
     }
 
-    /// When datagram `i` arrived, on the continuous clock: `now` less the time it waited in the
-    /// socket's queue (its kernel stamp against `wall`, both read just after ``fill(from:)``).
-    /// Nil without a stamp; a wait over ``longestWait`` (a wall clock stepped forward) is taken
-    /// as none, so a bad clock can only judge the controller by read time, as before stamps.
-    func arrival(_ i: Int, now: ContinuousClock.Instant, wall: timespec) -> ContinuousClock.Instant? {
-        guard let age = batches[i / Self.batchSize].age(i % Self.batchSize, at: wall), age <= Self.longestWait else { return nil }
+    /// Each datagram read, in order: `body(batch, slot)` reads it with `batch.source(slot)`,
+    /// `bytes`, `length` and ``arrival(_:_:now:wall:)``. Trap: a call on `batches[k]` itself
+    /// copied the batch (five array retains and releases) for every access, because the method
+    /// is opaque to this module; here a batch is copied once per 64 datagrams.
+    func forEach(_ body: (_ batch: DatagramBatch, _ slot: Int) -> Void) {
+        var left = count
+        for batch in batches {
+            guard left > 0 else { return }
+            for slot in 0..<min(Self.batchSize, left) { body(batch, slot) }
+            left -= Self.batchSize
+        }
+    }
+
+    /// When datagram `slot` of `batch` arrived, on the continuous clock: `now` less the time it
+    /// waited in the socket's queue (its kernel stamp against `wall`, both read just after
+    /// ``fill(from:)``). Nil without a stamp; a wait over ``longestWait`` (a wall clock stepped
+    /// forward) is taken as none, so a bad clock can only judge the controller by read time, as
+    /// before stamps.
+    static func arrival(_ batch: DatagramBatch, _ slot: Int, now: ContinuousClock.Instant, wall: timespec) -> ContinuousClock.Instant? {
+        guard let age = batch.age(slot, at: wall), age <= longestWait else { return nil }
         return now - age
     }
 
     /// Longer than any receiver stall worth forgiving; a larger age is a clock step.
     static let longestWait: Duration = .seconds(5)
-
-    func source(_ i: Int) -> SocketAddress { batches[i / Self.batchSize].source(i % Self.batchSize) }
-    /// The datagram's real length (may exceed the bytes kept, see ``bytes(_:)``).
-    func length(_ i: Int) -> Int { batches[i / Self.batchSize].length(i % Self.batchSize) }
-    /// The bytes kept of datagram `i` (all of it unless it was longer than a slot).
-    func bytes(_ i: Int) -> ArraySlice<UInt8> { batches[i / Self.batchSize].bytes(i % Self.batchSize) }
 }

@@ -5,16 +5,28 @@ import ControlPlane
 struct NoticeLimiter: Sendable {
     private var bucket: TokenBucket
     private var suppressed = 0
+    /// While the bucket is empty: when its next token comes. Until then a line is dropped after
+    /// one comparison — under `--accept any` every datagram from another source than the last
+    /// asks (a refill skipped here is made up by the next one: below one token the burst cap
+    /// cannot bind, so the count is exact).
+    private var emptyUntil: ContinuousClock.Instant?
 
     init(burst: Int = 20, perSecond: Int = 5) {
         bucket = TokenBucket(rate: Double(perSecond), burst: Double(burst))
     }
 
     mutating func allow(at now: ContinuousClock.Instant) -> Int? {
-        guard bucket.take(now: now) else {
+        if let emptyUntil, now < emptyUntil {
             suppressed += 1
             return nil
         }
+        guard bucket.take(now: now) else {
+            suppressed += 1
+            let missing = 1 - bucket.peek(now: now)
+            emptyUntil = now + .nanoseconds(Int64(max(0, missing) / bucket.rate * 1e9))
+            return nil
+        }
+        emptyUntil = nil
         defer { suppressed = 0 }
         return suppressed
     }

@@ -64,20 +64,21 @@ extension ReceiverService {
         let owner = engine.ownership.owner
         plane.owner = owner
         if let owner {
-            for i in 0..<drain.count where drain.source(i) == owner {
-                if let c = take(drain.bytes(i), length: drain.length(i), from: owner, at: now,
-                                arrived: drain.arrival(i, now: now, wall: wall)) { controls.append(c) }
+            drain.forEach { batch, i in
+                guard batch.source(i) == owner else { return }
+                if let c = take(batch.bytes(i), length: batch.length(i), from: owner, at: now,
+                                arrived: DatagramDrain.arrival(batch, i, now: now, wall: wall)) { controls.append(c) }
             }
         }
-        for i in 0..<drain.count {
-            let source = drain.source(i)
-            if let owner, source == owner { continue }
+        drain.forEach { batch, i in
+            let source = batch.source(i)
+            if let owner, source == owner { return }
             // Everyone else's control datagrams are handled where they arrived, before that
             // source's next datagram: an owner that moved to another of our addresses sends a
             // ping and then states from there, and the ping must re-associate it (Protocol.md
             // §6.4) before its first state from the new address is judged — in one batch too.
-            if let c = take(drain.bytes(i), length: drain.length(i), from: source, at: now,
-                            arrived: drain.arrival(i, now: now, wall: wall)) {
+            if let c = take(batch.bytes(i), length: batch.length(i), from: source, at: now,
+                            arrived: DatagramDrain.arrival(batch, i, now: now, wall: wall)) {
                 handleControl(c.bytes, from: c.from, sealed: c.sealed, at: .now)
             }
         }

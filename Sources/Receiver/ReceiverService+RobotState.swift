@@ -6,8 +6,8 @@ import SystemIO
 /// in the loop turn that caused it, and after every pong.
 extension ReceiverService {
     /// Sends the reports due this loop turn (``RobotStateReporter/due(engine:name:)``).
-    func reportRobotState() {
-        reporter.prune(now: .now) { plane.peers.hasChannel($0) && plane.displayName(of: $0) != nil }
+    func reportRobotState(at now: ContinuousClock.Instant) {
+        reporter.prune(now: now) { plane.peers.hasChannel($0) && plane.displayName(of: $0) != nil }
         // `OWNED BY` names the owner by its display name, never by its address (which is all a
         // spoofer would need): a plain sender has no name.
         for (source, report) in reporter.due(engine: engine, name: { plane.displayName(of: $0) ?? "a controller without a name" }) {

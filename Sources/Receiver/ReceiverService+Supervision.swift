@@ -68,6 +68,8 @@ final class ServiceSupervision {
 
     /// The loop's next wake-up, with ours folded in.
     func deadline(_ other: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        // Asked on every wake-up: a receiver started by hand has nothing to add.
+        if notifier == nil && stallAt == nil { return other }
         var candidates = [other, nextKeepAlive, stallAt].compactMap { $0 }
         if notifier != nil && !readySent { candidates.append(now + readinessPoll) }
         return candidates.min()
@@ -76,8 +78,12 @@ final class ServiceSupervision {
     /// Whether the stall hook's time has come.
     func shouldStall(at now: ContinuousClock.Instant) -> Bool { stallAt.map { now >= $0 } ?? false }
 
-    /// True (once) when SIGHUP arrived.
-    func takeHangup() -> Bool { hangups?.clear() ?? false }
+    /// True (once) when SIGHUP arrived. `ready`: the poll's events for ``descriptors`` (a
+    /// `read` of the flag on every wake-up was one system call per datagram at low rates).
+    func takeHangup(_ ready: ArraySlice<Poller.Events>) -> Bool {
+        guard let hangups, ready.first.map({ !$0.isEmpty }) == true else { return false }
+        return hangups.clear()
+    }
 
     /// Sends `READY=1` once `isReady`; keep-alives when due.
     func tick(at now: ContinuousClock.Instant, isReady: () -> Bool, status: () -> String, logger: Logger) {

@@ -27,13 +27,14 @@ public struct ReceiverConfiguration: Sendable {
     /// Most datagrams read per wake-up (the socket is drained until EAGAIN or this many) before
     /// signals and deadlines are looked at again.
     public var batch = 1024
-    /// Drain pacing (``DrainPacing``): above `busyRate` datagrams/s the socket is read at most once
-    /// per `drainPause`; 0 reads it on every wake-up.
+    /// Drain pacing (``DrainPacing``): above `busyRate` datagrams/s the socket is read after a
+    /// pause that grows with the rate up to `drainPause` (reached at twice `busyRate`); 0 reads
+    /// it on every wake-up.
     public var drainPause: Duration = .milliseconds(1)
     /// The failsafe judges states by when they arrived (kernel stamps, Protocol.md §3.3); false
     /// judges by read time (a benchmark hook's comparison only).
     public var arrivalStamps = true
-    public var busyRate: Double = 2_000
+    public var busyRate: Double = DrainPacing.defaultBusyRate
     /// After a failsafe caused by silence, the robot stays reserved for its owner this long
     /// (`--reclaim-s`), so no other source — a flood's least of all — can take it meanwhile.
     public var reclaim: Duration = .seconds(ReceiverConfiguration.defaultReclaimSeconds)
@@ -98,7 +99,14 @@ public final class ReceiverService {
     /// What each controller that said hello is told about the robot (ReceiverService+RobotState.swift).
     var reporter: RobotStateReporter<SocketAddress>
     /// The teacher's dashboard: watchers, identify, kick, lock (ReceiverService+Teacher.swift).
-    var desk = TeacherDesk<SocketAddress>(now: .now)
+    var desk = TeacherDesk<SocketAddress>(now: .now) {
+        didSet { deskSummary = (restricts: desk.restricts, idle: desk.identifyStarted == nil && !desk.isWatched) }
+    }
+    /// What the loop asks of ``desk`` on every datagram and every wake-up, kept beside it: the
+    /// desk holds instants, whose layout the compiler does not know, so each read of it from
+    /// here copied the whole value (callgrind: 840 instructions a datagram, 11 copies a
+    /// wake-up). Set on every change of the desk (its `didSet`), so it cannot go stale.
+    private(set) var deskSummary = (restricts: false, idle: true)
     private var notices = NoticeLimiter()
     /// Accepted/denied notices: one per source per 10 s, then the global bucket.
     var helloNotices = PerSourceNotices<SocketAddress>()
@@ -181,7 +189,7 @@ public final class ReceiverService {
         strangers = configuration.classroom.accept != .any
             ? TokenBucket(rate: configuration.strangerRate, burst: configuration.strangerBurst) : nil
         drain = DatagramDrain(capacity: configuration.batch)
-        pacing = DrainPacing(pause: configuration.drainPause, busyRate: configuration.busyRate)
+        pacing = DrainPacing(maxPause: configuration.drainPause, busyRate: configuration.busyRate)
         // The board as drivers are told it: the probed profile and firmware, else the --board spec.
         reporter = RobotStateReporter(board: board.resolution.map { "\($0.kind.rawValue) profile, \($0.identity.summary)" }
                                       ?? configuration.boardName)
@@ -235,11 +243,17 @@ public final class ReceiverService {
             (socket.descriptor.rawValue, .readable),
         ] + supervision.descriptors + blackBoxDescriptors
         var nextStatus = ContinuousClock.now
+        // Every turn of this loop is a wake-up of the thread, and at 64 controllers there are
+        // thousands a second: a turn with nothing to do must cost little (BENCHMARKS.md, issue
+        // 30c). So the clock is read once after the wait and once after the drain, and the
+        // control plane, the dashboard and the service manager are asked cheap questions first.
+        var now = ContinuousClock.now
         while true {
-            var deadline = [engine.deadline, plane.deadline(now: .now), desk.deadline(now: .now)].compactMap { $0 }.min()
-            if status.enabled { deadline = deadline.map { min($0, nextStatus) } ?? nextStatus }
-            deadline = supervision.deadline(deadline, now: .now)
-            if let hold = pacing.holdUntil(now: .now) {
+            var deadline = Self.earliest(engine.deadline, plane.deadline(now: now))
+            if !deskSummary.idle { deadline = Self.earliest(deadline, desk.deadline(now: now)) }
+            if status.enabled { deadline = Self.earliest(deadline, nextStatus) }
+            deadline = supervision.deadline(deadline, now: now)
+            if let hold = pacing.holdUntil(now: now) {
                 // Busy: let more datagrams queue for one drain (at most `drainPause`; a sleep, not
                 // a poll without the socket, because poll's timeout is in whole milliseconds).
                 Self.sleep(until: deadline.map { min($0, hold) } ?? hold)
@@ -256,16 +270,17 @@ public final class ReceiverService {
             }
             // A wake-up past the failsafe deadline reads the socket even when poll did not say
             // it was readable: a state that arrived in time must be seen before the tick.
-            if !ready[2].isEmpty || engine.failsafe.deadline.map({ $0 <= .now }) == true {
+            now = .now
+            if !ready[2].isEmpty || engine.failsafe.deadline.map({ $0 <= now }) == true {
                 try holdingBoardWrites { () throws(SystemError) in try receiveBatch() }
-                pacing.drained(drain.count, at: .now)
+                now = .now
+                pacing.drained(drain.count, at: now)
             }
-            let now = ContinuousClock.now
-            handle(plane.poll(now: now), at: now)
+            if plane.pollDue(now: now) { handle(plane.poll(now: now), at: now) }
             apply(engine.tick(at: now))
-            reportRobotState()
+            reportRobotState(at: now)
             serveTeacher(at: now)
-            if supervision.takeHangup() { reload(at: now) }
+            if supervision.takeHangup(ready[3...]) { reload(at: now) }
             serviceBlackBox(ready)
             if supervision.shouldStall(at: now) { try stall(); return }
             supervision.tick(at: now, isReady: { isReady }, status: readyStatus, logger: logger)
@@ -274,6 +289,12 @@ public final class ReceiverService {
                 nextStatus = now + statusPeriod
             }
         }
+    }
+
+    private static func earliest(_ a: ContinuousClock.Instant?, _ b: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
     }
 
     private static func sleep(until instant: ContinuousClock.Instant) {

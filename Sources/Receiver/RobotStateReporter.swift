@@ -117,6 +117,9 @@ public struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
     /// have taken everything that arrived.
     public mutating func due(engine: ReceiverEngine<Source>, name: (Source) -> String) -> [(Source, RobotReport)] {
         if let owner = engine.ownership.owner { lastOwner = owner }
+        // Asked on every wake-up: with nobody to report to (no hello accepted) there is nothing
+        // to compare. `accepted` sets `dirty`, so the first report after it is still computed.
+        if sent.isEmpty && pendingRepeat.isEmpty { return [] }
         var out: [(Source, RobotReport)] = []
         let waiting: Failsafe.Reason? = if case .waitingForNeutral(let r) = engine.failsafe.state { r } else { nil }
         let key = Key(owner: engine.ownership.owner, lastOwner: lastOwner, waiting: waiting,

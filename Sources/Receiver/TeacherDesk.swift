@@ -25,6 +25,9 @@ public struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
     struct Watcher: Sendable {
         var until: ContinuousClock.Instant
         var next: ContinuousClock.Instant
+        /// The nonce of the `watch` this watcher last renewed with: its reports are signed for it.
+        var nonce: UInt64
+        /// Counts on across renewals; only a new watcher starts again from 1.
         var serial: UInt32 = 0
     }
 
@@ -51,23 +54,26 @@ public struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
 
     public var isWatched: Bool { !watchers.isEmpty }
 
-    /// A watch was taken from `source`: reports to it for ``TeacherCommand/watchLifetime``; a new
-    /// watcher gets its first report at once.
-    public mutating func watch(from source: Source, now: ContinuousClock.Instant) {
+    /// A watch with `nonce` was taken from `source`: reports to it, signed for that nonce, for
+    /// ``TeacherCommand/watchLifetime``; a new watcher gets its first report at once. A renewal
+    /// keeps the serial counting and signs the reports from now on for its own nonce.
+    public mutating func watch(from source: Source, nonce: UInt64, now: ContinuousClock.Instant) {
         if var w = watchers[source] {
             w.until = now + TeacherCommand.watchLifetime
+            w.nonce = nonce
             watchers[source] = w
             return
         }
         if watchers.count >= Self.maxWatchers, let stalest = watchers.min(by: { $0.value.until < $1.value.until }) {
             watchers.removeValue(forKey: stalest.key)
         }
-        watchers[source] = Watcher(until: now + TeacherCommand.watchLifetime, next: now)
+        watchers[source] = Watcher(until: now + TeacherCommand.watchLifetime, next: now, nonce: nonce)
     }
 
-    /// The watchers a report is due to now, with the serial of that report; forgets expired ones.
-    public mutating func reportsDue(now: ContinuousClock.Instant) -> [(Source, UInt32)] {
-        var out: [(Source, UInt32)] = []
+    /// The watchers a report is due to now, with the serial of that report and the watch nonce
+    /// to sign it for; forgets expired ones.
+    public mutating func reportsDue(now: ContinuousClock.Instant) -> [(source: Source, serial: UInt32, nonce: UInt64)] {
+        var out: [(source: Source, serial: UInt32, nonce: UInt64)] = []
         for (source, var w) in watchers {
             if now >= w.until { watchers.removeValue(forKey: source); continue }
             guard now >= w.next else { continue }
@@ -75,7 +81,7 @@ public struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
             // Never more than one per period, even after a late wake-up.
             w.next = max(w.next + Self.reportPeriod, now + Self.reportPeriod / 2)
             watchers[source] = w
-            out.append((source, w.serial))
+            out.append((source, w.serial, w.nonce))
         }
         return out
     }
@@ -171,12 +177,18 @@ public struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
         return true
     }
 
+    /// Whether any source is kicked or the robot is locked (else ``allows(_:name:now:)`` is true).
+    public var restricts: Bool { !kicked.isEmpty || lockedTo != nil }
+
     public func isKicked(_ source: Source, now: ContinuousClock.Instant) -> Bool {
         kicked[source].map { now < $0 } ?? false
     }
 
     /// The next instant something here is due.
     public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        // Asked on every wake-up of the receive loop: nothing to build when nobody watches and
+        // nothing blinks.
+        if watchers.isEmpty && identifyStarted == nil { return nil }
         var all = watchers.values.map(\.next)
         if isWatched, let nextPing { all.append(nextPing) }
         if let d = identifyDeadline(now: now) { all.append(d) }

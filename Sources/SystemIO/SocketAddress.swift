@@ -171,8 +171,12 @@ struct RawSockAddr: Hashable, Sendable {
     func hash(into hasher: inout Hasher) {
         hasher.combine(words.0)
         hasher.combine(words.1)
-        hasher.combine(words.2)
-        hasher.combine(words.3)
+        // An IPv4 address (16 bytes) leaves the last two words zero: not hashed (the receiver
+        // hashes every datagram's source twice).
+        if count > 16 {
+            hasher.combine(words.2)
+            hasher.combine(words.3)
+        }
         hasher.combine(count)
     }
 }

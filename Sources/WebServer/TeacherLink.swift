@@ -12,7 +12,8 @@ import SystemIO
 /// `stop-all reply`s that come back fill one row per robot; the teacher's buttons become signed
 /// stop-alls (aimed at one receiver by its robot id once known, else its name, §7.6.1) and
 /// teacher commands. One thread, one socket per robot (so a reply's robot is its socket),
-/// polled with a 50 ms timeout.
+/// polled with a 50 ms timeout. A row takes only reports signed for one of this link's own live
+/// watches of that robot (``WatchReportGate``); the others are counted and dropped.
 final class TeacherLink: Sendable {
     struct Row: Sendable {
         var id: String
@@ -41,7 +42,15 @@ final class TeacherLink: Sendable {
         /// Grows with every change of a robot's state, driver, lock or blink: a dashboard pushes
         /// soon after it changes.
         var version = 0
+        /// Watch reports dropped as forged or stale since the server started, and when that was
+        /// last logged.
+        var dropped = 0
+        var droppedLogged: (count: Int, at: ContinuousClock.Instant)?
     }
+
+    /// A dropped report is logged at once the first time, then at most once per this (with the
+    /// count so far), so a forger cannot flood the log.
+    static let dropLogPeriod: Duration = .seconds(10)
 
     private let state = Mutex(State())
     private let hub: PhoneHub
@@ -87,6 +96,9 @@ final class TeacherLink: Sendable {
 
     var version: Int { state.withLock { $0.version } }
 
+    /// Watch reports dropped as forged or stale so far (shown on the dashboard).
+    var droppedReports: Int { state.withLock { $0.dropped } }
+
     /// Roster students not yet seen driving their robot this lesson (empty without a roster).
     func missing() -> [String] {
         guard let roster else { return [] }
@@ -115,6 +127,8 @@ final class TeacherLink: Sendable {
         /// `id:` and its robot id (Protocol.md §7.6.1), once a report or a signed reply told it:
         /// commands then name the robot, not its display name, which a clone may share.
         var idTarget: String?
+        /// The nonces of the watches sent to this robot that its reports may be signed for.
+        var gate = WatchReportGate()
     }
 
     private func run() {
@@ -194,12 +208,46 @@ final class TeacherLink: Sendable {
             let ready = (try? Poller.wait(fds, until: .now + .milliseconds(50))) ?? []
             for (i, id) in order.enumerated() where i < ready.count && !ready[i].isEmpty {
                 while let (length, from) = try? links[id]!.socket.receive(into: &buffer) {
-                    guard from == links[id]!.address, length <= buffer.count,
-                          let d = try? ControlDatagram.decode(Array(buffer[..<length])),
+                    guard length <= buffer.count, let d = try? ControlDatagram.decode(Array(buffer[..<length])) else { continue }
+                    if d.header.type == .watchReport {
+                        report(d, from: from, robot: id, link: &links[id]!)
+                        continue
+                    }
+                    guard from == links[id]!.address,
                           let message = try? ControlMessage.decode(type: d.header.type, payload: d.payload) else { continue }
                     take(message, robot: id, link: &links[id]!)
                 }
             }
+        }
+    }
+
+    /// A watch report reaches a row only from the robot's address, whole, signed for one of
+    /// this link's live watches and newer than the last one taken (Protocol.md §7.12).
+    private func report(_ d: ControlDatagram, from: SocketAddress, robot: String, link: inout Link) {
+        let why: String
+        if from != link.address {
+            why = "from \(from), not the robot's address"
+        } else if case .watchReport(let report)? = try? ControlMessage.decode(type: .watchReport, payload: d.payload) {
+            switch link.gate.check(payload: d.payload, serial: report.serial, key: key, now: .now) {
+            case nil:
+                take(.watchReport(report), robot: robot, link: &link)
+                return
+            case .unverified: why = "its MAC is not right for a live watch of this dashboard (forged, another dashboard's, or stale)"
+            case .stale: why = "serial \(report.serial) is not newer than the reports taken (a replay)"
+            }
+        } else {
+            why = "it does not decode (an unsigned report from an older receiver is refused too)"
+        }
+        let now = ContinuousClock.now
+        let log = state.withLock { s -> Int? in
+            s.dropped += 1
+            if let last = s.droppedLogged, now - last.at < Self.dropLogPeriod { return nil }
+            s.droppedLogged = (s.dropped, now)
+            return s.dropped
+        }
+        if let total = log {
+            logger.warning("dropped a watch report: \(why); forged or stale reports dropped so far: \(total)",
+                           metadata: ["robot": "\(link.name ?? robot)"])
         }
     }
 
@@ -276,6 +324,7 @@ final class TeacherLink: Sendable {
         case .teacher(let c): c.nonce
         default: nil
         }
+        if case .teacher(let c) = message, c.action == .watch { link.gate.sent(watch: c.nonce, now: .now) }
         if let nonce {
             link.sent.append(nonce)
             if link.sent.count > 32 { link.sent.removeFirst(link.sent.count - 32) }

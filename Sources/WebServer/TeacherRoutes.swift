@@ -82,7 +82,7 @@ struct TeacherDashboard: Sendable {
                     if now - pushed.at >= Self.pushPeriod || (version != pushed.version && now - pushed.at >= Self.pushSoonest) {
                         link.dashboardOpen()
                         try await outbound.write(.text(TeacherRows.json(link.rows(), now: now, roster: link.roster, missing: link.missing(),
-                                                                        game: game.snapshot)))
+                                                                        game: game.snapshot, dropped: link.droppedReports)))
                         pushed = (version, now)
                     }
                     try await Task.sleep(for: .milliseconds(25))
@@ -141,8 +141,10 @@ struct TeacherDashboard: Sendable {
 
 /// The rows as the dashboard reads them.
 enum TeacherRows {
+    /// `dropped`: watch reports the link dropped as forged or stale (Protocol.md §7.12); the page
+    /// says so under the header when there are any.
     static func json(_ rows: [TeacherLink.Row], now: ContinuousClock.Instant, roster: Roster? = nil, missing: [String] = [],
-                     game: TeacherGame.Board? = nil) -> String {
+                     game: TeacherGame.Board? = nil, dropped: Int = 0) -> String {
         let list: [[String: Any]] = rows.map { row in
             var o: [String: Any] = ["id": row.id, "label": row.label]
             if let heard = row.heard { o["age"] = Int((now - heard) / .milliseconds(1)) }
@@ -168,7 +170,7 @@ enum TeacherRows {
             o["identifying"] = r.flags & WatchReport.identifyingFlag != 0
             return o
         }
-        var message: [String: Any] = ["t": "rows", "rows": list]
+        var message: [String: Any] = ["t": "rows", "rows": list, "dropped": dropped]
         if roster != nil { message["missing"] = missing }
         if let game {
             var g: [String: Any] = ["playing": game.playing, "round": game.round,

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import ControlPlane
 import RemoteWire
@@ -12,10 +13,18 @@ struct TeacherVectors: Decodable {
         let target, argument, driver: String?
     }
     struct Rejected: Decodable { let name, hex: String }
+    /// Reports that decode but that a dashboard refuses (§7.12): `signed_for`, when present, is
+    /// the watch nonce the MAC is right for (not the vectors' watch).
+    struct Unverified: Decodable {
+        let name, hex: String
+        let signedFor: UInt64?
+        enum CodingKeys: String, CodingKey { case name, hex, signedFor = "signed_for" }
+    }
     let key, session: String
     let time, nonce: UInt64
     let messages: [Message]
     let rejected: [Rejected]
+    let unverified: [Unverified]
 
     static func load() throws -> TeacherVectors {
         try JSONDecoder().decode(TeacherVectors.self, from: Data(contentsOf: Paths.repositoryFile("vectors/teacher-messages.json")))
@@ -54,6 +63,18 @@ struct TeacherVectors: Decodable {
             case .watchReport(let r):
                 #expect(r.state.code == v.state && r.driver == v.driver, "\(v.name)")
                 if case .failsafe(let cause) = r.state { #expect(cause.rawValue == v.detail) }
+                // Signed for the vectors' watch (its nonce), as an independent HMAC computes it,
+                // and exactly what the encoder signs; under another nonce or key it fails.
+                #expect(Self.independentMAC(d.payload, key: file.key, watchNonce: file.nonce) == Array(d.payload.suffix(16)), "\(v.name): MAC")
+                var resigned = r
+                resigned.mac = []
+                resigned.sign(key: Array(file.key.utf8), watchNonce: file.nonce)
+                #expect(Hex.string(ControlDatagram(header: d.header, payload: ControlMessage.watchReport(resigned).encodePayload()[...]).encode()) == v.hex,
+                        "\(v.name): the encoder signs other bytes")
+                #expect(r.verify(key: Array(file.key.utf8), watchNonce: file.nonce), "\(v.name)")
+                #expect(WatchReport.verify(payload: d.payload, key: Array(file.key.utf8), watchNonce: file.nonce), "\(v.name)")
+                #expect(!WatchReport.verify(payload: d.payload, key: Array(file.key.utf8), watchNonce: file.nonce + 1), "\(v.name): another watch")
+                #expect(!WatchReport.verify(payload: d.payload, key: Array("wrong".utf8), watchNonce: file.nonce), "\(v.name): another key")
             case .deny(let deny):
                 #expect(deny.reason.rawValue == v.reason && deny.reason == .kicked, "\(v.name)")
             default:
@@ -61,6 +82,58 @@ struct TeacherVectors: Decodable {
             }
         }
         #expect(actions == Set(TeacherCommand.Action.allCases.map(\.rawValue)), "every action has a vector")
+    }
+
+    /// HMAC-SHA256 straight from swift-crypto over "AR watch report" ‖ nonce ‖ the row bytes,
+    /// cut to 16 bytes: the MAC of §7.12 computed without the code under test.
+    static func independentMAC(_ payload: ArraySlice<UInt8>, key: String, watchNonce: UInt64) -> [UInt8] {
+        let nonce = (0..<8).map { UInt8(truncatingIfNeeded: watchNonce >> (56 - 8 * $0)) }
+        let input = Array("AR watch report".utf8) + nonce + Array(payload.dropLast(16))
+        return Array(HMAC<SHA256>.authenticationCode(for: input, using: SymmetricKey(data: Array(key.utf8)))).prefix(16).map { $0 }
+    }
+
+    /// Reports that decode but must not reach a row: none verifies for the vectors' watch under
+    /// the vector key; the one signed for another watch nonce is a right MAC for that nonce.
+    @Test func unverifiedReportVectorsFailTheirMAC() throws {
+        let file = try TeacherVectors.load()
+        let spec = try String(contentsOf: Paths.repositoryFile("Protocol.md"), encoding: .utf8)
+        #expect(file.unverified.count >= 3)
+        for v in file.unverified {
+            #expect(spec.contains(v.hex), "Protocol.md lacks the refused \(v.name)")
+            let (d, message) = try decode(v.hex)
+            guard case .watchReport(let r) = message else { Issue.record("\(v.name): not a report"); continue }
+            #expect(!WatchReport.verify(payload: d.payload, key: Array(file.key.utf8), watchNonce: file.nonce), "\(v.name)")
+            #expect(!r.verify(key: Array(file.key.utf8), watchNonce: file.nonce), "\(v.name)")
+            #expect(Self.independentMAC(d.payload, key: file.key, watchNonce: file.nonce) != Array(d.payload.suffix(16)), "\(v.name)")
+            var gate = WatchReportGate()
+            gate.sent(watch: file.nonce, now: .now)
+            #expect(gate.check(payload: d.payload, serial: r.serial, key: Array(file.key.utf8), now: .now) == .unverified, "\(v.name)")
+            if let other = v.signedFor {
+                #expect(Self.independentMAC(d.payload, key: file.key, watchNonce: other) == Array(d.payload.suffix(16)), "\(v.name)")
+            }
+        }
+    }
+
+    /// A receiver with a teacher key signs each report for the watch nonce it is given; one
+    /// without a key sends none.
+    @Test func controlPlaneSignsReports() throws {
+        var settings = ClassroomSettings()
+        settings.session = "class-3b"; settings.displayName = "robot-1"; settings.teacherKey = TeacherKey(macKey: Array("teacher-secret".utf8))
+        var plane = ControlPlane<Int>(settings: settings, connection: 1, oneShotConnection: 2)
+        let report = WatchReport(serial: 3, uptimeSeconds: 60, state: .free, robotID: 5, name: "robot-1")
+        let out = plane.watchReport(report, watchNonce: 0xABCD, to: 7)
+        let (to, bytes) = try #require(out.datagrams.first)
+        let d = try ControlDatagram.decode(bytes)
+        guard case .watchReport(let r) = try ControlMessage.decode(type: d.header.type, payload: d.payload) else {
+            Issue.record("no watch-report"); return
+        }
+        #expect(to == 7 && r.serial == 3 && d.header.connectionID == 0 && d.header.sequence == 0)
+        #expect(Self.independentMAC(d.payload, key: "teacher-secret", watchNonce: 0xABCD) == Array(d.payload.suffix(16)))
+        #expect(!r.verify(key: Array("teacher-secret".utf8), watchNonce: 0xABCE))
+
+        settings.teacherKey = nil
+        var open = ControlPlane<Int>(settings: settings, connection: 1, oneShotConnection: 2)
+        #expect(open.watchReport(report, watchNonce: 0xABCD, to: 7).datagrams.isEmpty, "a receiver without a key signs nothing")
     }
 
     @Test func rejectedVectorsAreRefused() throws {

@@ -83,6 +83,26 @@ import Testing
         #expect(limiter.allow(at: clock.at(ms: 500)) == nil)
     }
 
+    /// The limiter skips the bucket while it knows it is empty (issue 30c): it must still let
+    /// through exactly the lines a plain bucket would, at irregular times down to microseconds.
+    @Test func noticeLimiterLetsThroughExactlyWhatItsBucketWould() {
+        let start = ContinuousClock.now
+        var limiter = NoticeLimiter(burst: 20, perSecond: 5)
+        var bucket = TokenBucket(rate: 5, burst: 20)
+        var t = start
+        var allowed = 0
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<50_000 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            t += .microseconds(Int64(state >> 33) % 400)          // 0–0.4 ms apart, bursts and gaps
+            if state >> 60 == 0 { t += .milliseconds(300) }
+            let byLimiter = limiter.allow(at: t) != nil
+            #expect(byLimiter == bucket.take(now: t), "at \(t - start)")
+            if byLimiter { allowed += 1 }
+        }
+        #expect(allowed > 20 && allowed < 50_000 / 10)
+    }
+
     @Test func statusLineShowsOwnerStateMotorsRatesCountersAndFailsafe() throws {
         let clock = ManualClock()
         var engine = ReceiverEngine<SocketAddress>(mapping: .kit, policy: .first, timeout: .milliseconds(250))

@@ -10,11 +10,11 @@ import Testing
     /// lapsed (3 s without renewal).
     @Test func reportsAreBoundedAndLapse() {
         var desk = TeacherDesk<Int>(now: t0)
-        desk.watch(from: 1, now: t0)
+        desk.watch(from: 1, nonce: 11, now: t0)
         var sent: [Duration] = []
         var t = t0
         while t < t0 + .seconds(5) {
-            for (who, _) in desk.reportsDue(now: t) where who == 1 { sent.append(t - t0) }
+            for due in desk.reportsDue(now: t) where due.source == 1 { sent.append(t - t0) }
             t += .milliseconds(10)
         }
         #expect(sent.first == .zero)
@@ -24,11 +24,38 @@ import Testing
         #expect(!desk.isWatched)
     }
 
+    /// Each report is signed for the nonce of the watch its watcher last renewed with; a renewal
+    /// keeps the serial counting (the dashboard orders by it across nonces); a watcher whose watch
+    /// lapsed and comes back starts again from 1, under its new nonce.
+    @Test func reportsCarryTheLatestWatchNonceAndSerialsCountAcrossRenewals() {
+        var desk = TeacherDesk<Int>(now: t0)
+        var got: [(serial: UInt32, nonce: UInt64)] = []
+        func run(from: Duration, to: Duration) {
+            var t = t0 + from
+            while t < t0 + to {
+                for due in desk.reportsDue(now: t) where due.source == 1 { got.append((due.serial, due.nonce)) }
+                t += .milliseconds(10)
+            }
+        }
+        desk.watch(from: 1, nonce: 11, now: t0)
+        run(from: .zero, to: .seconds(1))
+        desk.watch(from: 1, nonce: 12, now: t0 + .seconds(1))
+        run(from: .seconds(1), to: .seconds(2))
+        #expect(got.map(\.serial) == [1, 2, 3, 4], "\(got)")
+        #expect(got.map(\.nonce) == [11, 11, 12, 12], "\(got)")
+        run(from: .seconds(2), to: .seconds(5))   // lapses 3 s after the renewal
+        #expect(!desk.isWatched)
+        got.removeAll()
+        desk.watch(from: 1, nonce: 13, now: t0 + .seconds(5))
+        run(from: .seconds(5), to: .milliseconds(5100))
+        #expect(got.map(\.serial) == [1] && got.map(\.nonce) == [13], "\(got)")
+    }
+
     /// Round trip and loss over the window; a new driver starts afresh; no pings unwatched.
     @Test func linkFigures() {
         var desk = TeacherDesk<Int>(now: t0)
         #expect(desk.pingDue(driver: 5, now: t0) == nil, "unwatched: no ping")
-        desk.watch(from: 1, now: t0)
+        desk.watch(from: 1, nonce: 11, now: t0)
         let a = desk.pingDue(driver: 5, now: t0)!
         desk.pong(id: a, from: 5, now: t0 + .milliseconds(4))
         #expect(desk.pingDue(driver: 5, now: t0 + .milliseconds(100)) == nil, "one ping per period")

@@ -26,12 +26,15 @@ import Testing
             socket = try UDPSocket.sender(for: target)
         }
 
-        func send(_ action: TeacherCommand.Action, key: [UInt8] = TeacherWatchEndToEndTests.macKey, target name: String = "robot-t") throws {
+        /// Sends a command; returns its nonce.
+        @discardableResult
+        func send(_ action: TeacherCommand.Action, key: [UInt8] = TeacherWatchEndToEndTests.macKey, target name: String = "robot-t") throws -> UInt64 {
             var c = TeacherCommand(action: action, unixMillis: WallClock.unixMillis(), nonce: .random(in: 1...UInt64.max),
                                    session: "AnalogRemote", target: name)
             c.sign(key: key)
             let datagram = ControlDatagram(header: ControlHeader(type: .teacher, connection: 77), payload: ControlMessage.teacher(c).encodePayload()[...])
             _ = try socket.send(datagram.encode(), to: target)
+            return c.nonce
         }
 
         /// Every message that arrives within `duration`, with its arrival.
@@ -70,8 +73,8 @@ import Testing
         #expect(r.waitForMap { $0[0x22] == forward[0x22] && $0[0x23] == forward[0x23] }, "never drove")
 
         let dashboard = try Dashboard(port: r.port)
-        try dashboard.send(.watch, key: Self.wrongMacKey)
-        try dashboard.send(.watch)
+        let refusedNonce = try dashboard.send(.watch, key: Self.wrongMacKey)
+        let nonce = try dashboard.send(.watch)
         // Keep driving while watched (the failsafe would stop a silent driver).
         var reports: [(ContinuousClock.Instant, WatchReport)] = []
         var replies: [TeacherReply] = []
@@ -88,6 +91,10 @@ import Testing
         for pair in zip(reports, reports.dropFirst()) {
             #expect(pair.1.0 - pair.0.0 > .milliseconds(400), "two reports \(pair.1.0 - pair.0.0) apart")
         }
+        // Each report is signed for the watch taken (§7.12): not for the refused one, nor another key.
+        #expect(reports.allSatisfy { $0.1.verify(key: Self.macKey, watchNonce: nonce) }, "a report not signed for the watch")
+        #expect(!reports.contains { $0.1.verify(key: Self.macKey, watchNonce: refusedNonce) || $0.1.verify(key: Self.wrongMacKey, watchNonce: nonce) })
+        #expect(reports.map(\.1.serial) == Array(1...UInt32(reports.count)), "serials \(reports.map(\.1.serial))")
         let last = try #require(reports.last?.1)
         #expect(last.state == .driving && last.name == "robot-t" && last.driver.hasPrefix("127.0.0.1:") && last.statesPerSecond > 0, "\(last)")
         #expect(last.transport == "sim" && !last.version.isEmpty && last.rttMeanMillis == WatchReport.unknown, "a plain sender answers no ping")

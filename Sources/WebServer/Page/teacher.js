@@ -76,7 +76,7 @@ function uptime(s) {
   return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
 }
 
-function render(list, missing) {
+function render(list, missing, dropped) {
   const seen = new Set();
   let counts = { driving: 0, waiting: 0, missing: 0 };
   for (const r of list) {
@@ -120,7 +120,8 @@ function render(list, missing) {
   }
   for (const [id, row] of rows) if (!seen.has(id)) { row.el.remove(); rows.delete(id); }
   summaryEl.textContent = `${list.length} robot${list.length === 1 ? "" : "s"} · ${counts.driving} driving · ${counts.waiting} waiting · ${counts.missing} offline`
-    + (missing && missing.length ? ` · missing: ${missing.join(", ")}` : (missing ? " · every student is here" : ""));
+    + (missing && missing.length ? ` · missing: ${missing.join(", ")}` : (missing ? " · every student is here" : ""))
+    + (dropped ? ` · forged or stale reports dropped: ${dropped}` : "");
 }
 
 function renderGame(g) {
@@ -164,7 +165,7 @@ function connect() {
   socket.onopen = () => { linkEl.hidden = true; };
   socket.onmessage = (ev) => {
     const m = JSON.parse(ev.data);
-    if (m.t === "rows") { render(m.rows, m.missing); renderGame(m.game); window.dashboardUpdates = (window.dashboardUpdates || 0) + 1; }
+    if (m.t === "rows") { render(m.rows, m.missing, m.dropped); renderGame(m.game); window.dashboardUpdates = (window.dashboardUpdates || 0) + 1; }
   };
   socket.onclose = () => {
     linkEl.hidden = false;
