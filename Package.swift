@@ -52,6 +52,7 @@ let hummingbirdWebSocket: Target.Dependency = .product(name: "HummingbirdWebSock
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioWebSocket: Target.Dependency = .product(name: "NIOWebSocket", package: "swift-nio")
 let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
+let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
 let swiftASN1: Target.Dependency = .product(name: "SwiftASN1", package: "swift-asn1")
 let x509: Target.Dependency = .product(name: "X509", package: "swift-certificates")
@@ -149,7 +150,7 @@ let package = Package(
                                                   logging]),
         .target(name: "WebServer",
                 dependencies: ["ConfigFile", "Console", "ControlPlane", "Controller", "Discovery", "Game", "PhoneLink", "RemoteWire", "SystemIO", "TerminalQR", logging, tomlKit,
-                               hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioHTTP1, nioWebSocket, nioSSL,
+                               hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioHTTP1, nioPosix, nioWebSocket, nioSSL,
                                crypto, swiftASN1, x509],
                 resources: [.embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/style.css"),
                             .embedInCode("Page/favicon.svg"),

@@ -78,6 +78,7 @@ public struct WebOptions: Sendable {
 /// sends neutral ×3 and bye before the server stops.
 public enum WebCommand {
     public static func run(_ options: WebOptions, status: StatusLine) throws -> CommandOutcome {
+        _ = WebServer.tasksRunOnEventLoops
         let logger = Logger(label: "web")
         _ = signal(SIGPIPE, SIG_IGN)
         let signals: SignalWatcher

@@ -6,6 +6,7 @@ import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import PhoneLink
 import Synchronization
@@ -35,6 +36,15 @@ final class WebServer: Sendable {
         var failure: String?
         var task: Task<Void, Never>?
     }
+
+    /// Makes NIO's event loops (the ones Hummingbird serves on) Swift concurrency's global
+    /// executor, once per process; call it before the process's first task. A page's WebSocket
+    /// task then goes on, after a frame is read, on the thread that read it: without it every
+    /// message woke a second thread of the concurrency pool before the phone's send loop was even
+    /// told (BENCHMARKS.md, row 3w). Trap: every task of the process then runs on an event loop,
+    /// so no task of `web` may block (none does: the hub only locks and posts). False when the
+    /// hook was taken already (the server still works, one thread wake-up slower per message).
+    static let tasksRunOnEventLoops: Bool = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 
     /// TCP connections at once (pages, page loads, the odd stray client). Beyond it, new
     /// connections wait in the backlog: the phones already connected are unaffected.
