@@ -19,7 +19,9 @@ case "$what" in
     exec .build/debug/analog-remote demo "$@"
     ;;
   test)
-    swift build --build-tests
+    # Each step says how long it took (the whole run must stay well inside CI's limit).
+    step() { local started=$SECONDS; "$@"; echo "run.sh: $* took $((SECONDS - started)) s" >&2; }
+    step swift build --build-tests
     # The .deb's static build (package-test.sh's first step, ~5 min of CPU) compiles meanwhile at
     # idle priority (SCHED_IDLE: it runs only on a CPU no test wants, and yields at once), so it
     # fills the time the tests spend waiting on timeouts, browsers and namespaces. package-test.sh
@@ -27,26 +29,30 @@ case "$what" in
     prebuild_log=$(mktemp -t analog-remote-prebuild.XXXXXX)
     setsid chrt --idle 0 bash scripts/install.sh --debug --build-only >"$prebuild_log" 2>&1 &
     prebuild=$!
-    trap 'kill -TERM -- -"$prebuild" 2>/dev/null; rm -f "$prebuild_log"' EXIT
-    swift test --skip-build
+    # Trap: under set -e a failing command in an EXIT trap becomes the script's exit status (a
+    # clean run ended 1 because the build had already finished): every command here must succeed.
+    trap 'kill -TERM -- -"$prebuild" 2>/dev/null || true; rm -f "$prebuild_log"' EXIT
+    step swift test --skip-build
     # Record → replay timing at its 5 ms bound needs the machine to itself: the same suite, alone
     # (~35 s), with the background build stopped (SIGSTOP to its process group) while it runs.
     kill -STOP -- -"$prebuild" 2>/dev/null || true
-    ANALOG_REMOTE_TIMING_TEST=1 swift test --skip-build --filter RecordReplayEndToEndTests
+    ANALOG_REMOTE_TIMING_TEST=1 step swift test --skip-build --filter RecordReplayEndToEndTests
     kill -CONT -- -"$prebuild" 2>/dev/null || true
-    bash scripts/examples-test.sh    # the AnalogRemoteKit examples built as users' packages and run, ~3 min cold
-    bash scripts/fuzz.sh          # every decoder of outside bytes under libFuzzer + ASan, ~2 min
+    step bash scripts/examples-test.sh    # the AnalogRemoteKit examples built as users' packages and run, ~3 min cold
+    step bash scripts/fuzz.sh          # every decoder of outside bytes under libFuzzer + ASan, ~2 min
     if [[ -x scripts/two-host-test.sh ]]; then
-      bash scripts/two-host-test.sh
+      step bash scripts/two-host-test.sh
     fi
-    bash scripts/web-browser-test.sh
-    bash scripts/teacher-dashboard-test.sh   # the teacher's /teacher dashboard (roster, game) in headless Chromium, ~25 s
-    bash scripts/doctor-test.sh        # doctor's checks, in network namespaces of its own
+    step bash scripts/web-browser-test.sh
+    step bash scripts/teacher-dashboard-test.sh   # the teacher's /teacher dashboard (roster, game) in headless Chromium, ~25 s
+    step bash scripts/doctor-test.sh        # doctor's checks, in network namespaces of its own
+    waited=$SECONDS
     wait "$prebuild" || echo "run.sh: the background build of the .deb failed; package-test.sh builds it again and shows why" >&2
-    bash scripts/package-test.sh --systemd   # the .deb in a clean Debian root (debootstrap), then the
+    echo "run.sh: waited $((SECONDS - waited)) s for the background build of the .deb" >&2
+    step bash scripts/package-test.sh --systemd   # the .deb in a clean Debian root (debootstrap), then the
                                              # service under a real systemd in that root (systemd-test.sh)
     if [[ -x scripts/classroom-test.sh ]]; then
-      timeout 300 bash scripts/classroom-test.sh
+      step timeout 300 bash scripts/classroom-test.sh
     fi
     ;;
   *)
