@@ -52,8 +52,13 @@ public struct ReplayPlan: Equatable, Sendable {
 
     /// Fails with the reason when the cut holds no state.
     public init(_ recording: Recording, options: ReplayOptions) throws(RecordProblem) {
-        let from = Int64(((options.from ?? 0) * 1_000_000).rounded())
-        let to = options.to.map { Int64(($0 * 1_000_000).rounded()) } ?? Int64.max
+        // `--from 1e300` is finite and positive, so it passes the option checks; `Int64(_:)` would trap.
+        func micros(_ seconds: Double) -> Int64 {
+            let m = (seconds * 1_000_000).rounded()
+            return m >= 9e18 ? Int64.max : m <= -9e18 ? Int64.min : Int64(m)
+        }
+        let from = max(0, micros(options.from ?? 0))
+        let to = options.to.map(micros) ?? Int64.max
         var cut: [(micros: Int64, state: ControllerState)] = []
         var before: ControllerState?
         var lastState: Int64 = 0

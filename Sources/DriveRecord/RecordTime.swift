@@ -28,9 +28,12 @@ public enum RecordNumber {
     public static func plain(_ value: Double, places: Int) -> String {
         guard value.isFinite else { return "0" }
         var scale = 1.0
-        for _ in 0..<places { scale *= 10 }
+        for _ in 0..<max(0, places) { scale *= 10 }
         let scaled = (value.magnitude * scale).rounded()
-        guard scaled < 9e15 else { return "\(Int64(value.rounded()))" }
+        // Past 2^53 a Double has no fraction to print, and `Int64(_:)` traps past 2^63: a header's
+        // `"version":1e300` reached the error message here (found by the fuzzer). Numbers that large
+        // only ever appear in messages, so the exponent form is fine for them.
+        guard scaled < 9e15 else { return value.magnitude < 9e18 ? "\(Int64(value.rounded()))" : "\(value)" }
         let whole = Int64(scaled)
         let unit = Int64(scale)
         var text = "\(whole / unit)"

@@ -56,6 +56,16 @@ import Testing
         #expect(throws: RecordProblem.self) { try ReplayPlan(Self.recording, options: .init(from: 10)) }
     }
 
+    /// `--from`/`--to` only have to be finite and positive on the command line: numbers past
+    /// Int64's microseconds once trapped here. They are an empty cut, or the whole recording.
+    @Test func aCutFarPastTheEndIsRefusedNotATrap() throws {
+        for from in [1e13, 1e300, .greatestFiniteMagnitude] {
+            #expect(throws: RecordProblem.self) { try ReplayPlan(Self.recording, options: .init(from: from)) }
+        }
+        let whole = try ReplayPlan(Self.recording, options: .init(from: -1e300, to: 1e300))
+        #expect(whole.steps.map(\.at) == [.zero, .milliseconds(500), .seconds(2), .seconds(3)])
+    }
+
     /// The source against a manual clock: neutral first, each state when due (late wake-ups
     /// apply what is due in order), the passes, then the end.
     @Test func theSourcePlaysThePlanAgainstTheClock() throws {

@@ -26,6 +26,24 @@ import Testing
         #expect(p?.reason.contains("format version 2 is not supported") == true)
     }
 
+    /// A version too large for Int64 once trapped while the refusal was being written (fuzzer).
+    @Test(arguments: ["1e300", "-1e300", "9.3e18", "1.7976931348623157e308", "12345678901234567", "2.5"])
+    func anyOtherVersionNumberIsRefusedInWords(version: String) {
+        let p = Self.problem([Self.header.replacingOccurrences(of: #""version":1"#, with: #""version":\#(version)"#), Self.state(0)])
+        #expect(p?.line == 1)
+        #expect(p?.reason.hasPrefix("format version ") == true, "\(version): \(String(describing: p))")
+        #expect(p?.reason.contains("is not supported") == true)
+    }
+
+    @Test func numbersOfAnySizeArePrintedWithoutATrap() {
+        #expect(RecordNumber.plain(1e300, places: 3) == "1e+300")
+        #expect(RecordNumber.plain(-1e300, places: 0) == "-1e+300")
+        #expect(RecordNumber.plain(1e16, places: 3) == "10000000000000000")
+        #expect(RecordNumber.plain(-2.5, places: 3) == "-2.5")
+        #expect(RecordNumber.plain(0.001, places: 3) == "0.001")
+        #expect(RecordNumber.plain(.nan, places: 3) == "0")
+    }
+
     @Test func timesThatGoBackAreRefusedWhereTheyDo() {
         let p = Self.problem([Self.header, Self.state(1), Self.state(2), Self.state(1.5)])
         #expect(p == RecordProblem(line: 4, reason: "time 1.5 s is before the previous entry's 2 s (times must not decrease)"))
