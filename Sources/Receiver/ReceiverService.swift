@@ -274,13 +274,12 @@ public final class ReceiverService {
             // A wake-up past the failsafe deadline reads the socket even when poll did not say
             // it was readable: a state that arrived in time must be seen before the tick.
             tick = Tick.now()
-            now = tick.instant
             if !ready[2].isEmpty || engine.failsafe.deadlineTick.map({ $0 <= tick }) == true {
                 try holdingBoardWrites { () throws(SystemError) in try receiveBatch() }
                 tick = Tick.now()
-                now = tick.instant
                 pacing.drained(drain.count, at: tick)
             }
+            now = tick.instant   // one conversion a wake-up, for the parts that take instants
             if plane.pollDue(now: now) { handle(plane.poll(now: now), at: now) }
             apply(engine.tick(at: tick))
             reportRobotState(at: now)
