@@ -29,7 +29,11 @@ final class StateWatcher: SendLoopCompanion {
     func lead(now: ContinuousClock.Instant, colour: Bool) -> String? { session.lead(now: now, colour: colour) }
 
     func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
-        let actions = session.service(socket: socket, peer: peer, now: now)
+        service(socket: socket, peer: peer, now: now, readable: true)
+    }
+
+    func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant, readable: Bool) -> [CompanionAction] {
+        let actions = session.service(socket: socket, peer: peer, now: now, readable: readable)
         switch session.snapshot.phase {
         case .accepted(let name): connected.resolve(.success(name))
         case .unanswered: connected.resolve(.success(""))

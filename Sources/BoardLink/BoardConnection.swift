@@ -442,6 +442,7 @@ struct LinkState: Sendable {
             }
             guard let bytes else { return }
             for event in session.receive(bytes, now: .now) { handle(event) }
+            if t.lastReceiveDrained { return }
         }
     }
 

@@ -22,6 +22,10 @@ protocol BoardTransport: AnyObject, Sendable {
     /// Reply text received so far; nil when nothing is waiting. Throws ``BoardLinkError/Kind/lost``
     /// at end of file or on an I/O error.
     func receive() throws(BoardLinkError) -> [UInt8]?
+    /// True when the last ``receive()`` is known to have emptied the device (a tty read shorter
+    /// than the buffer): the caller need not read again until poll says readable, which saves
+    /// the read that would return EAGAIN after every reply. False when unknown.
+    var lastReceiveDrained: Bool { get }
     func close()
     /// The probe told what the board is: from now on a crash writes `safeState`.
     func armCrashGuard(safeState: [UInt8: UInt8])
@@ -29,6 +33,7 @@ protocol BoardTransport: AnyObject, Sendable {
 
 extension BoardTransport {
     func armCrashGuard(safeState: [UInt8: UInt8]) {}
+    var lastReceiveDrained: Bool { false }
 }
 
 enum BoardTransports {
@@ -102,12 +107,21 @@ final class DescriptorTransport: BoardTransport {
     /// Kept across reads: a fresh 4 KiB array per reply (allocated, zeroed, freed) was a third of
     /// the board thread's work per reply (BENCHMARKS.md, issue 16). Only the board link's
     /// thread reads.
-    private let readBuffer = Mutex([UInt8](repeating: 0, count: 4096))
+    private let readBuffer = Mutex((buffer: [UInt8](repeating: 0, count: 4096), drained: false))
+
+    /// A tty read returns what is queued, up to the buffer: a shorter read emptied the queue at
+    /// that moment (what comes later makes poll say readable again).
+    var lastReceiveDrained: Bool { readBuffer.withLock { $0.drained } }
 
     func receive() throws(BoardLinkError) -> [UInt8]? {
         let descriptor = descriptor
-        let read = readBuffer.withLock { buffer in
-            Result { () throws(SystemError) -> [UInt8]? in try descriptor.read(into: &buffer).map { Array(buffer[..<$0]) } }
+        let read = readBuffer.withLock { state in
+            state.drained = false
+            return Result { () throws(SystemError) -> [UInt8]? in
+                guard let n = try descriptor.read(into: &state.buffer) else { return nil }
+                state.drained = n > 0 && n < state.buffer.count
+                return Array(state.buffer[..<n])
+            }
         }
         let bytes: [UInt8]?
         switch read {

@@ -114,12 +114,19 @@ public final class ControlSession: SendLoopCompanion {
     }
 
     public func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
+        service(socket: socket, peer: peer, now: now, readable: true)
+    }
+
+    public func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant, readable: Bool) -> [CompanionAction] {
         guard let socket, let peer else { return [] }
         var actions: [CompanionAction] = []
+        // A socket new to us was not in the poll that said `readable`.
+        var readable = readable
         if peer != self.peer || socket !== self.socket {
             start(socket: socket, peer: peer, now: now)
+            readable = true
         }
-        while let (length, from) = receive(socket) {
+        while readable, let (length, from) = receive(socket) {
             guard from == peer, length <= buffer.count, ControlHeader.looksLikeControl(buffer[..<length]) else { continue }
             var bytes = Array(buffer[..<length])
             if sealed != nil {

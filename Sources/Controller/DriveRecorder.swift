@@ -70,8 +70,14 @@ public final class DriveRecorder: SendLoopCompanion {
         }
     }
 
+    /// Times in a recording never decrease (Protocol.md §10; the reader refuses a file where they
+    /// do). The loop sends a state, stamped when it went out, before it serves the companions with
+    /// the wake-up's earlier `now`: an entry is stamped no earlier than the one before it.
+    private var lastMicros: Int64 = 0
+
     func record(_ event: RecordEvent, at: ContinuousClock.Instant) {
-        let micros = max(0, (at - origin).microseconds)
+        let micros = max(lastMicros, (at - origin).microseconds)
+        lastMicros = micros
         write(RecordLine.encode(RecordEntry(micros: micros, event: event)))
     }
 

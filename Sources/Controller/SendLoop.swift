@@ -69,7 +69,11 @@ public struct SendLoop {
         // Ctrl-Z / SIGTSTP / SIGCONT (JobControl.swift); without it the controller still runs.
         let jobs = try? JobControl()
         var now = ContinuousClock.now
-        serveCompanion(&state, sender: sender, now: now)   // a hello goes out before the first state
+        serveCompanion(&state, sender: sender, now: now) { _ in true }   // a hello goes out before the first state
+        // How many descriptors each companion had in this wake-up's poll (kept across turns: no
+        // allocation per wake-up).
+        var companionCounts: [Int] = []
+        companionCounts.reserveCapacity(companions.count)
         state.take(try source.start(now: now), now: now, status: status)
         state.perform(state.schedule.start(now: now), sender: sender, destination: destination)
 
@@ -85,9 +89,13 @@ public struct SendLoop {
             if let input { watched.append((input, .readable)) }
             var deadline = state.schedule.deadline
             if reading, let d = source.nextDeadline { deadline = deadline.map { min($0, d) } ?? d }
+            let companionsIndex = watched.count
+            companionCounts.removeAll(keepingCapacity: true)
             for companion in companions {
                 if let d = companion.nextDeadline { deadline = deadline.map { min($0, d) } ?? d }
-                for fd in companion.descriptors { watched.append((fd, .readable)) }
+                let descriptors = companion.descriptors
+                companionCounts.append(descriptors.count)
+                for fd in descriptors { watched.append((fd, .readable)) }
             }
             let second = reading ? source.secondDescriptor : nil
             let secondIndex = watched.count
@@ -97,7 +105,6 @@ public struct SendLoop {
 
             let ready = try Poller.wait(watched, until: deadline)
             now = .now
-            serveCompanion(&state, sender: sender, now: now)
 
             if !ready[0].isEmpty {
                 destination.changed.clear()
@@ -110,6 +117,18 @@ public struct SendLoop {
             let secondReady = second != nil && !ready[secondIndex].isEmpty
             if input != nil, !state.schedule.isStopping, !ready[2].isEmpty || secondReady {
                 state.take(source.read(now: now), now: now, status: status)
+                // The input's state goes out before the companions are served: they cost a
+                // system call or more each wake-up, and the state is what the driver waits for.
+                // Whether states may go out (`holdStates`: pairing, `--secret`) changes only in
+                // `serveCompanion`, so it was decided on the turn before, as it was for every
+                // state; what the companions read now (an accept, a stop) applies from here on.
+                if !state.pending.isEmpty { state.perform([], sender: sender, destination: destination) }
+            }
+            serveCompanion(&state, sender: sender, now: now) { k in
+                // A companion that had nothing to poll (not attached yet) is not known idle.
+                let start = companionsIndex + companionCounts[..<k].reduce(0, +)
+                let count = companionCounts[k]
+                return count == 0 || ready[start..<(start + count)].contains { !$0.isEmpty }
             }
             if reading, let jobs, ready.count > jobsIndex, !ready[jobsIndex].isEmpty {
                 let (stop, cont) = jobs.take()
@@ -160,13 +179,16 @@ public struct SendLoop {
     }
 
     /// Lets each companion read and send on its descriptors, then does what it asks.
-    private func serveCompanion(_ state: inout Running, sender: StateSender, now: ContinuousClock.Instant) {
+    /// `readable(k)`: whether poll saw companion `k`'s descriptors readable this wake-up.
+    private func serveCompanion(_ state: inout Running, sender: StateSender, now: ContinuousClock.Instant,
+                                readable: (Int) -> Bool) {
         guard !companions.isEmpty else { return }
         var actions: [CompanionAction] = []
-        for companion in companions {
+        for (k, companion) in companions.enumerated() {
             // Each sees the destination as the companions before it left it.
             let peer = destination.current?.address
-            actions += companion.service(socket: peer.flatMap { try? sender.socket(for: $0) }, peer: peer, now: now)
+            actions += companion.service(socket: peer.flatMap { try? sender.socket(for: $0) }, peer: peer, now: now,
+                                         readable: readable(k))
         }
         state.holdStates = !companions.allSatisfy { $0.allowsStates }   // a closure, not a key path: every wake-up
         for action in actions {

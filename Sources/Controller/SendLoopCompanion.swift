@@ -23,6 +23,12 @@ public protocol SendLoopCompanion: AnyObject {
     /// Called after every wake-up with the socket states go to `peer` on (nil while there is no
     /// destination). Reads what arrived, sends what is due.
     func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction]
+    /// ``service(socket:peer:now:)`` told whether poll saw any of ``descriptors`` readable (or in
+    /// error) on this wake-up; true when it was not asked. A companion may skip its reads when
+    /// false: a `recvfrom` that says EAGAIN is one system call per state sent. Poll is
+    /// level-triggered, so what arrives after it is seen on the next wake-up. Default: the reads
+    /// are not skipped.
+    func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant, readable: Bool) -> [CompanionAction]
     /// On the way out, after the neutral packets: say goodbye (bounded wait).
     func finish(socket: UDPSocket?, peer: SocketAddress?)
     /// A state packet could not be sent (ECONNREFUSED: nothing listens at the peer).
@@ -38,6 +44,9 @@ public protocol SendLoopCompanion: AnyObject {
 }
 
 extension SendLoopCompanion {
+    public func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant, readable: Bool) -> [CompanionAction] {
+        service(socket: socket, peer: peer, now: now)
+    }
     public func wrapState(_ packet: [UInt8]) -> [UInt8]? { packet }
     public func sendFailed(_ error: SystemError) {}
     public func lead(now: ContinuousClock.Instant, colour: Bool) -> String? { nil }

@@ -25,7 +25,11 @@ final class PhoneCompanion: SendLoopCompanion {
     var statusParts: [String] { session.statusParts }
 
     func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
-        let actions = session.service(socket: socket, peer: peer, now: now)
+        service(socket: socket, peer: peer, now: now, readable: true)
+    }
+
+    func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant, readable: Bool) -> [CompanionAction] {
+        let actions = session.service(socket: socket, peer: peer, now: now, readable: readable)
         let snapshot = session.snapshot
         let changed = snapshot.phase != lastPhase
         var periodic = false

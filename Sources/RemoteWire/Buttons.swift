@@ -57,6 +57,13 @@ extension Buttons {
     /// Parses `forward+a` (names, any case, joined by `+`), a decimal number, or `0x` hex.
     /// `none` and `0` are the empty set. Returns nil for anything else (unknown name, overflow).
     public init?(parsing text: Substring) {
+        // The usual form, a decimal mask, without `lowercased()`'s new string (same result: a
+        // string of digits only parses the same either way).
+        if !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            guard let value = UInt32(text) else { return nil }
+            self.init(rawValue: value)
+            return
+        }
         let lowered = text.lowercased()
         if lowered.hasPrefix("0x") {
             guard let value = UInt32(lowered.dropFirst(2), radix: 16) else { return nil }

@@ -20,6 +20,30 @@ import Testing
         #expect(try StateLine.parse(line[...]) == expected)
     }
 
+    /// The fields are split on UTF-8 bytes; they are the ones a split by `Character` gave (the
+    /// reference below is the old code), for lines made of separators, `#`, digits, letters and
+    /// non-ASCII text. (Combining marks right after a separator differ: see the next test.)
+    @Test func fieldsSplitOnBytesAsTheyDidOnCharacters() {
+        func reference(_ line: Substring) -> [Substring] {
+            let content = line.firstIndex(of: "#").map { line[..<$0] } ?? line
+            return content.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+        }
+        let pieces = [" ", "\t", "\r", "#", "0.25", "-1e-3", "forward+a", "0x0c", "é", "日本", "👍🏽", "x\u{301}", "", "  "]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<3_000 {
+            let line = (0..<Int.random(in: 0...8, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+            #expect(StateLine.fields(line[...]).map(String.init) == reference(line[...]).map(String.init), "\(line.debugDescription)")
+        }
+    }
+
+    /// A combining mark does not glue itself to a space or `#` before it: the byte is a
+    /// separator or starts a comment whatever follows (a split by `Character` saw one
+    /// character there, and refused a line whose comment began with such a pair).
+    @Test func aCombiningMarkAfterASeparatorOrHashDoesNotHideIt() throws {
+        #expect(StateLine.fields("0.25 \u{301}x"[...]).map(String.init) == ["0.25", "\u{301}x"])
+        #expect(try StateLine.parse("0.25 1 #\u{301} a comment"[...]) == ControllerState(angle: 0.25, buttons: .forward))
+    }
+
     @Test(arguments: ["", "   ", "# a comment", "\t# indented comment", "\r"])
     func blankAndCommentLinesCarryNoState(line: String) throws {
         #expect(try StateLine.parse(line[...]) == nil)

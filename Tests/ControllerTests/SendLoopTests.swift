@@ -18,7 +18,8 @@ import Glibc
 
     /// Runs a loop reading `ANGLE BUTTONS` lines from a pipe on its own thread; returns the
     /// pipe's write end and where the result lands.
-    func startLoop(destination: Destination, rate: Double) throws -> (write: Int32, outcome: Outcome) {
+    func startLoop(destination: Destination, rate: Double,
+                   companion: (any SendLoopCompanion & Sendable)? = nil) throws -> (write: Int32, outcome: Outcome) {
         var fds: [Int32] = [-1, -1]
         try #require(pipe(&fds) == 0)
         let (readEnd, writeEnd) = (fds[0], fds[1])
@@ -26,8 +27,9 @@ import Glibc
         // No signals watched: the test runner's own SIGINT/SIGTERM handling stays as it is.
         let signals = try SignalWatcher(signals: [])
         Thread {
-            let loop = SendLoop(source: StdinSource(fd: readEnd, name: "pipe"), destination: destination,
+            var loop = SendLoop(source: StdinSource(fd: readEnd, name: "pipe"), destination: destination,
                                 schedule: .init(rate: rate), signals: signals, status: StatusLine(quiet: true))
+            loop.companion = companion
             let result = Result { try loop.run() }
             close(readEnd)
             outcome.reason.withLock { $0 = result }
@@ -69,6 +71,68 @@ import Glibc
         #expect(second.states.suffix(3) == [.neutral, .neutral, .neutral])
         try first.drain()
         #expect(first.states.last == state, "the old peer gets nothing after the switch, not even the way out")
+    }
+
+    /// A companion that records what each `service` call was told about its descriptor (a pipe).
+    final class ProbeCompanion: SendLoopCompanion, @unchecked Sendable {
+        let readEnd: Int32, writeEnd: Int32
+        let told = Mutex<[Bool]>([])
+        init() throws {
+            var fds: [Int32] = [-1, -1]
+            try #require(pipe(&fds) == 0)
+            (readEnd, writeEnd) = (fds[0], fds[1])
+            _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
+        }
+        deinit { close(readEnd); close(writeEnd) }
+        var descriptor: Int32? { readEnd }
+        var nextDeadline: ContinuousClock.Instant? { nil }
+        var allowsStates: Bool { true }
+        var statusParts: [String] { [] }
+        func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
+            service(socket: socket, peer: peer, now: now, readable: true)
+        }
+        func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant, readable: Bool) -> [CompanionAction] {
+            var bytes = [UInt8](repeating: 0, count: 64)
+            // Drained only when told readable: a wrong `false` leaves the pipe readable, and
+            // every later wake-up would then be told `true`.
+            if readable { _ = read(readEnd, &bytes, bytes.count) }
+            told.withLock { $0.append(readable) }
+            return []
+        }
+        func finish(socket: UDPSocket?, peer: SocketAddress?) {}
+        func waitForCalls(_ count: Int) -> [Bool] {
+            let deadline = ContinuousClock.now + .seconds(5)
+            while ContinuousClock.now < deadline, told.withLock({ $0.count }) < count { usleep(1_000) }
+            return told.withLock { $0 }
+        }
+    }
+
+    /// Wake-ups for the input tell the companion its descriptor was not readable (so the control
+    /// session skips its `recvfrom`); a wake-up for the companion's own descriptor tells it so.
+    @Test func aCompanionIsToldWhetherItsDescriptorWasReadable() throws {
+        let capture = try PacketCapture()
+        let destination = try Destination(.init(address: try SocketAddress.resolve(capture.peer), label: "capture"))
+        let probe = try ProbeCompanion()
+        let (input, outcome) = try startLoop(destination: destination, rate: 1, companion: probe)
+        let before = probe.waitForCalls(1)
+        #expect(before.first == true, "the call before the first state is not known idle")
+
+        write(input, "0.2 forward\n")
+        #expect(try capture.waitFor(ControllerState(angle: 0.2, buttons: .forward)))
+        let afterLine = probe.waitForCalls(before.count + 1)
+        #expect(afterLine.last == false, "\(afterLine)")
+
+        write(probe.writeEnd, "x")
+        let afterByte = probe.waitForCalls(afterLine.count + 1)
+        #expect(afterByte.last == true, "\(afterByte)")
+
+        write(input, "0.3 forward\n")
+        #expect(try capture.waitFor(ControllerState(angle: 0.3, buttons: .forward)))
+        let again = probe.waitForCalls(afterByte.count + 1)
+        #expect(again.last == false, "the byte was read, so the pipe is idle again: \(again)")
+
+        close(input)
+        #expect(waitForEnd(outcome) == .endOfInput)
     }
 
     @Test func withoutAPeerNothingIsSentUntilOneIsSet() throws {
