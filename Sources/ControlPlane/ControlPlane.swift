@@ -1,5 +1,6 @@
 import Crypto
 import RemoteWire
+import SystemIO
 
 /// The receiver's classroom settings (Protocol.md §7): who may drive, pairing, teacher key.
 public struct ClassroomSettings: Sendable {
@@ -200,6 +201,11 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     @inlinable
     public mutating func admit(_ source: Source, now: ContinuousClock.Instant) -> Bool {
         peerTable.admit(source, now: now)
+    }
+
+    @inlinable
+    public mutating func admit(_ source: Source, at now: Tick) -> Bool {
+        peerTable.admit(source, at: now)
     }
 
     /// May plain state packets from `source` drive (``Admission/mayDrive(_:)``)?

@@ -1,7 +1,9 @@
+import SystemIO
+
 /// The control-message side of one UDP port that many peers talk to (a receiver, the game host),
 /// as a value type: the caller feeds it datagrams and the time and transmits what it returns.
 ///
-/// - Every source has a token bucket (``admit(_:now:)``), checked before anything is decoded.
+/// - Every source has a token bucket (``admit(_:at:)``), checked before anything is decoded.
 /// - A source that sends a reliable message or an ack gets a ``ReliableChannel``; plain 8-byte
 ///   senders and one-off stop-all senders never do.
 /// - A `ping` is answered with a `pong` at once (in the returned replies).
@@ -52,10 +54,10 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     struct Peer: Sendable {
         @usableFromInline var bucket: TokenBucket
         @usableFromInline var channel: ReliableChannel?
-        @usableFromInline var lastSeen: ContinuousClock.Instant
+        @usableFromInline var lastSeen: Tick
 
         @usableFromInline
-        init(bucket: TokenBucket, channel: ReliableChannel?, lastSeen: ContinuousClock.Instant) {
+        init(bucket: TokenBucket, channel: ReliableChannel?, lastSeen: Tick) {
             self.bucket = bucket
             self.channel = channel
             self.lastSeen = lastSeen
@@ -104,7 +106,7 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     public mutating func assign(connectionID: UInt64, to source: Source, now: ContinuousClock.Instant) {
         if peers[source] == nil {
             makeRoom()
-            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: Tick(now))
         }
         if peers[source]!.channel == nil {
             peers[source]!.channel = ReliableChannel(connection: connection, options: options.channel)
@@ -128,11 +130,11 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     public mutating func install(_ channel: ReliableChannel, for source: Source, now: ContinuousClock.Instant) {
         if peers[source] == nil {
             makeRoom()
-            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: Tick(now))
         }
         bufferedBytes += channel.bufferedBytes - (peers[source]!.channel?.bufferedBytes ?? 0)
         peers[source]!.channel = channel
-        peers[source]!.lastSeen = now
+        peers[source]!.lastSeen = Tick(now)
         busy.insert(source)
         if bufferedBytes > options.bufferCap { shed() }
     }
@@ -147,20 +149,22 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     /// Called for every datagram: one hash lookup for a known source, and `@inlinable` so that it
     /// is specialised for the caller's address type.
     @inlinable
-    public mutating func admit(_ source: Source, now: ContinuousClock.Instant) -> Bool {
+    public mutating func admit(_ source: Source, at now: Tick) -> Bool {
         let ok: Bool
         if let index = peers.index(forKey: source) {
-            ok = peers.values[index].bucket.take(now: now)
+            ok = peers.values[index].bucket.take(at: now)
             peers.values[index].lastSeen = now
         } else {
             makeRoom()
             var peer = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
-            ok = peer.bucket.take(now: now)
+            ok = peer.bucket.take(at: now)
             peers[source] = peer
         }
         if !ok { limitedCount += 1 }
         return ok
     }
+
+    public mutating func admit(_ source: Source, now: ContinuousClock.Instant) -> Bool { admit(source, at: Tick(now)) }
 
     /// One admitted control datagram (any length other than a state packet's). Returns what
     /// arrived and the replies to send back to `source` at once (a pong).
@@ -175,9 +179,9 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         }
         if peers[source] == nil {
             makeRoom()
-            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: Tick(now))
         }
-        peers[source]!.lastSeen = now
+        peers[source]!.lastSeen = Tick(now)
         let type = datagram.header.type
         // After the accept every datagram must carry the connection id (a hello may not: it is
         // a restarted controller, or a retransmission of the hello that was accepted).
@@ -231,7 +235,7 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     public mutating func send(_ message: ControlMessage, to source: Source, now: ContinuousClock.Instant) {
         if peers[source] == nil {
             makeRoom()
-            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+            peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: Tick(now))
         }
         if peers[source]!.channel == nil {
             peers[source]!.channel = ReliableChannel(connection: connection, options: options.channel)
@@ -306,10 +310,10 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         guard let channel = peers[old]?.channel else { return }
         if peers[new] == nil {
             makeRoom()
-            peers[new] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: now)
+            peers[new] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: Tick(now))
         }
         peers[new]!.channel = channel
-        peers[new]!.lastSeen = now
+        peers[new]!.lastSeen = Tick(now)
         if busy.contains(old) { busy.insert(new) }
         forget(old)
     }
@@ -340,7 +344,8 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         guard let next = nextCleanup else { nextCleanup = now + .seconds(10); return }
         guard now >= next else { return }
         nextCleanup = now + .seconds(10)
-        let stale = peers.filter { now - $0.value.lastSeen > options.idleTimeout && ($0.value.channel?.backlog ?? 0) == 0 }
+        let tick = Tick(now), idle = Tick.nanoseconds(options.idleTimeout)
+        let stale = peers.filter { tick - $0.value.lastSeen > idle && ($0.value.channel?.backlog ?? 0) == 0 }
         for source in stale.keys { forget(source) }
     }
 

@@ -1,10 +1,15 @@
+import SystemIO
+
 /// A per-source rate limit: `rate` tokens a second, at most `burst` saved up. Checked before a
 /// datagram is decoded, so a flood costs one comparison per datagram.
+///
+/// Time is a ``Tick`` (nanoseconds in an `Int64`): the `Instant` forms convert and are for
+/// callers off the per-datagram path (and tests).
 public struct TokenBucket: Sendable {
     public let rate: Double
     public let burst: Double
-    var tokens: Double
-    var last: ContinuousClock.Instant?
+    @usableFromInline var tokens: Double
+    @usableFromInline var last: Tick?
 
     public init(rate: Double, burst: Double) {
         self.rate = rate
@@ -13,26 +18,30 @@ public struct TokenBucket: Sendable {
     }
 
     /// Refills up to `now` and returns the tokens there are (none taken).
-    public mutating func peek(now: ContinuousClock.Instant) -> Double {
-        refill(now: now)
+    @inlinable
+    public mutating func peek(at now: Tick) -> Double {
+        refill(at: now)
         return tokens
     }
 
     /// Takes one token if there is one.
-    public mutating func take(now: ContinuousClock.Instant) -> Bool {
-        refill(now: now)
+    @inlinable
+    public mutating func take(at now: Tick) -> Bool {
+        refill(at: now)
         guard tokens >= 1 else { return false }
         tokens -= 1
         return true
     }
 
-    mutating func refill(now: ContinuousClock.Instant) {
+    public mutating func peek(now: ContinuousClock.Instant) -> Double { peek(at: Tick(now)) }
+    public mutating func take(now: ContinuousClock.Instant) -> Bool { take(at: Tick(now)) }
+
+    @inlinable
+    mutating func refill(at now: Tick) {
         if let last {
-            // One `components` (an Int128 division): it runs for every datagram, twice under
-            // `--accept any` (the source's bucket and the notice limiter's).
-            let (whole, atto) = (now - last).components
-            let seconds = Double(whole) + Double(atto) / 1e18
-            tokens = min(burst, tokens + max(0, seconds) * rate)
+            // It runs for every datagram, twice under `--accept any` (the source's bucket and
+            // the notice limiter's): integer nanoseconds, no `Duration`.
+            tokens = min(burst, tokens + max(0, Tick.seconds(now - last)) * rate)
         }
         last = now
     }

@@ -1,12 +1,16 @@
 import RemoteWire
+import SystemIO
 
 /// What the receiver knows about one source address (controller), for the status line, logs and
 /// the summary.
 public struct ControllerRecord: Sendable, Equatable {
     /// The last valid state it sent (applied or not).
     public var lastState: ControllerState?
-    public var firstSeen: ContinuousClock.Instant
-    public var lastSeen: ContinuousClock.Instant
+    /// When its first and its latest datagram came (``Tick``: compared on every datagram).
+    public var firstTick: Tick
+    public var lastTick: Tick
+    public var firstSeen: ContinuousClock.Instant { firstTick.instant }
+    public var lastSeen: ContinuousClock.Instant { lastTick.instant }
     /// Every datagram from it.
     public var datagrams = 0
     /// Valid state packets.
@@ -23,37 +27,40 @@ public struct ControllerRecord: Sendable, Equatable {
     public var loggedControl = false
 
     // Packets per second: datagrams counted in one-second windows.
-    var windowStart: ContinuousClock.Instant
+    var windowStart: Tick
     var windowCount = 0
     var previousWindowCount = 0
 
-    init(at now: ContinuousClock.Instant) {
-        firstSeen = now
-        lastSeen = now
+    init(at now: Tick) {
+        firstTick = now
+        lastTick = now
         windowStart = now
     }
 
-    mutating func count(at now: ContinuousClock.Instant) {
+    mutating func count(at now: Tick) {
         roll(to: now)
         datagrams += 1
         windowCount += 1
-        lastSeen = now
+        lastTick = now
     }
 
-    mutating func roll(to now: ContinuousClock.Instant) {
+    mutating func roll(to now: Tick) {
+        let second: Int64 = 1_000_000_000
         let elapsed = now - windowStart
-        guard elapsed >= .seconds(1) else { return }
-        previousWindowCount = elapsed < .seconds(2) ? windowCount : 0
+        guard elapsed >= second else { return }
+        previousWindowCount = elapsed < 2 * second ? windowCount : 0
         windowCount = 0
-        windowStart = elapsed < .seconds(2) ? windowStart + .seconds(1) : now
+        windowStart = elapsed < 2 * second ? windowStart + second : now
     }
 
     /// Datagrams in the last full one-second window (0 after two quiet seconds).
-    public func packetsPerSecond(at now: ContinuousClock.Instant) -> Int {
+    public func packetsPerSecond(at now: Tick) -> Int {
         var copy = self
         copy.roll(to: now)
         return copy.previousWindowCount
     }
+
+    public func packetsPerSecond(at now: ContinuousClock.Instant) -> Int { packetsPerSecond(at: Tick(now)) }
 }
 
 /// Per-source bookkeeping with a hard cap: a flood of source ports cannot grow memory without
@@ -75,7 +82,7 @@ public struct ControllerTable<Source: Hashable & Sendable>: Sendable {
     public var count: Int { records.count }
 
     /// Counts one datagram from `source` and returns its record for the caller to update in place.
-    public mutating func touch(_ source: Source, at now: ContinuousClock.Instant, protecting owner: Source?,
+    public mutating func touch(_ source: Source, at now: Tick, protecting owner: Source?,
                                _ update: (inout ControllerRecord) -> Void) {
         // Count first: a table that is not full needs no lookup here (one hash a datagram, not two).
         if records.count >= capacity && records[source] == nil {
@@ -87,7 +94,7 @@ public struct ControllerTable<Source: Hashable & Sendable>: Sendable {
     mutating func evictStalest(protecting owner: Source?) {
         let victims = records
             .filter { $0.key != owner }
-            .sorted { $0.value.lastSeen < $1.value.lastSeen }
+            .sorted { $0.value.lastTick < $1.value.lastTick }
             .prefix(max(1, capacity / 4))
         for victim in victims { records[victim.key] = nil }
         evicted += victims.count

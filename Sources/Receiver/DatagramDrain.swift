@@ -65,11 +65,11 @@ struct DatagramDrain {
     /// ``fill(from:)``). Nil without a stamp; a wait over ``longestWait`` (a wall clock stepped
     /// forward) is taken as none, so a bad clock can only judge the controller by read time, as
     /// before stamps.
-    static func arrival(_ batch: DatagramBatch, _ slot: Int, now: ContinuousClock.Instant, wall: timespec) -> ContinuousClock.Instant? {
-        guard let age = batch.age(slot, at: wall), age <= longestWait else { return nil }
-        return now - age
+    static func arrival(_ batch: DatagramBatch, _ slot: Int, now: Tick, wall: timespec) -> Tick? {
+        guard let age = batch.ageNanoseconds(slot, at: wall), age <= longestWait else { return nil }
+        return now + -age
     }
 
-    /// Longer than any receiver stall worth forgiving; a larger age is a clock step.
-    static let longestWait: Duration = .seconds(5)
+    /// Longer than any receiver stall worth forgiving; a larger age is a clock step (ns: 5 s).
+    static let longestWait: Int64 = 5_000_000_000
 }

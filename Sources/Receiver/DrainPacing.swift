@@ -1,3 +1,5 @@
+import SystemIO
+
 /// When the receive loop may read its socket again: at once, unless many datagrams are arriving
 /// (a classroom in `--accept any`, a game, the bench's 64 and 256 × 100 Hz), and then after a
 /// pause that grows with the rate. Each wake-up of the receive thread costs as much CPU as
@@ -29,15 +31,18 @@ struct DrainPacing {
     var maxPause: Duration
     /// Datagrams per second (measured over `window`) from which drains are paced.
     var busyRate: Double
-    var window: Duration = .milliseconds(100)
+    var window: Duration = .milliseconds(100) { didSet { windowNanoseconds = Tick.nanoseconds(window) } }
+    private var windowNanoseconds: Int64 = 100_000_000
     /// A drain of at least this many datagrams is followed by another at once.
     var fullDrain: Int = DatagramDrain.batchSize
 
-    private var windowStart: ContinuousClock.Instant?
+    // Time in ``Tick``s: this runs on every wake-up of the receive loop.
+    private var windowStart: Tick?
     private var inWindow = 0
     /// The pause in force, set when a window ends (zero: not paced).
-    private(set) var pause: Duration = .zero
-    private var lastDrain: (at: ContinuousClock.Instant, count: Int)?
+    private(set) var pause: Duration = .zero { didSet { pauseNanoseconds = Tick.nanoseconds(pause) } }
+    private var pauseNanoseconds: Int64 = 0
+    private var lastDrain: (at: Tick, count: Int)?
 
     static let defaultBusyRate: Double = 2_000
 
@@ -56,14 +61,14 @@ struct DrainPacing {
     }
 
     /// The socket was drained at `now` and gave `count` datagrams.
-    mutating func drained(_ count: Int, at now: ContinuousClock.Instant) {
+    mutating func drained(_ count: Int, at now: Tick) {
         lastDrain = (now, count)
         let start = windowStart ?? now
-        if now - start >= window {
+        if now - start >= windowNanoseconds {
             // The rate of the window that just ended decides the next one.
-            let (whole, atto) = (now - start).components
-            let seconds = Double(atto) / 1e18 + Double(whole)
-            pause = pause(forRate: Double(inWindow) / seconds)
+            let seconds = Tick.seconds(now - start)
+            let next = pause(forRate: Double(inWindow) / seconds)
+            if next != pause { pause = next }
             windowStart = now
             inWindow = count
         } else {
@@ -73,11 +78,15 @@ struct DrainPacing {
     }
 
     /// Until when the loop should leave the socket unread; nil = read it whenever it is readable.
-    func holdUntil(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        guard pause > .zero, let last = lastDrain, last.count < fullDrain else { return nil }
-        let until = last.at + pause
+    func holdUntil(now: Tick) -> Tick? {
+        guard pauseNanoseconds > 0, let last = lastDrain, last.count < fullDrain else { return nil }
+        let until = last.at + pauseNanoseconds
         return until > now ? until : nil
     }
+
+    mutating func drained(_ count: Int, at now: ContinuousClock.Instant) { drained(count, at: Tick(now)) }
+
+    func holdUntil(now: ContinuousClock.Instant) -> ContinuousClock.Instant? { holdUntil(now: Tick(now))?.instant }
 
     /// Whether drains are being paced (tests read it).
     var isPacing: Bool { pause > .zero }

@@ -1,3 +1,5 @@
+import SystemIO
+
 /// When the motors may run: a value-type state machine with the time passed in.
 ///
 /// ```
@@ -32,7 +34,7 @@ public struct Failsafe: Sendable {
     public enum State: Sendable, Equatable {
         case waitingForNeutral(Reason)
         /// Driving; `lastState` is when the last applied state arrived.
-        case driving(lastState: ContinuousClock.Instant)
+        case driving(lastState: Tick)
     }
 
     public enum Verdict: Sendable, Equatable {
@@ -45,10 +47,13 @@ public struct Failsafe: Sendable {
     }
 
     public let timeout: Duration
+    /// ``timeout`` in nanoseconds (the time the state machine works in, see ``Tick``).
+    public let timeoutNanoseconds: Int64
     public private(set) var state: State = .waitingForNeutral(.startup)
 
     public init(timeout: Duration) {
         self.timeout = timeout
+        timeoutNanoseconds = Tick.nanoseconds(timeout)
     }
 
     public var isDriving: Bool {
@@ -57,21 +62,30 @@ public struct Failsafe: Sendable {
     }
 
     /// When the failsafe trips unless another state arrives; nil while already tripped.
-    public var deadline: ContinuousClock.Instant? {
-        if case .driving(let last) = state { return last + timeout }
+    public var deadlineTick: Tick? {
+        if case .driving(let last) = state { return last + timeoutNanoseconds }
         return nil
     }
 
+    /// ``deadlineTick`` as an instant.
+    public var deadline: ContinuousClock.Instant? { deadlineTick?.instant }
+
     /// Trips on silence. Returns true when it has just tripped (write the stop values now).
-    public mutating func tick(at now: ContinuousClock.Instant) -> Bool {
-        guard let deadline, now >= deadline else { return false }
+    public mutating func tick(at now: Tick) -> Bool {
+        guard let deadline = deadlineTick, now >= deadline else { return false }
         state = .waitingForNeutral(.silence)
         return true
     }
 
+    public mutating func tick(at now: ContinuousClock.Instant) -> Bool { tick(at: Tick(now)) }
+
+    public mutating func state(resting: Bool, at now: ContinuousClock.Instant) -> Verdict {
+        state(resting: resting, at: Tick(now))
+    }
+
     /// A valid state from the controller that may drive (the owner) at `now`.
     /// `resting`: the state would not move the robot.
-    public mutating func state(resting: Bool, at now: ContinuousClock.Instant) -> Verdict {
+    public mutating func state(resting: Bool, at now: Tick) -> Verdict {
         _ = tick(at: now)
         switch state {
         case .driving(let last):

@@ -1,4 +1,5 @@
 import ControlPlane
+import SystemIO
 
 /// Who may drive: a value-type state machine over source addresses, with the time passed in.
 ///
@@ -29,30 +30,43 @@ public struct Ownership<Source: Hashable & Sendable>: Sendable {
     public let reclaim: Duration
     public private(set) var owner: Source?
     /// When the owner last sent a valid state.
-    public private(set) var ownerLastSeen: ContinuousClock.Instant?
+    public private(set) var ownerLastSeen: Tick?
+    /// `timeout` + `reclaim` in nanoseconds: how long the owner may be silent.
+    let lapse: Int64
 
     public init(policy: AcceptMode, timeout: Duration, reclaim: Duration = .zero) {
         self.policy = policy
         self.timeout = timeout
         self.reclaim = policy != .any ? max(.zero, reclaim) : .zero
+        lapse = Tick.saturating(Tick.nanoseconds(timeout), Tick.nanoseconds(self.reclaim))
     }
 
-    /// The instant the owner's ownership lapses, if there is an owner.
-    public var deadline: ContinuousClock.Instant? {
-        owner == nil ? nil : ownerLastSeen.map { $0 + timeout + reclaim }
+    /// When the owner's ownership lapses, if there is an owner.
+    public var deadlineTick: Tick? {
+        owner == nil ? nil : ownerLastSeen.map { $0 + lapse }
     }
+
+    /// ``deadlineTick`` as an instant.
+    public var deadline: ContinuousClock.Instant? { deadlineTick?.instant }
 
     /// Releases an owner silent for `timeout` + `reclaim` or longer; returns the released owner.
     @discardableResult
-    public mutating func expire(at now: ContinuousClock.Instant) -> Source? {
-        guard let owner, let deadline, now >= deadline else { return nil }
+    public mutating func expire(at now: Tick) -> Source? {
+        guard let owner, let deadline = deadlineTick, now >= deadline else { return nil }
         self.owner = nil
         ownerLastSeen = nil
         return owner
     }
 
-    /// A valid state from `source` at `now`.
+    @discardableResult
+    public mutating func expire(at now: ContinuousClock.Instant) -> Source? { expire(at: Tick(now)) }
+
     public mutating func offer(from source: Source, at now: ContinuousClock.Instant) -> Verdict {
+        offer(from: source, at: Tick(now))
+    }
+
+    /// A valid state from `source` at `now`.
+    public mutating func offer(from source: Source, at now: Tick) -> Verdict {
         expire(at: now)
         if owner == source {
             ownerLastSeen = now

@@ -1,6 +1,7 @@
 import BoardLink
 import ControlPlane
 import RemoteWire
+import SystemIO
 
 /// The whole receiver decision path without I/O: datagram → counters → ownership → failsafe →
 /// mapping → the values to hand to the board. The service loop feeds it datagrams, board
@@ -84,9 +85,9 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         controllers = ControllerTable(capacity: capacity)
     }
 
-    /// The earliest instant ``tick(at:)`` has something to do, or nil (wait for packets only).
-    public var deadline: ContinuousClock.Instant? {
-        switch (failsafe.deadline, ownership.deadline) {
+    /// The earliest time ``tick(at:)`` has something to do, or nil (wait for packets only).
+    public var deadlineTick: Tick? {
+        switch (failsafe.deadlineTick, ownership.deadlineTick) {
         case let (a?, b?): min(a, b)
         case let (a?, nil): a
         case let (nil, b?): b
@@ -94,13 +95,16 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// ``deadlineTick`` as an instant.
+    public var deadline: ContinuousClock.Instant? { deadlineTick?.instant }
+
     /// Start-up: the board is set to rest (motors 0, bound outputs released).
     public mutating func start() -> Step {
         Step(write: hand(mapping.restValues))
     }
 
     /// Deadlines: failsafe on silence, ownership lapse.
-    public mutating func tick(at now: ContinuousClock.Instant) -> Step {
+    public mutating func tick(at now: Tick) -> Step {
         var step = Step()
         if failsafe.tick(at: now) {
             counters.failsafeTrips += 1
@@ -115,14 +119,14 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
 
     /// A datagram from `source` dropped undecoded by the rate limit: counted, nothing else (it
     /// is not a sign of life).
-    public mutating func limited(from source: Source, at now: ContinuousClock.Instant) {
+    public mutating func limited(from source: Source, at now: Tick) {
         counters.datagrams += 1
         counters.limited += 1
     }
 
     /// The controller `source` said bye. If it owns the robot: motors 0 at once, the robot is
     /// free for the next controller, which must rest first (like after silence).
-    public mutating func released(_ source: Source, at now: ContinuousClock.Instant) -> Step {
+    public mutating func released(_ source: Source, at now: Tick) -> Step {
         var step = tick(at: now)
         guard ownership.owner == source else { return step }
         ownership.release()
@@ -134,7 +138,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
 
     /// The controller at `old` now talks from `new` (its control connection recognised it):
     /// if it owns the robot it stays the owner — no failsafe, no resting state needed.
-    public mutating func moved(from old: Source, to new: Source, at now: ContinuousClock.Instant) -> Step {
+    public mutating func moved(from old: Source, to new: Source, at now: Tick) -> Step {
         ownership.move(from: old, to: new)
         return tick(at: now)
     }
@@ -142,7 +146,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     /// A teacher's stop-all (`stop` true) or its release. Stop: the rest values (motors 0, every
     /// bound output off) go to the board at once and every state is held until the release.
     /// Release: the failsafe waits for a resting state, as after silence.
-    public mutating func teacher(stop: Bool, at now: ContinuousClock.Instant) -> Step {
+    public mutating func teacher(stop: Bool, at now: Tick) -> Step {
         var step = tick(at: now)
         guard stop != stoppedByTeacher else { return step }
         stoppedByTeacher = stop
@@ -165,7 +169,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     /// failsafe judges the controller's silence by it — a state that waited in the queue while
     /// this process was not scheduled arrived in time — and everything else by `now`.
     public mutating func datagram(_ bytes: some Collection<UInt8>, length: Int, from source: Source,
-                                  at now: ContinuousClock.Instant, arrived: ContinuousClock.Instant? = nil,
+                                  at now: Tick, arrived: Tick? = nil,
                                   admitted: Bool = true) -> Step {
         let judged = arrived.map { min($0, now) } ?? now
         var step = tick(at: judged)
@@ -264,7 +268,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
 
     /// The board link dropped or came back: whatever the board holds is unknown, so stop and
     /// require a resting state again.
-    public mutating func boardLink(_ event: BoardEvent, at now: ContinuousClock.Instant) -> Step {
+    public mutating func boardLink(_ event: BoardEvent, at now: Tick) -> Step {
         var step = tick(at: now)
         switch event {
         case .connected:
@@ -295,7 +299,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     /// mapping's rest values go out first (motors 0 and bound outputs off at its addresses, which
     /// the new one may not control) and it drives again only after a resting state — as after a
     /// board link event. An equal mapping changes nothing.
-    public mutating func replaceMapping(_ new: Mapping, at now: ContinuousClock.Instant) -> Step {
+    public mutating func replaceMapping(_ new: Mapping, at now: Tick) -> Step {
         var step = tick(at: now)
         guard new != mapping else { return step }
         let rest = mapping.restValues
@@ -308,6 +312,41 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         for (address, value) in new.restValues { combined[address] = value }
         if let write = hand(combined) { step.write = write }
         return step
+    }
+
+    // The same calls with instants (tests, callers off the per-datagram path): each converts
+    // once and goes on in ``Tick``s.
+
+    public mutating func tick(at now: ContinuousClock.Instant) -> Step { tick(at: Tick(now)) }
+
+    public mutating func limited(from source: Source, at now: ContinuousClock.Instant) {
+        limited(from: source, at: Tick(now))
+    }
+
+    public mutating func released(_ source: Source, at now: ContinuousClock.Instant) -> Step {
+        released(source, at: Tick(now))
+    }
+
+    public mutating func moved(from old: Source, to new: Source, at now: ContinuousClock.Instant) -> Step {
+        moved(from: old, to: new, at: Tick(now))
+    }
+
+    public mutating func teacher(stop: Bool, at now: ContinuousClock.Instant) -> Step {
+        teacher(stop: stop, at: Tick(now))
+    }
+
+    public mutating func datagram(_ bytes: some Collection<UInt8>, length: Int, from source: Source,
+                                  at now: ContinuousClock.Instant, arrived: ContinuousClock.Instant? = nil,
+                                  admitted: Bool = true) -> Step {
+        datagram(bytes, length: length, from: source, at: Tick(now), arrived: arrived.map { Tick($0) }, admitted: admitted)
+    }
+
+    public mutating func boardLink(_ event: BoardEvent, at now: ContinuousClock.Instant) -> Step {
+        boardLink(event, at: Tick(now))
+    }
+
+    public mutating func replaceMapping(_ new: Mapping, at now: ContinuousClock.Instant) -> Step {
+        replaceMapping(new, at: Tick(now))
     }
 
     private mutating func stop(into step: inout Step) {

@@ -58,7 +58,9 @@ extension ReceiverService {
     /// arrived after the deadline still trips it.
     func receiveBatch() throws(SystemError) {
         try drain.fill(from: socket)
-        let now = ContinuousClock.now
+        // The batch's one clock reading, as a ``Tick``: the engine and the rate limits take it
+        // per datagram without a `Duration` or an `Instant` in sight.
+        let now = Tick.now()
         let wall = WallClock.now()
         var controls: [(bytes: [UInt8], from: SocketAddress, sealed: Bool)] = []
         let owner = engine.ownership.owner
@@ -92,24 +94,25 @@ extension ReceiverService {
     /// engine at once; anything else is counted by the engine and returned, to be handed to the
     /// control plane after the batch.
     func take(_ bytes: ArraySlice<UInt8>, length: Int, from source: SocketAddress,
-              at now: ContinuousClock.Instant, arrived: ContinuousClock.Instant? = nil) -> (bytes: [UInt8], from: SocketAddress, sealed: Bool)? {
-        if source != engine.ownership.owner, strangers?.take(now: now) == false {
+              at now: Tick, arrived: Tick? = nil) -> (bytes: [UInt8], from: SocketAddress, sealed: Bool)? {
+        if source != engine.ownership.owner, strangers?.take(at: now) == false {
             engine.limited(from: source, at: now)
             return nil
         }
-        guard plane.admit(source, now: now) else {
+        guard plane.admit(source, at: now) else {
             engine.limited(from: source, at: now)
             return nil
         }
         // An authenticated envelope (`--accept secret`) is opened here, in the batch: a sealed
         // state goes to the engine like a plain one; everything else about it counts as control.
         if plane.settings.accept == .secret, bytes.count == length, ControlPlane<SocketAddress>.isSealed(bytes) {
-            let (opened, output) = plane.open(Array(bytes), from: source, now: now)
-            handle(output, at: now)
+            let instant = now.instant
+            let (opened, output) = plane.open(Array(bytes), from: source, now: instant)
+            handle(output, at: instant)
             switch opened {
             case .state(let inner):
                 apply(engine.datagram(inner, length: inner.count, from: source, at: now, arrived: arrived,
-                                      admitted: plane.mayDriveSealed(source) && teacherAllows(source, at: now)))
+                                      admitted: plane.mayDriveSealed(source) && teacherAllows(source, at: instant)))
                 return nil
             case .control(let inner):
                 apply(engine.datagram(bytes, length: length, from: source, at: now))
@@ -119,11 +122,12 @@ extension ReceiverService {
                 return nil
             }
         }
-        let teacherLets = length != StatePacket.size || teacherAllows(source, at: now)
+        // The desk is asked (and the tick made an instant) only while it restricts anyone.
+        let teacherLets = length != StatePacket.size || !deskSummary.restricts || teacherAllows(source, at: now.instant)
         let admitted = length != StatePacket.size || (plane.mayDrive(source) && teacherLets)
-        if !teacherLets { refusedByTeacher(source, at: now) }
+        if !teacherLets { refusedByTeacher(source, at: now.instant) }
         apply(engine.datagram(bytes, length: length, from: source, at: now, arrived: arrived, admitted: admitted))
-        if !admitted { handle(plane.refusedState(from: source, now: now), at: now) }
+        if !admitted { handle(plane.refusedState(from: source, now: now.instant), at: now.instant) }
         return length == StatePacket.size ? nil : (Array(bytes), source, false)
     }
 

@@ -247,13 +247,16 @@ public final class ReceiverService {
         // thousands a second: a turn with nothing to do must cost little (BENCHMARKS.md, issue
         // 30c). So the clock is read once after the wait and once after the drain, and the
         // control plane, the dashboard and the service manager are asked cheap questions first.
-        var now = ContinuousClock.now
+        // The clock is read as a ``Tick`` (the engine and the pacing take it as it is); `now` is
+        // the same reading as an instant, for the parts that still take one.
+        var tick = Tick.now()
+        var now = tick.instant
         while true {
-            var deadline = Self.earliest(engine.deadline, plane.deadline(now: now))
+            var deadline = Self.earliest(engine.deadlineTick?.instant, plane.deadline(now: now))
             if !deskSummary.idle { deadline = Self.earliest(deadline, desk.deadline(now: now)) }
             if status.enabled { deadline = Self.earliest(deadline, nextStatus) }
             deadline = supervision.deadline(deadline, now: now)
-            if let hold = pacing.holdUntil(now: now) {
+            if let hold = pacing.holdUntil(now: tick).map(\.instant) {
                 // Busy: let more datagrams queue for one drain (at most `drainPause`; a sleep, not
                 // a poll without the socket, because poll's timeout is in whole milliseconds).
                 Self.sleep(until: deadline.map { min($0, hold) } ?? hold)
@@ -265,19 +268,20 @@ public final class ReceiverService {
                     log(event)
                     recordBlackBox(event)
                     reporter.boardLink(event)
-                    apply(engine.boardLink(event, at: .now))
+                    apply(engine.boardLink(event, at: Tick.now()))
                 }
             }
             // A wake-up past the failsafe deadline reads the socket even when poll did not say
             // it was readable: a state that arrived in time must be seen before the tick.
-            now = .now
-            if !ready[2].isEmpty || engine.failsafe.deadline.map({ $0 <= now }) == true {
+            tick = Tick.now()
+            if !ready[2].isEmpty || engine.failsafe.deadlineTick.map({ $0 <= tick }) == true {
                 try holdingBoardWrites { () throws(SystemError) in try receiveBatch() }
-                now = .now
-                pacing.drained(drain.count, at: now)
+                tick = Tick.now()
+                pacing.drained(drain.count, at: tick)
             }
+            now = tick.instant   // one conversion a wake-up, for the parts that take instants
             if plane.pollDue(now: now) { handle(plane.poll(now: now), at: now) }
-            apply(engine.tick(at: now))
+            apply(engine.tick(at: tick))
             reportRobotState(at: now)
             serveTeacher(at: now)
             if supervision.takeHangup(ready[3...]) { reload(at: now) }
@@ -405,7 +409,7 @@ public final class ReceiverService {
     /// turn stderr into the bottleneck. Dropped lines are counted in the next one (`suppressed`).
     /// The metadata is built only for a line that is let through.
     func limited(_ metadata: @autoclosure () -> Logger.Metadata, _ body: (Logger.Metadata) -> Void) {
-        guard let suppressed = notices.allow(at: .now) else { return }
+        guard let suppressed = notices.allow(at: Tick.now()) else { return }
         var metadata = metadata()
         if suppressed > 0 { metadata["suppressed"] = "\(suppressed)" }
         body(metadata)

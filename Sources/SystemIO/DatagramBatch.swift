@@ -48,9 +48,14 @@ public struct DatagramBatch {
     /// receive); nil when it carries no stamp. Never negative: a wall clock stepped back
     /// reads as 0.
     public func age(_ i: Int, at wall: timespec) -> Duration? {
+        ageNanoseconds(i, at: wall).map { .nanoseconds($0) }
+    }
+
+    /// ``age(_:at:)`` in nanoseconds (the receive loop's ``Tick`` arithmetic: no `Duration`).
+    public func ageNanoseconds(_ i: Int, at wall: timespec) -> Int64? {
         let header = headers.withUnsafeBytes { $0.load(fromByteOffset: i * MultipleMessages.stride, as: msghdr.self) }
         guard header.msg_controllen >= ArrivalStamp.headerSize + MemoryLayout<timespec>.size else { return nil }
-        return controls.withUnsafeBytes { raw -> Duration? in
+        return controls.withUnsafeBytes { raw -> Int64? in
             let base = i * ArrivalStamp.controlSize
             // struct cmsghdr { size_t cmsg_len; int cmsg_level; int cmsg_type; }, data after it.
             let level = raw.load(fromByteOffset: base + MemoryLayout<Int>.size, as: Int32.self)
@@ -58,7 +63,7 @@ public struct DatagramBatch {
             guard level == SOL_SOCKET, type == ArrivalStamp.option else { return nil }
             let stamp = raw.loadUnaligned(fromByteOffset: base + ArrivalStamp.headerSize, as: timespec.self)
             let ns = (Int64(wall.tv_sec) - Int64(stamp.tv_sec)) * 1_000_000_000 + Int64(wall.tv_nsec) - Int64(stamp.tv_nsec)
-            return .nanoseconds(max(0, ns))
+            return max(0, ns)
         }
     }
 
