@@ -105,6 +105,17 @@ public struct SendLoop {
 
             let ready = try Poller.wait(watched, until: deadline)
             now = .now
+            func companionReadable(_ k: Int) -> Bool {
+                // A companion that had nothing to poll (not attached yet) is not known idle.
+                let start = companionsIndex + companionCounts[..<k].reduce(0, +)
+                let count = companionCounts[k]
+                return count == 0 || ready[start..<(start + count)].contains { !$0.isEmpty }
+            }
+            // A peer the companions have not met (the destination moved) meets them before any
+            // state goes to it: the control session's hello goes out, and pairing or `--secret`
+            // hold states back until it is accepted.
+            let newPeer = !companions.isEmpty && destination.current?.address != state.servedPeer
+            if newPeer { serveCompanion(&state, sender: sender, now: now, readable: companionReadable) }
 
             if !ready[0].isEmpty {
                 destination.changed.clear()
@@ -120,16 +131,12 @@ public struct SendLoop {
                 // The input's state goes out before the companions are served: they cost a
                 // system call or more each wake-up, and the state is what the driver waits for.
                 // Whether states may go out (`holdStates`: pairing, `--secret`) changes only in
-                // `serveCompanion`, so it was decided on the turn before, as it was for every
-                // state; what the companions read now (an accept, a stop) applies from here on.
+                // `serveCompanion`, and the companions have met this peer (`newPeer`), so it was
+                // decided on the turn before; what they read now (an accept, a stop) applies from
+                // here on.
                 if !state.pending.isEmpty { state.perform([], sender: sender, destination: destination) }
             }
-            serveCompanion(&state, sender: sender, now: now) { k in
-                // A companion that had nothing to poll (not attached yet) is not known idle.
-                let start = companionsIndex + companionCounts[..<k].reduce(0, +)
-                let count = companionCounts[k]
-                return count == 0 || ready[start..<(start + count)].contains { !$0.isEmpty }
-            }
+            if !newPeer { serveCompanion(&state, sender: sender, now: now, readable: companionReadable) }
             if reading, let jobs, ready.count > jobsIndex, !ready[jobsIndex].isEmpty {
                 let (stop, cont) = jobs.take()
                 if stop { state.suspendRequested = true }
@@ -191,6 +198,7 @@ public struct SendLoop {
                                          readable: readable(k))
         }
         state.holdStates = !companions.allSatisfy { $0.allowsStates }   // a closure, not a key path: every wake-up
+        state.servedPeer = destination.current?.address
         for action in actions {
             switch action {
             case .sendNow: state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)
@@ -208,6 +216,8 @@ public struct SendLoop {
         var lastReport: ContinuousClock.Instant?
         /// States are not sent while the companion holds them (a paired hello not yet accepted).
         var holdStates = false
+        /// The destination the companions were last served with (``holdStates`` is about it).
+        var servedPeer: SocketAddress?
         /// Ctrl-Z from the input: suspend at the end of this turn.
         var suspendRequested = false
         var onSent: ((ControllerState, ContinuousClock.Instant) -> Void)?

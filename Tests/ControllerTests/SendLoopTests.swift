@@ -135,6 +135,40 @@ import Glibc
         #expect(waitForEnd(outcome) == .endOfInput)
     }
 
+    /// Like a paired control session whose hello to a new receiver is never answered: it holds
+    /// states back from the moment it meets a peer other than its first.
+    final class HoldingCompanion: SendLoopCompanion, @unchecked Sendable {
+        private var first: SocketAddress?   // the loop's thread only
+        private let allowed = Mutex(true)
+        var descriptor: Int32? { nil }
+        var nextDeadline: ContinuousClock.Instant? { nil }
+        var allowsStates: Bool { allowed.withLock { $0 } }
+        var statusParts: [String] { [] }
+        func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
+            if first == nil { first = peer } else if let peer, peer != first { allowed.withLock { $0 = false } }
+            return []
+        }
+        func finish(socket: UDPSocket?, peer: SocketAddress?) {}
+    }
+
+    /// When the destination moves, the companions meet the new peer before any state goes to it,
+    /// so one that holds states (pairing, `--secret`) holds the very first.
+    @Test func aNewPeerMeetsTheCompanionsBeforeAnyState() throws {
+        let first = try PacketCapture(), second = try PacketCapture()
+        let destination = try Destination(.init(address: try SocketAddress.resolve(first.peer), label: "first"))
+        let (input, outcome) = try startLoop(destination: destination, rate: 50, companion: HoldingCompanion())
+        write(input, "0.3 forward\n")
+        #expect(try first.waitFor(ControllerState(angle: 0.3, buttons: .forward)))
+
+        destination.set(.init(address: try SocketAddress.resolve(second.peer), label: "second"))
+        write(input, "0.4 forward\n")
+        #expect(try second.next(timeout: .milliseconds(300)) == nil, "a state reached the new peer before its companions held it")
+        close(input)
+        #expect(waitForEnd(outcome) == .endOfInput)
+        try second.drain()
+        #expect(second.states.isEmpty, "\(second.states)")
+    }
+
     @Test func withoutAPeerNothingIsSentUntilOneIsSet() throws {
         let capture = try PacketCapture()
         let destination = try Destination(nil)
