@@ -54,11 +54,12 @@ public final class RobotReceiver: Sendable {
     /// - Throws: ``AnalogRemoteError`` — `.invalidArgument`, `.networkUnavailable` (the port is
     ///   taken), `.discoveryUnavailable`.
     public init(name: String, session: String = "AnalogRemote", port: UInt16 = 27183, admission: Admission = .first,
-                failsafe: Duration = .milliseconds(250), advertise: Bool = true, stopsOnSignals: Bool = true,
+                failsafe: Duration = FailsafeTimeout.standard.duration, advertise: Bool = true, stopsOnSignals: Bool = true,
                 logger: Logger? = nil) async throws(AnalogRemoteError) {
         let ms = failsafe.components.seconds * 1000 + failsafe.components.attoseconds / 1_000_000_000_000_000
         guard FailsafeTimeout.receiverRange.contains(Int(ms)) else {
-            throw AnalogRemoteError(.invalidArgument, "failsafe \(failsafe): give 50 ms…5 s")
+            let range = FailsafeTimeout.receiverRange
+            throw AnalogRemoteError(.invalidArgument, "failsafe \(failsafe): give \(range.lowerBound)…\(range.upperBound) ms")
         }
         let sessionID: SessionID
         do {

@@ -1,5 +1,6 @@
 import Console
 import ControlPlane
+import ControlWire
 import Controller
 import SystemIO
 

@@ -31,13 +31,13 @@ import SystemIO
 /// The connection's thread reads every reply. It sleeps in poll(2) on the device and a wake-up
 /// flag; while the link is up and idle it also looks at the clock once per reply timeout (a
 /// command the owner's thread started meanwhile must time out if unanswered).
-public final class BoardConnection: Sendable {
+package final class BoardConnection: Sendable {
     private let core: ConnectionCore
 
     /// Opens the board now; a failure to open at start is thrown (one line naming the device,
     /// the cause and the fix). Without `fit`, a board that has every address of `profile` is
     /// driven with it, any other is refused.
-    public init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions = BoardOptions(),
+    package init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions = BoardOptions(),
                 fit: BoardFitter? = nil,
                 onEvent: @escaping @Sendable (BoardEvent) -> Void = { _ in }) throws(BoardLinkError) {
         if let problem = profile.problem {
@@ -59,23 +59,23 @@ public final class BoardConnection: Sendable {
     /// Thread-safe: merges into the desired map (latest value wins) and, if the link is idle,
     /// writes the next command to the device before returning (a non-blocking write, bounded
     /// by the reply timeout when the device takes no input).
-    public func setDesired(_ values: [UInt8: UInt8]) {
+    package func setDesired(_ values: [UInt8: UInt8]) {
         core.setDesired(values)
     }
 
     /// Sets desired = safe state and blocks until the board confirmed it (prompt seen) or
     /// timeout. Returns whether confirmed.
-    public func writeSafeState(timeout: Duration) -> Bool {
+    package func writeSafeState(timeout: Duration) -> Bool {
         core.writeSafeState(timeout: timeout)
     }
 
     /// isConnected, device label, confirmed values, commands sent, last error, identity.
-    public var snapshot: BoardSnapshot { core.snapshot }
+    package var snapshot: BoardSnapshot { core.snapshot }
 
     /// Waits until the probe after the last open has been answered and judged (the snapshot
     /// then has an ``BoardSnapshot/identity`` and a profile, or a refusal), or `timeout`.
     /// Returns the snapshot at that moment, nil on timeout.
-    public func waitUntilIdentified(timeout: Duration) -> BoardSnapshot? {
+    package func waitUntilIdentified(timeout: Duration) -> BoardSnapshot? {
         core.waitUntil(timeout: timeout) { $0.profile != nil || $0.refusal != nil }
     }
 
@@ -98,7 +98,7 @@ public final class BoardConnection: Sendable {
 
     /// Stops the thread and closes the device (does not write anything: call
     /// ``writeSafeState(timeout:)`` first). Safe to call twice.
-    public func close() {
+    package func close() {
         core.stop()
     }
 }

@@ -4,8 +4,8 @@ import Glibc
 import Musl
 #endif
 import ALSAMIDI
+import BoardFirmware
 import BoardProtocol
-import BoardSimulator
 import SerialTTY
 import Synchronization
 import SystemIO
@@ -105,7 +105,7 @@ final class DescriptorTransport: BoardTransport {
     }
 
     /// Kept across reads: a fresh 4 KiB array per reply (allocated, zeroed, freed) was a third of
-    /// the board thread's work per reply (BENCHMARKS.md, issue 16). Only the board link's
+    /// the board thread's work per reply (BENCHMARKS.md). Only the board link's
     /// thread reads.
     private let readBuffer = Mutex((buffer: [UInt8](repeating: 0, count: 4096), drained: false))
 

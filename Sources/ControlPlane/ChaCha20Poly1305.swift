@@ -5,7 +5,7 @@
 /// Why not swift-crypto's `ChaChaPoly` (which the handshake's HKDF and HMAC still use): on Linux
 /// each call builds and frees a BoringSSL AEAD context and moves the bytes through four to six
 /// `Data` values; for an 8-byte state that was most of the 4.35 µs a seal plus an open cost
-/// (BENCHMARKS.md, issue 30). The bytes are the same: `Tests/ControlPlaneTests` checks this
+/// (BENCHMARKS.md). The bytes are the same: `Tests/ControlPlaneTests` checks this
 /// against swift-crypto on random keys, nonces and lengths, and against `vectors/security.json`.
 ///
 /// Contracts and traps:
@@ -16,30 +16,30 @@
 ///   when the tag does not verify.
 /// - A (key, nonce) pair must never seal two different messages; the envelope's nonce is its
 ///   counter, which the sender never repeats (``SealedEnvelope``).
-public struct ChaCha20Poly1305: Sendable, Hashable {
-    public static let keySize = 32
-    public static let tagSize = 16
+package struct ChaCha20Poly1305: Sendable, Hashable {
+    package static let keySize = 32
+    package static let tagSize = 16
     /// The key as ChaCha20 reads it: eight little-endian words.
     let k0, k1, k2, k3, k4, k5, k6, k7: UInt32
 
     /// `key` must be 32 bytes.
-    public init(key: UnsafeRawBufferPointer) {
+    package init(key: UnsafeRawBufferPointer) {
         precondition(key.count == Self.keySize, "ChaCha20-Poly1305 takes a 32-byte key")
         func word(_ i: Int) -> UInt32 { UInt32(littleEndian: key.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)) }
         (k0, k1, k2, k3, k4, k5, k6, k7) = (word(0), word(1), word(2), word(3), word(4), word(5), word(6), word(7))
     }
 
     /// `key` must be 32 bytes.
-    public init(key: [UInt8]) {
+    package init(key: [UInt8]) {
         self = key.withUnsafeBytes { ChaCha20Poly1305(key: $0) }
     }
 
     /// The 96-bit nonce as three little-endian words.
-    public struct Nonce: Sendable, Hashable {
+    package struct Nonce: Sendable, Hashable {
         let n0, n1, n2: UInt32
 
         /// 12 bytes.
-        public init(bytes: some Collection<UInt8>) {
+        package init(bytes: some Collection<UInt8>) {
             precondition(bytes.count == 12, "a ChaCha20-Poly1305 nonce is 12 bytes")
             var w: (UInt32, UInt32, UInt32) = (0, 0, 0)
             for (i, b) in bytes.enumerated() {
@@ -50,7 +50,7 @@ public struct ChaCha20Poly1305: Sendable, Hashable {
         }
 
         /// 4 zero bytes ‖ `counter` (UInt64 big-endian): the envelope's nonce (Protocol.md §8.3).
-        public init(counter: UInt64) {
+        package init(counter: UInt64) {
             n0 = 0
             n1 = UInt32(truncatingIfNeeded: counter >> 32).byteSwapped
             n2 = UInt32(truncatingIfNeeded: counter).byteSwapped
@@ -59,7 +59,7 @@ public struct ChaCha20Poly1305: Sendable, Hashable {
 
     /// Encrypts `plaintext` into `ciphertext` (same count; they may be the same memory) and writes
     /// the 16-byte tag over `aad` and the ciphertext into `tag`.
-    public func seal(nonce: Nonce, aad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer,
+    package func seal(nonce: Nonce, aad: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer,
                      ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer) {
         precondition(ciphertext.count == plaintext.count && tag.count == Self.tagSize)
         xor(nonce: nonce, from: plaintext, into: ciphertext)
@@ -72,7 +72,7 @@ public struct ChaCha20Poly1305: Sendable, Hashable {
 
     /// Checks `tag` over `aad` and `ciphertext`; only if it verifies, decrypts into `plaintext`
     /// (same count; may be the same memory) and returns true.
-    public func open(nonce: Nonce, aad: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer,
+    package func open(nonce: Nonce, aad: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer,
                      tag: UnsafeRawBufferPointer, into plaintext: UnsafeMutableRawBufferPointer) -> Bool {
         precondition(ciphertext.count == plaintext.count)
         guard tag.count == Self.tagSize else { return false }

@@ -7,17 +7,17 @@ import Foundation
 import SystemIO
 
 /// One network interface as `getifaddrs` sees it.
-public struct NetworkInterface: Sendable, Hashable {
-    public var name: String
-    public var up: Bool
-    public var loopback: Bool
-    public var multicast: Bool
+package struct NetworkInterface: Sendable, Hashable {
+    package var name: String
+    package var up: Bool
+    package var loopback: Bool
+    package var multicast: Bool
     /// Has an IPv4 or IPv6 address.
-    public var hasAddress: Bool
+    package var hasAddress: Bool
 }
 
-public enum NetworkInterfaces {
-    public static func list() -> [NetworkInterface] {
+package enum NetworkInterfaces {
+    package static func list() -> [NetworkInterface] {
         var head: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&head) == 0, let first = head else { return [] }
         defer { freeifaddrs(head) }

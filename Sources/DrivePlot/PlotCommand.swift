@@ -11,12 +11,12 @@ import SystemIO
 /// `analog-remote plot FILE -o OUT`: reads a recording (a drive or a black box), draws it
 /// (``PlotModel``, ``PlotSVG``) and writes OUT. `.svg` is written directly; `.png` goes through
 /// `rsvg-convert` (Debian package librsvg2-bin) when it is installed.
-public enum PlotCommand {
+package enum PlotCommand {
     /// The converter for PNG output, looked up on PATH.
-    public static let converter = "rsvg-convert"
+    package static let converter = "rsvg-convert"
 
     /// Returns the lines to print (a cut-short recording's warning, what was written).
-    public static func run(input: String, output: String, mapping: Mapping) throws(CommandFailure) -> [String] {
+    package static func run(input: String, output: String, mapping: Mapping) throws(CommandFailure) -> [String] {
         let recording = try RecordingFile.load(path: input, verb: "plot")
         var lines: [String] = []
         if let warning = recording.truncationWarning(file: input) { lines.append("plot \(warning)") }
@@ -64,7 +64,7 @@ public enum PlotCommand {
     }
 
     /// `name`'s path on PATH, or nil.
-    public static func find(_ name: String) -> String? {
+    package static func find(_ name: String) -> String? {
         let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
         for dir in path.split(separator: ":") where !dir.isEmpty {
             let candidate = "\(dir)/\(name)"

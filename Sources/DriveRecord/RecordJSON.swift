@@ -4,7 +4,7 @@
 /// words, no duplicate keys, nothing after the value but whitespace, nesting bounded — and a
 /// number too large for a Double is refused rather than made infinite. (Foundation's
 /// `JSONSerialization` on Linux accepts trailing commas, which let a half-edited file through.)
-public enum RecordJSON: Equatable, Sendable {
+package enum RecordJSON: Equatable, Sendable {
     case null
     case bool(Bool)
     /// A number written without a fraction or an exponent that fits an `Int`.
@@ -16,9 +16,9 @@ public enum RecordJSON: Equatable, Sendable {
     case object([(key: String, value: RecordJSON)])
 
     /// Nesting limit for a recording's line (a mapping file allows more).
-    public static let maximumDepth = 8
+    package static let maximumDepth = 8
 
-    public static func == (a: RecordJSON, b: RecordJSON) -> Bool {
+    package static func == (a: RecordJSON, b: RecordJSON) -> Bool {
         switch (a, b) {
         case (.null, .null): true
         case let (.bool(x), .bool(y)): x == y
@@ -32,13 +32,13 @@ public enum RecordJSON: Equatable, Sendable {
     }
 
     /// The member `key` of an object (nil for a missing key or a non-object).
-    public subscript(key: String) -> RecordJSON? {
+    package subscript(key: String) -> RecordJSON? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
 
     /// Any number as a Double (an integer converted), else nil.
-    public var double: Double? {
+    package var double: Double? {
         switch self {
         case .integer(let i): Double(i)
         case .number(let d): d
@@ -47,7 +47,7 @@ public enum RecordJSON: Equatable, Sendable {
     }
 
     /// Parses exactly one value from `bytes` (surrounding whitespace allowed).
-    public static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = maximumDepth) -> Result<RecordJSON, ParseError> {
+    package static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = maximumDepth) -> Result<RecordJSON, ParseError> {
         var parser = Parser(bytes: Array(bytes), maximumDepth: maximumDepth)
         do throws(ParseError) {
             parser.skipSpace()
@@ -60,12 +60,12 @@ public enum RecordJSON: Equatable, Sendable {
         }
     }
 
-    public struct ParseError: Error, Equatable, Sendable {
+    package struct ParseError: Error, Equatable, Sendable {
         /// 0-based byte offset where reading stopped.
-        public let offset: Int
+        package let offset: Int
         /// 1-based line of that offset (for multi-line texts).
-        public let line: Int
-        public let reason: String
+        package let line: Int
+        package let reason: String
     }
 
     struct Parser {
@@ -236,7 +236,7 @@ public enum RecordJSON: Equatable, Sendable {
     }
 
     /// `text` as a JSON string literal, quotes included.
-    public static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var out = "\""
         for u in text.unicodeScalars {
             switch u {

@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import Controller
 import Foundation
 import Logging
@@ -14,13 +15,13 @@ import SystemIO
 /// once a second for 10 s, then every 10 s until it answers; an answer goes to
 /// ``PhoneHub/nameRobot(_:_:)``. A receiver that never answers keeps the name it was given
 /// (the address as typed). One small thread with one UDP socket per address family.
-public final class PeerNames: Sendable {
+package final class PeerNames: Sendable {
     private let stopFlag: EventFlag
     private let running = Atomic<Bool>(true)
 
     /// `session`: the session ID the query names (a receiver of another session still answers
     /// with its name).
-    public init(robots: [PhoneHub.Robot], session: String, hub: PhoneHub, logger: Logger) throws(SystemError) {
+    package init(robots: [PhoneHub.Robot], session: String, hub: PhoneHub, logger: Logger) throws(SystemError) {
         stopFlag = try EventFlag()
         let stopFlag = stopFlag
         let connection = UInt32.random(in: 1...UInt32.max)
@@ -70,7 +71,7 @@ public final class PeerNames: Sendable {
     }
 
     /// Stops asking. Idempotent.
-    public func stop() {
+    package func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         stopFlag.raise()
     }

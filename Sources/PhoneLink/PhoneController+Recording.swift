@@ -8,7 +8,7 @@ import SystemIO
 extension PhoneController {
     /// `DIR/phone-NAME-2026-11-25T16-40-00.123Z.jsonl`: the driver's name (letters and digits)
     /// and when the drive started, so every driver and every drive has a file of its own.
-    public static func recordingPath(in directory: String, driver: String) -> String {
+    package static func recordingPath(in directory: String, driver: String) -> String {
         var name = ""
         for c in driver.unicodeScalars {
             let keep = ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c)

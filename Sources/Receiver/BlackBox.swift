@@ -9,22 +9,22 @@ import Logging
 import SystemIO
 
 /// `receive --black-box DIR`: where, how much and how long.
-public struct BlackBoxSettings: Sendable, Equatable {
-    public var directory: String
+package struct BlackBoxSettings: Sendable, Equatable {
+    package var directory: String
     /// How far back a black box file reaches.
-    public var window: Duration = .seconds(BlackBoxSettings.defaultWindowSeconds)
+    package var window: Duration = .seconds(BlackBoxSettings.defaultWindowSeconds)
     /// All black box files in the directory together; the oldest go first past it.
-    public var maximumBytes: Int = BlackBoxSettings.defaultMegabytes << 20
+    package var maximumBytes: Int = BlackBoxSettings.defaultMegabytes << 20
 
-    public init(directory: String) { self.directory = directory }
+    package init(directory: String) { self.directory = directory }
 
-    public static let defaultWindowSeconds = 30
-    public static let windowRange = 1...600
-    public static let defaultMegabytes = 50
-    public static let megabyteRange = 1...10_000
+    package static let defaultWindowSeconds = 30
+    package static let windowRange = 1...600
+    package static let defaultMegabytes = 50
+    package static let megabyteRange = 1...10_000
     /// Black boxes written on events (failsafe, teacher stop, board lost) come at most this
     /// often; SIGUSR1 and exit always write one.
-    public static let spacing: Duration = .seconds(5)
+    package static let spacing: Duration = .seconds(5)
     static let prefix = "black-box-"
     static let suffix = ".jsonl"
 }
@@ -37,8 +37,8 @@ public struct BlackBoxSettings: Sendable, Equatable {
 /// The receive loop only appends to the ring (no I/O, no encoding); a write copies the ring and
 /// hands the copy to a queue of its own, which encodes it, writes it beside a temporary name,
 /// renames it into place and rotates the directory. Exit waits for that queue.
-public final class BlackBox {
-    public let settings: BlackBoxSettings
+package final class BlackBox {
+    package let settings: BlackBoxSettings
     private let logger: Logger
     private let origin: ContinuousClock.Instant
     private let startUnixMillis: UInt64
@@ -53,7 +53,7 @@ public final class BlackBox {
     var lastApplied: (angle: Float, buttons: UInt32)?
 
     /// Creates the directory if needed and starts listening for SIGUSR1.
-    public init(settings: BlackBoxSettings, logger: Logger, now: ContinuousClock.Instant = .now) throws(SystemError) {
+    package init(settings: BlackBoxSettings, logger: Logger, now: ContinuousClock.Instant = .now) throws(SystemError) {
         self.settings = settings
         self.logger = logger
         try DirectoryListing.ensure(settings.directory)
@@ -68,7 +68,7 @@ public final class BlackBox {
 
     deinit { SignalHub.unregister(registration) }
 
-    public func append(_ event: RecordEvent, at now: ContinuousClock.Instant) {
+    package func append(_ event: RecordEvent, at now: ContinuousClock.Instant) {
         let (s, atto) = (now - origin).components
         ring.append(RecordEntry(micros: max(0, s * 1_000_000 + atto / 1_000_000_000_000), event: event))
     }
@@ -79,7 +79,7 @@ public final class BlackBox {
     /// Writes the ring now, marked with `reason`. An automatic write (an event, not a request)
     /// within ``BlackBoxSettings/spacing`` of the last one is skipped: its entries are in the
     /// next file anyway. `wait` blocks until this and every earlier write is on disk (exit).
-    public func write(_ reason: String, at now: ContinuousClock.Instant, automatic: Bool = false, wait: Bool = false) {
+    package func write(_ reason: String, at now: ContinuousClock.Instant, automatic: Bool = false, wait: Bool = false) {
         if automatic {
             if let last = lastAutomatic, now - last < BlackBoxSettings.spacing { return }
             lastAutomatic = now

@@ -9,7 +9,7 @@ import BoardProtocol
 ///   latest value for an address wins, and only changes need to reach the board;
 /// - ``writeSafeState(timeout:)`` blocks until the board has confirmed the safe state (motors 0)
 ///   or `timeout` passes, and says which.
-public protocol BoardSink: Sendable {
+package protocol BoardSink: Sendable {
     func setDesired(_ values: [UInt8: UInt8])
     func writeSafeState(timeout: Duration) -> Bool
     /// Releases the device; called once, after the safe state, at exit.
@@ -20,6 +20,6 @@ public protocol BoardSink: Sendable {
 }
 
 extension BoardSink {
-    public func close() {}
-    public var resolution: BoardResolution? { nil }
+    package func close() {}
+    package var resolution: BoardResolution? { nil }
 }

@@ -8,12 +8,12 @@ import SystemIO
 
 /// What `systemctl reload` (SIGHUP) gives the running receiver: the settings that can change
 /// without a restart, read again from the config file and the command line.
-public struct ReceiverReload: Sendable {
-    public var mapping: Mapping
+package struct ReceiverReload: Sendable {
+    package var mapping: Mapping
     /// Settings that changed but need a restart (`port`, `board`, …), one line each, logged.
-    public var needsRestart: [String]
+    package var needsRestart: [String]
 
-    public init(mapping: Mapping, needsRestart: [String] = []) {
+    package init(mapping: Mapping, needsRestart: [String] = []) {
         self.mapping = mapping
         self.needsRestart = needsRestart
     }
@@ -21,7 +21,7 @@ public struct ReceiverReload: Sendable {
 
 /// Re-reads the configuration for the board in use (its probe result, nil when not probed);
 /// throws (one line, the running settings stay) when it is bad or does not fit the board.
-public typealias ReceiverReloader = @Sendable (BoardResolution?) throws(CommandFailure) -> ReceiverReload
+package typealias ReceiverReloader = @Sendable (BoardResolution?) throws(CommandFailure) -> ReceiverReload
 
 /// The receiver under a service manager (docs/robot-install.md):
 /// - `READY=1` once the port is bound, the board open and, when advertising, the name

@@ -6,14 +6,14 @@ import Musl
 import SystemIO
 
 /// Opens serial devices the way the kit needs them.
-public enum SerialPort {
+package enum SerialPort {
     /// Opens `path` non-blocking and configures it: raw mode (`cfmakeraw`: no echo, no line
     /// editing, no CR/LF translation), 8 data bits, no parity, 1 stop bit, no flow control,
     /// receiver on, modem lines ignored, `baud`; DTR and RTS asserted (the kit's USB serial only
     /// sends once DTR is set); pending input and output flushed.
     ///
     /// Errors are ``SystemError``s naming the call; see ``OpenFailure`` for a message a person can act on.
-    public static func open(path: String, baud: Int) throws(SystemError) -> Descriptor {
+    package static func open(path: String, baud: Int) throws(SystemError) -> Descriptor {
         guard let speed = BaudRate.speed(baud) else {
             throw SystemError(call: "cfsetspeed", errno: EINVAL, subject: path)
         }
@@ -28,7 +28,7 @@ public enum SerialPort {
     }
 
     /// Raw 8N1 at `speed` (nil: leave the speed alone). Works on pseudo-terminals too.
-    public static func makeRaw(_ descriptor: Descriptor, speed: speed_t?) throws(SystemError) {
+    package static func makeRaw(_ descriptor: Descriptor, speed: speed_t?) throws(SystemError) {
         let fd = descriptor.rawValue
         var t = termios()
         try Syscall.call("tcgetattr", subject: descriptor.label) { tcgetattr(fd, &t) }
@@ -52,7 +52,7 @@ public enum SerialPort {
     /// Sets DTR and RTS (`TIOCMBIS`). Returns false where the device has no modem lines (a
     /// pseudo-terminal answers ENOTTY/EINVAL): that is not an error.
     @discardableResult
-    public static func assertModemLines(_ descriptor: Descriptor) -> Bool {
+    package static func assertModemLines(_ descriptor: Descriptor) -> Bool {
         var bits = Int32(TIOCM_DTR | TIOCM_RTS)
         return ioctl(descriptor.rawValue, UInt(TIOCMBIS), &bits) == 0
     }
@@ -60,9 +60,9 @@ public enum SerialPort {
 
 /// A failure to open a board's device, worded for the person at the terminal: what went wrong
 /// and what to do about it.
-public enum OpenFailure {
+package enum OpenFailure {
     /// `permission denied (add your user to the dialout group, then log in again)` and the like.
-    public static func serialAdvice(_ error: SystemError, baud: Int) -> String {
+    package static func serialAdvice(_ error: SystemError, baud: Int) -> String {
         switch error.errno {
         case ENOENT, ENODEV, ENXIO:
             return "no such device (is the board plugged in? `analog-remote boards` lists candidates)"

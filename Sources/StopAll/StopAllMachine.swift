@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import RemoteWire
 import SystemIO
 
@@ -16,21 +17,21 @@ import SystemIO
 ///
 /// To extend (a signed reply, a robot id): a new ``Event`` case for what comes in, a new
 /// ``Action`` case for what goes out; datagrams come in as bytes, so checking them is in here.
-public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable {
-    public struct Settings: Sendable {
-        public var session: String
-        public var release: Bool
-        public var teacherKey: TeacherKey?
+package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable {
+    package struct Settings: Sendable {
+        package var session: String
+        package var release: Bool
+        package var teacherKey: TeacherKey?
         /// How long receivers may still turn up (the DNS-SD browse); zero when they are all given.
-        public var browseFor: Duration
+        package var browseFor: Duration
         /// `--robot`: only these robots (empty: every receiver found).
-        public var robots: Set<RobotID> = []
-        public var repeats = 10
-        public var spacing: Duration = .milliseconds(50)
+        package var robots: Set<RobotID> = []
+        package var repeats = 10
+        package var spacing: Duration = .milliseconds(50)
         /// How long to wait for a reply after the last send.
-        public var replyGrace: Duration = .milliseconds(300)
+        package var replyGrace: Duration = .milliseconds(300)
 
-        public init(session: String, release: Bool, teacherKey: TeacherKey?, browseFor: Duration) {
+        package init(session: String, release: Bool, teacherKey: TeacherKey?, browseFor: Duration) {
             self.session = session
             self.release = release
             self.teacherKey = teacherKey
@@ -39,17 +40,17 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
     }
 
     /// A receiver to reach.
-    public struct Receiver: Sendable, Equatable {
+    package struct Receiver: Sendable, Equatable {
         /// The name shown (the DNS-SD name), nil for `--peer` (the reply's name is shown).
-        public var label: String?
+        package var label: String?
         /// The DNS-SD instance: a receiver is counted once however many addresses it has (nil
         /// for `--peer`, where the address is all there is).
-        public var identity: String?
-        public var address: SocketAddress
+        package var identity: String?
+        package var address: SocketAddress
         /// Its robot id from TXT `robot=`, when announced.
-        public var robot: RobotID?
+        package var robot: RobotID?
 
-        public init(label: String?, identity: String?, address: SocketAddress, robot: RobotID? = nil) {
+        package init(label: String?, identity: String?, address: SocketAddress, robot: RobotID? = nil) {
             self.label = label
             self.identity = identity
             self.address = address
@@ -57,7 +58,7 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         }
     }
 
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// What one look at the browse found (possibly nothing): new receivers are added, and
         /// the status line says how many there are.
         case browsed([Receiver])
@@ -67,7 +68,7 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         case interrupted
     }
 
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         case send([UInt8], to: SocketAddress)
         /// One line on stdout (the status line out of its way).
         case print(String)
@@ -76,7 +77,7 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         case finish(Result)
     }
 
-    public enum Result: Sendable, Equatable {
+    package enum Result: Sendable, Equatable {
         case everyReceiverTookIt
         case notEveryReceiverTookIt
         /// Nothing was found to send to.
@@ -99,18 +100,18 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         var leftAlone = false
     }
 
-    public let settings: Settings
+    package let settings: Settings
     private let connection: UInt32
     private var random: Random
     private(set) var targets: [Target] = []
     private let browseEnd: ContinuousClock.Instant
     private var lastSendAt: ContinuousClock.Instant
     private var lastTick: ContinuousClock.Instant
-    public private(set) var isFinished = false
+    package private(set) var isFinished = false
 
     /// `peers`: the receivers given on the command line (reached at once); with none, the run
     /// browses for ``Settings/browseFor``.
-    public init(settings: Settings, peers: [SocketAddress], now: ContinuousClock.Instant, wallMillis: UInt64, random: Random) {
+    package init(settings: Settings, peers: [SocketAddress], now: ContinuousClock.Instant, wallMillis: UInt64, random: Random) {
         self.settings = settings
         self.random = random
         connection = UInt32.random(in: 1...UInt32.max, using: &self.random)
@@ -123,12 +124,12 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
     }
 
     /// What to show before the first tick.
-    public var opening: [Action] {
+    package var opening: [Action] {
         targets.isEmpty ? [.status("looking for the receivers of session \"\(settings.session)\"…", force: true)] : []
     }
 
     /// Sends what is due; finishes when nothing more can happen.
-    public mutating func tick(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func tick(now: ContinuousClock.Instant) -> [Action] {
         guard !isFinished else { return [] }
         lastTick = now
         var out: [Action] = []
@@ -143,7 +144,7 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
     }
 
     /// When ``tick(now:)`` has something to do next; nil once finished.
-    public var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         guard !isFinished else { return nil }
         var times = targets.filter { !$0.done(settings) }.map(\.nextSend)
         if browseEnd > lastTick { times.append(browseEnd) }
@@ -151,7 +152,7 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         return times.min()
     }
 
-    public mutating func handle(_ event: Event, now: ContinuousClock.Instant, wallMillis: UInt64) -> [Action] {
+    package mutating func handle(_ event: Event, now: ContinuousClock.Instant, wallMillis: UInt64) -> [Action] {
         guard !isFinished else { return [] }
         switch event {
         case .interrupted:

@@ -5,10 +5,10 @@ import Musl
 #endif
 
 /// Reads a whole (small) file: config files, scripts.
-public enum FileContents {
+package enum FileContents {
     /// The bytes of `path`; a file larger than `limit` is refused with EFBIG (so a path to a
     /// device or a huge file cannot grow memory without end).
-    public static func read(path: String, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {
+    package static func read(path: String, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {
         let fd = try Syscall.call("open", subject: path) { open(path, O_RDONLY | O_CLOEXEC) }
         let file = Descriptor(adopting: fd, label: path)
         var bytes: [UInt8] = []

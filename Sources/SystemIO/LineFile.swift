@@ -7,34 +7,34 @@ import Musl
 /// A text file written a line at a time (a recording, a black box): each line goes out in one
 /// `write(2)`, so a process that dies mid-drive leaves every line it finished on disk, and at
 /// worst the one it was writing cut short.
-public final class LineFile {
-    public let path: String
+package final class LineFile {
+    package let path: String
     private let file: Descriptor
 
     /// Creates (or empties) `path`, mode 0644.
-    public init(creating path: String) throws(SystemError) {
+    package init(creating path: String) throws(SystemError) {
         self.path = path
         let fd = try Syscall.call("open", subject: path) { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
         file = Descriptor(adopting: fd, label: path)
     }
 
     /// Appends `line` and a newline.
-    public func append(_ line: String) throws(SystemError) {
+    package func append(_ line: String) throws(SystemError) {
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
         try file.writeAll(bytes)
     }
 
     /// Appends text that already ends in newlines (many lines in one write).
-    public func appendRaw(_ text: String) throws(SystemError) {
+    package func appendRaw(_ text: String) throws(SystemError) {
         try file.writeAll(Array(text.utf8))
     }
 
-    public func close() { file.close() }
+    package func close() { file.close() }
 
     /// Writes `text` to `path` as a whole: into a hidden temporary beside it, then renamed over
     /// it, so a reader never sees half a file.
-    public static func replace(_ path: String, with text: String) throws(SystemError) {
+    package static func replace(_ path: String, with text: String) throws(SystemError) {
         let slash = path.lastIndex(of: "/")
         let dir = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -53,16 +53,16 @@ public final class LineFile {
 }
 
 /// The plain files of a directory, for rotation.
-public enum DirectoryListing {
-    public struct File: Equatable, Sendable {
-        public var name: String
-        public var size: Int
+package enum DirectoryListing {
+    package struct File: Equatable, Sendable {
+        package var name: String
+        package var size: Int
         /// Modification time, seconds since 1970.
-        public var modified: Int
+        package var modified: Int
     }
 
     /// The regular files in `directory` whose names start with `prefix` and end with `suffix`.
-    public static func files(in directory: String, prefix: String, suffix: String) -> [File] {
+    package static func files(in directory: String, prefix: String, suffix: String) -> [File] {
         guard let dir = opendir(directory) else { return [] }
         defer { closedir(dir) }
         var out: [File] = []
@@ -80,12 +80,12 @@ public enum DirectoryListing {
 
     /// Removes `directory/name`; false when it could not.
     @discardableResult
-    public static func remove(_ name: String, in directory: String) -> Bool {
+    package static func remove(_ name: String, in directory: String) -> Bool {
         unlink("\(directory)/\(name)") == 0
     }
 
     /// Creates `directory` (one level) when it does not exist yet.
-    public static func ensure(_ directory: String) throws(SystemError) {
+    package static func ensure(_ directory: String) throws(SystemError) {
         var info = stat()
         if stat(directory, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else { throw SystemError(call: "mkdir", errno: ENOTDIR, subject: directory) }

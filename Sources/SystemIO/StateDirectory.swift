@@ -6,11 +6,11 @@ import Musl
 
 /// Where a command keeps what must outlive a restart (the receiver's robot id, the web server's
 /// certificate), and the one way to keep a small file there.
-public enum StateDirectory {
+package enum StateDirectory {
     /// systemd's `$STATE_DIRECTORY` (the unit's `StateDirectory=`; the first of a colon-separated
     /// list), else `$XDG_STATE_HOME/analog-remote`, else `~/.local/state/analog-remote`. Relative
     /// values are ignored, as the XDG specification asks. Not created here.
-    public static func path(environment: [String: String]) -> String {
+    package static func path(environment: [String: String]) -> String {
         if let systemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first, systemd.hasPrefix("/") {
             return String(systemd)
         }
@@ -20,7 +20,7 @@ public enum StateDirectory {
     }
 
     /// The process environment, for ``path(environment:)``.
-    public static var processEnvironment: [String: String] {
+    package static var processEnvironment: [String: String] {
         var out: [String: String] = [:]
         for key in ["STATE_DIRECTORY", "XDG_STATE_HOME", "HOME"] {
             if let value = getenv(key) { out[key] = String(cString: value) }
@@ -32,7 +32,7 @@ public enum StateDirectory {
     /// to it first (mode 0644; the directory is made with mode 0755 when missing). Two processes
     /// starting at once agree: the file appears whole (written aside, then linked into place) and
     /// the first one linked wins. Throws one line naming the directory and what failed.
-    public static func keep(_ name: String, in directory: String, make: () -> [UInt8]) throws(StateDirectoryError) -> [UInt8] {
+    package static func keep(_ name: String, in directory: String, make: () -> [UInt8]) throws(StateDirectoryError) -> [UInt8] {
         let path = directory + "/" + name
         if let bytes = try? FileContents.read(path: path, limit: 4096) { return bytes }
         if mkdir(directory, 0o755) != 0, errno != EEXIST, !makeParents(directory) {
@@ -71,8 +71,8 @@ public enum StateDirectory {
 }
 
 /// A state directory that cannot be used: which one, and what failed.
-public struct StateDirectoryError: Error, CustomStringConvertible, Sendable {
-    public let directory: String
-    public let problem: String
-    public var description: String { "\(directory): \(problem)" }
+package struct StateDirectoryError: Error, CustomStringConvertible, Sendable {
+    package let directory: String
+    package let problem: String
+    package var description: String { "\(directory): \(problem)" }
 }

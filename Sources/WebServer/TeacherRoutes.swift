@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import RemoteWire
 import Foundation
 import Hummingbird
@@ -74,7 +75,7 @@ struct TeacherDashboard: Sendable {
 
     func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         link.dashboardOpen()
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var pushed = (version: -1, at: ContinuousClock.now)
                 while !Task.isCancelled {

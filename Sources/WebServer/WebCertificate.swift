@@ -15,16 +15,16 @@ import X509
 ///
 /// Files: `DIR/web-cert.pem` and `DIR/web-key.pem` (mode 0600, DIR made 0700), DIR =
 /// `$XDG_STATE_HOME/analog-remote`, default `~/.local/state/analog-remote`.
-public struct WebCertificate: Sendable {
-    public let certificatePEM: String
-    public let privateKeyPEM: String
+package struct WebCertificate: Sendable {
+    package let certificatePEM: String
+    package let privateKeyPEM: String
     /// True when it was made by this start.
-    public let created: Bool
+    package let created: Bool
     /// Where it came from (for the log line).
-    public let origin: String
+    package let origin: String
 
     /// `AB:CD:…` — SHA-256 over the certificate's DER bytes, as browsers show it.
-    public var fingerprint: String {
+    package var fingerprint: String {
         guard let der = try? PEMDocument(pemString: certificatePEM).derBytes else { return "?" }
         return SHA256.hash(data: der).map { byte in
             let hex = String(byte, radix: 16, uppercase: true)
@@ -33,12 +33,12 @@ public struct WebCertificate: Sendable {
     }
 
     /// The state directory (not created here).
-    public static func stateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func stateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         StateDirectory.path(environment: environment)
     }
 
     /// Reads `--tls-cert` and `--tls-key`.
-    public static func load(certificate: String, key: String) throws(WebCertificateError) -> WebCertificate {
+    package static func load(certificate: String, key: String) throws(WebCertificateError) -> WebCertificate {
         let cert = try read(certificate)
         let key = try read(key)
         guard cert.contains("-----BEGIN CERTIFICATE-----") else {
@@ -51,7 +51,7 @@ public struct WebCertificate: Sendable {
     }
 
     /// The self-signed certificate in `directory`, made there first if it is not there yet.
-    public static func selfSigned(directory: String, hostNames: [String], now: Date = Date()) throws(WebCertificateError) -> WebCertificate {
+    package static func selfSigned(directory: String, hostNames: [String], now: Date = Date()) throws(WebCertificateError) -> WebCertificate {
         let certPath = directory + "/web-cert.pem"
         let keyPath = directory + "/web-key.pem"
         if FileManager.default.fileExists(atPath: certPath), FileManager.default.fileExists(atPath: keyPath) {
@@ -127,7 +127,7 @@ public struct WebCertificate: Sendable {
     }
 }
 
-public struct WebCertificateError: Error, CustomStringConvertible, Sendable {
-    public let description: String
+package struct WebCertificateError: Error, CustomStringConvertible, Sendable {
+    package let description: String
     init(_ description: String) { self.description = description }
 }

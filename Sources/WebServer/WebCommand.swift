@@ -19,15 +19,15 @@ import TerminalQR
 import SystemIO
 
 /// What `analog-remote web` was asked to do (parsed and validated by the CLI).
-public struct WebOptions: Sendable {
-    public enum Robots: Sendable {
+package struct WebOptions: Sendable {
+    package enum Robots: Sendable {
         /// `--peer HOST:PORT`, repeatable: a fixed list (label as typed, resolved address).
         case peers([(label: String, address: SystemIO.SocketAddress)])
         /// `--session ID`: the session's receivers, live, from DNS-SD.
         case session(SessionID)
     }
 
-    public enum Security: Sendable {
+    package enum Security: Sendable {
         /// The self-signed certificate in this directory (made on first start).
         case selfSigned(directory: String)
         /// `--tls-cert FILE --tls-key FILE`.
@@ -36,30 +36,30 @@ public struct WebOptions: Sendable {
         case plainHTTP
     }
 
-    public var robots: Robots
-    public var security: Security
-    public var host: String
-    public var port: Int
+    package var robots: Robots
+    package var security: Security
+    package var host: String
+    package var port: Int
     /// The session ID the hellos carry (empty with `--peer`).
-    public var session: String
-    public var rate: Double
-    public var timing: PhoneSource.Timing
-    public var limits: PhoneHub.Limits
+    package var session: String
+    package var rate: Double
+    package var timing: PhoneSource.Timing
+    package var limits: PhoneHub.Limits
     /// Print the URL as a QR code on stderr.
-    public var qrCode: Bool
+    package var qrCode: Bool
     /// `--allow-origin`: pages of these origins may open the WebSocket too (``OriginPolicy``).
-    public var allowedOrigins: Set<OriginPolicy.Origin> = []
+    package var allowedOrigins: Set<OriginPolicy.Origin> = []
     /// `--teacher-key-file`: serve `/teacher`, the teacher's dashboard (TeacherRoutes.swift).
-    public var teacherKeyFile: String?
+    package var teacherKeyFile: String?
     /// `--log-dir`: the lesson's log as JSON Lines (TeacherLog.swift).
-    public var logDirectory: String?
+    package var logDirectory: String?
     /// `--roster`: student → robot: each phone sees and drives only its student's robot, and
     /// the dashboard shows who is missing (Roster.swift).
-    public var rosterFile: String?
+    package var rosterFile: String?
     /// `--record-dir`: record every phone's drive there, one file each.
-    public var recordDirectory: String?
+    package var recordDirectory: String?
 
-    public init(robots: Robots, security: Security, host: String = "0.0.0.0", port: Int = 8443, session: String = "",
+    package init(robots: Robots, security: Security, host: String = "0.0.0.0", port: Int = 8443, session: String = "",
                 rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: PhoneHub.Limits = .init(), qrCode: Bool = true) {
         self.robots = robots
         self.security = security
@@ -76,8 +76,8 @@ public struct WebOptions: Sendable {
 /// `analog-remote web`: serve the phone page; each page that picks a robot becomes one
 /// controller (``PhoneController``). Runs until SIGINT/SIGTERM; then every phone's controller
 /// sends neutral ×3 and bye before the server stops.
-public enum WebCommand {
-    public static func run(_ options: WebOptions, status: StatusLine) throws -> CommandOutcome {
+package enum WebCommand {
+    package static func run(_ options: WebOptions, status: StatusLine) throws -> CommandOutcome {
         _ = WebServer.tasksRunOnEventLoops
         let logger = Logger(label: "web")
         _ = signal(SIGPIPE, SIG_IGN)
