@@ -200,6 +200,42 @@ def phone_roster(chrome, devtools_port, base, port):
         ws.close()
 
 
+def logout(page, base, port, session_cookie):
+    """Logging out ends the session everywhere: a dashboard WebSocket opened with the cookie before
+    the logout obeys nothing after it (a Stop all sent on it stops no robot) and is closed (4401);
+    the page's own Log out button brings that page back to the login form."""
+    from webtest_ws import Closed
+    ws = WebSocket(f"wss://127.0.0.1:{port}/teacher/ws", origin=base, cookie=session_cookie)
+    try:
+        first = json.loads(ws.recv(timeout=5))
+        status = http(f"{base}/teacher/logout", data="", cookie=session_cookie)[0]
+        sent = True
+        try:
+            ws.send_json({"t": "stop", "robot": "*"})
+        except OSError:
+            sent = False
+        closed = None
+        t0 = time.monotonic()
+        try:
+            while time.monotonic() - t0 < 5:
+                ws.recv(timeout=5)
+        except Closed as e:
+            closed = (e.code, round(time.monotonic() - t0, 3))
+        except OSError as e:
+            closed = (repr(e), round(time.monotonic() - t0, 3))
+        time.sleep(0.6)
+        stopped = page.evaluate("[...document.querySelectorAll('.row')].filter(r => r.dataset.state === 'teacher-stop').map(r => r.dataset.robot)")
+        check(f"logout: a dashboard WebSocket opened before it is closed ({closed}) and the Stop all sent on it stops no robot",
+              first.get("t") == "rows" and status == 303 and closed is not None and closed[0] == 4401 and closed[1] < 1.0
+              and stopped == [], (first.get("t"), status, sent, closed, stopped))
+    finally:
+        ws.close()
+    # The page's Log out: back to the login form, and that session's cookie is gone.
+    page.evaluate("document.querySelector('#logout button').click()")
+    page.wait_for("!!document.getElementById('key')", timeout=5, what="the login form after Log out")
+    check("the dashboard's Log out button ends its session: the page shows the login form", True)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="ar-teacher-test-")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -284,10 +320,17 @@ def main():
             time.sleep(0.02)
         took = time.monotonic() - t_login
         check(f"after login every robot has its row with the right driver and state ({took:.2f} s, limit 2)", took < 2 and all_rows_right(), rows())
-        page.wait_for("[...document.querySelectorAll('.row')].some(r => r.dataset.robot === 'robot 5' && r.querySelector('.note').textContent.includes('no teacher key'))",
+        # Robot 5 answers unsigned: its row is its address (never the name it gives itself), says
+        # what its answer is, and its buttons are off.
+        addr5 = f"127.0.0.1:{robots[4].port}"
+        page.wait_for(f"[...document.querySelectorAll('.row')].some(r => r.dataset.robot === '{addr5}'"
+                      " && r.querySelector('.note').textContent.includes('no teacher key'))",
                       timeout=5, what="robot 5's row saying it has no teacher key")
-        note = [r for r in rows() if r["robot"] == "robot 5"][0]
-        check("a receiver without a teacher key refuses to be watched, and its row says so", note["state"] == "offline", note)
+        note = [r for r in rows() if r["robot"] == addr5][0]
+        off5 = page.evaluate(f"[...document.querySelectorAll('.row[data-robot=\"{addr5}\"] .actions button')].map(b => b.disabled)")
+        check("a receiver without a teacher key is not watched: its row is its address, says 'unverified reply' and has its buttons off",
+              note["state"] == "offline" and note["note"].startswith(f"unverified reply from {addr5}") and off5 and all(off5)
+              and not any(r["robot"] == "robot 5" for r in rows()), (note, off5))
         summary = page.evaluate("document.getElementById('summary').textContent")
         check("with a roster the dashboard says who is missing (Dee, whose robot 4 nobody drives)", summary.endswith("missing: Dee"), summary)
         phone_roster(chrome, devtools_port, base, port)
@@ -414,6 +457,8 @@ def main():
         results = [json.loads(l)["detail"] for l in lines if json.loads(l)["event"] == "game-result"]
         check("the round's result is in the lesson's log (a game-result event: Eve 5 points)",
               results == ["round 1, 1 player: 1. Eve 5"] and "game-result" in csv, results)
+
+        logout(page, base, port, session_cookie)
 
         codes = [http(f"{base}/teacher/login", data="key=guess")[0] for _ in range(14)]
         check("wrong keys are rate limited (429 after a burst)", 429 in codes and codes[0] == 401, codes)

@@ -1,4 +1,5 @@
 import Console
+import RemoteWire
 
 /// The button game (seed 004's closing example): every player who joins counts a point per
 /// press of A (a press, not a hold); the scoreboard ranks players by points, ties share a rank.
@@ -87,27 +88,15 @@ package struct GameRound: Sendable {
 
     package func rank(of id: Int) -> Int? { standings.first { $0.player.id == id }?.rank }
 
-    /// RFC 4180 CSV: `rank,name,points`, names quoted when they need it. After more than one
-    /// round, one more column per round: `round1,round2,…`.
+    /// CSV (``CSVText``: RFC 4180, formula cells neutralised): `rank,name,points`. After more
+    /// than one round, one more column per round: `round1,round2,…`.
     package func csv() -> String {
         let perRound = round > 1
-        var text = "rank,name,points" + (perRound ? (1...round).map { ",round\($0)" }.joined() : "") + "\r\n"
+        var text = CSVText.row(["rank", "name", "points"] + (perRound ? (1...round).map { "round\($0)" } : []))
         for (rank, p) in standings {
-            text += "\(rank),\(Self.csvField(p.name)),\(p.points)"
-            if perRound { text += p.roundPoints.map { ",\($0)" }.joined() }
-            text += "\r\n"
+            text += CSVText.row(["\(rank)", p.name, "\(p.points)"] + (perRound ? p.roundPoints.map { "\($0)" } : []))
         }
         return text
-    }
-
-    /// A cell a spreadsheet reads as text: one that starts with `=`, `+`, `-`, `@`, a tab or a
-    /// carriage return would be a formula (CSV injection), so it gets a leading `'` (OWASP's
-    /// advice); then RFC 4180 quoting.
-    static func csvField(_ s: String) -> String {
-        var s = s
-        if let first = s.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { s = "'" + s }
-        return s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
-            ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
     }
 
     /// `{"players":[{"rank":1,"name":"Ann","points":12},…]}`; after more than one round each

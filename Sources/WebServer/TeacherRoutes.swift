@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOWebSocket
 
 /// `/teacher` on the phone server: the login form, the dashboard (only with a session cookie,
 /// TeacherAuth.swift), its script, the lesson's log as CSV, and `/teacher/ws`, which pushes the
@@ -45,8 +46,10 @@ struct TeacherDashboard: Sendable {
                 return TeacherAssets.login(status: .tooManyRequests, message: "Too many attempts: wait a few seconds, then try again.")
             }
         }
+        // Ends the cookie's session: every dashboard socket opened with it closes at once and
+        // obeys nothing more (serve(…)); other sessions (another browser) stay.
         router.post("/teacher/logout") { request, _ -> Response in
-            auth.logout(request.headers)
+            if auth.logout(request.headers) { link.events.record(robot: "", event: "logout", detail: "teacher logged out") }
             var headers = HTTPFields()
             headers[.location] = "/teacher"
             headers[.setCookie] = "\(TeacherAuth.cookie)=; Path=/teacher; Max-Age=0; HttpOnly; Secure; SameSite=Strict"
@@ -68,17 +71,34 @@ struct TeacherDashboard: Sendable {
             auth.admits(request.headers) ? .upgrade([:]) : .dontUpgrade
         }) { inbound, outbound, context in
             // The Origin gate (OriginGateChannel) has already passed this upgrade; nothing follows a Close.
-            await WebSocketCloseGuard.install(on: context.requestContext.channel)
-            try await serve(inbound: inbound, outbound: outbound)
+            let channel = context.requestContext.channel
+            await WebSocketCloseGuard.install(on: channel)
+            guard let token = TeacherAuth.token(in: context.request.headers) else { return }
+            try await serve(inbound: inbound, outbound: outbound, session: token) { channel.close(promise: nil) }
         }
     }
 
-    func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    /// The close code a dashboard's WebSocket ends with when its session ended (logged out, or
+    /// expired): the page then shows the login form.
+    static let sessionEnded = WebSocketErrorCode.unknown(4401)
+
+    /// One open dashboard for the session cookie `token`. Its socket lives only as long as the
+    /// session: once the session ends (``TeacherAuth/logout(_:)``, expiry) no message on it is
+    /// obeyed, a Close (4401) goes out within 25 ms, and the connection is cut 1 s later if
+    /// the page has not closed it by then.
+    func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session token: String,
+               cut: @escaping @Sendable () -> Void) async throws {
         link.dashboardOpen()
         await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var pushed = (version: -1, at: ContinuousClock.now)
                 while !Task.isCancelled {
+                    guard auth.isLive(token) else {
+                        try? await outbound.close(Self.sessionEnded, reason: "the teacher logged out")
+                        try? await Task.sleep(for: .seconds(1))
+                        cut()
+                        return
+                    }
                     let now = ContinuousClock.now, version = link.version
                     if now - pushed.at >= Self.pushPeriod || (version != pushed.version && now - pushed.at >= Self.pushSoonest) {
                         link.dashboardOpen()
@@ -92,6 +112,11 @@ struct TeacherDashboard: Sendable {
             var bucket = TokenBucket(rate: 20, burst: 40)
             do {
                 for try await message in inbound.messages(maxSize: 1024) {
+                    // The session is checked on every message, not only at the upgrade.
+                    guard auth.isLive(token) else {
+                        try? await outbound.close(Self.sessionEnded, reason: "the teacher logged out")
+                        break
+                    }
                     guard bucket.take(now: .now), case .text(let text) = message else { continue }
                     command(text)
                 }
@@ -152,6 +177,9 @@ enum TeacherRows {
             if let refusal = row.refusal { o["refusal"] = refusal }
             if let stop = row.stop { o["stop"] = stop }
             if let name = row.name { o["name"] = name }
+            if let address = row.address { o["address"] = address }
+            if let unverified = row.unverified { o["unverified"] = unverified }
+            if let off = row.off { o["off"] = off }
             guard let r = row.report else { return o }
             if let students = roster?.students(of: r.name), !students.isEmpty { o["students"] = students }
             o["robotId"] = RobotID(value: r.robotID)?.text ?? String(r.robotID, radix: 16)

@@ -127,6 +127,8 @@ package enum WebCommand {
             settings.roster = roster?.filter
         }
         let hub = PhoneHub(settings: settings, logger: logger)
+        let teacher = try TeacherSetup.dashboard(options, hub: hub, roster: roster, logger: logger)
+        defer { teacher?.game.stop(); teacher?.link.stop() }
         var sessionRobots: SessionRobots?
         var peerNames: PeerNames?
         switch options.robots {
@@ -135,16 +137,15 @@ package enum WebCommand {
                 PhoneHub.Robot(id: "p\(i + 1)", name: p.label, peer: Destination.Peer(address: p.address, label: p.label))
             }
             hub.setRobots(robots)
-            // Until a receiver names itself, its robot is listed as typed (HOST:PORT).
+            // Until a receiver names itself, its robot is listed as typed (HOST:PORT); with a
+            // teacher key, only a reply signed with it names a robot.
             peerNames = try? PeerNames(robots: robots, session: options.session.isEmpty ? "AnalogRemote" : options.session,
-                                       hub: hub, logger: logger)
+                                       hub: hub, teacherKey: teacher?.link.macKey, logger: logger)
         case .session(let id):
             sessionRobots = try SessionRobots(session: id, hub: hub, logger: logger)
         }
         defer { sessionRobots?.stop(); peerNames?.stop() }
 
-        let teacher = try TeacherSetup.dashboard(options, hub: hub, roster: roster, logger: logger)
-        defer { teacher?.game.stop(); teacher?.link.stop() }
         let server = try WebServer(hub: hub, tls: tls, host: options.host, port: options.port,
                                    allowedOrigins: options.allowedOrigins, logger: logger, teacher: teacher)
         let port: Int

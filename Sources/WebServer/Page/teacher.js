@@ -1,6 +1,8 @@
 // The teacher's dashboard: one row per robot, pushed by /teacher/ws four times a second.
-// Each row carries data-robot (the receiver's instance name) and data-state (Protocol.md §7.9's
-// state names, plus "offline" for a robot silent for 2 s or never heard). The button game's
+// Each row carries data-robot (the receiver's name as a message signed with the teacher key gave
+// it; the address it is reached at while it has proven nothing) and data-state (Protocol.md §7.9's
+// state names, plus "offline" for a robot silent for 2 s or never heard). A row's buttons are off
+// when the server says they cannot work (r.off, shown as the row's note). The button game's
 // scores: #scores li with data-player (name) and data-points; #game has data-playing.
 "use strict";
 const rowsEl = document.getElementById("rows");
@@ -85,18 +87,21 @@ function render(list, missing, dropped) {
     const p = row.parts;
     const silent = r.age === undefined || r.age > 2000;
     const state = r.state === undefined || silent ? "offline" : r.state;
-    row.el.dataset.robot = r.name || r.label;
+    // Only a signed name names a row; an unproven robot is its address (r.label may be an
+    // unsigned announcement).
+    const shown = r.name || r.address || r.label;
+    row.el.dataset.robot = shown;
     row.el.dataset.state = state;
     row.el.classList.toggle("stale", silent);
     row.el.classList.toggle("identifying", !!r.identifying);
     const tone = state === "driving" ? "good" : (state === "board-missing" || state === "offline") ? "bad" : "warn";
     row.el.dataset.tone = tone;
     if (tone === "good") counts.driving++; else if (tone === "bad") counts.missing++; else counts.waiting++;
-    p.stateBadge.textContent = r.refusal && r.state === undefined ? "NOT WATCHED" : STATE_TEXT[state] || state.toUpperCase();
+    p.stateBadge.textContent = (r.refusal || r.unverified) && r.state === undefined ? "NOT WATCHED" : STATE_TEXT[state] || state.toUpperCase();
     p.stateCause.textContent = r.identifying ? "identifying…" : state === "failsafe" ? (CAUSE_TEXT[r.cause] || r.cause || "")
       : state === "board-missing" ? (r.text || "") : "";
-    p.name.textContent = r.name || r.label;
-    p.rid.textContent = r.robotId ? "id " + r.robotId : r.label;
+    p.name.textContent = shown;
+    p.rid.textContent = r.robotId ? "id " + r.robotId : r.label !== shown ? r.label : "";
     p.robot.title = r.label;
     p.driverName.textContent = r.driver ? r.driver : "FREE";
     p.driverName.className = r.driver ? "" : "free";
@@ -112,11 +117,16 @@ function render(list, missing, dropped) {
     const verb = r.state === undefined ? "answered" : "heard";
     const heard = r.age === undefined ? "never heard" : r.age < 1000 ? verb + " just now" : verb + " " + (r.age / 1000).toFixed(1) + " s ago";
     p.heard.textContent = heard + (r.failsafes ? " · " + r.failsafes + " failsafe" + (r.failsafes === 1 ? "" : "s") : "");
-    p.note.textContent = r.refusal ? r.refusal : (r.stop && r.stop.startsWith("refused") ? "Stop " + r.stop : "");
+    p.note.textContent = [r.refusal, r.unverified, r.off, r.stop && r.stop.startsWith("refused") ? "Stop " + r.stop : ""]
+      .filter(Boolean).join(" · ");
     p.note.hidden = !p.note.textContent;
     p.b_lock.textContent = r.locked ? "Unlock" : "Lock";
     p.b_lock.dataset.action = r.locked ? "unlock" : "lock";
     p.b_lock.dataset.driver = r.driver || "";
+    for (const a of ["stop", "release", "identify", "kick", "lock"]) {
+      p["b_" + a].disabled = !!r.off;
+      p["b_" + a].title = r.off || "";
+    }
   }
   for (const [id, row] of rows) if (!seen.has(id)) { row.el.remove(); rows.delete(id); }
   summaryEl.textContent = `${list.length} robot${list.length === 1 ? "" : "s"} · ${counts.driving} driving · ${counts.waiting} waiting · ${counts.missing} offline`
@@ -167,7 +177,9 @@ function connect() {
     const m = JSON.parse(ev.data);
     if (m.t === "rows") { render(m.rows, m.missing, m.dropped); renderGame(m.game); window.dashboardUpdates = (window.dashboardUpdates || 0) + 1; }
   };
-  socket.onclose = () => {
+  socket.onclose = (ev) => {
+    // The session ended (logged out here or in another tab, or expired): back to the login form.
+    if (ev.code === 4401) { location.href = "/teacher"; return; }
     linkEl.hidden = false;
     linkEl.textContent = "Connection to the server lost: reconnecting…";
     setTimeout(connect, 1000);
