@@ -14,7 +14,7 @@ public struct DoctorCheck: Sendable, Hashable {
         public static func < (a: Verdict, b: Verdict) -> Bool { a.rank < b.rank }
     }
 
-    /// Short stable name: `dbus`, `avahi`, `groups`, `boards`, `port`, `multicast`, `firewall`,
+    /// Short stable name: `dbus`, `avahi`, `groups`, `boards`, `port`, `multicast`, `mdns`, `firewall`,
     /// `config`, `service`, `clock`.
     public var name: String
     public var verdict: Verdict

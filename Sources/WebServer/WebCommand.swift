@@ -21,7 +21,8 @@ import SystemIO
 /// What `analog-remote web` was asked to do (parsed and validated by the CLI).
 public struct WebOptions: Sendable {
     public enum Robots: Sendable {
-        /// `--peer HOST:PORT`, repeatable: a fixed list (label as typed, resolved address).
+        /// `--peer HOST:PORT`, repeatable: a fixed list (label as typed, resolved address), in
+        /// ``WebOptions/session`` when `--session` is given too (no DNS-SD either way).
         case peers([(label: String, address: SystemIO.SocketAddress)])
         /// `--session ID`: the session's receivers, live, from DNS-SD.
         case session(SessionID)
@@ -40,7 +41,8 @@ public struct WebOptions: Sendable {
     public var security: Security
     public var host: String
     public var port: Int
-    /// The session ID the hellos carry (empty with `--peer`).
+    /// The session ID the hellos, the dashboard's commands and the name queries carry (empty with
+    /// `--peer` alone: the receivers' default session for commands, none checked for hellos).
     public var session: String
     public var rate: Double
     public var timing: PhoneSource.Timing
