@@ -17,6 +17,10 @@ struct Web: ParsableCommand {
             the student typed (and --pair code typed on the page), its own RTT and loss. Receivers \
             need no change.
 
+            Robots: --session ID offers the session's receivers as DNS-SD finds them; --peer HOST:PORT \
+            lists them by address; both together offer the robots listed, as robots of that session (their \
+            `receive --session`), for networks that filter multicast (`doctor` says when mDNS seems filtered).
+
             HTTPS by default (browsers give the tilt sensor only to secure pages): a self-signed \
             certificate is made on first start and kept in $XDG_STATE_HOME/analog-remote (default \
             ~/.local/state/analog-remote), or give your own with --tls-cert/--tls-key. Phones show a \
@@ -34,10 +38,12 @@ struct Web: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: ArgumentHelp("A robot to offer: HOST:PORT of its receiver (repeat for several).", valueName: "host:port"))
+    @Option(help: ArgumentHelp("A robot to offer: HOST:PORT of its receiver (repeat for several; no DNS-SD). With --session, the robots of that session.",
+                               valueName: "host:port"))
     var peer: [String] = []
 
-    @Option(help: ArgumentHelp("Offer the session's receivers, live, found with DNS-SD (needs avahi-daemon).", valueName: "id"))
+    @Option(help: ArgumentHelp("Offer the session's receivers, live, found with DNS-SD (needs avahi-daemon). With --peer: the session those robots run in (their `receive --session`), without DNS-SD, for networks that filter multicast.",
+                               valueName: "id"))
     var session: String?
 
     @Option(help: ArgumentHelp("Address to listen on (0.0.0.0 = every IPv4 interface).", valueName: "address"))
@@ -99,8 +105,7 @@ struct Web: ParsableCommand {
 
     func validate() throws {
         switch (peer.isEmpty, session) {
-        case (true, nil): throw ValidationError("say which robots to offer: --peer HOST:PORT (repeatable), or --session ID to find them on the LAN.")
-        case (false, .some): throw ValidationError("--peer and --session exclude each other: give one of them.")
+        case (true, nil): throw ValidationError("say which robots to offer: --peer HOST:PORT (repeatable), or --session ID to find them on the LAN (both: the session's robots by address).")
         case (_, let s?): do { _ = try SessionID(s) } catch { throw ValidationError("--session: \(error)") }
         default: break
         }
@@ -131,10 +136,13 @@ struct Web: ParsableCommand {
             let status = global.bootstrap()
             let robots: WebOptions.Robots
             var sessionText = ""
-            if let session {
+            if let session, peer.isEmpty {
                 robots = .session(try SessionID(session))
                 sessionText = session
             } else {
+                // By address; the hellos, the dashboard's commands and the name queries carry
+                // the session when one is given (receivers refuse another session's commands).
+                sessionText = session ?? ""
                 var list: [(label: String, address: SocketAddress)] = []
                 for p in peer {
                     do throws(AddressError) {

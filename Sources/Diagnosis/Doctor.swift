@@ -55,7 +55,7 @@ package struct Doctor: Sendable {
     package func run(config: DoctorCheck?) -> [DoctorCheck] {
         var checks = [dbus(), avahi(), groups()]
         checks += boards()
-        checks += [port(), multicast(), firewall()]
+        checks += [port(), multicast(), mdns(), firewall()]
         if let config { checks.append(config) }
         checks.append(service())
         checks.append(DoctorCheck("clock", .ok, "not needed: nothing in the protocol compares clocks between machines, so NTP may be off"))

@@ -14,7 +14,7 @@ package struct DoctorCheck: Sendable, Hashable {
         package static func < (a: Verdict, b: Verdict) -> Bool { a.rank < b.rank }
     }
 
-    /// Short stable name: `dbus`, `avahi`, `groups`, `boards`, `port`, `multicast`, `firewall`,
+    /// Short stable name: `dbus`, `avahi`, `groups`, `boards`, `port`, `multicast`, `mdns`, `firewall`,
     /// `config`, `service`, `clock`.
     package var name: String
     package var verdict: Verdict

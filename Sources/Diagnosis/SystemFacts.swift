@@ -14,6 +14,8 @@ package struct NetworkInterface: Sendable, Hashable {
     package var multicast: Bool
     /// Has an IPv4 or IPv6 address.
     package var hasAddress: Bool
+    /// Its IPv4 addresses, dotted (`198.18.7.1`).
+    package var ipv4: [String] = []
 }
 
 package enum NetworkInterfaces {
@@ -34,6 +36,11 @@ package enum NetworkInterfaces {
             record.loopback = record.loopback || flags & Int32(IFF_LOOPBACK) != 0
             record.multicast = record.multicast || flags & Int32(IFF_MULTICAST) != 0
             if family == AF_INET || family == AF_INET6 { record.hasAddress = true }
+            if family == AF_INET, let sa = entry.pointee.ifa_addr {
+                var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+                var a = UnsafeRawPointer(sa).loadUnaligned(as: sockaddr_in.self).sin_addr
+                if inet_ntop(AF_INET, &a, &text, socklen_t(text.count)) != nil { record.ipv4.append(String(cString: text)) }
+            }
             byName[name] = record
             cursor = entry.pointee.ifa_next
         }

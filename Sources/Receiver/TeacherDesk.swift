@@ -8,7 +8,7 @@ import ControlWire
 ///
 /// Bounds: at most ``maxWatchers`` watchers (the stalest is replaced), one report per watcher
 /// per ``reportPeriod``, one ping per ``pingPeriod`` and only while watched, link samples of
-/// the last ``linkWindow``, at most ``maxKicked`` kicked sources.
+/// the last ``linkWindow``, at most ``KickHold/capacity`` kicks held.
 package struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
     package static var reportPeriod: Duration { .milliseconds(500) }
     package static var pingPeriod: Duration { .milliseconds(500) }
@@ -18,10 +18,9 @@ package struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
     package static var identifyLength: Duration { .seconds(3) }
     /// The blink's half period: LED 1 and LED 2 swap, the buzzer sounds on every other one.
     package static var blinkStep: Duration { .milliseconds(250) }
-    /// A kicked source's states are not taken for this long (a stubborn or plain sender).
-    package static var kickHold: Duration { .seconds(10) }
+    /// A kicked student may not take the robot back for this long (``KickHold``).
+    package static var kickHold: Duration { KickHold<Source>.duration }
     package static var maxWatchers: Int { 8 }
-    static var maxKicked: Int { 64 }
 
     struct Watcher: Sendable {
         var until: ContinuousClock.Instant
@@ -45,7 +44,8 @@ package struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
     var nextPing: ContinuousClock.Instant?
     var nextPingID: UInt32 = 1
     package private(set) var identifyStarted: ContinuousClock.Instant?
-    var kicked: [Source: ContinuousClock.Instant] = [:]
+    /// Who was kicked, held by source, name and host (``KickHold``).
+    package var kicks = KickHold<Source>()
     /// The display name the teacher locked the robot to.
     package var lockedTo: String?
     /// The engine's state count at the last report, for states per second.
@@ -163,26 +163,34 @@ package struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
 
     // MARK: Kick and lock
 
-    package mutating func kick(_ source: Source, now: ContinuousClock.Instant) {
-        if kicked.count >= Self.maxKicked { kicked = kicked.filter { $0.value > now } }
-        if kicked.count >= Self.maxKicked, let first = kicked.keys.first { kicked.removeValue(forKey: first) }
-        kicked[source] = now + Self.kickHold
+    /// The teacher kicked `source` (from `host`, the same address with any port; `name`: its
+    /// hello's display name, nil for a plain sender).
+    package mutating func kick(_ source: Source, host: Source, name: String?, now: ContinuousClock.Instant) {
+        kicks.kick(source, host: host, name: name, now: now)
     }
 
-    /// May `source` (display name `name`, nil for a plain sender) drive, as far as the teacher
-    /// is concerned? Called for every state packet: without a kick or a lock it looks at nothing
-    /// (`name` is not even asked for).
-    package func allows(_ source: Source, name: @autoclosure () -> String?, now: ContinuousClock.Instant) -> Bool {
-        if !kicked.isEmpty, isKicked(source, now: now) { return false }
-        if let lockedTo { return name() == lockedTo }
+    /// May `source` (from `host`, display name `name`, nil for a plain sender) drive, as far as
+    /// the teacher is concerned: not held by a kick (``KickHold``), and the lock's student if locked.
+    package func allows(_ source: Source, host: Source, name: String?, now: ContinuousClock.Instant) -> Bool {
+        if !kicks.isEmpty, kicks.verdict(source, host: host, name: name, now: now) != .free { return false }
+        if let lockedTo { return name == lockedTo }
         return true
     }
 
-    /// Whether any source is kicked or the robot is locked (else ``allows(_:name:now:)`` is true).
-    package var restricts: Bool { !kicked.isEmpty || lockedTo != nil }
+    /// Whether any kick is remembered or the robot is locked (else ``allows(_:host:name:now:)`` is
+    /// true). Kicks stay remembered after their hold ended until ``forgetEndedKicks(now:)``.
+    package var restricts: Bool { !kicks.isEmpty || lockedTo != nil }
 
+    /// Forgets the kicks once every hold has ended (so ``restricts`` turns false again); true if it did.
+    package mutating func forgetEndedKicks(now: ContinuousClock.Instant) -> Bool {
+        guard !kicks.isEmpty, kicks.isIdle(now: now) else { return false }
+        kicks.removeAll()
+        return true
+    }
+
+    /// Whether `source` itself was kicked (or turned away) and is still held.
     package func isKicked(_ source: Source, now: ContinuousClock.Instant) -> Bool {
-        kicked[source].map { now < $0 } ?? false
+        kicks.holds(exactly: source, now: now)
     }
 
     /// The next instant something here is due.

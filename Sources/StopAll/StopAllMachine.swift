@@ -7,13 +7,18 @@ import SystemIO
 /// time go in; datagrams to send, lines to print and the end come out. ``StopAllCommand`` owns
 /// the sockets, the browse, the signals and the clock, and does what the actions say.
 ///
-/// Each receiver first gets an unsigned query, answered with its name and robot id; then a
-/// command signed for that receiver alone (its target `id:` and its robot id, or its name from a
-/// receiver without one; the nonce fresh). With ``Settings/robots``, only those robots get a
-/// command: a receiver whose TXT or reply names another id (or none) is left alone, uncounted. Each datagram goes
-/// out up to ``Settings/repeats`` times, ``Settings/spacing`` apart, until the receiver answers.
-/// The run ends when nothing is left to send, no reply is still expected (``Settings/replyGrace``
-/// after the last send) and the browse is over — or on ``Event/interrupted``.
+/// The stop is the emergency: it goes out signed the moment a receiver is known — aimed at its
+/// robot id when that is known (TXT `robot=`), else at the whole session (empty target: a
+/// `--peer`, or a receiver that announces no id) — and its reply names the receiver. Nothing is
+/// asked first. A release, and any command under `--robot` to a receiver whose id is not known,
+/// waits for an unsigned query's answer (its name and robot id) and is then signed for that
+/// receiver alone (its target `id:` and its robot id, or its name from a receiver without one):
+/// so a captured release is refused by every other robot. The nonce is fresh per receiver.
+/// With ``Settings/robots``, only those robots get a command: a receiver whose TXT or reply
+/// names another id (or none) is left alone, uncounted. Each datagram goes out up to
+/// ``Settings/repeats`` times, ``Settings/spacing`` apart, until the receiver answers. The run
+/// ends when nothing is left to send, no reply is still expected (``Settings/replyGrace`` after
+/// the last send) and the browse is over — or on ``Event/interrupted``.
 ///
 /// To extend (a signed reply, a robot id): a new ``Event`` case for what comes in, a new
 /// ``Action`` case for what goes out; datagrams come in as bytes, so checking them is in here.
@@ -88,10 +93,11 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
         var receiver: Receiver
         var sent = 0
         var nextSend: ContinuousClock.Instant
-        /// The query first, then (once the receiver named itself) the command signed for it.
+        /// The command at once (a stop), or the query first and then (once the receiver named
+        /// itself) the command signed for it.
         var nonce: UInt64
         var datagram: [UInt8]
-        var querying = true
+        var querying: Bool
         var reply: ControlMessage.StopAllReply?
         /// With a teacher key: a reply to the command that claims success but is not signed with
         /// that key (another key, or forged): shown at the end if no signed one came, never counted.
@@ -201,7 +207,19 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
     private mutating func add(_ receiver: Receiver, now: ContinuousClock.Instant, wallMillis: UInt64) {
         let nonce = random.next() as UInt64
         let query = ControlMessage.StopAll(action: .query, unixMillis: wallMillis, nonce: nonce, session: settings.session)
-        targets.append(Target(receiver: receiver, nextSend: now, nonce: nonce, datagram: datagram(query)))
+        targets.append(Target(receiver: receiver, nextSend: now, nonce: nonce, datagram: datagram(query), querying: true))
+        if let target = immediateTarget(receiver) {
+            command(targets.count - 1, target: target, now: now, wallMillis: wallMillis)
+        }
+    }
+
+    /// The target of a command sent without asking first, or nil when the receiver must name
+    /// itself first: a stop goes at once, to the robot id the receiver announced or else to the
+    /// whole session; a release, or a command for `--robot` to a receiver of unknown id, waits.
+    func immediateTarget(_ receiver: Receiver) -> String? {
+        if let robot = receiver.robot { return robot.target }
+        guard !settings.release, settings.robots.isEmpty else { return nil }
+        return ""
     }
 
     /// The receiver named itself: the command signed for it alone, with a fresh nonce.

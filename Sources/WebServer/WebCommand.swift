@@ -19,9 +19,16 @@ import TerminalQR
 import SystemIO
 
 /// What `analog-remote web` was asked to do (parsed and validated by the CLI).
+<<<<<<< HEAD
 package struct WebOptions: Sendable {
     package enum Robots: Sendable {
         /// `--peer HOST:PORT`, repeatable: a fixed list (label as typed, resolved address).
+=======
+package struct WebOptions: Sendable {
+    package enum Robots: Sendable {
+        /// `--peer HOST:PORT`, repeatable: a fixed list (label as typed, resolved address), in
+        /// ``WebOptions/session`` when `--session` is given too (no DNS-SD either way).
+>>>>>>> issue-37b
         case peers([(label: String, address: SystemIO.SocketAddress)])
         /// `--session ID`: the session's receivers, live, from DNS-SD.
         case session(SessionID)
@@ -36,6 +43,7 @@ package struct WebOptions: Sendable {
         case plainHTTP
     }
 
+<<<<<<< HEAD
     package var robots: Robots
     package var security: Security
     package var host: String
@@ -45,6 +53,18 @@ package struct WebOptions: Sendable {
     package var rate: Double
     package var timing: PhoneSource.Timing
     package var limits: PhoneHub.Limits
+=======
+    package var robots: Robots
+    package var security: Security
+    package var host: String
+    package var port: Int
+    /// The session ID the hellos, the dashboard's commands and the name queries carry (empty with
+    /// `--peer` alone: the receivers' default session for commands, none checked for hellos).
+    package var session: String
+    package var rate: Double
+    package var timing: PhoneSource.Timing
+    package var limits: PhoneHub.Limits
+>>>>>>> issue-37b
     /// Print the URL as a QR code on stderr.
     package var qrCode: Bool
     /// `--allow-origin`: pages of these origins may open the WebSocket too (``OriginPolicy``).
