@@ -102,12 +102,15 @@ public enum RecordJSON: Equatable, Sendable {
                 i += 1
                 skipSpace()
                 var entries: [(key: String, value: RecordJSON)] = []
+                // Duplicates are found with a set: a scan of `entries` per key made a line of
+                // thousands of keys quadratic (seconds for a few hundred KiB).
+                var keys = Set<String>()
                 if peek == UInt8(ascii: "}") { i += 1; return .object(entries) }
                 while true {
                     skipSpace()
                     guard peek == UInt8(ascii: "\"") else { throw fail("expected a \"key\" (a trailing comma is not allowed)") }
                     let key = try string()
-                    if entries.contains(where: { $0.key == key }) { throw fail("duplicate key \"\(key)\"") }
+                    guard keys.insert(key).inserted else { throw fail("duplicate key \"\(key)\"") }
                     skipSpace()
                     try expect(UInt8(ascii: ":"), "':' after a key")
                     skipSpace()

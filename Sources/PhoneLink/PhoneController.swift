@@ -25,8 +25,8 @@ public final class PhoneController: Sendable {
         public var session: String
         public var rate: Double
         public var timing: PhoneSource.Timing
-        /// `web --record-dir`: this drive's recording (``DriveRecorder``), or nil.
-        public var recordPath: String?
+        /// `web --record-dir`: where this drive is recorded (``DriveRecorder``), or nil.
+        public var recordings: PhoneRecordings?
 
         public init(displayName: String, pairingCode: String?, session: String, rate: Double = Double(SendRate.standardHz),
                     timing: PhoneSource.Timing = .init()) {

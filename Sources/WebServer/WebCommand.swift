@@ -58,6 +58,8 @@ public struct WebOptions: Sendable {
     public var rosterFile: String?
     /// `--record-dir`: record every phone's drive there, one file each.
     public var recordDirectory: String?
+    /// The caps of `--record-dir` (files per driver per minute, bytes in the directory).
+    public var recordQuota = RecordingQuota()
 
     public init(robots: Robots, security: Security, host: String = "0.0.0.0", port: Int = 8443, session: String = "",
                 rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: PhoneHub.Limits = .init(), qrCode: Bool = true) {
@@ -116,7 +118,13 @@ public enum WebCommand {
         }
 
         var settings = PhoneHub.Settings(session: options.session, rate: options.rate, timing: options.timing, limits: options.limits)
-        settings.recordDirectory = options.recordDirectory
+        if let directory = options.recordDirectory {
+            do {
+                settings.recordings = try PhoneRecordings(path: directory, quota: options.recordQuota)
+            } catch {
+                throw CommandFailure("web: --record-dir \(error)", kind: .badConfiguration)
+            }
+        }
         var roster: Roster?
         if let file = options.rosterFile {
             do {
