@@ -30,13 +30,14 @@ struct Keygen: ParsableCommand {
             return .done
         }
         let (directory, name) = SafeDirectory.split(output)
+        let made: Bool
         do throws(SafeFileError) {
-            let made = try SafeDirectory(directory, create: false).createOnce(name, with: Array((key + "\n").utf8), mode: 0o600)
-            guard made else {
-                throw UserFacingError("keygen --output \(output): it exists (a key is never overwritten: remove it first)", status: .badConfiguration)
-            }
+            made = try SafeDirectory(directory, create: false).createOnce(name, with: Array((key + "\n").utf8), mode: 0o600)
         } catch {
             throw UserFacingError("keygen --output: \(error)", status: .badConfiguration)
+        }
+        guard made else {
+            throw UserFacingError("keygen --output \(output): it exists (a key is never overwritten: remove it first)", status: .badConfiguration)
         }
         StandardError.write("analog-remote: teacher key written to \(output) (mode 600)\n")
         return .done

@@ -164,7 +164,7 @@ import Testing
             try dir.replace("rec-00-theirs.jsonl", with: [1])
             #expect(chown("\(s.dir)/rec-00-theirs.jsonl", Self.strangerUID, Self.strangerUID) == 0)
         }
-        let removed = dir.rotate(prefix: "rec-", suffix: ".jsonl", maximumBytes: 1500, keeping: ["rec-a.jsonl"])
+        let removed = dir.rotate(prefix: "rec-", suffix: ".jsonl", maximumBytes: 2000, keeping: ["rec-a.jsonl"])
         #expect(removed == ["rec-b.jsonl"])
         let left = try FileManager.default.contentsOfDirectory(atPath: s.dir).sorted()
         #expect(left == (Self.isRoot ? ["rec-0-link.jsonl", "rec-00-theirs.jsonl", "rec-a.jsonl", "rec-c.jsonl"]
