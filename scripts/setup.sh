@@ -30,6 +30,7 @@ TEST_PACKAGES=(
   systemd-container              # systemd-nspawn: the service under a real systemd (systemd-test.sh)
   nftables                       # doctor-test.sh: a firewall rule inside a test namespace
   librsvg2-bin                   # rsvg-convert: `analog-remote plot -o x.png` (SVG → PNG)
+  time                           # /usr/bin/time: the CPU time of a crafted recording's read (HostileRecordingEndToEndTests)
 )
 
 # Usage: setup.sh [--demo] [--verbose]   (--demo: only what the build needs)

@@ -103,7 +103,15 @@ struct Web: ParsableCommand {
                                valueName: "dir"))
     var recordDir: String?
 
+    @Option(help: "With --record-dir: new recordings a driver may start per minute; past it a drive goes unrecorded (1…1000).")
+    var recordPerMinute: Int = RecordingQuota.defaultFilesPerMinute
+
+    @Option(help: "With --record-dir: megabytes all phone recordings together may take; the oldest are removed past it (1…100000).")
+    var recordMaxMb: Int = RecordingQuota.defaultMegabytes
+
     func validate() throws {
+        guard (1...1000).contains(recordPerMinute) else { throw ValidationError("--record-per-minute \(recordPerMinute) is out of range; allowed: 1…1000") }
+        guard (1...100_000).contains(recordMaxMb) else { throw ValidationError("--record-max-mb \(recordMaxMb) is out of range; allowed: 1…100000") }
         switch (peer.isEmpty, session) {
         case (true, nil): throw ValidationError("say which robots to offer: --peer HOST:PORT (repeatable), or --session ID to find them on the LAN (both: the session's robots by address).")
         case (_, let s?): do { _ = try SessionID(s) } catch { throw ValidationError("--session: \(error)") }
@@ -164,14 +172,8 @@ struct Web: ParsableCommand {
             options.teacherKeyFile = teacherKeyFile
             options.logDirectory = logDir
             options.rosterFile = roster
-            if let recordDir {
-                do throws(SystemError) {
-                    try DirectoryListing.ensure(recordDir)
-                } catch {
-                    throw UserFacingError("--record-dir \(recordDir): \(error.reason)", status: .badConfiguration)
-                }
-                options.recordDirectory = recordDir
-            }
+            options.recordDirectory = recordDir
+            options.recordQuota = RecordingQuota(filesPerMinute: recordPerMinute, maximumBytes: recordMaxMb << 20)
             return try WebCommand.run(options, status: status)
         }
     }

@@ -194,10 +194,9 @@ package enum BenchCommand {
         print(report.table(), terminator: "")
         if let path = options.json {
             do {
-                try report.json().write(to: URL(fileURLWithPath: path))
+                try LineFile.replace(path, with: String(decoding: report.json(), as: UTF8.self), mode: 0o644)
             } catch {
-                throw CommandFailure("--json \(path): cannot write: \(error.localizedDescription) (choose a writable path)",
-                                     kind: .failed)
+                throw CommandFailure("--json: \(error) (choose a writable path)", kind: .failed)
             }
         }
         return .done

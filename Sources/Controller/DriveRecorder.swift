@@ -26,19 +26,26 @@ package final class DriveRecorder: SendLoopCompanion {
     private var lastLink: (Duration?, Double?) = (nil, nil)
     package private(set) var lines = 0
 
-    /// Creates `path` and writes the header (a failure here stops before anything is sent).
-    package init(path: String, header: RecordHeader, session: ControlSession?, logger: Logger,
-                now: ContinuousClock.Instant = .now) throws(CommandFailure) {
-        self.path = path
-        self.session = session
-        self.logger = logger
-        origin = now
+    /// Creates `path` (mode 0600, never through a link: ``LineFile/init(creating:mode:)``) and
+    /// writes the header (a failure here stops before anything is sent).
+    package convenience init(path: String, header: RecordHeader, session: ControlSession?, logger: Logger,
+                            now: ContinuousClock.Instant = .now) throws(CommandFailure) {
+        let file: LineFile
         do {
             file = try LineFile(creating: path)
         } catch {
-            throw CommandFailure("--record \(path): cannot create it: \(error.reason) (check the directory exists and is writable)",
-                                  kind: .badConfiguration)
+            throw CommandFailure("--record: \(error)", kind: .badConfiguration)
         }
+        self.init(file: file, header: header, session: session, logger: logger, now: now)
+    }
+
+    /// Records into `file`, already created (a phone's recording in `web --record-dir`).
+    package init(file: LineFile, header: RecordHeader, session: ControlSession?, logger: Logger, now: ContinuousClock.Instant = .now) {
+        path = file.path
+        self.file = file
+        self.session = session
+        self.logger = logger
+        origin = now
         write(header.encode())
     }
 

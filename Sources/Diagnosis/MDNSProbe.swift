@@ -119,7 +119,7 @@ package enum MDNSProbe {
             guard n > 0, isAnswer(Array(buffer[..<n])) else { continue }
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             guard inet_ntop(AF_INET, &from.sin_addr, &text, socklen_t(text.count)) != nil else { continue }
-            let address = String(cString: text)
+            let address = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if !own.contains(address) && !address.hasPrefix("127.") { answered.insert(address) }
         }
         return Findings(answeredBy: answered, neighbours: neighbours)

@@ -39,7 +39,7 @@ package enum NetworkInterfaces {
             if family == AF_INET, let sa = entry.pointee.ifa_addr {
                 var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
                 var a = UnsafeRawPointer(sa).loadUnaligned(as: sockaddr_in.self).sin_addr
-                if inet_ntop(AF_INET, &a, &text, socklen_t(text.count)) != nil { record.ipv4.append(String(cString: text)) }
+                if inet_ntop(AF_INET, &a, &text, socklen_t(text.count)) != nil { record.ipv4.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
             }
             byName[name] = record
             cursor = entry.pointee.ifa_next

@@ -173,7 +173,7 @@ package final class GameService {
             do {
                 try Self.write(text, to: path)
             } catch {
-                throw CommandFailure("cannot write the results to \(path): \(error) (check --results DIR)", kind: .failed)
+                throw CommandFailure("cannot write the results: \(error) (check --results DIR)", kind: .failed)
             }
             StandardOutput.write("wrote \(path)\n")
         }
@@ -242,11 +242,12 @@ package final class GameService {
         return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Writes a new file (never overwrites: an existing name is an error).
-    static func write(_ text: String, to path: String) throws(SystemError) {
-        let fd = try Syscall.call("open", subject: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
-        let file = Descriptor(adopting: fd, label: path)
-        defer { file.close() }
-        try file.writeAll(Array(text.utf8))
+    /// Writes a new file, mode 0644, in a checked directory (``SafeDirectory``): never
+    /// overwrites and never follows a link: an existing name is an error.
+    static func write(_ text: String, to path: String) throws(SafeFileError) {
+        let (directory, name) = SafeDirectory.split(path)
+        guard try SafeDirectory(directory, create: false).createOnce(name, with: Array(text.utf8), mode: 0o644) else {
+            throw SafeFileError("\(path) exists: a result is never overwritten", errno: EEXIST)
+        }
     }
 }

@@ -25,8 +25,8 @@ package final class PhoneController: Sendable {
         package var session: String
         package var rate: Double
         package var timing: PhoneSource.Timing
-        /// `web --record-dir`: this drive's recording (``DriveRecorder``), or nil.
-        package var recordPath: String?
+        /// `web --record-dir`: where this drive is recorded (``DriveRecorder``), or nil.
+        package var recordings: PhoneRecordings?
 
         package init(displayName: String, pairingCode: String?, session: String, rate: Double = Double(SendRate.standardHz),
                     timing: PhoneSource.Timing = .init()) {

@@ -59,7 +59,7 @@ package final class PhoneHub: Sendable {
         package var timing: PhoneSource.Timing
         package var limits: Limits
         /// `web --record-dir`: one recording per phone drive in this directory.
-        package var recordDirectory: String?
+        package var recordings: PhoneRecordings?
         /// `web --roster`: each page lists and may drive only the robot of the name it gave.
         package var roster: RosterFilter?
 
@@ -223,7 +223,7 @@ package final class PhoneHub: Sendable {
             }
             var options = PhoneController.Options(displayName: name, pairingCode: code, session: settings.session,
                                                   rate: settings.rate, timing: settings.timing)
-            options.recordPath = settings.recordDirectory.map { PhoneController.recordingPath(in: $0, driver: name) }
+            options.recordings = settings.recordings
             let controller: PhoneController
             do {
                 controller = try PhoneController(options, peer: robot.peer, logger: logger, report: report) { [weak self] reason in

@@ -36,10 +36,12 @@ package struct BlackBoxSettings: Sendable, Equatable {
 ///
 /// The receive loop only appends to the ring (no I/O, no encoding); a write copies the ring and
 /// hands the copy to a queue of its own, which encodes it, writes it beside a temporary name,
-/// renames it into place and rotates the directory. Exit waits for that queue.
+/// renames it into place and rotates the directory (mode 0600, ``SafeDirectory``). Exit waits for that queue.
 package final class BlackBox {
     package let settings: BlackBoxSettings
     private let logger: Logger
+    /// The directory, opened and checked once (``SafeDirectory``).
+    private let directory: SafeDirectory
     private let origin: ContinuousClock.Instant
     private let startUnixMillis: UInt64
     private(set) var ring: BlackBoxRing
@@ -52,17 +54,24 @@ package final class BlackBox {
     /// The state last recorded as applied (the service records changes only).
     var lastApplied: (angle: Float, buttons: UInt32)?
 
-    /// Creates the directory if needed and starts listening for SIGUSR1.
-    package init(settings: BlackBoxSettings, logger: Logger, now: ContinuousClock.Instant = .now) throws(SystemError) {
+    /// Creates the directory if needed (mode 0700), checks it (``SafeDirectory``) and starts
+    /// listening for SIGUSR1.
+    package init(settings: BlackBoxSettings, logger: Logger, now: ContinuousClock.Instant = .now) throws(SafeFileError) {
         self.settings = settings
         self.logger = logger
-        try DirectoryListing.ensure(settings.directory)
-        guard access(settings.directory, W_OK) == 0 else { throw SystemError(call: "access", errno: errno, subject: settings.directory) }
+        directory = try SafeDirectory(settings.directory)
+        guard access(settings.directory, W_OK) == 0 else {
+            throw SafeFileError("\(settings.directory): cannot write in it: \(SystemError(call: "", errno: errno).reason)")
+        }
+        do {
+            request = try EventFlag()
+        } catch {
+            throw SafeFileError("cannot set up SIGUSR1: \(error)")
+        }
         origin = now
         startUnixMillis = WallClock.unixMillis()
         ring = BlackBoxRing(window: settings.window)
-        let flag = try EventFlag()
-        request = flag
+        let flag = request
         registration = SignalHub.register([SIGUSR1]) { _ in flag.raise() }
     }
 
@@ -90,33 +99,27 @@ package final class BlackBox {
                                   entries: ring.entries)
         let stamp = RecordTime.iso8601(unixMillis: WallClock.unixMillis()).replacingColons
         let name = "\(BlackBoxSettings.prefix)\(stamp)-\(written)-\(reason.slug)\(BlackBoxSettings.suffix)"
-        let (settings, logger) = (settings, logger)
+        let (settings, logger, directory) = (settings, logger, directory)
         let job: @Sendable () -> Void = {
             let path = "\(settings.directory)/\(name)"
-            do throws(SystemError) {
-                try LineFile.replace(path, with: recording.encode())
+            do throws(SafeFileError) {
+                try directory.replace(name, with: Array(recording.encode().utf8))
                 logger.notice("black box written: \(path) (\(recording.entries.count) entries, \(reason))")
             } catch {
-                logger.warning("black box: cannot write \(path): \(error.reason)")
+                logger.warning("black box: \(error)")
                 return
             }
-            Self.rotate(settings, keeping: name, logger: logger)
+            Self.rotate(directory, settings, keeping: name, logger: logger)
         }
         if wait { queue.sync(execute: job) } else { queue.async(execute: job) }
     }
 
     /// Removes the oldest black box files until they fit ``BlackBoxSettings/maximumBytes``
     /// (never `keeping`, the one just written).
-    static func rotate(_ settings: BlackBoxSettings, keeping: String, logger: Logger) {
-        var files = DirectoryListing.files(in: settings.directory, prefix: BlackBoxSettings.prefix, suffix: BlackBoxSettings.suffix)
-            .sorted { ($0.modified, $0.name) < ($1.modified, $1.name) }
-        var total = files.reduce(0) { $0 + $1.size }
-        while total > settings.maximumBytes, let oldest = files.first, oldest.name != keeping {
-            files.removeFirst()
-            if DirectoryListing.remove(oldest.name, in: settings.directory) {
-                total -= oldest.size
-                logger.info("black box rotated out: \(oldest.name)")
-            }
+    static func rotate(_ directory: SafeDirectory, _ settings: BlackBoxSettings, keeping: String, logger: Logger) {
+        for name in directory.rotate(prefix: BlackBoxSettings.prefix, suffix: BlackBoxSettings.suffix,
+                                     maximumBytes: settings.maximumBytes, keeping: [keeping]) {
+            logger.info("black box rotated out: \(name)")
         }
     }
 }

@@ -145,7 +145,7 @@ package final class ReceiverService {
         }
         // A black box that cannot write is said, not fatal: the robot must drive without one.
         do {
-            blackBox = try configuration.blackBox.map { settings throws(SystemError) in try BlackBox(settings: settings, logger: logger) }
+            blackBox = try configuration.blackBox.map { settings throws(SafeFileError) in try BlackBox(settings: settings, logger: logger) }
         } catch {
             logger.error("--black-box: \(error) (give a directory the receiver may write); running without a black box")
             blackBox = nil

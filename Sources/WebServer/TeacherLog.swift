@@ -1,5 +1,6 @@
 import Foundation
 import RemoteWire
+import SystemIO
 import Synchronization
 
 /// The lesson's log: every event the dashboard sees or causes (a robot's state or driver
@@ -19,17 +20,20 @@ final class TeacherLog: Sendable {
     private let file: Mutex<FileHandle?>
     let path: String?
 
-    /// `directory` nil: memory only. Throws when the directory cannot be written.
-    init(directory: String?) throws {
+    /// `directory` nil: memory only. Throws one line when the directory cannot be used: it is
+    /// made (mode 0700) and checked, and the file created new in it, mode 0600, never through a
+    /// link (``SafeDirectory``).
+    init(directory: String?) throws(SafeFileError) {
         guard let directory else { path = nil; file = Mutex(nil); return }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let stamp = Self.stamp(Date())
-        let p = (directory as NSString).appendingPathComponent("lesson-\(stamp).jsonl")
-        guard FileManager.default.createFile(atPath: p, contents: nil), let h = FileHandle(forWritingAtPath: p) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: p])
-        }
-        path = p
-        file = Mutex(h)
+        let dir = try SafeDirectory(directory)
+        let (name, fd) = try dir.createUnique(stem: "lesson-\(Self.stamp(Date()))", suffix: ".jsonl")
+        // The handle takes the descriptor over: a copy, so that the Descriptor closing its own does no harm.
+        let copy = dup(fd.rawValue)
+        fd.close()
+        guard copy >= 0 else { throw SafeFileError("\(dir.path)/\(name): cannot open it (errno \(errno))") }
+        let handle = FileHandle(fileDescriptor: copy, closeOnDealloc: true)
+        path = dir.path + "/" + name
+        file = Mutex(handle)
     }
 
     /// Names and texts from the network or a page are kept as ``DisplayText`` shows them (no

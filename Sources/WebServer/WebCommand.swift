@@ -19,16 +19,10 @@ import TerminalQR
 import SystemIO
 
 /// What `analog-remote web` was asked to do (parsed and validated by the CLI).
-<<<<<<< HEAD
-package struct WebOptions: Sendable {
-    package enum Robots: Sendable {
-        /// `--peer HOST:PORT`, repeatable: a fixed list (label as typed, resolved address).
-=======
 package struct WebOptions: Sendable {
     package enum Robots: Sendable {
         /// `--peer HOST:PORT`, repeatable: a fixed list (label as typed, resolved address), in
         /// ``WebOptions/session`` when `--session` is given too (no DNS-SD either way).
->>>>>>> issue-37b
         case peers([(label: String, address: SystemIO.SocketAddress)])
         /// `--session ID`: the session's receivers, live, from DNS-SD.
         case session(SessionID)
@@ -43,17 +37,6 @@ package struct WebOptions: Sendable {
         case plainHTTP
     }
 
-<<<<<<< HEAD
-    package var robots: Robots
-    package var security: Security
-    package var host: String
-    package var port: Int
-    /// The session ID the hellos carry (empty with `--peer`).
-    package var session: String
-    package var rate: Double
-    package var timing: PhoneSource.Timing
-    package var limits: PhoneHub.Limits
-=======
     package var robots: Robots
     package var security: Security
     package var host: String
@@ -64,7 +47,6 @@ package struct WebOptions: Sendable {
     package var rate: Double
     package var timing: PhoneSource.Timing
     package var limits: PhoneHub.Limits
->>>>>>> issue-37b
     /// Print the URL as a QR code on stderr.
     package var qrCode: Bool
     /// `--allow-origin`: pages of these origins may open the WebSocket too (``OriginPolicy``).
@@ -78,6 +60,8 @@ package struct WebOptions: Sendable {
     package var rosterFile: String?
     /// `--record-dir`: record every phone's drive there, one file each.
     package var recordDirectory: String?
+    /// The caps of `--record-dir` (files per driver per minute, bytes in the directory).
+    package var recordQuota = RecordingQuota()
 
     package init(robots: Robots, security: Security, host: String = "0.0.0.0", port: Int = 8443, session: String = "",
                 rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: PhoneHub.Limits = .init(), qrCode: Bool = true) {
@@ -136,7 +120,13 @@ package enum WebCommand {
         }
 
         var settings = PhoneHub.Settings(session: options.session, rate: options.rate, timing: options.timing, limits: options.limits)
-        settings.recordDirectory = options.recordDirectory
+        if let directory = options.recordDirectory {
+            do {
+                settings.recordings = try PhoneRecordings(path: directory, quota: options.recordQuota)
+            } catch {
+                throw CommandFailure("web: --record-dir \(error)", kind: .badConfiguration)
+            }
+        }
         var roster: Roster?
         if let file = options.rosterFile {
             do {

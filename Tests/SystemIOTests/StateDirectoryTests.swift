@@ -29,7 +29,7 @@ import Testing
         do {
             _ = try StateDirectory.keep("robot-id", in: file + "/sub") { [1] }
         } catch {
-            #expect(error.description == "\(file)/sub: cannot create it (Not a directory)")
+            #expect(error.description == "\(file)/sub: cannot create it: not a directory")
         }
     }
 }
