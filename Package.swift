@@ -205,7 +205,7 @@ let package = Package(
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
                     dependencies: ["BoardLink", "BoardProtocol", "ConfigFile", "ControlPlane", "DriveRecord", "Receiver", "RemoteWire", "SystemIO",
-                                   "TestSupport", propertyBased]),
+                                   "TestSupport", logging, propertyBased]),
         .testTarget(name: "ControllerTests",
                     dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "MIDIControl", "RemoteWire", "SerialTTY",
                                    "SystemIO", "TestSupport", logging, propertyBased]),
