@@ -207,7 +207,7 @@ let package = Package(
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
                     dependencies: ["ControlWire", "BoardLink", "BoardProtocol", "ConfigFile", "ControlPlane", "DriveRecord", "Receiver", "RemoteWire", "SystemIO",
-                                   "TestSupport", propertyBased]),
+                                   "TestSupport", logging, propertyBased]),
         .testTarget(name: "ControllerTests",
                     dependencies: ["ControlWire", "Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "MIDIControl", "RemoteWire", "SerialTTY",
                                    "SystemIO", "TestSupport", logging, propertyBased]),

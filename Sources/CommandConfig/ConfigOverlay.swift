@@ -83,6 +83,19 @@ package struct ConfigOverlay: Sendable, Equatable {
         return ConfigOverlay(file: path, fileArguments: out, fileKeys: used, arguments: out + configArgs + typed)
     }
 
+    /// The same overlay with only the file's keys in `names` (a command that reads another
+    /// command's file for a few of its settings: `rest` takes `board`, `profile` and `map` of
+    /// `receive`'s). The file has been checked whole by then.
+    package func keeping(_ names: Set<String>) -> ConfigOverlay {
+        guard file != nil else { return self }
+        let kept = fileArguments.filter { argument in
+            let name = argument.dropFirst(2).split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return names.contains(name)
+        }
+        let rest = Array(arguments.dropFirst(fileArguments.count))
+        return ConfigOverlay(file: file, fileArguments: kept, fileKeys: fileKeys.filter(names.contains), arguments: kept + rest)
+    }
+
     /// The value of `--config FILE` / `--config=FILE` before a `--`, if any.
     package static func configArgument(_ typed: [String]) -> String? {
         var i = 0

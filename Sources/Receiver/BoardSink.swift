@@ -1,4 +1,5 @@
 import BoardProtocol
+import SystemIO
 
 /// Where the receiver's memory-map values go: the board link, or an in-memory board.
 ///
@@ -17,9 +18,13 @@ package protocol BoardSink: Sendable {
     /// What the start-up probe found and what is driven on it: profile, identity, mapping
     /// (nil: not probed, e.g. an in-memory board; the configuration's mapping is driven).
     var resolution: BoardResolution? { get }
+    /// When the thread that lets the board's commands out last went round its loop (nil: the
+    /// sink has no such thread). The watchdog keep-alive waits while it is stale.
+    var linkBeat: Tick? { get }
 }
 
 extension BoardSink {
     package func close() {}
     package var resolution: BoardResolution? { nil }
+    package var linkBeat: Tick? { nil }
 }

@@ -103,6 +103,7 @@ final class ConnectedBoard: BoardSink {
     func setDesired(_ values: [UInt8: UInt8]) { connection.setDesired(values) }
     func writeSafeState(timeout: Duration) -> Bool { connection.writeSafeState(timeout: timeout) }
     func close() { connection.close() }
+    var linkBeat: Tick? { connection.lastBeat }
     var resolution: BoardResolution? { resolved }
     private var resolved: BoardResolution { _resolution }
 }
@@ -133,4 +134,5 @@ final class TracingBoardSink: BoardSink {
 
     func close() { inner.close() }
     var resolution: BoardResolution? { inner.resolution }
+    var linkBeat: Tick? { inner.linkBeat }
 }

@@ -287,7 +287,7 @@ package final class ReceiverService {
             if supervision.takeHangup(ready[3...]) { reload(at: now) }
             serviceBlackBox(ready)
             if supervision.shouldStall(at: now) { try stall(); return }
-            supervision.tick(at: now, isReady: { isReady }, status: readyStatus, logger: logger)
+            supervision.tick(at: now, isReady: { isReady }, linkStale: { staleLink(at: tick) }, status: readyStatus, logger: logger)
             if status.enabled && now >= nextStatus {
                 status.update(statusText(at: now))
                 nextStatus = now + statusPeriod
@@ -329,8 +329,7 @@ package final class ReceiverService {
 
     /// Rest values, then the board's own safe state (blocking, bounded), then the summary.
     private func finish(_ error: CommandFailure?) throws(CommandFailure) -> CommandOutcome {
-        board.setDesired(engine.shutdown())
-        let confirmed = board.writeSafeState(timeout: configuration.safeStateTimeout)
+        let confirmed = BoardRest.leave(board, values: engine.shutdown(), timeout: configuration.safeStateTimeout)
         board.close()
         closeBlackBox()
         advertising?.stop()

@@ -12,8 +12,15 @@ package enum SerialPort {
     /// receiver on, modem lines ignored, `baud`; DTR and RTS asserted (the kit's USB serial only
     /// sends once DTR is set); pending input and output flushed.
     ///
+    /// `exclusive`: for a process that drives the board. Before anything touches the device,
+    /// an exclusive `flock` is taken without waiting (held until the descriptor closes, also
+    /// when the process dies); a device another driver holds throws `flock` / `EWOULDBLOCK` (`EAGAIN`)
+    /// and is left as it was: its output queue is not flushed, its settings not changed. Tools
+    /// that only look (a probe) pass false. The lock is advisory: it keeps our own drivers
+    /// apart, not a serial monitor.
+    ///
     /// Errors are ``SystemError``s naming the call; see ``OpenFailure`` for a message a person can act on.
-    package static func open(path: String, baud: Int) throws(SystemError) -> Descriptor {
+    package static func open(path: String, baud: Int, exclusive: Bool = false) throws(SystemError) -> Descriptor {
         guard let speed = BaudRate.speed(baud) else {
             throw SystemError(call: "cfsetspeed", errno: EINVAL, subject: path)
         }
@@ -21,6 +28,9 @@ package enum SerialPort {
             Glibc.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
         }
         let descriptor = Descriptor(adopting: fd, label: path)
+        if exclusive {
+            try Syscall.call("flock", subject: path) { flock(fd, LOCK_EX | LOCK_NB) }
+        }
         try makeRaw(descriptor, speed: speed)
         assertModemLines(descriptor)
         try Syscall.call("tcflush", subject: path) { tcflush(fd, TCIOFLUSH) }
@@ -70,6 +80,9 @@ package enum OpenFailure {
             return "permission denied (add your user to the dialout group, then log in again)"
         case EBUSY:
             return "device busy (another program has it open: close the serial monitor or ModemManager)"
+        case EAGAIN where error.call == "flock":
+            return "in use by another analog-remote process driving this board (a running receiver: it leaves the board "
+                + "at rest itself when it stops, e.g. `systemctl stop analog-remote`); nothing was written"
         case ENOTTY:
             return "not a terminal device (a serial board is a tty such as /dev/ttyACM0)"
         case EINVAL where error.call == "cfsetspeed":
