@@ -5,7 +5,7 @@
 // Sources/*/*.swift and the targets below, so a change that breaks it fails the suite):
 //
 //   codecs    RemoteWire BoardProtocol MIDIFraming DriveRecord   import nothing but the standard library
-//   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode     module map + shim only
+//   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode CSodium   module map + shim only
 //   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR CommandConfig ConfigFile
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses PhoneLink WebServer
@@ -103,6 +103,8 @@ let package = Package(
         // libFuzzer's driver, declared weak (linked only by scripts/fuzz.sh).
         .systemLibrary(name: "CLibFuzzer"),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // The envelope's AEAD (ControlPlane's AEADKey); runtime package libsodium23.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
         // MARK: I/O adapters — the only modules that make syscalls or call C libraries.
         .target(name: "SystemIO", dependencies: ["DriveRecord"]),
@@ -124,7 +126,7 @@ let package = Package(
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
         // The control plane (Protocol.md §7): messages, reliable channel, signing, peers, admission,
         // rate limit, stop-all guard, the receiver's side as a value type.
-        .target(name: "ControlPlane", dependencies: ["RemoteWire", "SystemIO", crypto, cryptoExtras]),
+        .target(name: "ControlPlane", dependencies: ["CSodium", "RemoteWire", "SystemIO", crypto, cryptoExtras]),
         // `analog-remote game`: the button game's host, rounds, scores.
         .target(name: "Game", dependencies: ["Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", logging]),
         // `analog-remote stop-all`: the teacher's stop.
@@ -222,7 +224,7 @@ let package = Package(
         .testTarget(name: "ConfigFileTests", dependencies: ["ConfigFile", tomlKit]),
         .testTarget(name: "StopAllTests", dependencies: ["ControlPlane", "RemoteWire", "StopAll", "SystemIO"]),
         .testTarget(name: "AnalogRemoteKitTests",
-                    dependencies: ["AnalogRemoteKit", "Discovery", "RemoteWire", "SystemIO", "TestSupport", logging]),
+                    dependencies: ["AnalogRemoteKit", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", "TestSupport", logging]),
         .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),
     ]
 )

@@ -15,6 +15,7 @@ PACKAGES=(
   avahi-daemon avahi-utils       # mDNS responder + avahi-browse/avahi-publish (two-host test)
   dbus                           # avahi talks to its clients over the system bus
   iproute2                       # ip netns, for the two-host discovery test
+  libsodium-dev                  # ChaCha20-Poly1305 (CSodium): the control plane's AEAD
   libqrencode-dev                # QR code of the phone page URL in the terminal (analog-remote web)
   chromium                       # headless browser for the phone page test (scripts/web-browser-test.sh)
   tcpdump                        # counts mDNS packets in the classroom test
