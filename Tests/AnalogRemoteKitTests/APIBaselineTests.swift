@@ -48,7 +48,7 @@ import Testing
         #expect(!current.contains { $0.contains("SessionEngine") || $0.contains("Broadcast") })
         let pinned = try Self.current()
         #expect(pinned.contains { $0.hasPrefix("struct Buttons: ") })
-        #expect(pinned.contains { $0.hasPrefix("property Buttons.l3: ") })
+        #expect(pinned.contains { $0.hasPrefix("type.property Buttons.l3: ") })
         #expect(!pinned.contains { $0.contains("StatePacket") })
     }
 }
