@@ -6,7 +6,7 @@
 //
 //   codecs    RemoteWire BoardProtocol MIDIFraming DriveRecord ControlWire BoardFirmware
 //             import the standard library and other codecs only
-//   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode     module map + shim only
+//   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode CSodium   module map + shim only
 //   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR CommandConfig ConfigFile
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses PhoneLink WebServer
@@ -105,6 +105,8 @@ let package = Package(
         // libFuzzer's driver, declared weak (linked only by scripts/fuzz.sh).
         .systemLibrary(name: "CLibFuzzer"),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // The envelope's AEAD (ControlPlane's AEADKey); runtime package libsodium23.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
         // MARK: I/O adapters — the only modules that make syscalls or call C libraries.
         .target(name: "SystemIO", dependencies: ["DriveRecord"]),
@@ -126,7 +128,7 @@ let package = Package(
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
         // The control plane (Protocol.md §7): messages, reliable channel, signing, peers, admission,
         // rate limit, stop-all guard, the receiver's side as a value type.
-        .target(name: "ControlPlane", dependencies: ["ControlWire", "RemoteWire", "SystemIO", crypto, cryptoExtras]),
+        .target(name: "ControlPlane", dependencies: ["CSodium", "ControlWire", "RemoteWire", "SystemIO", crypto, cryptoExtras]),
         // `analog-remote game`: the button game's host, rounds, scores.
         .target(name: "Game", dependencies: ["ControlWire", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", logging]),
         // `analog-remote stop-all`: the teacher's stop.
@@ -224,7 +226,7 @@ let package = Package(
         .testTarget(name: "ConfigFileTests", dependencies: ["ConfigFile", tomlKit]),
         .testTarget(name: "StopAllTests", dependencies: ["ControlWire", "ControlPlane", "RemoteWire", "StopAll", "SystemIO"]),
         .testTarget(name: "AnalogRemoteKitTests",
-                    dependencies: ["AnalogRemoteKit", "Discovery", "RemoteWire", "SystemIO", "TestSupport", logging]),
+                    dependencies: ["AnalogRemoteKit", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", "TestSupport", logging]),
         .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),
     ]
 )

@@ -15,6 +15,7 @@ BUILD_PACKAGES=(
   libasound2-dev                 # ALSA rawmidi, for midi:hw:… boards
   libsdl2-dev                    # SDL2 GameController, for --input gamepad
   libqrencode-dev                # QR code of the phone page URL in the terminal (analog-remote web)
+  libsodium-dev                  # ChaCha20-Poly1305 (CSodium): the control plane's AEAD
   pkg-config                     # SwiftPM finds the C libraries through it
 )
 # What the test suite needs beyond the build.

@@ -15,7 +15,7 @@ import SystemIO
 /// ```swift
 /// let receiver = try await RobotReceiver(name: "wheelie", port: 27183)
 /// for await output in receiver.outputs {
-///     myMotors.set(left: output.leftMotor, right: output.rightMotor)
+///     print(output.leftMotor, output.rightMotor)   // set your motors here
 /// }
 /// ```
 ///
@@ -61,12 +61,7 @@ public final class RobotReceiver: Sendable {
             let range = FailsafeTimeout.receiverRange
             throw AnalogRemoteError(.invalidArgument, "failsafe \(failsafe): give \(range.lowerBound)…\(range.upperBound) ms")
         }
-        let sessionID: SessionID
-        do {
-            sessionID = try SessionID(session)
-        } catch {
-            throw AnalogRemoteError(.invalidArgument, "session \(session.debugDescription): \(error)")
-        }
+        let sessionID = try Arguments.session(session, parameter: "session")
         var configuration = ReceiverConfiguration()
         configuration.port = port
         configuration.failsafe = FailsafeTimeout(milliseconds: Int(ms))

@@ -132,7 +132,7 @@ package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         mutating func sealNext(_ datagram: [UInt8], instance: UInt32) -> [UInt8] {
             sent += 1
             return SealedEnvelope.seal(datagram, connectionID: connectionID, instance: instance, counter: sent,
-                                       cipher: keys.receiverToControllerCipher)
+                                       key: keys.receiverToController)
         }
     }
 
@@ -272,7 +272,7 @@ package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             return refuse(.malformed)
         }
         let opened: SealedEnvelope
-        switch SealedEnvelope.open(bytes, cipher: s.keys.controllerToReceiverCipher, window: &s.window) {
+        switch SealedEnvelope.open(bytes, key: s.keys.controllerToReceiver, window: &s.window) {
         case .failure(let why): return refuse(why)
         case .success(let e): opened = e
         }

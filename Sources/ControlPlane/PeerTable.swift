@@ -9,7 +9,7 @@ import SystemIO
 ///   senders and one-off stop-all senders never do.
 /// - A `ping` is answered with a `pong` at once (in the returned replies).
 /// - The table is bounded (``Options/capacity``): a new source in a full table evicts the
-///   stalest quarter, sources without a channel first. Peers silent for
+///   stalest fourth, sources without a channel first. Peers silent for
 ///   ``Options/idleTimeout`` with nothing left to send are dropped.
 ///
 /// Trap: evicting a channel that is still in use breaks that peer's stream (its next sequence is
@@ -25,7 +25,7 @@ package struct PeerTable<Source: Hashable & Sendable>: Sendable {
         package var channel = ReliableChannel.Options()
         /// Memory all channels together may hold for out-of-order datagrams and partial messages
         /// (``ReliableChannel/bufferedBytes``). Beyond it the stalest peers' buffers — never the
-        /// protected one's (the owner) — are dropped until a quarter is free again: a thousand
+        /// protected one's (the owner) — are dropped until a fourth is free again: a thousand
         /// sources sending 256 out-of-order fragments each cannot grow the receiver.
         package var bufferCap = 8 << 20
         /// Reliable datagrams queued to one peer (in flight or waiting for window space), and to
@@ -327,7 +327,7 @@ package struct PeerTable<Source: Hashable & Sendable>: Sendable {
     }
 
     /// Over the memory cap: drop the reordering buffers of the stalest peers (not the protected
-    /// one) until a quarter of the cap is free. Sorting is paid once per quarter of the cap.
+    /// one) until a fourth of the cap is free. Sorting is paid once per fourth of the cap.
     mutating func shed() {
         let goal = options.bufferCap - options.bufferCap / 4
         let holders = peers.filter { $0.key != protected && ($0.value.channel?.bufferedBytes ?? 0) > 0 }
@@ -350,7 +350,7 @@ package struct PeerTable<Source: Hashable & Sendable>: Sendable {
         for source in stale.keys { forget(source) }
     }
 
-    /// Before adding a source to a full table: evict the stalest quarter, channel-less first.
+    /// Before adding a source to a full table: evict the stalest fourth, channel-less first.
     @usableFromInline
     mutating func makeRoom() {
         guard peers.count >= options.capacity else { return }

@@ -54,38 +54,27 @@ package enum SecretHandshake {
     }
 }
 
-/// The two keys of one authenticated connection, one per direction.
+/// The two keys of one authenticated connection, one per direction, each read once into the
+/// AEAD's form (nothing is set up per datagram) and zeroed when the connection is dropped.
 package struct SessionKeys: Sendable {
-    package let controllerToReceiver: SymmetricKey
-    package let receiverToController: SymmetricKey
-    /// The same two keys, read once into the cipher's form: nothing is set up per datagram.
-    package let controllerToReceiverCipher: ChaCha20Poly1305
-    package let receiverToControllerCipher: ChaCha20Poly1305
+    package let controllerToReceiver: AEADKey
+    package let receiverToController: AEADKey
 
     package init(controllerToReceiver: SymmetricKey, receiverToController: SymmetricKey) {
-        self.controllerToReceiver = controllerToReceiver
-        self.receiverToController = receiverToController
-        controllerToReceiverCipher = ChaCha20Poly1305(controllerToReceiver)
-        receiverToControllerCipher = ChaCha20Poly1305(receiverToController)
-    }
-}
-
-extension ChaCha20Poly1305 {
-    /// A 256-bit key of swift-crypto's.
-    package init(_ key: SymmetricKey) {
-        self = key.withUnsafeBytes { ChaCha20Poly1305(key: $0) }
+        self.controllerToReceiver = AEADKey(controllerToReceiver)
+        self.receiverToController = AEADKey(receiverToController)
     }
 }
 
 /// The authenticated envelope (Protocol.md "Security"): a whole datagram — an 8-byte state packet
-/// or a control datagram — sealed with ChaCha20-Poly1305 under the connection's key for its
-/// direction.
+/// or a control datagram — sealed with the IETF ChaCha20 AEAD of RFC 8439 (``AEADKey``) under
+/// the connection's key for its direction.
 ///
 /// ```
 ///  0 … 27   version-2 header, type 0x12 (sealed), sequence 0, ack 0, fragment 0 of 1,
 ///           the connection id
 ///  28 … 35  counter (UInt64 BE): 1, 2, 3… per direction; the AEAD nonce is 4 zero bytes ‖ counter
-///  36 …     ciphertext (as long as the sealed datagram), then the 16-byte Poly1305 tag
+///  36 …     ciphertext (as long as the sealed datagram), then the 16-byte tag
 /// ```
 /// The additional authenticated data is bytes 0…35 (header and counter): nothing of the datagram
 /// can change without the tag failing.
@@ -111,10 +100,10 @@ package struct SealedEnvelope: Hashable, Sendable {
         case forged
     }
 
-    /// Seals `inner` (at most ``maxInner`` bytes) with `cipher`; `counter` must never repeat under
-    /// one key (it is the nonce). One allocation: the datagram returned.
+    /// Seals `inner` (at most ``maxInner`` bytes) with `key`; `counter` must never repeat under
+    /// one key (it is the nonce). One allocation: the datagram returned, sealed in place.
     package static func seal(_ inner: [UInt8], connectionID: UInt64, instance: UInt32, counter: UInt64,
-                            cipher: ChaCha20Poly1305) -> [UInt8] {
+                             key: AEADKey) -> [UInt8] {
         precondition(inner.count <= maxInner && counter != 0 && connectionID != 0)
         let total = overhead + inner.count
         return [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
@@ -129,19 +118,12 @@ package struct SealedEnvelope: Hashable, Sendable {
             raw.storeBytes(of: connectionID.bigEndian, toByteOffset: 20, as: UInt64.self)
             raw.storeBytes(of: counter.bigEndian, toByteOffset: ControlHeader.extendedSize, as: UInt64.self)
             let end = headerSize + inner.count
-            inner.withUnsafeBytes { plain in
-                cipher.seal(nonce: .init(counter: counter), aad: UnsafeRawBufferPointer(rebasing: raw[..<headerSize]),
-                            plaintext: plain, ciphertext: UnsafeMutableRawBufferPointer(rebasing: raw[headerSize..<end]),
-                            tag: UnsafeMutableRawBufferPointer(rebasing: raw[end...]))
-            }
+            let text = UnsafeMutableRawBufferPointer(rebasing: raw[headerSize..<end])
+            inner.withUnsafeBytes { text.copyMemory(from: $0) }
+            key.seal(nonce: .init(counter: counter), aad: UnsafeRawBufferPointer(rebasing: raw[..<headerSize]),
+                     text: text, tag: UnsafeMutableRawBufferPointer(rebasing: raw[end...]))
             initialized = total
         }
-    }
-
-    /// Seals `inner` with a key of swift-crypto's (read into the cipher's form on every call).
-    package static func seal(_ inner: [UInt8], connectionID: UInt64, instance: UInt32, counter: UInt64,
-                            key: SymmetricKey) -> [UInt8] {
-        seal(inner, connectionID: connectionID, instance: instance, counter: counter, cipher: ChaCha20Poly1305(key))
     }
 
     /// The header and counter of an envelope, before anything is authenticated: the checks of
@@ -161,28 +143,24 @@ package struct SealedEnvelope: Hashable, Sendable {
         }
     }
 
-    /// Opens an envelope with `cipher`, checking its counter against `window` (and taking it
-    /// there only once the tag authenticated). One allocation: the inner datagram.
-    package static func open(_ datagram: [UInt8], cipher: ChaCha20Poly1305, window: inout ReplayWindow) -> Result<SealedEnvelope, Failure> {
+    /// Opens an envelope with `key`, checking its counter against `window` (and taking it there
+    /// only once the tag authenticated). One allocation: the inner datagram, opened in place.
+    package static func open(_ datagram: [UInt8], key: AEADKey, window: inout ReplayWindow) -> Result<SealedEnvelope, Failure> {
         guard let (header, counter) = peek(datagram) else { return .failure(.malformed) }
         guard window.wouldAccept(counter) else { return .failure(.replayed) }
         let count = datagram.count - overhead, end = headerSize + count
         var authentic = false
         let inner = datagram.withUnsafeBytes { d in
             [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-                authentic = cipher.open(nonce: .init(counter: counter), aad: UnsafeRawBufferPointer(rebasing: d[..<headerSize]),
-                                        ciphertext: UnsafeRawBufferPointer(rebasing: d[headerSize..<end]),
-                                        tag: UnsafeRawBufferPointer(rebasing: d[end...]), into: UnsafeMutableRawBufferPointer(out))
+                let text = UnsafeMutableRawBufferPointer(out)
+                text.copyMemory(from: UnsafeRawBufferPointer(rebasing: d[headerSize..<end]))
+                authentic = key.open(nonce: .init(counter: counter), aad: UnsafeRawBufferPointer(rebasing: d[..<headerSize]),
+                                     text: text, tag: UnsafeRawBufferPointer(rebasing: d[end...]))
                 initialized = authentic ? count : 0
             }
         }
         guard authentic else { return .failure(.forged) }
         window.take(counter)
         return .success(SealedEnvelope(header: header, counter: counter, inner: inner))
-    }
-
-    /// Opens an envelope with a key of swift-crypto's (read into the cipher's form on every call).
-    package static func open(_ datagram: [UInt8], key: SymmetricKey, window: inout ReplayWindow) -> Result<SealedEnvelope, Failure> {
-        open(datagram, cipher: ChaCha20Poly1305(key), window: &window)
     }
 }

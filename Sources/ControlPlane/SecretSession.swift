@@ -41,13 +41,13 @@ package struct SecretSession: Sendable {
         guard let (header, _) = SealedEnvelope.peek(datagram) else { return nil }
         if let keys {
             guard header.connectionID == connectionID,
-                  case .success(let e) = SealedEnvelope.open(datagram, cipher: keys.receiverToControllerCipher, window: &window) else { return nil }
+                  case .success(let e) = SealedEnvelope.open(datagram, key: keys.receiverToController, window: &window) else { return nil }
             return e.inner
         }
         guard let nr = receiverNonce, let nc = controllerNonce else { return nil }
         let candidate = SecretHandshake.keys(secret: secret, receiverNonce: nr, controllerNonce: nc, connectionID: header.connectionID)
         var fresh = ReplayWindow()
-        guard case .success(let e) = SealedEnvelope.open(datagram, cipher: candidate.receiverToControllerCipher, window: &fresh) else { return nil }
+        guard case .success(let e) = SealedEnvelope.open(datagram, key: candidate.receiverToController, window: &fresh) else { return nil }
         keys = candidate
         window = fresh
         connectionID = header.connectionID
@@ -59,6 +59,6 @@ package struct SecretSession: Sendable {
         guard let keys, datagram.count <= SealedEnvelope.maxInner else { return nil }
         sent += 1
         return SealedEnvelope.seal(datagram, connectionID: connectionID, instance: instance, counter: sent,
-                                   cipher: keys.controllerToReceiverCipher)
+                                   key: keys.controllerToReceiver)
     }
 }

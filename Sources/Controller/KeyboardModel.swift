@@ -9,7 +9,7 @@ import RemoteWire
 ///   default), so ``Timing/stepsToFullLock`` presses reach it and none is wasted beyond it. With
 ///   ``Steering/centre`` (the default) the tilt returns to 0 when the key is released; with
 ///   ``Steering/latch`` it stays until centred.
-/// - `-` / `+` (also `[` / `]`): tilt scale, 25 … 100 % of full lock, in quarters.
+/// - `-` / `+` (also `[` / `]`): tilt scale, 25 … 100 % of full lock, in steps of 25 %.
 /// - space: stop — centre and release every held key (the neutral state). `0`: centre only.
 /// - `W` or ↑ = forward, `S` or ↓ = backward, `A` = button A, `B` = button B: held while the key
 ///   is held (see below).
@@ -73,7 +73,7 @@ package struct KeyboardModel: Sendable {
     package let steering: Steering
     /// Tilt in steps of full lock / ``Timing/stepsToFullLock`` (positive = right).
     package private(set) var tiltSteps = 0
-    /// The tilt scale in quarters of full lock, 1…4.
+    /// The tilt scale in steps of 25 % of full lock, 1…4.
     package private(set) var scaleQuarters = 4
     /// Held keys and when each lapses (nil = until its release event).
     private var held: [HoldKey: ContinuousClock.Instant?] = [:]

@@ -64,7 +64,7 @@ package struct ControllerRecord: Sendable, Equatable {
 }
 
 /// Per-source bookkeeping with a hard cap: a flood of source ports cannot grow memory without
-/// limit. When full, the stalest quarter is evicted in one pass (amortised O(1) per new
+/// limit. When full, the stalest fourth is evicted in one pass (amortised O(1) per new
 /// source), never the one the caller protects (the owner).
 package struct ControllerTable<Source: Hashable & Sendable>: Sendable {
     package let capacity: Int
