@@ -226,7 +226,7 @@ let package = Package(
         .testTarget(name: "ConfigFileTests", dependencies: ["ConfigFile", tomlKit]),
         .testTarget(name: "StopAllTests", dependencies: ["ControlWire", "ControlPlane", "RemoteWire", "StopAll", "SystemIO"]),
         .testTarget(name: "AnalogRemoteKitTests",
-                    dependencies: ["AnalogRemoteKit", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", "TestSupport", logging]),
+                    dependencies: ["AnalogRemoteKit", "ControlPlane", "ControlWire", "Discovery", "RemoteWire", "SystemIO", "TestSupport", logging]),
         .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),
     ]
 )
