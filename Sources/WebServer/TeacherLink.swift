@@ -12,8 +12,16 @@ import SystemIO
 /// `stop-all reply`s that come back fill one row per robot; the teacher's buttons become signed
 /// stop-alls (aimed at one receiver by its robot id once known, else its name, §7.6.1) and
 /// teacher commands. One thread, one socket per robot (so a reply's robot is its socket),
-/// polled with a 50 ms timeout. A row takes only reports signed for one of this link's own live
-/// watches of that robot (``WatchReportGate``); the others are counted and dropped.
+/// polled with a 50 ms timeout and woken at once by a queued command. A row takes only reports
+/// signed for one of this link's own live watches of that robot (``WatchReportGate``); the
+/// others are counted and dropped. A command's signed reply changes its row at once
+/// (``WatchReport/after(_:)``), the next report confirms it.
+///
+/// A robot that has answered once keeps its row while the lesson runs: when DNS-SD no longer
+/// lists it (a killed receiver's responder withdraws its service), the row stays, marked
+/// ``Row/gone``, and is still watched at its last address, until it is listed again or the
+/// teacher dismisses it (``dismiss(robot:)``). A killed receiver cannot write the safe state:
+/// its robot may still be moving.
 final class TeacherLink: Sendable {
     struct Row: Sendable {
         var id: String
@@ -26,6 +34,17 @@ final class TeacherLink: Sendable {
         var refusal: String?
         /// The outcome of the last stop-all sent to it.
         var stop: String?
+        /// The robot said it has no teacher key (``TeacherGuard/noKey``): it takes a stop-all
+        /// (unsigned), not a watch or a teacher command, and its replies cannot be verified.
+        var keyless = false
+        /// The last stop or release sent to it ("stop", "release") and when: all the dashboard
+        /// knows of a keyless robot, with ``stop``.
+        var sent: (action: String, at: ContinuousClock.Instant)?
+        /// Where it last answered from (a kept row is watched there).
+        var address: SocketAddress?
+        /// No longer among the hub's robots (DNS-SD removed it) but answered during the lesson:
+        /// kept, and watched at its last address, until it is back or dismissed.
+        var gone = false
     }
 
     enum Command: Sendable {
@@ -35,6 +54,8 @@ final class TeacherLink: Sendable {
     private struct State: Sendable {
         var rows: [String: Row] = [:]
         var dashboardsUntil: ContinuousClock.Instant?
+        /// When the robots began to be watched this time (no dashboard was open before).
+        var watchingSince: ContinuousClock.Instant?
         var queue: [(robot: String, command: Command)] = []
         var stopped = false
         /// Roster students seen driving their robot during this lesson.
@@ -46,6 +67,8 @@ final class TeacherLink: Sendable {
         /// last logged.
         var dropped = 0
         var droppedLogged: (count: Int, at: ContinuousClock.Instant)?
+        /// Rows the teacher dismissed, and when: hidden until the robot answers again.
+        var dismissed: [String: ContinuousClock.Instant] = [:]
     }
 
     /// A dropped report is logged at once the first time, then at most once per this (with the
@@ -60,6 +83,8 @@ final class TeacherLink: Sendable {
     let events: TeacherLog
     let roster: Roster?
     private let done: EventFlag
+    /// Raised by ``enqueue(_:robot:)``: a command leaves at once, not at the next poll timeout.
+    private let wake: EventFlag
 
     init(hub: PhoneHub, teacherKey: String, session: String, events: TeacherLog, roster: Roster? = nil, logger: Logger) throws {
         self.hub = hub
@@ -71,26 +96,78 @@ final class TeacherLink: Sendable {
         self.roster = roster
         self.logger = logger
         done = try EventFlag()
+        wake = try EventFlag()
     }
 
     /// A dashboard is open: keep watching for the next 3 s.
     func dashboardOpen() {
-        state.withLock { $0.dashboardsUntil = .now + TeacherCommand.watchLifetime }
+        let now = ContinuousClock.now
+        state.withLock { s in
+            if s.dashboardsUntil.map({ $0 < now }) ?? true { s.watchingSince = now }
+            s.dashboardsUntil = now + TeacherCommand.watchLifetime
+        }
     }
+
+    /// Since when the robots have been watched without a break: a robot silent since before
+    /// then was simply not asked, and is not OFFLINE until it has had time to answer.
+    var watchingSince: ContinuousClock.Instant? { state.withLock { $0.watchingSince } }
 
     func enqueue(_ command: Command, robot: String) {
         state.withLock { if $0.queue.count < 256 { $0.queue.append((robot, command)) } }
+        wake.raise()
     }
 
-    /// The rows in the hub's order, with each robot's age ("last heard").
+    /// The teacher dismisses a row: hidden until its robot answers again; a robot DNS-SD no
+    /// longer lists is forgotten (and no longer watched).
+    func dismiss(robot: String) {
+        let listed = hub.robots.contains { $0.id == robot }
+        state.withLock { s in
+            guard s.rows[robot] != nil || listed else { return }
+            if listed {
+                s.dismissed[robot] = .now
+            } else {
+                s.rows[robot] = nil
+                s.dismissed[robot] = nil
+            }
+            s.version += 1
+        }
+        events.record(robot: robot, event: "teacher-dismiss", detail: "")
+    }
+
+    /// The hub's robots, then those it no longer lists that answered during the lesson
+    /// (``Row/gone``), without the dismissed ones, with each robot's age ("last heard").
     func rows() -> [Row] {
         let robots = hub.robots
         return state.withLock { s in
-            robots.map { r in
+            var out: [Row] = []
+            for r in robots {
                 var row = s.rows[r.id] ?? Row(id: r.id, label: r.name)
                 row.label = r.name
-                return row
+                s.rows[r.id]?.label = r.name
+                if let at = s.dismissed[r.id] {
+                    guard let heard = row.heard, heard > at else { continue }
+                    s.dismissed[r.id] = nil
+                }
+                out.append(row)
             }
+            let listed = Set(robots.map(\.id))
+            for (id, row) in s.rows where !listed.contains(id) && row.heard != nil && s.dismissed[id] == nil {
+                var row = row
+                row.gone = true
+                out.append(row)
+            }
+            return out
+        }
+    }
+
+    /// The robots to keep a socket for beside the hub's: those kept as ``Row/gone``.
+    private func keptRobots(besides listed: Set<String>) -> [String: SocketAddress] {
+        state.withLock { s in
+            var kept: [String: SocketAddress] = [:]
+            for (id, row) in s.rows where !listed.contains(id) && row.heard != nil && s.dismissed[id] == nil {
+                if let address = row.address { kept[id] = address }
+            }
+            return kept
         }
     }
 
@@ -124,6 +201,9 @@ final class TeacherLink: Sendable {
         var pending: [(nonce: UInt64, datagram: [UInt8], left: Int, next: ContinuousClock.Instant)] = []
         /// The nonces of the last commands sent to it: a reply to anything else is not ours.
         var sent: [UInt64] = []
+        /// What the teacher asked by each of those nonces (watches are not here): a signed reply
+        /// changes the row by it at once.
+        var asked: [UInt64: Command] = [:]
         /// `id:` and its robot id (Protocol.md §7.6.1), once a report or a signed reply told it:
         /// commands then name the robot, not its display name, which a clone may share.
         var idTarget: String?
@@ -152,10 +232,15 @@ final class TeacherLink: Sendable {
                 nextRefresh = now + .seconds(1)
                 let robots = hub.robots
                 for r in robots where links[r.id]?.address != r.peer.address {
+                    links[r.id]?.socket.close()
                     if let s = try? UDPSocket.sender(for: r.peer.address) { links[r.id] = Link(socket: s, address: r.peer.address) }
                 }
-                let ids = Set(robots.map(\.id))
-                for id in links.keys where !ids.contains(id) { links[id]?.socket.close(); links[id] = nil }
+                let listed = Set(robots.map(\.id))
+                let kept = keptRobots(besides: listed)
+                for (id, address) in kept where links[id] == nil {
+                    if let s = try? UDPSocket.sender(for: address) { links[id] = Link(socket: s, address: address) }
+                }
+                for id in links.keys where !listed.contains(id) && kept[id] == nil { links[id]?.socket.close(); links[id] = nil }
                 order = Array(links.keys)
             }
 
@@ -178,6 +263,8 @@ final class TeacherLink: Sendable {
                     }
                     continue
                 }
+                if case .stop = command { markSent("stop", robot: robot) }
+                if case .release = command { markSent("release", robot: robot) }
                 let message: ControlMessage = switch command {
                 case .stop: .stopAll(stopAll(.stop, target: target))
                 case .release: .stopAll(stopAll(.release, target: target))
@@ -190,7 +277,7 @@ final class TeacherLink: Sendable {
                 // a teacher command twice more if unanswered (a repeat's nonce is refused as used).
                 var repeats = 2
                 if case .stopAll = message { repeats = 9 }
-                send(message, on: &links[robot]!, connection: connection, repeats: repeats)
+                send(message, on: &links[robot]!, connection: connection, repeats: repeats, command: command)
             }
             // Repeats due.
             for id in links.keys {
@@ -205,7 +292,9 @@ final class TeacherLink: Sendable {
             }
             // Wait for replies; read the sockets that have some.
             let fds = order.map { (fd: links[$0]!.socket.descriptor.rawValue, events: Poller.Events.readable) }
+                + [(fd: wake.descriptor.rawValue, events: Poller.Events.readable)]
             let ready = (try? Poller.wait(fds, until: .now + .milliseconds(50))) ?? []
+            if ready.last.map({ !$0.isEmpty }) ?? false { wake.clear() }
             for (i, id) in order.enumerated() where i < ready.count && !ready[i].isEmpty {
                 while let (length, from) = try? links[id]!.socket.receive(into: &buffer) {
                     guard length <= buffer.count, let d = try? ControlDatagram.decode(Array(buffer[..<length])) else { continue }
@@ -269,6 +358,8 @@ final class TeacherLink: Sendable {
                 row.report = report
                 row.name = report.name
                 row.heard = now
+                row.address = link.address
+                row.keyless = false
                 if let roster, roster.students(of: report.name).contains(report.driver) { s.arrived.insert(report.driver) }
                 row.refusal = nil
                 s.rows[robot] = row
@@ -282,6 +373,7 @@ final class TeacherLink: Sendable {
             link.name = reply.displayName
             guard reply.outcome == .refused else {
                 if reply.action != .watch { events.record(robot: reply.displayName, event: reply.action.name, detail: "done") }
+                if let command = link.asked[reply.nonce] { changeRow(robot, by: command) }
                 return
             }
             // A repeat of a command already taken is refused as a replay: not news.
@@ -291,31 +383,65 @@ final class TeacherLink: Sendable {
                 row.refusal = reply.text
                 row.name = reply.displayName
                 row.heard = now
+                row.address = link.address
+                if reply.text == TeacherGuard.noKey, !row.keyless {
+                    row.keyless = true
+                    s.version += 1
+                }
                 s.rows[robot] = row
             }
         case .stopAllReply(let reply):
             // As for teacher replies: `stopped` or `released` only when signed with our key (§7.6).
-            guard link.sent.contains(reply.nonce), reply.outcome == .refused || reply.verify(key: key) else { return }
+            // A robot without a key cannot sign: its answer is shown as an answer, not as proof.
+            guard link.sent.contains(reply.nonce) else { return }
+            let signed = reply.verify(key: key)
+            let keyless = state.withLock { $0.rows[robot]?.keyless ?? false }
+            guard reply.outcome == .refused || signed || keyless else { return }
             link.pending.removeAll { $0.nonce == reply.nonce }
             link.name = reply.displayName
-            if let id = reply.robotID { link.idTarget = id.target }
-            let text: String = switch reply.outcome {
+            if signed, let id = reply.robotID { link.idTarget = id.target }
+            var text: String = switch reply.outcome {
             case .stopped: "stopped"
             case .released: "released"
             case .refused: "refused: \(reply.text)"
             }
+            if reply.outcome != .refused, !signed { text += " (unsigned)" }
             events.record(robot: reply.displayName, event: "stop-all", detail: text)
             state.withLock { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
+                if row.stop != text { s.version += 1 }
                 row.stop = text
+                if !signed { row.heard = now }
                 s.rows[robot] = row
             }
+            if signed, reply.outcome != .refused, let command = link.asked[reply.nonce] { changeRow(robot, by: command) }
         default:
             break
         }
     }
 
-    private func send(_ message: ControlMessage, on link: inout Link, connection: UInt32, repeats: Int) {
+    /// A signed reply says the command was done: the row shows it now, not at the next report.
+    private func changeRow(_ robot: String, by command: Command) {
+        state.withLock { s in
+            guard let report = s.rows[robot]?.report else { return }
+            let changed = report.after(command)
+            guard changed != report else { return }
+            s.rows[robot]?.report = changed
+            s.version += 1
+        }
+    }
+
+    private func markSent(_ action: String, robot: String) {
+        state.withLock { s in
+            var row = s.rows[robot] ?? Row(id: robot, label: robot)
+            row.sent = (action, .now)
+            row.stop = nil
+            s.rows[robot] = row
+            s.version += 1
+        }
+    }
+
+    private func send(_ message: ControlMessage, on link: inout Link, connection: UInt32, repeats: Int, command: Command? = nil) {
         let datagram = ControlDatagram(header: ControlHeader(type: message.type, connection: connection),
                                        payload: message.encodePayload()[...]).encode()
         _ = try? link.socket.send(datagram, to: link.address)
@@ -327,7 +453,11 @@ final class TeacherLink: Sendable {
         if case .teacher(let c) = message, c.action == .watch { link.gate.sent(watch: c.nonce, now: .now) }
         if let nonce {
             link.sent.append(nonce)
-            if link.sent.count > 32 { link.sent.removeFirst(link.sent.count - 32) }
+            if let command { link.asked[nonce] = command }
+            if link.sent.count > 32 {
+                for old in link.sent.prefix(link.sent.count - 32) { link.asked[old] = nil }
+                link.sent.removeFirst(link.sent.count - 32)
+            }
         }
         if repeats > 0, let nonce {
             link.pending.append((nonce, datagram, repeats, .now + .milliseconds(50)))
