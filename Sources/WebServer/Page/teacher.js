@@ -245,7 +245,7 @@ function visible(r, v) {
 // The grid: the column count that gives the largest tiles with every visible tile on screen.
 // Tiles never get smaller than MIN_W × MIN_H; past that (more than about 70 robots on a laptop)
 // the page scrolls, and "Needs attention" leaves only the robots that need the teacher.
-const MIN_W = 128, MIN_H = 78, MAX_H = 150, GAP = 6;
+const MIN_W = 128, MIN_H = 78, MAX_W = 360, MAX_H = 150, GAP = 6;
 function layout() {
   const n = [...tiles.values()].filter((t) => !t.el.hidden).length;
   if (!n) return;
@@ -256,15 +256,20 @@ function layout() {
   let best = null;
   for (let cols = 1; cols <= n; cols++) {
     const rowsN = Math.ceil(n / cols);
-    const w = (W - GAP * (cols - 1)) / cols;
+    const w = Math.min(MAX_W, (W - GAP * (cols - 1)) / cols);
     const h = Math.min(MAX_H, (H - GAP * (rowsN - 1)) / rowsN, w * 0.75);
     if (w < MIN_W || h < MIN_H) continue;
+    // The largest tiles win; of equal ones, more columns (a few robots do not stretch across).
     const score = Math.min(w / 1.9, h);
-    if (!best || score > best.score) best = { cols, h, score };
+    if (!best || score >= best.score) best = { cols, w, h, score };
   }
-  if (!best) best = { cols: Math.max(1, Math.floor((W + GAP) / (MIN_W + GAP))), h: MIN_H };
+  if (!best) {
+    const cols = Math.max(1, Math.floor((W + GAP) / (MIN_W + GAP)));
+    best = { cols, w: (W - GAP * (cols - 1)) / cols, h: MIN_H };
+  }
   const size = best.h >= 112 ? "large" : best.h >= 92 ? "medium" : "small";
   gridEl.style.setProperty("--cols", best.cols);
+  gridEl.style.setProperty("--tile-w", Math.floor(best.w) + "px");
   gridEl.style.setProperty("--tile-h", Math.floor(best.h) + "px");
   if (gridEl.dataset.size !== size) gridEl.dataset.size = size;
 }
