@@ -444,7 +444,7 @@ try:
     d = json.load(open(sys.argv[1]))
 except (OSError, ValueError) as e:
     print(f"1 the dashboard client wrote nothing ({e})"); sys.exit()
-since = d.get("offline_since", {}).get(name)
+since = next((t for t in d.get("offline_since", {}).get(name, []) if t >= t_kill), None)
 later = d.get("last_push", 0) - t_kill
 if since is None:
     print(f"1 {name}'s row never turned OFFLINE after its receiver was killed (last row: {d['rows'].get(name)})")

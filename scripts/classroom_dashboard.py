@@ -7,8 +7,8 @@ Usage: classroom_dashboard.py PORT KEYFILE OUT. Logs in with the key in KEYFILE 
 https://127.0.0.1:PORT/teacher/login, opens the dashboard's socket with the session cookie, and
 reads rows until SIGTERM; then writes OUT (JSON): the number of pushes and, per robot (by its
 receiver's name), the last row and how many pushes had it DRIVING with a driver; `offline_since`:
-per robot, the wall-clock time (time.time()) of the first push that showed it offline after it had
-been heard; `present`: the robots of the last push, and `last_push` its time. SIGUSR1 writes OUT as
+per robot, the wall-clock times (time.time()) of every push that showed it offline when the one
+before had not; `present`: the robots of the last push, and `last_push` its time. SIGUSR1 writes OUT as
 it is so far and goes on reading. Exits 1 with one line on stderr if it cannot log in or connect.
 """
 import json
@@ -80,8 +80,8 @@ def main():
         for r in m["rows"]:
             name = r.get("name") or r.get("label")
             present.append(name)
-            if r.get("offline") and name in rows and not rows[name].get("offline") and name not in offline_since:
-                offline_since[name] = last_push
+            if r.get("offline") and name in rows and not rows[name].get("offline"):
+                offline_since.setdefault(name, []).append(last_push)
             rows[name] = r
             if r.get("state") == "driving" and r.get("driver"):
                 driving[name] = driving.get(name, 0) + 1
