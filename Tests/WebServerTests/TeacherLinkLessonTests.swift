@@ -42,7 +42,7 @@ import Testing
         }
 
         func send(_ message: ControlMessage, to: SocketAddress) throws {
-            _ = try socket.send(ControlDatagram(header: ControlHeader(type: message.type, connection: 0),
+            _ = try socket.send(ControlDatagram(header: ControlHeader(type: message.type, connection: 0x1234),
                                                 payload: message.encodePayload()[...]).encode(), to: to)
         }
     }
