@@ -4,8 +4,9 @@
 // The dependency rule (docs/ARCHITECTURE.md; checked by Tests/LayoutTests from the import lines of
 // Sources/*/*.swift and the targets below, so a change that breaks it fails the suite):
 //
-//   codecs    RemoteWire BoardProtocol MIDIFraming DriveRecord   import nothing but the standard library
-//   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode     module map + shim only
+//   codecs    RemoteWire BoardProtocol MIDIFraming DriveRecord ControlWire BoardFirmware
+//             import the standard library and other codecs only
+//   C libs    CDNSSD CALSA CSDL2 CLibFuzzer CQRencode CSodium   module map + shim only
 //   adapters  SystemIO SerialTTY ALSAMIDI Discovery Gamepad MIDIControl Console TerminalQR CommandConfig ConfigFile
 //             one OS facility each; import codecs, C libs, other adapters; never a role or the CLI
 //   roles     ControlPlane Game StopAll BoardSimulator BoardLink Receiver Controller Bench FuzzHarnesses PhoneLink WebServer
@@ -18,7 +19,6 @@
 // Role → role edges, the only ones allowed (a new one is a design decision: add it here):
 //   Game → ControlPlane
 //   StopAll → ControlPlane
-//   BoardLink → BoardSimulator
 //   Receiver → BoardLink ControlPlane
 //   Controller → ControlPlane
 //   PhoneLink → ControlPlane Controller
@@ -63,9 +63,6 @@ let package = Package(
         .executable(name: "analog-remote", targets: ["AnalogRemoteCLI"]),
         .executable(name: "analog-remote-fuzz", targets: ["Fuzz"]),
         .library(name: "RemoteWire", targets: ["RemoteWire"]),
-        .library(name: "ControlPlane", targets: ["ControlPlane"]),
-        .library(name: "BoardProtocol", targets: ["BoardProtocol"]),
-        .library(name: "MIDIFraming", targets: ["MIDIFraming"]),
         // The Swift API (docs/swift-api.md): RemoteSession, RobotController, RobotReceiver.
         // Its public declarations are pinned by api/AnalogRemoteKit.api (AnalogRemoteKitTests).
         .library(name: "AnalogRemoteKit", targets: ["AnalogRemoteKit"]),
@@ -93,6 +90,11 @@ let package = Package(
         .target(name: "MIDIFraming"),
         // Recordings and black boxes (Protocol.md §10): JSON Lines, header and entries, reader.
         .target(name: "DriveRecord"),
+        // The control messages (Protocol.md §7): header, message kinds, teacher messages, robot
+        // reports, game scores, and the byte reader/writer under them.
+        .target(name: "ControlWire", dependencies: ["RemoteWire"]),
+        // The kit's firmware as a value: bytes in, bytes out (board-sim and the in-process `sim` board).
+        .target(name: "BoardFirmware", dependencies: ["BoardProtocol", "MIDIFraming"]),
 
         // MARK: C system libraries — module.modulemap + shim.h, nothing else.
         // dns_sd and SDL2 are included by full path: their pkg-config flags carry -D_REENTRANT,
@@ -103,6 +105,8 @@ let package = Package(
         // libFuzzer's driver, declared weak (linked only by scripts/fuzz.sh).
         .systemLibrary(name: "CLibFuzzer"),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // The envelope's AEAD (ControlPlane's AEADKey); runtime package libsodium23.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
         // MARK: I/O adapters — the only modules that make syscalls or call C libraries.
         .target(name: "SystemIO", dependencies: ["DriveRecord"]),
@@ -124,32 +128,32 @@ let package = Package(
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
         // The control plane (Protocol.md §7): messages, reliable channel, signing, peers, admission,
         // rate limit, stop-all guard, the receiver's side as a value type.
-        .target(name: "ControlPlane", dependencies: ["RemoteWire", "SystemIO", crypto, cryptoExtras]),
+        .target(name: "ControlPlane", dependencies: ["CSodium", "ControlWire", "RemoteWire", "SystemIO", crypto, cryptoExtras]),
         // `analog-remote game`: the button game's host, rounds, scores.
-        .target(name: "Game", dependencies: ["Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", logging]),
+        .target(name: "Game", dependencies: ["ControlWire", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", logging]),
         // `analog-remote stop-all`: the teacher's stop.
-        .target(name: "StopAll", dependencies: ["Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO"]),
+        .target(name: "StopAll", dependencies: ["ControlWire", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO"]),
         // `analog-remote board-sim`: the kit's firmware simulated, on a pseudo-terminal or in process.
-        .target(name: "BoardSimulator", dependencies: ["BoardProtocol", "Console", "MIDIFraming", "SerialTTY", "SystemIO"]),
+        .target(name: "BoardSimulator", dependencies: ["BoardFirmware", "BoardProtocol", "Console", "SerialTTY", "SystemIO"]),
         // `analog-remote demo`: board-sim, receive and control as three processes of this binary.
         .target(name: "GuidedDemo", dependencies: ["BoardProtocol", "BoardSimulator", "RemoteWire", "SystemIO"]),
         .target(name: "BoardLink",
-                dependencies: ["ALSAMIDI", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO"]),
+                dependencies: ["ALSAMIDI", "BoardFirmware", "BoardProtocol", "MIDIFraming", "SerialTTY", "SystemIO"]),
         .target(name: "Receiver",
-                dependencies: ["BoardLink", "BoardProtocol", "ConfigFile", "Console", "ControlPlane", "Discovery", "DriveRecord", "RemoteWire",
+                dependencies: ["ControlWire", "BoardLink", "BoardProtocol", "ConfigFile", "Console", "ControlPlane", "Discovery", "DriveRecord", "RemoteWire",
                                "SystemIO", "TerminalQR", logging]),
         .target(name: "Controller",
-                dependencies: ["Console", "ControlPlane", "Discovery", "DriveRecord", "Gamepad", "MIDIControl", "MIDIFraming", "RemoteWire",
+                dependencies: ["ConfigFile", "ControlWire", "Console", "ControlPlane", "Discovery", "DriveRecord", "Gamepad", "MIDIControl", "MIDIFraming", "RemoteWire",
                                "SystemIO", logging]),
 
         // The phone page, `analog-remote web`: PhoneLink is one controller per page (SendLoop +
         // ControlSession) and the page's messages, no server framework; WebServer serves the page
         // and its WebSocket over HTTPS (Hummingbird 2) and is the only module importing the
         // server, TLS and certificate packages.
-        .target(name: "PhoneLink", dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "RemoteWire", "SystemIO",
+        .target(name: "PhoneLink", dependencies: ["ControlWire", "Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "RemoteWire", "SystemIO",
                                                   logging]),
         .target(name: "WebServer",
-                dependencies: ["ConfigFile", "Console", "ControlPlane", "Controller", "Discovery", "Game", "PhoneLink", "RemoteWire", "SystemIO", "TerminalQR", logging, tomlKit,
+                dependencies: ["ControlWire", "ConfigFile", "Console", "ControlPlane", "Controller", "Discovery", "Game", "PhoneLink", "RemoteWire", "SystemIO", "TerminalQR", logging, tomlKit,
                                hummingbird, hummingbirdCore, hummingbirdTLS, hummingbirdWebSocket, nioCore, nioHTTP1, nioPosix, nioWebSocket, nioSSL,
                                crypto, swiftASN1, x509],
                 resources: [.embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/style.css"),
@@ -159,7 +163,7 @@ let package = Package(
 
         // MARK: Benchmarks — `analog-remote bench`: the real code paths against floors measured in the same run.
         .target(name: "Bench",
-                dependencies: ["BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller", "Receiver", "RemoteWire",
+                dependencies: ["BoardFirmware", "ControlWire", "BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller", "Receiver", "RemoteWire",
                                "SerialTTY", "SystemIO", logging]),
         // `analog-remote doctor`: what usually goes wrong on a robot, one check per line.
         .target(name: "Diagnosis", dependencies: ["BoardLink", "BoardProtocol", "Discovery", "SerialTTY", "SystemIO"]),
@@ -170,18 +174,18 @@ let package = Package(
         // a robot controller and an embeddable receiver over the roles above; everything but
         // the types named in docs/swift-api.md is internal.
         .target(name: "AnalogRemoteKit",
-                dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "Receiver", "RemoteWire", "SystemIO", logging]),
+                dependencies: ["ControlWire", "Console", "ControlPlane", "Controller", "Discovery", "Receiver", "RemoteWire", "SystemIO", logging]),
 
         // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
         .target(name: "ErrorReporting", dependencies: ["ConfigFile", "Discovery", "Gamepad", "MIDIControl", "SystemIO"]),
         .executableTarget(name: "AnalogRemoteCLI",
-                          dependencies: ["Bench", "BoardLink", "BoardProtocol", "BoardSimulator", "CommandConfig", "ConfigFile", "Console", "ControlPlane", "Controller",
+                          dependencies: ["Bench", "BoardFirmware", "BoardLink", "BoardProtocol", "BoardSimulator", "CommandConfig", "ConfigFile", "Console", "ControlPlane", "Controller",
                                          "Diagnosis", "Discovery", "DrivePlot", "ErrorReporting", "Game", "Gamepad", "GuidedDemo", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
                                          "StopAll", "SystemIO", "WebServer", argumentParser, logging]),
 
         // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
         .target(name: "FuzzHarnesses",
-                dependencies: ["BoardProtocol", "ControlPlane", "Controller", "Discovery", "DriveRecord", "Gamepad", "MIDIControl", "MIDIFraming",
+                dependencies: ["ControlWire", "BoardProtocol", "ControlPlane", "Controller", "Discovery", "DriveRecord", "Gamepad", "MIDIControl", "MIDIFraming",
                                "Receiver", "RemoteWire"]),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzHarnesses", "CLibFuzzer"]),
 
@@ -198,31 +202,31 @@ let package = Package(
                     dependencies: ["ConfigFile", "Console", "Controller", "Gamepad", "RemoteWire", "SystemIO", propertyBased]),
         .testTarget(name: "MIDIControlTests",
                     dependencies: ["ALSAMIDI", "ConfigFile", "MIDIControl", "MIDIFraming", "RemoteWire", "TestSupport"]),
-        .testTarget(name: "ControlPlaneTests", dependencies: ["ControlPlane", "RemoteWire", "TestSupport", crypto, propertyBased]),
-        .testTarget(name: "GameTests", dependencies: ["ControlPlane", "Game", "RemoteWire"]),
+        .testTarget(name: "ControlPlaneTests", dependencies: ["ControlWire", "ControlPlane", "RemoteWire", "TestSupport", crypto, propertyBased]),
+        .testTarget(name: "GameTests", dependencies: ["ControlWire", "ControlPlane", "Game", "RemoteWire"]),
         .testTarget(name: "BoardLinkTests",
-                    dependencies: ["BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",
+                    dependencies: ["BoardFirmware", "BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",
                                    "TestSupport"]),
         .testTarget(name: "ReceiverTests",
-                    dependencies: ["BoardLink", "BoardProtocol", "ConfigFile", "ControlPlane", "DriveRecord", "Receiver", "RemoteWire", "SystemIO",
-                                   "TestSupport", propertyBased]),
+                    dependencies: ["ControlWire", "BoardLink", "BoardProtocol", "ConfigFile", "ControlPlane", "DriveRecord", "Receiver", "RemoteWire", "SystemIO",
+                                   "TestSupport", logging, propertyBased]),
         .testTarget(name: "ControllerTests",
-                    dependencies: ["Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "MIDIControl", "RemoteWire", "SerialTTY",
+                    dependencies: ["ControlWire", "Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "MIDIControl", "RemoteWire", "SerialTTY",
                                    "SystemIO", "TestSupport", logging, propertyBased]),
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
-        .testTarget(name: "WebServerTests", dependencies: ["ControlPlane", "Controller", "PhoneLink", "RemoteWire", "SystemIO", "TestSupport", "WebServer",
+        .testTarget(name: "WebServerTests", dependencies: ["ControlWire", "ControlPlane", "Controller", "PhoneLink", "RemoteWire", "SystemIO", "TestSupport", "WebServer",
                                                           hummingbird, logging]),
-        .testTarget(name: "PhoneLinkTests", dependencies: ["Controller", "PhoneLink", "RemoteWire", "SystemIO", logging]),
+        .testTarget(name: "PhoneLinkTests", dependencies: ["Controller", "DriveRecord", "PhoneLink", "RemoteWire", "SystemIO", logging]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator", "Controller", "Receiver", "RemoteWire", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ControlWire", "ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
         .testTarget(name: "ErrorReportingTests", dependencies: ["ConfigFile", "Discovery", "ErrorReporting", "Gamepad", "SystemIO"]),
         .testTarget(name: "LayoutTests", dependencies: ["TestSupport"]),
         .testTarget(name: "CommandConfigTests", dependencies: ["CommandConfig", "ConfigFile", argumentParser]),
         .testTarget(name: "ConfigFileTests", dependencies: ["ConfigFile", tomlKit]),
-        .testTarget(name: "StopAllTests", dependencies: ["ControlPlane", "RemoteWire", "StopAll", "SystemIO"]),
+        .testTarget(name: "StopAllTests", dependencies: ["ControlWire", "ControlPlane", "RemoteWire", "StopAll", "SystemIO"]),
         .testTarget(name: "AnalogRemoteKitTests",
-                    dependencies: ["AnalogRemoteKit", "Discovery", "RemoteWire", "SystemIO", "TestSupport", logging]),
+                    dependencies: ["AnalogRemoteKit", "ControlPlane", "ControlWire", "Discovery", "RemoteWire", "SystemIO", "TestSupport", logging]),
         .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),
     ]
 )

@@ -25,14 +25,15 @@ while (($#)); do
 done
 
 # Debian 12 (bookworm) runtime packages (apt-cache policy checked): Avahi's Bonjour compat
-# library, ALSA, libqrencode (the receiver's pairing QR code; one small package);
+# library, ALSA, libqrencode (the receiver's pairing QR code; one small package), libsodium
+# (the authenticated envelope's AEAD, `--accept secret`; one small package, no dependencies but libc);
 # avahi-daemon announces the receiver (recommended: --no-advertise works without).
 # SDL2 is only suggested: the binary opens it at run time when a gamepad input is asked for
 # (Sources/Gamepad/SDLLibrary.swift), and on Debian it pulls X11, Wayland, PulseAudio and codecs
-# (44 packages instead of 9 on a minimal system). Not Recommends: apt installs those by default,
+# (44 packages instead of 10 on a minimal system). Not Recommends: apt installs those by default,
 # which would put the desktop back on every robot. A driver's machine adds libsdl2-2.0-0
 # (`analog-remote control --input gamepad` says so in one line, exit 3, when it is missing).
-depends="libc6, libstdc++6, libgcc-s1, libavahi-compat-libdnssd1, libasound2, libqrencode4, adduser | passwd"
+depends="libc6, libstdc++6, libgcc-s1, libavahi-compat-libdnssd1, libasound2, libqrencode4, libsodium23, adduser | passwd"
 recommends="avahi-daemon, dbus"
 suggests="libsdl2-2.0-0, man-db"
 

@@ -28,7 +28,12 @@
 #               address after 2 s of silence; the receiver recognises it by its connection (no
 #               other controller, no new hello) and the board shows its state again
 #   stop-all    the teacher's stop-all of A reaches each of A's robots once ("reached N of N"),
-#               leaves B's robots alone; then B's
+#               leaves B's robots alone; then B's. Its time to the last robot is printed: from the
+#               command's start to the last board of the session showing its rest values (motors 0,
+#               every button's output off), from the boards' time-stamped `map` lines (the goal is
+#               100 ms at 30 robots). With CLASSROOM_STOP_BOUND_MS=MS, A's time over MS fails the run;
+#               without, it is only printed: on a machine shared with builds (load far above its
+#               cores) the process start and the browse alone take seconds, and say nothing of stop-all
 #   dashboard   the teacher's host also runs `web --session A --teacher-key-file` with a logged-in
 #               dashboard (scripts/classroom_dashboard.py: the dashboard's WebSocket, no browser)
 #               from the warm-up on: every robot of session A has a row that shows it DRIVING with
@@ -53,6 +58,7 @@ BIN=${ANALOG_REMOTE:-$ROOT/.build/debug/analog-remote}
 BIN_COMM=$(basename "$BIN" | cut -c1-15)
 case "$BIN" in /*) ;; *) BIN="$PWD/$BIN";; esac     # the hosts run it from another working directory
 ROBOTS_A=5; ROBOTS_B=3; HOLD_S=5; KEEP=""; WARMUP_S=4
+STOP_BOUND_MS=${CLASSROOM_STOP_BOUND_MS:-}      # stop-all's time to the last robot of A: fail above it (goal: 100 ms)
 SETTLE_S=2     # after the last robot drove: the tail of discovery (browse back-off) before "steady"
 # avahi-daemon announces a new host's address records, and each new service, three times: at once,
 # 1 s later and 2 s after that (plus up to 250 ms of jitter). Those waves are the responders'
@@ -377,9 +383,25 @@ check "dashboard cpu" "$(awk -v p="$web_pct" 'BEGIN { print (p < 5 ? 0 : 1) }')"
     "the web server with the dashboard open used $web_pct % of a core over the steady ${window_ms} ms ($web_ms ms of CPU; goal < 5 %)"
 
 # Stop-all of session A from the teacher, then B. Counted by identity: N of N, each robot once.
-stopall() { # SESSION EXPECTED OUT
+# STOP_MS: the time from the command's start to the last of the session's boards at rest.
+stopall() { # SESSION EXPECTED OUT FIRST_ROBOT LAST_ROBOT
+    local t_start
+    t_start=$EPOCHREALTIME
     env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN nsenter -t "$(cat "$STATE/teacher/holder.pid")" -m -n -- \
         timeout 20 "$BIN" stop-all --quiet --session "$1" --timeout 2 --teacher-key-file "$STATE/teacher.key" > "$3" 2>&1 || true
+    local i t ms worst=-1 worst_i=0 at_rest=0 all=()
+    for i in $(seq "$4" "$5"); do
+        # The first board write at rest after the start (each board showed its driver's state until then).
+        t=$(awk -v t0="$t_start" -v rest="$REST" '$1 >= t0 && index($0, " " rest) { print $1; exit }' "$STATE/r$i.log")
+        [ -n "$t" ] || continue
+        at_rest=$((at_rest + 1))
+        ms=$(awk -v a="$t" -v b="$t_start" 'BEGIN { printf "%d", (a - b) * 1000 }')
+        all+=("$ms"); [ "$ms" -gt "$worst" ] && { worst=$ms; worst_i=$i; }
+    done
+    STOP_MS=$worst
+    STOP_NOTE="motors 0 on $at_rest of $(( $5 - $4 + 1 )) robots; the last (${R_SESSION[$worst_i]:-?}/${R_NAME[$worst_i]:-?}) $worst ms after stop-all started (first $(printf '%s\n' "${all[@]}" | sort -n | head -1) ms, median $(printf '%s\n' "${all[@]}" | sort -n | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "-") }') ms)"
+    echo "  stop-all $1: $STOP_NOTE"
+    [ "$at_rest" -eq $(( $5 - $4 + 1 )) ] || STOP_MS=-1
     local reached lines dupes
     reached=$(grep -o 'reached [0-9]* of [0-9]* receivers*' "$3" || true)
     lines=$(grep -c '^stopped ' "$3" || true)
@@ -395,11 +417,18 @@ stopall() { # SESSION EXPECTED OUT
 for i in $(seq 1 "$N"); do BEFORE[i]=$(wc -l < "$STATE/r$i.log"); done
 
 
-stopall "$SESSION_A" "$ROBOTS_A" "$STATE/stop-a.log"
+stopall "$SESSION_A" "$ROBOTS_A" "$STATE/stop-a.log" 1 "$ROBOTS_A"
+if [ -n "$STOP_BOUND_MS" ]; then
+    if [ "$STOP_MS" -ge 0 ] && [ "$STOP_MS" -le "$STOP_BOUND_MS" ]; then
+        check "stop-all time" 0 "$STOP_NOTE (bound $STOP_BOUND_MS ms; goal 100 ms at 30 robots)"
+    else
+        check "stop-all time" 1 "$STOP_NOTE (bound $STOP_BOUND_MS ms; goal 100 ms at 30 robots)"
+    fi
+fi
 untouched=0
 for i in $(seq $((ROBOTS_A + 1)) "$N"); do grep -q 'STOPPED BY TEACHER' "$STATE/r$i.log" && untouched=1; done
 check "other session" "$untouched" "$([ $untouched -eq 0 ] && echo "session $SESSION_B's robots untouched by $SESSION_A's stop-all" || echo "a robot of $SESSION_B was stopped by $SESSION_A's stop-all")"
-stopall "$SESSION_B" "$ROBOTS_B" "$STATE/stop-b.log"
+stopall "$SESSION_B" "$ROBOTS_B" "$STATE/stop-b.log" $((ROBOTS_A + 1)) "$N"
 for i in $(seq 1 "$N"); do BEFORE_STOP[i]=$(wc -l < "$STATE/r$i.log"); done
 
 # One address per receiver, end to end: robot 1's IPv4 address goes away while its driver drives.

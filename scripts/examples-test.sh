@@ -10,7 +10,8 @@
 #
 # The three are built into ONE scratch path (.build/examples), so the library and its
 # dependencies are compiled once and the second and third builds only add their own main.swift.
-# Checks: the peer logger lists a receiver the test started; the two-player game plays a round
+# Checks: every Swift snippet of the docs compiles in a package made as the docs say
+# (scripts/doc-snippets.py); the peer logger lists a receiver the test started; the two-player game plays a round
 # between two processes (both print the same verdict); the custom robot's simulated drive moves
 # when `analog-remote control` drives it, and rests when the controller stops; the logger says
 # once whether it finds peers by DNS-SD (here, with no responder in the machine's namespace, it
@@ -64,6 +65,19 @@ for example in PeerLogger:peer-logger TwoPlayerGame:two-player-game CustomRobot:
   fi
   check "build $package ($(( $(date +%s) - start )) s so far)" 0
 done
+
+# ---- every Swift snippet of the docs, compiled as a user's package --------------------------------
+# scripts/doc-snippets.py makes the package from docs/swift-api.md's Package.swift block (the
+# package name rule, swift-log) and one file per snippet of README, swift-api.md, DocC and doc
+# comments; it also refuses `.package(path:` without `name:` and a receive line without
+# --no-advertise. Built into the same scratch path: only the snippets are compiled anew.
+if python3 scripts/doc-snippets.py "$work/DocSnippets" >"$work/snippets.log" 2>&1 \
+   && swift build --package-path "$work/DocSnippets" --scratch-path "$scratch" --product MyRobotApp >>"$work/snippets.log" 2>&1 \
+   && "$exe/MyRobotApp" >>"$work/snippets.log" 2>&1; then
+  check "the docs' Swift snippets compile as a user's package ($(grep -o '[0-9]* snippets' "$work/snippets.log"))" 0
+else
+  check "the docs' Swift snippets compile as a user's package" 1 "$work/snippets.log"
+fi
 
 # ---- the logger lists a receiver ----------------------------------------------------------------
 "$bin" receive --quiet --no-advertise --port 0 --board sim --name example-robot >"$work/receiver.out" 2>"$work/receiver.err" &

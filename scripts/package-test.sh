@@ -63,7 +63,7 @@ if ! deb=$(timeout 1500 bash scripts/build-deb.sh --debug --output "$work" 2>"$w
 fi
 pass "build-deb.sh builds $(basename "$deb") ($((SECONDS - started)) s)"
 check "the package declares its runtime dependencies" \
-  bash -c "dpkg-deb -f '$deb' Depends | grep -q 'libavahi-compat-libdnssd1, libasound2, libqrencode4'"
+  bash -c "dpkg-deb -f '$deb' Depends | grep -q 'libavahi-compat-libdnssd1, libasound2, libqrencode4, libsodium23'"
 check "SDL2 is only suggested (no desktop on the robot)" \
   bash -c "! dpkg-deb -f '$deb' Depends Recommends | grep -q sdl && dpkg-deb -f '$deb' Suggests | grep -q 'libsdl2-2.0-0'"
 

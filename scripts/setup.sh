@@ -8,24 +8,42 @@
 # forbidden"). Our tests start avahi only inside network namespaces they build themselves.
 set -euo pipefail
 
-PACKAGES=(
+# What the build links against: all `./run.sh demo` needs (the demo runs on loopback with
+# --no-advertise, so no mDNS daemon).
+BUILD_PACKAGES=(
   libavahi-compat-libdnssd-dev   # dns_sd.h + libdns_sd (Avahi's Bonjour compatibility layer)
   libasound2-dev                 # ALSA rawmidi, for midi:hw:… boards
   libsdl2-dev                    # SDL2 GameController, for --input gamepad
+  libqrencode-dev                # QR code of the phone page URL in the terminal (analog-remote web)
+  libsodium-dev                  # ChaCha20-Poly1305 (CSodium): the control plane's AEAD
+  pkg-config                     # SwiftPM finds the C libraries through it
+)
+# What the test suite needs beyond the build.
+TEST_PACKAGES=(
   avahi-daemon avahi-utils       # mDNS responder + avahi-browse/avahi-publish (two-host test)
   dbus                           # avahi talks to its clients over the system bus
   iproute2                       # ip netns, for the two-host discovery test
-  libqrencode-dev                # QR code of the phone page URL in the terminal (analog-remote web)
   chromium                       # headless browser for the phone page test (scripts/web-browser-test.sh)
   tcpdump                        # counts mDNS packets in the classroom test
-  pkg-config                     # SwiftPM finds the C libraries through it
   debootstrap                    # package-test.sh: a clean Debian root to install the .deb into
   binutils                       # build-deb.sh: objdump lists the libraries the binary needs
   systemd                        # systemd-analyze verify on the service unit (package-test.sh)
   systemd-container              # systemd-nspawn: the service under a real systemd (systemd-test.sh)
   nftables                       # doctor-test.sh: a firewall rule inside a test namespace
   librsvg2-bin                   # rsvg-convert: `analog-remote plot -o x.png` (SVG → PNG)
+  time                           # /usr/bin/time: the CPU time of a crafted recording's read (HostileRecordingEndToEndTests)
 )
+
+# Usage: setup.sh [--demo] [--verbose]   (--demo: only what the build needs)
+verbose=""
+PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
+for arg in "$@"; do
+  case "$arg" in
+    --demo) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
+    --verbose) verbose=1 ;;
+    *) echo "setup: unknown option '$arg' (use --demo and/or --verbose)" >&2; exit 64 ;;
+  esac
+done
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -34,7 +52,7 @@ for p in "${PACKAGES[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
-  [[ "${1:-}" == "--verbose" ]] && echo "setup: all ${#PACKAGES[@]} packages present"
+  [[ -n "$verbose" ]] && echo "setup: all ${#PACKAGES[@]} packages present"
   exit 0
 fi
 

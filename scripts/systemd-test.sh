@@ -14,9 +14,16 @@
 #     controller started right after drives at once (its only forward state moves the motors);
 #     the time from `systemctl start` to that drivable state is printed;
 #   - `systemctl reload` with a new `map` applies it (new motor speeds) in the same process;
-#   - a receiver stalled with SIGSTOP is killed by the watchdog and running again within
-#     WatchdogSec + RestartSec + 1 s, and the board is written to rest before it drives again;
-#     doctor's service line then tells the restart and the watchdog;
+#   - a receiver stalled with SIGSTOP while driving: motors 0 within 1.5 s of the stop (the
+#     1 s watchdog's abort), killed by the watchdog and running again within WatchdogSec +
+#     RestartSec + 1 s, and the board is written to rest before it drives again; doctor's
+#     service line then tells the restart and the watchdog;
+#   - a receiver killed with SIGKILL, then one with SIGABRT, while driving: motors 0 within
+#     300 ms (ExecStopPost's `analog-remote rest`; for SIGABRT also the receiver's own crash
+#     handler), `rest` said "board at rest" in the journal after each death, and the restarted
+#     receiver drives again after writing rest first. Each time to motors 0 is printed: from
+#     just before the signal is sent to board-sim's stamp (--trace-times) of the first command
+#     that left the motors at 0;
 #   - the board unplugged while it runs: logged, the same process takes it back (rest first);
 #   - `systemctl stop` while driving: motors 0, exit 0;
 #   - started without its board: exit 3, restarted again and again (doctor: fail, exit 3) until
@@ -125,8 +132,32 @@ done
 check "the root boots under systemd-nspawn, private network ($state, $((SECONDS - t)) s since apt)" test "$state" = running
 prop() { inside systemctl show -p "$1" --value analog-remote; }
 
-# The board's trace: "map HEX" after every change; the motors are bytes 0x22/0x23 (hex 69–72).
+# The board's trace: "map HEX" after every change; the motors are bytes 0x22/0x23 (hex 69–72);
+# "at MICROSECONDS" (CLOCK_MONOTONIC, which the container shares with this host) before each "cmd".
 trace=$board/trace
+mono_us() { python3 -c 'import time; print(time.monotonic_ns() // 1000)'; }
+# Milliseconds from $2 (monotonic µs) to the first command after line $1 that left the motors
+# at 0 and was taken at or after $2; empty when there is none (yet).
+ms_to_rest() {
+  tail -n +$(($1 + 1)) "$trace" 2>/dev/null | awk -v t0="$2" '
+    $1 == "at" { at = $2 }
+    $1 == "map" && substr($2, 69, 4) == "0000" && at != "" && at >= t0 { printf "%d\n", (at - t0) / 1000; exit }'
+}
+# The motors the last map line among the first $1 lines of the trace holds.
+motors_at_line() { head -n "$1" "$trace" | awk '$1 == "map" { m = substr($2, 69, 4) } END { print m }'; }
+# Waits (20 ms steps, up to 10 s) for a fresh forward phase of the driving controller: the
+# motors at 0 (its rest), then at $1 — so that more than a second of driving lies ahead.
+fresh_forward() {
+  local _ seen_rest=0
+  for _ in $(seq 500); do
+    local m; m=$(last_motors)
+    if ((seen_rest)); then [[ $m == "$1" ]] && return 0; else [[ $m == 0000 ]] && seen_rest=1; fi
+    sleep 0.02
+  done
+  return 1
+}
+# How many times `analog-remote rest` (ExecStopPost) said the board is at rest.
+rest_lines() { inside journalctl -u analog-remote -o cat --no-pager 2>/dev/null | grep -c '^board at rest: '; }
 lines() { wc -l < "$trace" 2>/dev/null || echo 0; }
 motors_after() { tail -n +$(($1 + 1)) "$trace" 2>/dev/null | awk '$1 == "map" { print substr($2, 69, 4) }'; }
 last_motors() { motors_after 0 | tail -1; }
@@ -141,7 +172,7 @@ wait_motors() {
 start_board() {
   inside systemd-run --quiet --unit=board-sim --collect --uid=analog-remote --gid=analog-remote \
     -p StandardOutput=append:/run/board/trace -p StandardError=append:/run/board/sim.err \
-    /usr/bin/analog-remote board-sim --firmware motors --trace --quiet --link /run/board/link
+    /usr/bin/analog-remote board-sim --firmware motors --trace --trace-times --quiet --link /run/board/link
   local _
   for _ in $(seq 100); do [[ -L $board/link ]] && return 0; sleep 0.1; done
   return 1
@@ -190,21 +221,31 @@ check "… without a restart (same MainPID $pid_before, NRestarts $restarts_befo
   test "$(prop MainPID)" = "$pid_before" -a "$(prop NRestarts)" = "$restarts_before"
 
 # 5. The watchdog: a stalled receiver while the robot drives.
-# Whole seconds as the unit says them ("5s"); anything else (off, "500ms") reads as 0 and fails.
-seconds() { [[ $1 =~ ^[0-9]+s$ ]] && echo "${1%s}" || echo 0; }
-watchdog_s=$(seconds "$(prop WatchdogUSec)") restart_s=$(seconds "$(prop RestartUSec)")
-frozen="" stop_ns=0
-for _ in 1 2 3; do
-  wait_motors "$(($(lines) - 1))" 9c64 || true
-  pid=$(prop MainPID)
-  inside /bin/sh -c "kill -STOP $pid"
-  stop_ns=$(date +%s%N)
-  frozen=$(last_motors)
-  [[ $frozen != 0000 ]] && break
-  inside /bin/sh -c "kill -CONT $pid"     # stopped in a resting phase: try again while it drives
-  frozen=""
-done
+# Milliseconds as the unit says them ("1s", "500ms", "1s 500ms"); anything else (off) reads as 0 and fails.
+milliseconds() {
+  local total=0 part
+  for part in $1; do
+    if [[ $part =~ ^([0-9]+)ms$ ]]; then total=$((total + BASH_REMATCH[1]))
+    elif [[ $part =~ ^([0-9]+)s$ ]]; then total=$((total + BASH_REMATCH[1] * 1000))
+    elif [[ $part =~ ^([0-9]+)min$ ]]; then total=$((total + BASH_REMATCH[1] * 60000))
+    else echo 0; return; fi
+  done
+  echo "$total"
+}
+watchdog_ms=$(milliseconds "$(prop WatchdogUSec)") restart_ms=$(milliseconds "$(prop RestartUSec)")
+stall_goal_ms=1500
+fresh_forward 9c64
+pid=$(prop MainPID)
 mark=$(lines)
+t0=$(mono_us)
+inside /bin/sh -c "kill -STOP $pid"
+stop_ns=$(date +%s%N)
+frozen=$(motors_at_line "$mark")
+rest_ms=""
+for _ in $(seq 250); do rest_ms=$(ms_to_rest "$mark" "$t0"); [[ -n $rest_ms ]] && break; sleep 0.02; done
+echo "      SIGSTOP while driving (motors ${frozen:-?}): motors 0 after ${rest_ms:-never (5 s)} ms (goal ≤ $stall_goal_ms ms; WatchdogSec $watchdog_ms ms)"
+check "a receiver stalled with SIGSTOP while driving leaves the motors at 0 within $stall_goal_ms ms (${rest_ms:-never} ms)" \
+  test -n "$frozen" -a "$frozen" != 0000 -a -n "$rest_ms" -a "${rest_ms:-99999}" -le "$stall_goal_ms"
 new_pid=$pid elapsed_ms=-1
 for _ in $(seq 300); do
   new_pid=$(prop MainPID)
@@ -213,10 +254,10 @@ for _ in $(seq 300); do
   fi
   sleep 0.1
 done
-limit_ms=$(((watchdog_s + restart_s + 1) * 1000))
-echo "      stalled with motors ${frozen:-?}; running again after $elapsed_ms ms (WatchdogSec ${watchdog_s}s + RestartSec ${restart_s}s + 1 s = $limit_ms ms)"
-check "a receiver stalled with SIGSTOP (while driving) is killed by the watchdog and running again within $limit_ms ms" \
-  test -n "$frozen" -a "$elapsed_ms" -ge 0 -a "$elapsed_ms" -le "$limit_ms" -a "$watchdog_s" -gt 0
+limit_ms=$((watchdog_ms + restart_ms + 1000))
+echo "      stalled with motors ${frozen:-?}; running again after $elapsed_ms ms (WatchdogSec $watchdog_ms ms + RestartSec $restart_ms ms + 1 s = $limit_ms ms)"
+check "… killed by the watchdog and running again within $limit_ms ms" \
+  test -n "$frozen" -a "$elapsed_ms" -ge 0 -a "$elapsed_ms" -le "$limit_ms" -a "$watchdog_ms" -gt 0
 wait_motors "$mark" 9c64
 after=$(motor_writes_after "$mark" | uniq | tr '\n' ' ')
 rest_first() { [[ $after == "0000 "* && $after == *9c64* ]]; }
@@ -226,6 +267,38 @@ line=$(doctor_line)
 echo "      doctor: $line"
 watchdog_told() { [[ $line == "warn  service: analog-remote.service is active (running) but needed 1 automatic restart; last exit: "*"watchdog timeout"* ]]; }
 check "doctor tells the restart and the watchdog" watchdog_told
+
+# 5b. Deaths the receiver cannot see: SIGKILL (as the OOM killer), SIGABRT (as a crash), while
+#     driving. The board must be at rest within kill_goal_ms, written by someone else than the dead.
+kill_goal_ms=300
+death_case() {
+  local sig=$1 pid mark t0 frozen rest_ms="" said_before said=0 new_pid after _
+  if ! fresh_forward 9c64; then fail "$sig: the controller drives (no fresh forward phase in 10 s)"; return; fi
+  pid=$(prop MainPID)
+  said_before=$(rest_lines)
+  mark=$(lines)
+  t0=$(mono_us)
+  inside /bin/sh -c "kill -$sig $pid"
+  frozen=$(motors_at_line "$mark")
+  for _ in $(seq 250); do rest_ms=$(ms_to_rest "$mark" "$t0"); [[ -n $rest_ms ]] && break; sleep 0.02; done
+  echo "      $sig while driving (motors ${frozen:-?}): motors 0 after ${rest_ms:-never (5 s)} ms (goal ≤ $kill_goal_ms ms)"
+  check "$sig while driving: the motors are at 0 within $kill_goal_ms ms (${rest_ms:-never} ms)" \
+    test -n "$frozen" -a "$frozen" != 0000 -a -n "$rest_ms" -a "${rest_ms:-99999}" -le "$kill_goal_ms"
+  for _ in $(seq 100); do (($(rest_lines) > said_before)) && { said=1; break; }; sleep 0.1; done
+  check "… and ExecStopPost's \`analog-remote rest\` confirmed the board at rest after the death" test "$said" -eq 1
+  new_pid=$pid
+  for _ in $(seq 100); do
+    new_pid=$(prop MainPID)
+    [[ $new_pid != "$pid" && $new_pid != 0 && $(prop ActiveState) == active ]] && break
+    sleep 0.1
+  done
+  wait_motors "$mark" 9c64
+  after=$(motor_writes_after "$mark" | uniq | tr '\n' ' ')
+  restarted_rest_first() { [[ $new_pid != "$pid" && $after == "0000 "* && $after == *9c64* ]]; }
+  check "… restarted ($(prop NRestarts) restarts so far), it drives again after rest (motor writes: $after)" restarted_rest_first
+}
+death_case KILL
+death_case ABRT
 
 # 6. The board unplugged while it runs: the receiver stays up and takes it back (rest first).
 pid=$(prop MainPID)
@@ -257,10 +330,12 @@ for _ in $(seq 200); do
   (($(prop NRestarts) >= restarts + 2)) && { retried=1; break; }
   sleep 0.1
 done
-line=$(doctor_line)
+unplug_told() { [[ $line == "fail  service: analog-remote.service is activating"*"exit 3 (a device (the board) unavailable)"* ]]; }
+# Asked between two runs: not in the moment ExecStopPost's `rest` runs (the unit is then
+# deactivating), so a few tries.
+for _ in 1 2 3 4 5; do line=$(doctor_line); unplug_told && break; sleep 0.3; done
 echo "      doctor: $line"
 check "no board at start: the receiver exits 3 and is started again and again ($(prop NRestarts) restarts)" test "$exit3" -eq 1 -a "$retried" -eq 1
-unplug_told() { [[ $line == "fail  service: analog-remote.service is activating"*"exit 3 (a device (the board) unavailable)"* ]]; }
 check "doctor says it is restarting and why" unplug_told
 mark=$(lines)
 start_board

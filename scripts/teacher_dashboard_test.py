@@ -4,17 +4,17 @@ in a real headless Chromium, on loopback.
 
 A class of 31 robots on a 1280 × 800 laptop screen: four simulated boards (`board-sim --trace`)
 with a receiver each (`--teacher-key`), 26 more receivers with the teacher key on the built-in
-simulator, a 31st receiver without a teacher key (it must refuse to be watched, and the
-dashboard must say so), seven drivers (`control --input script:…`, each holding forward), one
+simulator, a 31st receiver without a teacher key (it answers unsigned: its tile is its address,
+never the name it gives itself, and says it is not watched), seven drivers (`control --input script:…`, each holding forward), one
 `web` server. Checks, in order: without the key nothing of /teacher is reachable (page, script,
 log, WebSocket); login through the form sets an HttpOnly/Secure/SameSite=Strict cookie; every
 robot has a tile within 2 s with the right driver and state, updated at least twice a second;
-all 31 tiles inside the 1280 × 800 viewport without scrolling, in natural order of their names
-(robot 2 before robot 10); the summary counts each kind apart and the keyless robot as "not
+all 31 tiles inside the 1280 × 800 viewport without scrolling, the roster's robots first, then
+in natural order of their names (robot 2 before robot 10); the summary counts each kind apart and the keyless robot as "not
 watched", not offline; Stop on one tile stops that robot only (motors 0 within 300 ms by the
 write's arrival, the others keep their motor bytes) and the tile shows it within 250 ms of the
 click; a SIGKILLed receiver's tile turns OFFLINE within 2.5 s and is still there 10 s later,
-until Dismiss; the keyless robot offers only Stop and Release and shows the stop sent to it;
+until Dismiss; the keyless robot offers only Stop and shows the stop sent to it and its answer;
 Release; Identify blinks LEDs and buzzer on that board and writes no motor byte; Kick frees
 the robot and its driver prints why; a driver stopped with SIGSTOP turns its row FAILSAFE within
 1 s; with the roster the phone page lists only the typed student's robot and the server refuses
@@ -23,7 +23,8 @@ from the dashboard, a driver pressing A, the score moving on the dashboard, the 
 its result in the log; the tiles stack on a 360-px phone; 60 robots still fit 1280 × 800; the
 lesson's log downloads as CSV and is on disk as JSON Lines; wrong keys are rate limited per client
 address (another address still logs in), and refused WebSockets are logged once per address
-however often they are tried.
+however often they are tried; last, logging out closes a WebSocket opened before it (4401) and
+the page's Log out shows the login form.
 
 Usage: teacher_dashboard_test.py BINARY [--screenshot PATH]. Last line:
 `teacher-dashboard: N passed, M failed`. Every process it starts is stopped on every way out.
@@ -147,7 +148,8 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def one_screen(page, expect=None, what="31 robots"):
-    """Every data-robot element inside the viewport, nothing to scroll, names in natural order."""
+    """Every data-robot element inside the viewport, nothing to scroll, the roster's robots first in
+    its order, then the names in natural order (the keyless robot's is its address)."""
     got = page.evaluate("(() => { const v = {w: innerWidth, h: innerHeight}; const d = document.scrollingElement;"
                         " return {v, scroll: [d.scrollWidth, d.scrollHeight], tiles: [...document.querySelectorAll('[data-robot]')]"
                         ".filter(e => !e.closest('#detail')).map(e => { const b = e.getBoundingClientRect();"
@@ -159,7 +161,8 @@ def one_screen(page, expect=None, what="31 robots"):
     size = f"{got['tiles'][0]['w']} × {got['tiles'][0]['h']} px" if got["tiles"] else "none"
     check(f"{what} at {got['v']['w']} × {got['v']['h']}: every tile inside the viewport without scrolling (tiles {size}), "
           "in natural order", len(names) == n and not outside and got["scroll"][0] <= got["v"]["w"] and got["scroll"][1] <= got["v"]["h"]
-          and names == sorted(names, key=natural), (outside, got["scroll"], names))
+          and names == sorted(names, key=lambda n: (ROSTER.index(n) if n in ROSTER else len(ROSTER), natural(n))),
+          (outside, got["scroll"], names))
 
 
 def summary_counts(page):
@@ -241,12 +244,49 @@ def natural(name):
 
 
 CLASS = 30            # robots with the teacher key; one more without
-KEYLESS = f"robot {CLASS + 1}"
+ROSTER = ["robot 1", "robot 2", "robot 3", "robot 4"]   # the roster's robots, in its order
+KEYLESS = None      # robot 31, without a key: its tile is its address (set once it listens)
 KILLED = "robot 6"    # driven by Gia when its receiver is SIGKILLed
 
 
+def logout(page, base, port, session_cookie):
+    """Logging out ends the session everywhere: a dashboard WebSocket opened with the cookie before
+    the logout obeys nothing after it (a Stop all sent on it stops no robot) and is closed (4401);
+    the page's own Log out button brings that page back to the login form."""
+    from webtest_ws import Closed
+    ws = WebSocket(f"wss://127.0.0.1:{port}/teacher/ws", origin=base, cookie=session_cookie)
+    try:
+        first = json.loads(ws.recv(timeout=5))
+        status = http(f"{base}/teacher/logout", data="", cookie=session_cookie)[0]
+        sent = True
+        try:
+            ws.send_json({"t": "stop", "robot": "*"})
+        except OSError:
+            sent = False
+        closed = None
+        t0 = time.monotonic()
+        try:
+            while time.monotonic() - t0 < 5:
+                ws.recv(timeout=5)
+        except Closed as e:
+            closed = (e.code, round(time.monotonic() - t0, 3))
+        except OSError as e:
+            closed = (repr(e), round(time.monotonic() - t0, 3))
+        time.sleep(0.6)
+        stopped = page.evaluate("[...document.querySelectorAll('.row')].filter(r => r.dataset.state === 'teacher-stop').map(r => r.dataset.robot)")
+        check(f"logout: a dashboard WebSocket opened before it is closed ({closed}) and the Stop all sent on it stops no robot",
+              first.get("t") == "rows" and status == 303 and closed is not None and closed[0] == 4401 and closed[1] < 1.0
+              and stopped == [], (first.get("t"), status, sent, closed, stopped))
+    finally:
+        ws.close()
+    # The page's Log out: back to the login form, and that session's cookie is gone.
+    page.evaluate("document.querySelector('#logout button').click()")
+    page.wait_for("!!document.getElementById('key')", timeout=5, what="the login form after Log out")
+    check("the dashboard's Log out button ends its session: the page shows the login form", True)
+
+
 def main():
-    global KEYFILE
+    global KEYFILE, KEYLESS
     tmp = tempfile.mkdtemp(prefix="ar-teacher-test-")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     drivers = {}
@@ -260,6 +300,7 @@ def main():
             + [Robot(tmp, CLASS + 1, key=False)]
         for r in robots:
             r.started()
+        KEYLESS = f"127.0.0.1:{robots[-1].port}"
         # Seven drivers, each resting first (a robot starts only from rest) and then holding forward.
         script = f"{tmp}/forward.script"
         with open(script, "w") as f:
@@ -270,7 +311,7 @@ def main():
         for robot in robots[:3]:
             robot.wait_motor(FORWARD, 0, timeout=15)
         with open(f"{tmp}/roster.csv", "w") as f:
-            f.write("student,robot\nAnn,robot 1\nBen,robot 2\nCy,robot 3\nDee,robot 4\n")
+            f.write("student,robot\n" + "".join(f"{s},{r}\n" for s, r in zip(["Ann", "Ben", "Cy", "Dee"], ROSTER)))
         env = dict(os.environ, XDG_STATE_HOME=f"{tmp}/state")
         web = Proc([BINARY, "web", "--quiet", "--host", "127.0.0.1", "--port", "0", "--teacher-key-file", keyfile,
                     "--log-dir", f"{tmp}/logs", "--roster", f"{tmp}/roster.csv"] + sum((["--peer", f"127.0.0.1:{r.port}"] for r in robots), []), env=env, name="web")
@@ -339,8 +380,10 @@ def main():
                       timeout=5, what="the keyless robot's tile saying it has no teacher key")
         page.wait_for(f"document.querySelectorAll('.row[data-state=driving]').length === 7", timeout=10, what="seven robots driving")
         note = [r for r in rows() if r["robot"] == KEYLESS][0]
-        check("a receiver without a teacher key refuses to be watched: its tile says NOT WATCHED, no teacher key",
-              note["state"] == "not-watched" and note["driver"] != "FREE", note)
+        check("a receiver without a teacher key is not watched: its tile is its address (never the name it gives itself), "
+              "says NOT WATCHED and 'unverified reply'",
+              note["state"] == "not-watched" and note["driver"] != "FREE" and note["note"].startswith(f"unverified reply from {KEYLESS}")
+              and not any(r["robot"] == f"robot {CLASS + 1}" for r in rows()), note)
         one_screen(page)
         counts = summary_counts(page)
         check(f"the summary counts each kind apart, the keyless robot as not watched, not offline ({counts})",
@@ -348,7 +391,7 @@ def main():
         offered = page.evaluate(f"(() => {{ document.querySelector('.row[data-robot=\"{KEYLESS}\"] button[data-menu]').click();"
                                 " const a = [...document.querySelectorAll('#detail .actions button')].map(b => b.dataset.action);"
                                 " document.querySelector('#detail button[data-close]').click(); return a; })()")
-        check(f"the keyless robot offers only the actions that work without the key ({offered})", offered == ["stop", "release"], offered)
+        check(f"the keyless robot offers only Stop, the one action safe without its name ({offered})", offered == ["stop"], offered)
         summary = page.evaluate("document.getElementById('summary').textContent")
         check("with a roster the dashboard says who is missing (Dee, whose robot 4 nobody drives)", summary.endswith("missing: Dee"), summary)
         phone_roster(chrome, devtools_port, base, port)
@@ -464,7 +507,6 @@ def main():
                   state == "not-watched", state)
         except AssertionError as e:
             check("Stop on the keyless robot shows what the teacher can know", False, repr(e))
-        click(KEYLESS, "release")
 
         # A receiver is SIGKILLed while Gia drives its robot: it cannot write the safe state, so the robot
         # may still be moving. Its tile turns OFFLINE and stays until the teacher dismisses it.
@@ -554,6 +596,11 @@ def main():
                       " cause: 'silence'})), [], 0); })()")
         time.sleep(0.3)
         one_screen(page, expect=60, what="60 robots")
+        # Last, as it ends the page's session: the real dashboard back first.
+        page.evaluate("location.reload()")
+        page.wait_for(f"typeof socket !== 'undefined' && socket.readyState === 1 && document.querySelectorAll('.row').length >= {CLASS}",
+                      timeout=10, what="the dashboard again after a reload")
+        logout(page, base, port, session_cookie)
         rc = web.stop(signal.SIGINT)
         check("the server exits 0 on SIGINT", rc == 0, rc)
         for r in robots[:4]:

@@ -6,31 +6,31 @@ import Musl
 import CALSA
 
 /// A failed ALSA call: the call, the device, and the negative errno ALSA returned.
-public struct ALSAError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Kind: Hashable, Sendable {
+package struct ALSAError: Error, Hashable, Sendable, CustomStringConvertible {
+    package enum Kind: Hashable, Sendable {
         /// This machine has no sound devices at all (no /dev/snd): no driver, or a container.
         case noSoundDevices
         /// An ALSA call returned the negative errno `code`.
         case failed(call: String, code: Int32)
     }
 
-    public let kind: Kind
+    package let kind: Kind
     /// The device name (`hw:1,0,0`).
-    public let device: String
+    package let device: String
 
-    public init(_ kind: Kind, device: String) {
+    package init(_ kind: Kind, device: String) {
         self.kind = kind
         self.device = device
     }
 
     /// The positive errno, if any.
-    public var errno: Int32? {
+    package var errno: Int32? {
         if case .failed(_, let code) = kind { return -code }
         return nil
     }
 
     /// `snd_strerror` text, lowercased.
-    public var reason: String {
+    package var reason: String {
         switch kind {
         case .noSoundDevices: return "no ALSA sound devices on this machine (/dev/snd is missing)"
         case .failed(_, let code):
@@ -40,7 +40,7 @@ public struct ALSAError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch kind {
         case .noSoundDevices: return "\(device): \(reason)"
         case .failed(let call, _): return "\(device): \(call): \(reason)"

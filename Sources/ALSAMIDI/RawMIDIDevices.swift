@@ -6,19 +6,19 @@ import Musl
 import CALSA
 
 /// A rawmidi (sub)device the ALSA control API reports.
-public struct RawMIDIDevice: Hashable, Sendable {
+package struct RawMIDIDevice: Hashable, Sendable {
     /// `hw:1,0,0`: what `midi:` takes.
-    public let name: String
-    public let cardName: String
-    public let deviceName: String
-    public let subdeviceName: String
-    public let hasInput: Bool
-    public let hasOutput: Bool
+    package let name: String
+    package let cardName: String
+    package let deviceName: String
+    package let subdeviceName: String
+    package let hasInput: Bool
+    package let hasOutput: Bool
 }
 
-public enum RawMIDIDevices {
+package enum RawMIDIDevices {
     /// Every rawmidi subdevice of every sound card; empty on a machine without /dev/snd.
-    public static func list() -> [RawMIDIDevice] {
+    package static func list() -> [RawMIDIDevice] {
         guard ALSA.soundDevicesPresent else { return [] }
         var out: [RawMIDIDevice] = []
         var card: Int32 = -1

@@ -12,22 +12,22 @@ import SystemIO
 /// Both directions are opened even to only write: snd-usb-audio polls a USB device's IN endpoint
 /// only while the input substream is open, and the kit's firmware stalls (up to 250 ms per
 /// message) when its replies cannot leave.
-public final class RawMIDIPort: Sendable {
+package final class RawMIDIPort: Sendable {
     /// `hw:1,0,0`.
-    public let name: String
+    package let name: String
     private struct Handles: ~Copyable {
         var input: OpaquePointer?
         var output: OpaquePointer?
     }
     private let handles: Mutex<Handles>
     /// The descriptors to poll for input (readable).
-    public let inputDescriptors: [Int32]
+    package let inputDescriptors: [Int32]
     /// The descriptors to poll while output is full (writable).
-    public let outputDescriptors: [Int32]
+    package let outputDescriptors: [Int32]
 
     /// Opens `name` (`hw:CARD,DEV[,SUB]` or any ALSA rawmidi name). `output: false` opens the
     /// input only (a keyboard read as a controller: some devices have no output).
-    public init(_ name: String, output wantsOutput: Bool = true) throws(ALSAError) {
+    package init(_ name: String, output wantsOutput: Bool = true) throws(ALSAError) {
         self.name = name
         guard ALSA.soundDevicesPresent else { throw ALSAError(.noSoundDevices, device: name) }
         var input: OpaquePointer?
@@ -52,7 +52,7 @@ public final class RawMIDIPort: Sendable {
     deinit { close() }
 
     /// What has arrived (at most `max` bytes), or nil when nothing is waiting.
-    public func read(max: Int = 512) throws(ALSAError) -> [UInt8]? {
+    package func read(max: Int = 512) throws(ALSAError) -> [UInt8]? {
         let name = self.name
         return try handles.withLock { (h: inout Handles) throws(ALSAError) -> [UInt8]? in
             guard let input = h.input else { throw ALSAError(.failed(call: "snd_rawmidi_read", code: -EBADF), device: name) }
@@ -66,7 +66,7 @@ public final class RawMIDIPort: Sendable {
     }
 
     /// Writes all of `bytes`, waiting (poll, up to `timeout` in all) while the output buffer is full.
-    public func write(_ bytes: [UInt8], timeout: Duration = .milliseconds(500)) throws(ALSAError) {
+    package func write(_ bytes: [UInt8], timeout: Duration = .milliseconds(500)) throws(ALSAError) {
         let deadline = ContinuousClock.now + timeout
         var offset = 0
         while offset < bytes.count {
@@ -86,7 +86,7 @@ public final class RawMIDIPort: Sendable {
     }
 
     /// Closes both directions. Safe to call twice.
-    public func close() {
+    package func close() {
         handles.withLock { h in
             if let i = h.input { snd_rawmidi_close(i) }
             if let o = h.output { snd_rawmidi_close(o) }

@@ -7,17 +7,17 @@ import CALSA
 import Synchronization
 
 /// A readable ALSA sequencer port (a USB keyboard, a virtual keyboard, a DAW's output).
-public struct SequencerPortInfo: Hashable, Sendable {
-    public let client: Int32
-    public let port: Int32
-    public let clientName: String
-    public let portName: String
+package struct SequencerPortInfo: Hashable, Sendable {
+    package let client: Int32
+    package let port: Int32
+    package let clientName: String
+    package let portName: String
     /// A port of a hardware device (the USB/serial driver's), not of a program.
-    public let isHardware: Bool
+    package let isHardware: Bool
     /// `20:0`: what `midi:` takes (a client name works too).
-    public var address: String { "\(client):\(port)" }
+    package var address: String { "\(client):\(port)" }
 
-    public init(client: Int32, port: Int32, clientName: String, portName: String, isHardware: Bool) {
+    package init(client: Int32, port: Int32, clientName: String, portName: String, isHardware: Bool) {
         self.client = client
         self.port = port
         self.clientName = clientName
@@ -27,7 +27,7 @@ public struct SequencerPortInfo: Hashable, Sendable {
 }
 
 /// What one ``SequencerInput/read()`` found.
-public enum SequencerRead: Hashable, Sendable {
+package enum SequencerRead: Hashable, Sendable {
     /// MIDI bytes, as the port's events decode to (running status off).
     case bytes([UInt8])
     /// Nothing waiting.
@@ -43,11 +43,11 @@ public enum SequencerRead: Hashable, Sendable {
 /// decoded back to MIDI bytes (`snd_midi_event_decode`) so that one byte-stream parser serves
 /// the sequencer, rawmidi and serial inputs alike. The client also listens to the system
 /// announce port, to see the source leave.
-public final class SequencerInput: Sendable {
+package final class SequencerInput: Sendable {
     /// The source as found: `20:0 Keystation 49 MIDI 1`.
-    public let source: SequencerPortInfo
+    package let source: SequencerPortInfo
     /// The descriptors to poll for input (readable).
-    public let inputDescriptors: [Int32]
+    package let inputDescriptors: [Int32]
     private struct Handles: ~Copyable {
         var seq: OpaquePointer?
         var decoder: OpaquePointer?
@@ -56,7 +56,7 @@ public final class SequencerInput: Sendable {
 
     /// Opens the sequencer and subscribes to `name` (``SequencerPorts/resolve(_:in:)``); nil =
     /// the first readable port that is not Midi Through's (``SequencerPorts/isDefaultCandidate(_:)``).
-    public init(_ name: String?) throws(ALSAError) {
+    package init(_ name: String?) throws(ALSAError) {
         let label = name ?? "midi"
         guard ALSA.soundDevicesPresent else { throw ALSAError(.noSoundDevices, device: label) }
         var seq: OpaquePointer?
@@ -102,7 +102,7 @@ public final class SequencerInput: Sendable {
     deinit { close() }
 
     /// Drains the waiting events (at most `limit`).
-    public func read(limit: Int = 256) throws(ALSAError) -> SequencerRead {
+    package func read(limit: Int = 256) throws(ALSAError) -> SequencerRead {
         let source = self.source
         return try handles.withLock { (h: inout Handles) throws(ALSAError) -> SequencerRead in
             guard let seq = h.seq, let decoder = h.decoder else {
@@ -143,7 +143,7 @@ public final class SequencerInput: Sendable {
     }
 
     /// Leaves the sequencer (the subscription goes with the client). Safe to call twice.
-    public func close() {
+    package func close() {
         handles.withLock { h in
             if let d = h.decoder { snd_midi_event_free(d) }
             if let s = h.seq { snd_seq_close(s) }
@@ -153,11 +153,11 @@ public final class SequencerInput: Sendable {
     }
 }
 
-public enum SequencerPorts {
+package enum SequencerPorts {
     /// Every readable, subscribable sequencer port except the system client's; empty on a
     /// machine without /dev/snd (``ALSAError/Kind/noSoundDevices`` is thrown there instead, so
     /// callers can say why).
-    public static func list() throws(ALSAError) -> [SequencerPortInfo] {
+    package static func list() throws(ALSAError) -> [SequencerPortInfo] {
         guard ALSA.soundDevicesPresent else { throw ALSAError(.noSoundDevices, device: "sequencer") }
         var seq: OpaquePointer?
         try ALSA.check("snd_seq_open", device: "sequencer") { snd_seq_open(&seq, "default", SND_SEQ_OPEN_INPUT, SND_SEQ_NONBLOCK) }
@@ -167,7 +167,7 @@ public enum SequencerPorts {
     }
 
     /// What plain `midi` picks: the first port that is not Midi Through's (it only echoes).
-    public static func isDefaultCandidate(_ p: SequencerPortInfo) -> Bool {
+    package static func isDefaultCandidate(_ p: SequencerPortInfo) -> Bool {
         !p.clientName.hasPrefix("Midi Through")
     }
 
@@ -205,7 +205,7 @@ public enum SequencerPorts {
     /// - `NAME` — the first port whose client or port is called NAME; failing that, whose client
     ///   or port name contains it.
     /// Names compare without regard to case. nil when nothing matches.
-    public static func resolve(_ text: String, in ports: [SequencerPortInfo]) -> SequencerPortInfo? {
+    package static func resolve(_ text: String, in ports: [SequencerPortInfo]) -> SequencerPortInfo? {
         func isNumber(_ s: Substring) -> Bool { !s.isEmpty && s.allSatisfy { $0.isASCII && $0.isNumber } }
         var name = Substring(text)
         var port: Int32?

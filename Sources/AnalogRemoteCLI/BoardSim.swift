@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
+import BoardFirmware
 import BoardProtocol
 import BoardSimulator
 import Console

@@ -19,7 +19,8 @@ enum ConfigFiles {
     }
 
     /// The command line to parse: `arguments` (without the program name) with the config file
-    /// of `receive` / `control` laid under the subcommand's arguments; others pass unchanged.
+    /// of `receive` / `control` laid under the subcommand's arguments (`rest`: the board, profile and map of
+    /// `receive`'s file); others pass unchanged.
     struct Resolved {
         var arguments: [String]
         var overlay: ConfigOverlay?
@@ -39,6 +40,11 @@ enum ConfigFiles {
         case "receive":
             overlay = try ConfigOverlay.resolve(typed, keys: OptionKeys.of(Receive.self, groups: [GlobalOptions.self, BlackBoxOptions.self]),
                                                 defaultFile: receiveDefault)
+        case "rest":
+            // The receiver's own file, checked as `receive` checks it (a file receive would refuse
+            // is refused here too); only the keys that name the board and its mapping are used.
+            overlay = try ConfigOverlay.resolve(typed, keys: OptionKeys.of(Receive.self, groups: [GlobalOptions.self, BlackBoxOptions.self]),
+                                                defaultFile: receiveDefault).keeping(Rest.fileKeys)
         case "control":
             // `[gamepad]` and `[midi]` are the input mappings, read by `control --input gamepad|midi…`
             // from the same file.

@@ -19,7 +19,9 @@ struct Doctor: ParsableCommand {
             (avahi-daemon runs and answers DNS-SD requests), groups (you and the service user are in \
             dialout and audio), boards (each serial board answers; its stable /dev/programland name), \
             port (the receiver's UDP port is free), multicast (an interface that is up has multicast \
-            and an address), firewall (no nft/iptables rule drops 5353/udp or the port), config (the \
+            and an address), mdns (other machines' mDNS responders answer a query; when machines are \
+            on the LAN but none answers, the network seems to filter multicast: list robots by address, \
+            e.g. `web --session ID --peer HOST:PORT`), firewall (no nft/iptables rule drops 5353/udp or the port), config (the \
             receiver's config file is valid), clock (NTP is not needed).
 
             Exit status: 0 when every check is ok or skipped, 1 when any warns or fails.

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
 import Console
 import ErrorReporting
@@ -32,16 +29,15 @@ struct Keygen: ParsableCommand {
             StandardOutput.write(key + "\n")
             return .done
         }
-        let fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            let why = errno == EEXIST ? "it exists (a key is never overwritten: remove it first)" : String(cString: strerror(errno))
-            throw UserFacingError("keygen --output \(output): \(why)", status: .badConfiguration)
+        let (directory, name) = SafeDirectory.split(output)
+        let made: Bool
+        do throws(SafeFileError) {
+            made = try SafeDirectory(directory, create: false).createOnce(name, with: Array((key + "\n").utf8), mode: 0o600)
+        } catch {
+            throw UserFacingError("keygen --output: \(error)", status: .badConfiguration)
         }
-        defer { close(fd) }
-        let line = Array((key + "\n").utf8)
-        let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == line.count else {
-            throw UserFacingError("keygen --output \(output): write failed (errno \(errno))", status: .badConfiguration)
+        guard made else {
+            throw UserFacingError("keygen --output \(output): it exists (a key is never overwritten: remove it first)", status: .badConfiguration)
         }
         StandardError.write("analog-remote: teacher key written to \(output) (mode 600)\n")
         return .done

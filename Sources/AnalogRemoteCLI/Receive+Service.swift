@@ -11,24 +11,27 @@ import SystemIO
 
 extension Receive {
     /// Under systemd (`Type=notify`, `WatchdogSec=`, `ExecReload=` SIGHUP): the notify socket, the
-    /// reloader, and the test-only stall hook (`ANALOG_REMOTE_TEST_STALL_AFTER_MS=N`: the receive
-    /// loop stops serving N ms after start, so a test sees the watchdog keep-alives stop).
+    /// reloader, and, in debug builds only, the test hook `ANALOG_REMOTE_TEST_STALL_AFTER_MS=N` (the
+    /// receive loop stops serving N ms after start, so a test sees the watchdog keep-alives stop); a
+    /// release build never reads it.
     func superviseAsService(_ configuration: inout ReceiverConfiguration) throws(CommandFailure) {
         do {
             configuration.notifier = try ServiceNotifier.fromEnvironment()
         } catch {
             throw CommandFailure("cannot open the service manager's notify socket: \(error)", kind: .failed)
         }
+        #if DEBUG
         if let text = getenv("ANALOG_REMOTE_TEST_STALL_AFTER_MS").map({ String(cString: $0) }), let ms = Int(text), ms >= 0 {
             configuration.stallAfter = .milliseconds(ms)
         }
+        #endif
         // Benchmark hook (BENCHMARKS.md): the drain pacing's pause in µs, 0 = off, to compare
         // both ways with the same binary. Not an option: there is no reason to tune it in use.
         if let text = getenv("ANALOG_REMOTE_BENCH_DRAIN_PAUSE_US").map({ String(cString: $0) }), let us = Int(text), (0...10_000).contains(us) {
             configuration.drainPause = .microseconds(us)
         }
         // Benchmark hook: the rate (datagrams/s) from which drains are paced, to compare pacing
-        // rules with the same binary (2000 with a 1 ms pause is close to the rule before issue 30).
+        // rules with the same binary (2000 with a 1 ms pause is close to the older fixed rule).
         if let text = getenv("ANALOG_REMOTE_BENCH_BUSY_RATE").map({ String(cString: $0) }), let rate = Int(text), (1...1_000_000).contains(rate) {
             configuration.busyRate = Double(rate)
         }

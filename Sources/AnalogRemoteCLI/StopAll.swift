@@ -10,7 +10,9 @@ struct StopAll: ParsableCommand {
         abstract: "Teacher's stop: every receiver of a session stops its robot and holds it until released.",
         discussion: """
             Finds the session's receivers (DNS-SD, for --timeout seconds) or takes them from --peer, and \
-            sends each the signed stop-all up to 10 times over half a second, until it answers. Receivers \
+            sends each the signed stop the moment it is known (aimed at its robot id when it announces one, \
+            else at the session), up to 10 times over half a second, until it answers; a release first asks \
+            each receiver its name and robot id and is then signed for that robot alone. Receivers \
             obey only a stop-all for their own session (`receive --session`). A receiver that takes it sets the \
             motors to 0 and holds them there, whatever its controllers send, until `stop-all --release`; \
             after the release it waits for a resting state. Receivers started with --teacher-key obey only a \

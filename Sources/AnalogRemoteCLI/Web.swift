@@ -17,6 +17,10 @@ struct Web: ParsableCommand {
             the student typed (and --pair code typed on the page), its own RTT and loss. Receivers \
             need no change.
 
+            Robots: --session ID offers the session's receivers as DNS-SD finds them; --peer HOST:PORT \
+            lists them by address; both together offer the robots listed, as robots of that session (their \
+            `receive --session`), for networks that filter multicast (`doctor` says when mDNS seems filtered).
+
             HTTPS by default (browsers give the tilt sensor only to secure pages): a self-signed \
             certificate is made on first start and kept in $XDG_STATE_HOME/analog-remote (default \
             ~/.local/state/analog-remote), or give your own with --tls-cert/--tls-key. Phones show a \
@@ -34,10 +38,12 @@ struct Web: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: ArgumentHelp("A robot to offer: HOST:PORT of its receiver (repeat for several).", valueName: "host:port"))
+    @Option(help: ArgumentHelp("A robot to offer: HOST:PORT of its receiver (repeat for several; no DNS-SD). With --session, the robots of that session.",
+                               valueName: "host:port"))
     var peer: [String] = []
 
-    @Option(help: ArgumentHelp("Offer the session's receivers, live, found with DNS-SD (needs avahi-daemon).", valueName: "id"))
+    @Option(help: ArgumentHelp("Offer the session's receivers, live, found with DNS-SD (needs avahi-daemon). With --peer: the session those robots run in (their `receive --session`), without DNS-SD, for networks that filter multicast.",
+                               valueName: "id"))
     var session: String?
 
     @Option(help: ArgumentHelp("Address to listen on (0.0.0.0 = every IPv4 interface).", valueName: "address"))
@@ -97,10 +103,17 @@ struct Web: ParsableCommand {
                                valueName: "dir"))
     var recordDir: String?
 
+    @Option(help: "With --record-dir: new recordings a driver may start per minute; past it a drive goes unrecorded (1…1000).")
+    var recordPerMinute: Int = RecordingQuota.defaultFilesPerMinute
+
+    @Option(help: "With --record-dir: megabytes all phone recordings together may take; the oldest are removed past it (1…100000).")
+    var recordMaxMb: Int = RecordingQuota.defaultMegabytes
+
     func validate() throws {
+        guard (1...1000).contains(recordPerMinute) else { throw ValidationError("--record-per-minute \(recordPerMinute) is out of range; allowed: 1…1000") }
+        guard (1...100_000).contains(recordMaxMb) else { throw ValidationError("--record-max-mb \(recordMaxMb) is out of range; allowed: 1…100000") }
         switch (peer.isEmpty, session) {
-        case (true, nil): throw ValidationError("say which robots to offer: --peer HOST:PORT (repeatable), or --session ID to find them on the LAN.")
-        case (false, .some): throw ValidationError("--peer and --session exclude each other: give one of them.")
+        case (true, nil): throw ValidationError("say which robots to offer: --peer HOST:PORT (repeatable), or --session ID to find them on the LAN (both: the session's robots by address).")
         case (_, let s?): do { _ = try SessionID(s) } catch { throw ValidationError("--session: \(error)") }
         default: break
         }
@@ -131,10 +144,13 @@ struct Web: ParsableCommand {
             let status = global.bootstrap()
             let robots: WebOptions.Robots
             var sessionText = ""
-            if let session {
+            if let session, peer.isEmpty {
                 robots = .session(try SessionID(session))
                 sessionText = session
             } else {
+                // By address; the hellos, the dashboard's commands and the name queries carry
+                // the session when one is given (receivers refuse another session's commands).
+                sessionText = session ?? ""
                 var list: [(label: String, address: SocketAddress)] = []
                 for p in peer {
                     do throws(AddressError) {
@@ -156,14 +172,8 @@ struct Web: ParsableCommand {
             options.teacherKeyFile = teacherKeyFile
             options.logDirectory = logDir
             options.rosterFile = roster
-            if let recordDir {
-                do throws(SystemError) {
-                    try DirectoryListing.ensure(recordDir)
-                } catch {
-                    throw UserFacingError("--record-dir \(recordDir): \(error.reason)", status: .badConfiguration)
-                }
-                options.recordDirectory = recordDir
-            }
+            options.recordDirectory = recordDir
+            options.recordQuota = RecordingQuota(filesPerMinute: recordPerMinute, maximumBytes: recordMaxMb << 20)
             return try WebCommand.run(options, status: status)
         }
     }

@@ -14,6 +14,9 @@ public struct AnalogRemoteError: Error, Hashable, Sendable, CustomStringConverti
         case refused
         /// Nothing answered in time.
         case timedOut
+        /// The peer's host answered that nothing listens there (ICMP port unreachable, or the
+        /// host or network unreachable): told at once instead of after the timeout.
+        case peerUnreachable
         /// The message is larger than the mode allows (64 KiB reliable, 943 bytes unreliable).
         case dataTooBig
         /// The peer is not connected (never was, or left).

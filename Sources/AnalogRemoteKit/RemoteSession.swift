@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import Discovery
 import Foundation
 import Logging
@@ -118,12 +119,7 @@ public final class RemoteSession: Sendable {
     /// `finder`: how peers are found (tests give their own); nil: by address only.
     init(sessionID: String, displayName: String, port: UInt16 = 0, disconnectTimeout: Duration = .seconds(5),
          finder: (any PeerFinder)?, logger: Logger? = nil) throws(AnalogRemoteError) {
-        let session: SessionID
-        do {
-            session = try SessionID(sessionID)
-        } catch {
-            throw AnalogRemoteError(.invalidArgument, "session \(sessionID.debugDescription): \(error)")
-        }
+        let session = try Arguments.session(sessionID, parameter: "sessionID")
         guard !displayName.isEmpty, displayName.utf8.count <= 255 else {
             throw AnalogRemoteError(.invalidArgument, "display name: give 1…255 bytes of UTF-8")
         }
@@ -149,8 +145,26 @@ public final class RemoteSession: Sendable {
     /// Ends when the session is closed. Ending the iteration does not close the session.
     public var peerChanges: AsyncStream<PeerChange> { engine.changes.subscribe() }
 
-    /// Every message from a peer. Ends when the session is closed.
+    /// Every message from a peer, from the moment the session exists. Ends when the session is
+    /// closed.
+    ///
+    /// Nothing is lost for being early: messages that arrive while no sequence of this property
+    /// exists are held, up to ``inboxLimit``, and the first sequence made afterwards starts with
+    /// them. Each sequence gets every message that arrives while it exists, so make one and keep
+    /// iterating it. At most ``inboxLimit`` messages wait — held, or queued behind a sequence that
+    /// is not read fast enough; a message that finds no room is dropped, counted in
+    /// ``droppedMessages`` and logged as a warning (never silently).
     public var messages: AsyncStream<Message> { engine.messages.subscribe() }
+
+    /// How many messages may wait to be read: held before the first ``messages`` sequence is
+    /// made, or queued behind one that is not read fast enough.
+    public static let inboxLimit = 1024
+
+    /// Messages dropped because ``inboxLimit`` were already waiting (see ``messages``).
+    public var droppedMessages: Int { engine.droppedMessages }
+
+    /// What the link caps have done so far (tests).
+    var bounds: SessionEngine.Bounds { engine.bounds }
 
     /// The peers connected now.
     public var connectedPeers: [Peer] { engine.connected }
@@ -164,15 +178,12 @@ public final class RemoteSession: Sendable {
     /// Connects to the session at `address` (`HOST:PORT`, `[IPv6]:PORT`); returns the peer once
     /// it accepted. A peer already connected is returned at once.
     ///
-    /// - Throws: ``AnalogRemoteError`` — `.networkUnavailable` (the address does not resolve),
-    ///   `.refused` (another session ID), `.timedOut`, `.closed`.
-    public func connect(to address: String, timeout: Duration = .seconds(10)) async throws(AnalogRemoteError) -> Peer {
-        let target: SocketAddress
-        do {
-            target = try SocketAddress.resolve(address)
-        } catch {
-            throw AnalogRemoteError(.networkUnavailable, "\(address): cannot resolve \(error.host): \(error.reason) (check the name, or give an IP address and port)")
-        }
+    /// - Throws: ``AnalogRemoteError`` — `.invalidArgument` (not `HOST:PORT`: no port, say),
+    ///   `.networkUnavailable` (the name does not resolve), `.refused` (another session ID),
+    ///   `.peerUnreachable` (nothing listens on that port: the host said so), `.timedOut`,
+    ///   `.closed`; `CancellationError` when the task is cancelled while waiting.
+    public func connect(to address: String, timeout: Duration = .seconds(10)) async throws -> Peer {
+        let target = try Arguments.address(address)
         return try await connect(engine.reachable(target), naming: address, timeout: timeout)
     }
 
@@ -181,8 +192,9 @@ public final class RemoteSession: Sendable {
     /// accepted. A peer already connected is returned at once.
     ///
     /// - Throws: ``AnalogRemoteError`` — `.notConnected` (the peer is not available: not found
-    ///   yet, or gone), `.refused`, `.timedOut`, `.closed`.
-    public func connect(to peer: Peer, timeout: Duration = .seconds(10)) async throws(AnalogRemoteError) -> Peer {
+    ///   yet, or gone), `.refused`, `.peerUnreachable`, `.timedOut`, `.closed`;
+    ///   `CancellationError` when the task is cancelled while waiting.
+    public func connect(to peer: Peer, timeout: Duration = .seconds(10)) async throws -> Peer {
         if let connected = engine.connected.first(where: { $0.id == peer.id }) { return connected }
         guard let address = engine.available.first(where: { $0.peer.id == peer.id })?.addresses.first else {
             throw AnalogRemoteError(.notConnected, "\(peer) is not available (wait for .available in peerChanges, or connect by address)")
@@ -190,7 +202,8 @@ public final class RemoteSession: Sendable {
         return try await connect(engine.reachable(address), naming: "\(peer) at \(address)", timeout: timeout)
     }
 
-    private func connect(_ target: SocketAddress, naming label: String, timeout: Duration) async throws(AnalogRemoteError) -> Peer {
+    private func connect(_ target: SocketAddress, naming label: String, timeout: Duration) async throws -> Peer {
+        try Task.checkCancellation()
         let answer = OneShot<Result<Peer, AnalogRemoteError>>()
         engine.post(.connect(target, answer))
         let result = await answer.value(within: timeout) {
@@ -198,6 +211,7 @@ public final class RemoteSession: Sendable {
         } cancelled: {
             .failure(AnalogRemoteError(.closed, "cancelled while connecting to \(label)"))
         }
+        if case .failure = result { try Task.checkCancellation() }
         return try result.get()
     }
 
@@ -209,7 +223,7 @@ public final class RemoteSession: Sendable {
     public func send(_ data: Data, to peers: [Peer]? = nil, mode: SendMode = .reliable) throws(AnalogRemoteError) {
         let limit = mode == .reliable ? Self.reliableLimit : Self.unreliableLimit
         guard data.count <= limit else {
-            throw AnalogRemoteError(.dataTooBig, "\(data.count) bytes: a \(mode) message holds at most \(limit) (split it, or send it reliably)")
+            throw AnalogRemoteError(.dataTooBig, "\(data.count) bytes: \(mode == .reliable ? "a reliable" : "an unreliable") message holds at most \(limit) (split it, or send it reliably)")
         }
         let connected = Set(engine.connected)
         if let peers, let missing = peers.first(where: { !connected.contains($0) }) {

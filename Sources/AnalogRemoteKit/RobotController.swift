@@ -53,10 +53,12 @@ public final class RobotController: Sendable {
     ///   - timeout: how long to wait for the receiver's answer.
     ///   - logger: where the controller says what it does — the lines `analog-remote control`
     ///     logs (the receiver found and followed, the sending plan, refusals); nil logs nothing.
-    /// - Throws: ``AnalogRemoteError`` — `.invalidArgument`, `.networkUnavailable`,
-    ///   `.discoveryUnavailable`, `.refused`, `.timedOut`. Nothing moves before this returns.
+    /// - Throws: ``AnalogRemoteError`` — `.invalidArgument` (an address without a port, say),
+    ///   `.networkUnavailable`, `.discoveryUnavailable`, `.refused`, `.timedOut`;
+    ///   `CancellationError` when the task is cancelled while waiting. Nothing moves before this
+    ///   returns.
     public init(_ receiver: Receiver, displayName: String, pairingCode: String? = nil, rate: Double = 50,
-                timeout: Duration = .seconds(10), logger: Logger? = nil) async throws(AnalogRemoteError) {
+                timeout: Duration = .seconds(10), logger: Logger? = nil) async throws {
         guard SendRate.range.contains(Int(rate.rounded())), rate.isFinite else {
             throw AnalogRemoteError(.invalidArgument, "rate \(rate): give 1…1000 states per second")
         }
@@ -68,20 +70,10 @@ public final class RobotController: Sendable {
         do {
             switch receiver {
             case .address(let text):
-                let address: SocketAddress
-                do {
-                    address = try SocketAddress.resolve(text)
-                } catch {
-                    throw AnalogRemoteError(.networkUnavailable, "\(text): cannot resolve \(error.host): \(error.reason) (check the name, or give an IP address and port)")
-                }
+                let address = try Arguments.address(text)
                 destination = try Destination(Destination.Peer(address: address, label: text))
             case .named(_, let session), .onlyReceiver(let session):
-                let id: SessionID
-                do {
-                    id = try SessionID(session)
-                } catch {
-                    throw AnalogRemoteError(.invalidArgument, "session \(session.debugDescription): \(error)")
-                }
+                let id = try Arguments.session(session, parameter: "session")
                 if case .named(let name, _) = receiver {
                     target = SessionTarget(session: id, receiver: name, requestedRate: nil)
                 } else {
@@ -121,6 +113,7 @@ public final class RobotController: Sendable {
         case .failure(let error):
             mailbox.post(.stop("connect failed"))
             await finished.value
+            try Task.checkCancellation()
             throw error
         }
     }

@@ -15,7 +15,7 @@ import SystemIO
 /// ```swift
 /// let receiver = try await RobotReceiver(name: "wheelie", port: 27183)
 /// for await output in receiver.outputs {
-///     myMotors.set(left: output.leftMotor, right: output.rightMotor)
+///     print(output.leftMotor, output.rightMotor)   // set your motors here
 /// }
 /// ```
 ///
@@ -54,18 +54,14 @@ public final class RobotReceiver: Sendable {
     /// - Throws: ``AnalogRemoteError`` — `.invalidArgument`, `.networkUnavailable` (the port is
     ///   taken), `.discoveryUnavailable`.
     public init(name: String, session: String = "AnalogRemote", port: UInt16 = 27183, admission: Admission = .first,
-                failsafe: Duration = .milliseconds(250), advertise: Bool = true, stopsOnSignals: Bool = true,
+                failsafe: Duration = FailsafeTimeout.standard.duration, advertise: Bool = true, stopsOnSignals: Bool = true,
                 logger: Logger? = nil) async throws(AnalogRemoteError) {
         let ms = failsafe.components.seconds * 1000 + failsafe.components.attoseconds / 1_000_000_000_000_000
         guard FailsafeTimeout.receiverRange.contains(Int(ms)) else {
-            throw AnalogRemoteError(.invalidArgument, "failsafe \(failsafe): give 50 ms…5 s")
+            let range = FailsafeTimeout.receiverRange
+            throw AnalogRemoteError(.invalidArgument, "failsafe \(failsafe): give \(range.lowerBound)…\(range.upperBound) ms")
         }
-        let sessionID: SessionID
-        do {
-            sessionID = try SessionID(session)
-        } catch {
-            throw AnalogRemoteError(.invalidArgument, "session \(session.debugDescription): \(error)")
-        }
+        let sessionID = try Arguments.session(session, parameter: "session")
         var configuration = ReceiverConfiguration()
         configuration.port = port
         configuration.failsafe = FailsafeTimeout(milliseconds: Int(ms))

@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 
 /// What a receiver says its robot is doing for this controller (Protocol.md §7.9), as
 /// ``RobotController/states`` delivers it.

@@ -32,6 +32,19 @@ final class SessionEngine: Sendable {
         var available: [PeerDirectory.Sighting] = []
         var discovery = RemoteSession.DiscoveryState.off
         var closed = false
+        var dropped = 0
+        /// A drop was logged and nothing was delivered since: the next drops are only counted.
+        var overflowing = false
+        var bounds = Bounds()
+    }
+
+    /// What the link caps did (tests read it; a flood must show here, not in memory).
+    struct Bounds: Hashable, Sendable {
+        var links = 0
+        var linksRefused = 0
+        var buffersDropped = 0
+        /// The most all links held for reordering and reassembly after a cap check.
+        var peakBuffered = 0
     }
 
     /// Application data of a ``RemoteSession`` travels on this `data`/`datagram` channel
@@ -45,7 +58,7 @@ final class SessionEngine: Sendable {
     private let dualStack: Bool
     let mailbox: EventMailbox<Command>
     let changes = Broadcast<RemoteSession.PeerChange>()
-    let messages = Broadcast<RemoteSession.Message>()
+    let messages = Inbox<RemoteSession.Message>(limit: RemoteSession.inboxLimit)
     let finished = OneShot<Void>()
     private let published = Mutex(Published())
     let finder: (any PeerFinder)?
@@ -57,6 +70,8 @@ final class SessionEngine: Sendable {
         self.logger = logger
         do {
             socket = try UDPSocket.bind(port: options.port)
+            // A hello to a closed port then fails at once (SessionLinks drains the queue).
+            try socket.enableErrorQueue()
             let local = try socket.localAddress()
             port = local.port
             dualStack = local.family == .inet6
@@ -70,6 +85,26 @@ final class SessionEngine: Sendable {
     var available: [PeerDirectory.Sighting] { published.withLock { $0.available } }
     var discovery: RemoteSession.DiscoveryState { published.withLock { $0.discovery } }
     var isClosed: Bool { published.withLock { $0.closed } }
+    var droppedMessages: Int { published.withLock { $0.dropped } }
+    var bounds: Bounds {
+        get { published.withLock { $0.bounds } }
+        set { published.withLock { $0.bounds = newValue } }
+    }
+
+    /// Hands a message to the program; one that finds the inbox full is counted and, the first
+    /// time after a delivery, logged as a warning.
+    func deliver(_ message: RemoteSession.Message) {
+        let delivered = messages.yield(message)
+        let warn = published.withLock { p -> Bool in
+            defer { p.overflowing = !delivered }
+            if !delivered { p.dropped += 1 }
+            return !delivered && !p.overflowing
+        }
+        if warn {
+            logger.warning("a message was dropped: \(RemoteSession.inboxLimit) are waiting to be read; iterate messages sooner (droppedMessages counts them)",
+                           metadata: ["peer": "\(message.peer)", "mode": "\(message.mode)"])
+        }
+    }
 
     /// Announces this session and starts browsing. Without a responder the session goes on by
     /// address: the state says why, and the log says it once.

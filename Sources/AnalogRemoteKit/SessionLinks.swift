@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import Discovery
 import Foundation
 import Logging
@@ -9,9 +10,22 @@ import SystemIO
 /// side may connect; each accepts a hello of its own session), pings once a second, and a peer
 /// silent for the disconnect timeout dropped. The peers DNS-SD announces are kept here too
 /// (``PeerDirectory``), so every peer change is told from this one thread, in order.
+///
+/// Bounded, as a receiver's peer table is (a flood of hellos and out-of-order data from many
+/// sources cannot grow the program): at most ``maxLinks`` links, ``maxLinksPerHost`` from one IP
+/// address; each link's datagrams pass a token bucket (``rate``, ``burst``) before they are
+/// decoded; and what all links hold for reordering and reassembly stays under ``bufferCap``
+/// (beyond it the stalest links' buffers are dropped: their senders retransmit).
 struct Links {
+    static let maxLinks = 128
+    static let maxLinksPerHost = 16
+    static let rate = 2000.0
+    static let burst = 200.0
+    static let bufferCap = 4 << 20
+
     struct Link {
         var channel = ReliableChannel(connection: .random(in: 1...UInt32.max))
+        var bucket = TokenBucket(rate: Links.rate, burst: Links.burst)
         var peer: RemoteSession.Peer?
         var connected = false
         var waiters: [OneShot<Result<RemoteSession.Peer, AnalogRemoteError>>] = []
@@ -27,6 +41,9 @@ struct Links {
     private var buffer = [UInt8](repeating: 0, count: 2048)
     private var closing = false
     private var directory: PeerDirectory
+    /// Hellos dropped because no link was free (logged once per episode).
+    private var refusing = false
+    private var bounds = SessionEngine.Bounds()
 
     init(engine: SessionEngine) {
         self.engine = engine
@@ -62,10 +79,13 @@ struct Links {
                 }
             }
             receiveAll(now: after)
+            unreachable()
             service(now: after)
             // Changed first, told after: `tell(directory.expire(…))` would read `self` before the change.
             let expired = directory.expire(now: after)
             tell(expired)
+            bounds.links = links.count
+            if engine.bounds != bounds { engine.bounds = bounds }
         }
         failWaiters(AnalogRemoteError(.closed, "the session was closed"))
     }
@@ -92,8 +112,10 @@ struct Links {
             }
         case .disconnect(let id):
             for (address, link) in links where link.peer?.id == id {
+                // What was sent before stays queued ahead of the goodbye: the link is dropped
+                // once both are out (service(now:)), not now.
                 say(.bye, to: address)
-                leave(address, state: .disconnected)
+                leave(address, state: .disconnected, flushing: true)
             }
         case .discovered(let event):
             discovered(event, now: now)
@@ -147,10 +169,69 @@ struct Links {
     }
 
     private mutating func receiveAll(now: ContinuousClock.Instant) {
+        var sinceCheck = 0
         while let got = try? engine.socket.receive(into: &buffer) {
+            // Rate first, before anything is decoded (a source without a link has no bucket:
+            // only a hello can open one, and the link caps bound those).
+            if links[got.from] != nil, links[got.from]?.bucket.take(now: now) != true { continue }
             guard got.length <= buffer.count, ControlHeader.looksLikeControl(buffer[..<got.length]),
                   let datagram = try? ControlDatagram.decode(Array(buffer[..<got.length])) else { continue }
             take(datagram, from: got.from, now: now)
+            sinceCheck += 1
+            if sinceCheck == 64 {
+                capBuffers()
+                sinceCheck = 0
+            }
+        }
+        capBuffers()
+    }
+
+    /// Keeps what all links hold for reordering and reassembly under ``bufferCap``: past it,
+    /// the stalest links' buffers go (not yet connected ones first) until a fourth is free.
+    private mutating func capBuffers() {
+        var total = links.values.reduce(0) { $0 + $1.channel.bufferedBytes }
+        defer { bounds.peakBuffered = max(bounds.peakBuffered, total) }
+        guard total > Self.bufferCap else { return }
+        let order = links.filter { $0.value.channel.bufferedBytes > 0 }
+            .sorted { ($0.value.connected ? 1 : 0, $0.value.lastHeard) < ($1.value.connected ? 1 : 0, $1.value.lastHeard) }
+        for (address, link) in order where total > Self.bufferCap * 3 / 4 {
+            total -= link.channel.bufferedBytes
+            links[address]?.channel.dropBuffered()
+            bounds.buffersDropped += 1
+        }
+    }
+
+    /// Whether a hello from `address` may open a link: under both caps, after evicting the
+    /// stalest link that is of no use (leaving, or neither connected nor awaited) if need be.
+    private mutating func roomForLink(from address: SocketAddress) -> Bool {
+        func idle(_ link: Link) -> Bool { link.leaving || (!link.connected && link.waiters.isEmpty) }
+        let sameHost = links.filter { $0.key.host == address.host }
+        if sameHost.count >= Self.maxLinksPerHost {
+            guard let stalest = sameHost.filter({ idle($0.value) }).min(by: { $0.value.lastHeard < $1.value.lastHeard }) else { return false }
+            links[stalest.key] = nil
+        }
+        if links.count >= Self.maxLinks {
+            guard let stalest = links.filter({ idle($0.value) }).min(by: { $0.value.lastHeard < $1.value.lastHeard }) else { return false }
+            links[stalest.key] = nil
+        }
+        return true
+    }
+
+    /// The ICMP errors the kernel queued (``SessionEngine`` turns the queue on): a hello that met
+    /// a closed port fails its `connect` at once instead of after the timeout. A connected peer is
+    /// left to its pings and the disconnect timeout (one lost route is not a departure).
+    private mutating func unreachable() {
+        while let error = engine.socket.nextQueuedError() {
+            let target = error.destination
+            for (address, link) in links where address.port == target.port && address.host == target.host
+                && !link.connected && !link.waiters.isEmpty {
+                let why = error.errno == ECONNREFUSED ? "nothing listens on that port (the host answered port unreachable)"
+                    : "unreachable (\(String(cString: strerror(error.errno))))"
+                let failure = AnalogRemoteError(.peerUnreachable, "\(address): \(why); is a session running there?")
+                for waiter in link.waiters { waiter.resolve(.failure(failure)) }
+                engine.logger.debug("peer unreachable", metadata: ["address": "\(address)", "errno": "\(error.errno)"])
+                links[address] = nil
+            }
         }
     }
 
@@ -159,6 +240,16 @@ struct Links {
         if links[address] == nil {
             // Only a hello opens a link; anything else from a stranger is dropped.
             guard type == .hello, !closing else { return }
+            guard roomForLink(from: address) else {
+                bounds.linksRefused += 1
+                if !refusing {
+                    refusing = true
+                    engine.logger.warning("a hello was dropped: \(links.count) links are open (at most \(Self.maxLinks), \(Self.maxLinksPerHost) per host)",
+                                          metadata: ["address": "\(address)"])
+                }
+                return
+            }
+            refusing = false
             links[address] = Link(lastHeard: now, nextPing: now + .seconds(1))
         }
         links[address]?.lastHeard = now
@@ -168,7 +259,7 @@ struct Links {
                 if let link = links[address] { transmit(link.channel.unreliable(.pong(id: id, sentNanos: sent)), to: address) }
             case .datagram(let channel, let bytes):
                 if channel == SessionEngine.channel, let link = links[address], link.connected, let peer = link.peer {
-                    engine.messages.yield(.init(peer: peer, data: Data(bytes), mode: .unreliable))
+                    engine.deliver(.init(peer: peer, data: Data(bytes), mode: .unreliable))
                 }
             default: break
             }
@@ -209,7 +300,7 @@ struct Links {
             leave(address, state: .disconnected)
         case .data(let channel, let bytes):
             if channel == SessionEngine.channel, let link = links[address], link.connected, let peer = link.peer {
-                engine.messages.yield(.init(peer: peer, data: Data(bytes), mode: .reliable))
+                engine.deliver(.init(peer: peer, data: Data(bytes), mode: .reliable))
             }
         default:
             break
@@ -233,10 +324,10 @@ struct Links {
         for waiter in waiters { waiter.resolve(.success(peer)) }
     }
 
-    /// Forgets a peer (after what is queued for it is out, when closing) and says so.
-    private mutating func leave(_ address: SocketAddress, state: RemoteSession.PeerState) {
+    /// Forgets a peer (after what is queued for it is out, when closing or `flushing`) and says so.
+    private mutating func leave(_ address: SocketAddress, state: RemoteSession.PeerState, flushing: Bool = false) {
         guard let link = links[address] else { return }
-        if closing {
+        if closing || flushing {
             links[address]?.leaving = true
         } else {
             links[address] = nil

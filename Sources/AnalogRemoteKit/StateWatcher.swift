@@ -1,5 +1,6 @@
 import Console
 import ControlPlane
+import ControlWire
 import Controller
 import SystemIO
 
@@ -37,7 +38,13 @@ final class StateWatcher: SendLoopCompanion {
         switch session.snapshot.phase {
         case .accepted(let name): connected.resolve(.success(name))
         case .unanswered: connected.resolve(.success(""))
-        case .idle, .waiting, .refused: break
+        case .idle, .waiting, .refused:
+            // The kernel passed on an ICMP port unreachable (the socket is connected): nothing
+            // listens there, so the initializer fails now rather than after its timeout.
+            if session.feedback.noReceiver {
+                connected.resolve(.failure(AnalogRemoteError(.peerUnreachable,
+                    "\(session.feedback.target): nothing listens on that UDP port (is the receiver running there, on that port?)")))
+            }
         }
         if let report = session.feedback.report {
             let state = RobotState(report.state)

@@ -8,19 +8,19 @@ import Foundation
 import SystemIO
 
 /// What `analog-remote bench` was asked to do.
-public struct BenchOptions: Sendable {
-    public var json: String?
-    public var quick = false
+package struct BenchOptions: Sendable {
+    package var json: String?
+    package var quick = false
     /// Run only these parts (nil: all).
-    public var only: Set<BenchSection>?
+    package var only: Set<BenchSection>?
     /// Scale runs: these controller counts instead of 1, 16, 64, 256 (and no extra runs).
-    public var controllers: [Int]?
+    package var controllers: [Int]?
     /// The pause between latency samples, µs (default 500…1500; the whole path keeps 2000…3000).
-    public var pacing: ClosedRange<Int64>?
+    package var pacing: ClosedRange<Int64>?
     /// Shown in the report: how the run was started.
-    public var commandLine: String
+    package var commandLine: String
 
-    public init(json: String?, quick: Bool, only: Set<BenchSection>?, controllers: [Int]?, pacing: ClosedRange<Int64>? = nil,
+    package init(json: String?, quick: Bool, only: Set<BenchSection>?, controllers: [Int]?, pacing: ClosedRange<Int64>? = nil,
                 commandLine: String) {
         self.pacing = pacing
         self.json = json
@@ -31,13 +31,13 @@ public struct BenchOptions: Sendable {
     }
 }
 
-public enum BenchSection: String, CaseIterable, Sendable {
+package enum BenchSection: String, CaseIterable, Sendable {
     case floor, receive, whole, phone, scale, freshness, codec, peers
 }
 
 /// `analog-remote bench`: measures, prints one table on stdout (progress on stderr), and with
 /// `--json FILE` writes every figure. See BENCHMARKS.md for what each row means.
-public enum BenchCommand {
+package enum BenchCommand {
     /// Sample counts and durations: the default run takes about three and a half minutes on 2
     /// cores (the peers part under a minute of it), `--quick` about a minute.
     struct Plan {
@@ -75,7 +75,7 @@ public enum BenchCommand {
     /// faster, the server would drop samples as a flood.
     static let phonePacing: ClosedRange<Int64> = 6000...8000
 
-    public static func run(_ options: BenchOptions) throws(CommandFailure) -> CommandOutcome {
+    package static func run(_ options: BenchOptions) throws(CommandFailure) -> CommandOutcome {
         let interruption = Interruption()
         var plan = options.quick ? Plan.quick : Plan.full
         if let controllers = options.controllers {
@@ -194,10 +194,9 @@ public enum BenchCommand {
         print(report.table(), terminator: "")
         if let path = options.json {
             do {
-                try report.json().write(to: URL(fileURLWithPath: path))
+                try LineFile.replace(path, with: String(decoding: report.json(), as: UTF8.self), mode: 0o644)
             } catch {
-                throw CommandFailure("--json \(path): cannot write: \(error.localizedDescription) (choose a writable path)",
-                                     kind: .failed)
+                throw CommandFailure("--json: \(error) (choose a writable path)", kind: .failed)
             }
         }
         return .done

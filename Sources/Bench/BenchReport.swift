@@ -1,48 +1,48 @@
 import Foundation
 
 /// One latency series in the report, with its ratios to the floor of the same run.
-public struct LatencyRow: Sendable, Codable, Hashable {
-    public let id: String
-    public let name: String
+package struct LatencyRow: Sendable, Codable, Hashable {
+    package let id: String
+    package let name: String
     /// Nanoseconds.
-    public let latency: Summary
+    package let latency: Summary
     /// p50 / floor p50 and p99 / floor p99 (nil for the floors themselves, or without a floor).
-    public var p50Ratio: Double?
-    public var p99Ratio: Double?
-    public var lost = 0
-    public var stages: [NamedSummary] = []
-    public var receiverSummary: String?
+    package var p50Ratio: Double?
+    package var p99Ratio: Double?
+    package var lost = 0
+    package var stages: [NamedSummary] = []
+    package var receiverSummary: String?
     /// Floors: CPU time of the echo thread per wake-up (poll, read, write), ns.
-    public var cpuPerWake: Double?
-    public var note: String
+    package var cpuPerWake: Double?
+    package var note: String
 }
 
 /// Everything a run measured; `--json FILE` writes this.
-public struct BenchReport: Sendable, Codable {
-    public var units = "latencies and ages in nanoseconds; CPU in % of one core; pacing in microseconds"
-    public var machine: Machine
-    public var command: String
-    public var pacingMicroseconds: [Int64]
-    public var floors: [LatencyRow] = []
-    public var paths: [LatencyRow] = []
-    public var scale: [ScaleResult] = []
-    public var freshness: [FreshnessSimulation.Result] = []
-    public var codecs: [Throughput] = []
+package struct BenchReport: Sendable, Codable {
+    package var units = "latencies and ages in nanoseconds; CPU in % of one core; pacing in microseconds"
+    package var machine: Machine
+    package var command: String
+    package var pacingMicroseconds: [Int64]
+    package var floors: [LatencyRow] = []
+    package var paths: [LatencyRow] = []
+    package var scale: [ScaleResult] = []
+    package var freshness: [FreshnessSimulation.Result] = []
+    package var codecs: [Throughput] = []
     /// The whole path beside what a user could write instead (`--only peers`).
-    public var peers: [PeerRow] = []
-    public var seconds: Double = 0
+    package var peers: [PeerRow] = []
+    package var seconds: Double = 0
     /// Issue 30's goal table, one entry per line (see ``WholePathGoals``).
-    public var goals: [GoalLine] = []
+    package var goals: [GoalLine] = []
     /// Issue 16's goals (the receive path against its floors, CPU at scale), all met since: kept
     /// as checks.
-    public var floorGoals: [Goal] = []
+    package var floorGoals: [Goal] = []
     /// Lines under the table that put a measurement next to the floors it is made of.
-    public var breakdown: [String] = []
+    package var breakdown: [String] = []
 
-    public struct Goal: Sendable, Codable, Hashable {
-        public let text: String
-        public let met: Bool
-        public let measured: String
+    package struct Goal: Sendable, Codable, Hashable {
+        package let text: String
+        package let met: Bool
+        package let measured: String
     }
 
     /// The floor every latency is compared with: one UDP hop between two threads.
@@ -57,7 +57,7 @@ public struct BenchReport: Sendable, Codable {
     // MARK: the table
 
     /// The one table a run prints (Markdown, so BENCHMARKS.md can hold it as is).
-    public func table() -> String {
+    package func table() -> String {
         var out: [String] = []
         out.append("machine: \(machine.cpus) CPUs, \(machine.cpuModel), \(machine.kernel), \(machine.swift); "
                    + "load average \(machine.loadAtStart) at start, \(machine.loadAtEnd) at end; run took \(Int(seconds.rounded())) s")

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import BoardFirmware
 import BoardProtocol
 import BoardSimulator
 import SerialTTY

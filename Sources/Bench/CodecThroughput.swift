@@ -1,5 +1,6 @@
 import BoardProtocol
 import ControlPlane
+import ControlWire
 import RemoteWire
 import Synchronization
 import SystemIO
@@ -7,16 +8,16 @@ import SystemIO
 /// Item 6: how many operations per second the pure code does on one core, no I/O. Each body
 /// runs in batches until `minimum` has passed; its result feeds a checksum so the optimiser
 /// cannot drop the work.
-public struct Throughput: Sendable, Codable, Hashable {
-    public let name: String
-    public let operations: Int
-    public let seconds: Double
-    public var perSecond: Double { Double(operations) / seconds }
-    public var nanosecondsEach: Double { seconds * 1e9 / Double(operations) }
+package struct Throughput: Sendable, Codable, Hashable {
+    package let name: String
+    package let operations: Int
+    package let seconds: Double
+    package var perSecond: Double { Double(operations) / seconds }
+    package var nanosecondsEach: Double { seconds * 1e9 / Double(operations) }
 
     enum CodingKeys: String, CodingKey { case name, operations, seconds, perSecond, nanosecondsEach }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
         try c.encode(operations, forKey: .operations)
@@ -25,7 +26,7 @@ public struct Throughput: Sendable, Codable, Hashable {
         try c.encode(nanosecondsEach, forKey: .nanosecondsEach)
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
         operations = try c.decode(Int.self, forKey: .operations)
@@ -122,13 +123,14 @@ enum CodecThroughput {
             })
         }
 
-        // The authenticated mode's cost per state (issue 19): what a controller adds to seal it
-        // and a receiver to open it, ChaCha20-Poly1305 with a replay window.
+        // The authenticated mode's cost per state: what a controller adds to seal it
+        // and a receiver to open it: libsodium's IETF ChaCha20 AEAD with a replay window, under keys
+        // read once per connection, as the receiver and the controller hold them.
         let secret = RobotSecret(bytes: Array(0..<12))
         let keys = SecretHandshake.keys(secret: secret, receiverNonce: Array(repeating: 1, count: 16),
                                         controllerNonce: Array(repeating: 2, count: 16), connectionID: 0x1122_3344_5566_7788)
         let packet = StatePacket.encode(ControllerState(angle: 0.25, buttons: .forward))
-        results.append(measure("authenticated envelope: seal + open a state packet (ChaCha20-Poly1305)", minimum: minimum, batch: 1024) { n in
+        results.append(measure("authenticated envelope: seal + open a state packet (ChaCha20 AEAD, libsodium)", minimum: minimum, batch: 1024) { n in
             var window = ReplayWindow()
             var sum: UInt64 = 0
             for i in 0..<n {

@@ -1,3 +1,4 @@
+import BoardFirmware
 import BoardProtocol
 import BoardSimulator
 
@@ -19,29 +20,29 @@ import BoardSimulator
 ///
 /// The age of a completed command is the time its prompt arrived minus the time the newest
 /// state it carries was given to the writer.
-public enum FreshnessSimulation {
-    public struct Result: Sendable, Codable, Hashable {
-        public let writer: String
-        public let baud: Int
-        public let inputHz: Double
-        public let seconds: Double
+package enum FreshnessSimulation {
+    package struct Result: Sendable, Codable, Hashable {
+        package let writer: String
+        package let baud: Int
+        package let inputHz: Double
+        package let seconds: Double
         /// States given to the writer, and commands the board completed in the window.
-        public let states: Int
-        public let completed: Int
+        package let states: Int
+        package let completed: Int
         /// States overwritten before they went out (conflation only: a FIFO skips nothing).
-        public let skipped: Int
+        package let skipped: Int
         /// States not completed when the window ended (queued, or on the wire).
-        public let queuedAtEnd: Int
+        package let queuedAtEnd: Int
         /// Age of the state when its command completed (ns).
-        public let age: Summary?
+        package let age: Summary?
         /// Ages in completion order (for tests; not written to JSON).
-        public let ages: [Int64]
+        package let ages: [Int64]
 
         enum CodingKeys: String, CodingKey {
             case writer, baud, inputHz, seconds, states, completed, skipped, queuedAtEnd, age
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             writer = try c.decode(String.self, forKey: .writer)
             baud = try c.decode(Int.self, forKey: .baud)
@@ -77,13 +78,13 @@ public enum FreshnessSimulation {
 
     /// The motor values of input state `k`: both bytes change from one state to the next, and
     /// neither is ever 0 (the safe state the link starts from).
-    public static func values(_ k: Int) -> [UInt8: UInt8] {
+    package static func values(_ k: Int) -> [UInt8: UInt8] {
         MemoryMapProfile.kit.motors(left: Int8(k % 127 + 1), right: Int8(3 * k % 127 + 1))
     }
 
     /// Runs `writer` with `count` input states, `inputPeriod` apart (ns), on a link of `baud`.
     /// The window ends with the last input period; commands still queued are counted, not aged.
-    public static func run<W: SimulatedWriter>(_ writer: W, baud: Int, inputPeriod: Int64, count: Int) -> Result {
+    package static func run<W: SimulatedWriter>(_ writer: W, baud: Int, inputPeriod: Int64, count: Int) -> Result {
         var writer = writer
         let byteTime = nanoseconds(WireTiming(baud: baud).byteTime)
         let base = ContinuousClock.now
@@ -156,7 +157,7 @@ struct Outstanding {
 
 /// A board writer as the simulation drives it: values in (with the time of the state), commands
 /// out one at a time, each acknowledged before the next.
-public protocol SimulatedWriter {
+package protocol SimulatedWriter {
     var name: String { get }
     mutating func setDesired(_ values: [UInt8: UInt8], at time: Int64)
     /// The next command and the time of the newest state it carries (nil: it carries none).
@@ -169,48 +170,48 @@ public protocol SimulatedWriter {
 }
 
 /// The board link's writer, unchanged: latest value wins, one command outstanding.
-public struct ConflatingWriter: SimulatedWriter {
-    public var writer: MemoryMapWriter
+package struct ConflatingWriter: SimulatedWriter {
+    package var writer: MemoryMapWriter
     private var latest: Int64?
     private var latestSent = true
-    public private(set) var skipped = 0
-    public var name: String { "conflating (MemoryMapWriter)" }
-    public var queued: Int { latestSent ? 0 : 1 }
+    package private(set) var skipped = 0
+    package var name: String { "conflating (MemoryMapWriter)" }
+    package var queued: Int { latestSent ? 0 : 1 }
 
     /// The link is open and its safe state already confirmed (the start-up writes are not the subject).
-    public init(profile: MemoryMapProfile = .kit) {
+    package init(profile: MemoryMapProfile = .kit) {
         writer = MemoryMapWriter(profile: profile)
         writer.connected()
         while writer.nextCommand() != nil { writer.succeeded() }
     }
 
-    public mutating func setDesired(_ values: [UInt8: UInt8], at time: Int64) {
+    package mutating func setDesired(_ values: [UInt8: UInt8], at time: Int64) {
         if !latestSent { skipped += 1 }
         writer.setDesired(values)
         latest = time
         latestSent = false
     }
 
-    public mutating func nextCommand() -> (BoardCommand, Int64?)? {
+    package mutating func nextCommand() -> (BoardCommand, Int64?)? {
         guard let command = writer.nextCommand() else { return nil }
         latestSent = true
         return (command, latest)
     }
 
-    public mutating func succeeded() { writer.succeeded() }
+    package mutating func succeeded() { writer.succeeded() }
 }
 
 /// The naive writer: every state becomes its own command, sent in arrival order.
-public struct FIFOWriter: SimulatedWriter {
+package struct FIFOWriter: SimulatedWriter {
     private var queue: [(BoardCommand, Int64)] = []
     private var head = 0
-    public var name: String { "first-in-first-out" }
-    public var skipped: Int { 0 }
-    public var queued: Int { queue.count - head }
+    package var name: String { "first-in-first-out" }
+    package var skipped: Int { 0 }
+    package var queued: Int { queue.count - head }
 
-    public init() {}
+    package init() {}
 
-    public mutating func setDesired(_ values: [UInt8: UInt8], at time: Int64) {
+    package mutating func setDesired(_ values: [UInt8: UInt8], at time: Int64) {
         let addresses = values.keys.sorted()
         var start = 0
         // One `W` per contiguous run of addresses, like the conflating writer would send.
@@ -222,12 +223,12 @@ public struct FIFOWriter: SimulatedWriter {
         }
     }
 
-    public mutating func nextCommand() -> (BoardCommand, Int64?)? {
+    package mutating func nextCommand() -> (BoardCommand, Int64?)? {
         guard head < queue.count else { return nil }
         let (command, time) = queue[head]
         head += 1
         return (command, time)
     }
 
-    public mutating func succeeded() {}
+    package mutating func succeeded() {}
 }

@@ -12,7 +12,7 @@ import Synchronization
 /// the bench stops it with `kill(getpid(), SIGTERM)`. Every watcher of the process sees that
 /// signal (``SignalHub`` fans it out), this one included; ``stopInProcessReceiver()`` counts the
 /// SIGTERMs it sends so that they are not taken for a request to stop the whole run.
-public final class Interruption: Sendable {
+package final class Interruption: Sendable {
     private let flags = Flags()
     private let registration: Int
 
@@ -30,34 +30,34 @@ public final class Interruption: Sendable {
         }
     }
 
-    public init() {
+    package init() {
         registration = SignalHub.register([SIGINT, SIGTERM]) { [flags] sig in flags.caught(sig) }
     }
 
     deinit { SignalHub.unregister(registration) }
 
     /// The signal that asked the run to stop, if any.
-    public var signal: Int32? { flags.state.withLock { $0.interrupted } }
+    package var signal: Int32? { flags.state.withLock { $0.interrupted } }
 
     /// Throws ``BenchError/interrupted`` once Ctrl-C or a SIGTERM from outside arrived.
-    public func check() throws(BenchError) {
+    package func check() throws(BenchError) {
         if let sig = signal { throw .interrupted(sig) }
     }
 
     /// Sends this process a SIGTERM that only the in-process receiver reacts to.
-    public func stopInProcessReceiver() {
+    package func stopInProcessReceiver() {
         flags.state.withLock { $0.ownTerms += 1 }
         kill(getpid(), SIGTERM)
     }
 }
 
 /// Why a run stopped early; each is one line for the person at the terminal.
-public enum BenchError: Error, CustomStringConvertible, Sendable {
+package enum BenchError: Error, CustomStringConvertible, Sendable {
     case interrupted(Int32)
     case setup(String)
     case measurement(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .interrupted(let sig): "interrupted by \(sig == SIGINT ? "SIGINT" : "SIGTERM"); children stopped"
         case .setup(let why): why

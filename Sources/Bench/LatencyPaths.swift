@@ -18,9 +18,9 @@ struct PathMeasurement: Sendable {
     var receiverSummary: String?
 }
 
-public struct NamedSummary: Sendable, Codable, Hashable {
-    public let name: String
-    public let summary: Summary
+package struct NamedSummary: Sendable, Codable, Hashable {
+    package let name: String
+    package let summary: Summary
 }
 
 /// Where the receiver under test runs.

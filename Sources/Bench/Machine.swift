@@ -7,14 +7,14 @@ import Foundation
 
 /// The machine a run was measured on: absolute times drift between machines (and on a shared
 /// one, between runs); the ratios to the floor measured in the same run are what travels.
-public struct Machine: Sendable, Codable, Hashable {
-    public let cpus: Int
-    public let cpuModel: String
-    public let kernel: String
-    public let swift: String
+package struct Machine: Sendable, Codable, Hashable {
+    package let cpus: Int
+    package let cpuModel: String
+    package let kernel: String
+    package let swift: String
     /// /proc/loadavg when the run started and ended: other work on the machine skews the tails.
-    public let loadAtStart: String
-    public var loadAtEnd: String
+    package let loadAtStart: String
+    package var loadAtEnd: String
 
     static func current() -> Machine {
         var name = utsname()

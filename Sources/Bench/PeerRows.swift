@@ -6,25 +6,25 @@ import Musl
 
 /// One whole-path row of the peers part: ours (`3′`, measured again beside the peers, the same
 /// way) or a peer (`peer:c`, `peer:python`), with ours ÷ it.
-public struct PeerRow: Sendable, Codable, Hashable {
-    public let id: String
-    public let name: String
+package struct PeerRow: Sendable, Codable, Hashable {
+    package let id: String
+    package let name: String
     /// Nanoseconds; nil when skipped.
-    public var latency: Summary?
-    public var lost = 0
+    package var latency: Summary?
+    package var lost = 0
     /// CPU time (schedstat, every thread) of the controller and the receiver process over the
     /// series, warm-up included, ÷ the samples taken, ns. One sample is one changed state, so one
     /// datagram carries it; the controller's 20 ms repeats and the board's replies are in it.
-    public var cpuPerDatagram: Double?
-    public var controllerCPUPerDatagram: Double?
-    public var receiverCPUPerDatagram: Double?
+    package var cpuPerDatagram: Double?
+    package var controllerCPUPerDatagram: Double?
+    package var receiverCPUPerDatagram: Double?
     /// Ours (`3′` of this part) ÷ this row: p50, p99, CPU per datagram. Nil for ours and when skipped.
-    public var oursOverP50: Double?
-    public var oursOverP99: Double?
-    public var oursOverCPU: Double?
+    package var oursOverP50: Double?
+    package var oursOverP99: Double?
+    package var oursOverCPU: Double?
     /// Why it did not run (`skipped: no C compiler`).
-    public var skipped: String?
-    public var note: String
+    package var skipped: String?
+    package var note: String
 }
 
 /// The peers part: the same job — a line on the controller's stdin → `W` on the board pty, real

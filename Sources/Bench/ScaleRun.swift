@@ -17,33 +17,33 @@ import SystemIO
 /// carrying the new state is a *mark* whose latency to the first byte of its `W` on the board
 /// side is recorded. The first `warmUp` seconds send the resting state (the receiver waits for
 /// one after start-up) and are not measured.
-public struct ScaleResult: Sendable, Codable, Hashable {
-    public let controllers: Int
-    public let rateHz: Int
-    public let logLevel: String
+package struct ScaleResult: Sendable, Codable, Hashable {
+    package let controllers: Int
+    package let rateHz: Int
+    package let logLevel: String
     /// The measured window (warm-up excluded).
-    public let seconds: Double
+    package let seconds: Double
     /// Datagrams the bench sent, warm-up included, and those the receiver counted (its summary).
-    public let sent: Int
-    public let received: Int?
+    package let sent: Int
+    package let received: Int?
     /// Datagrams the kernel dropped at the receiver's socket over the whole run (buffer full).
-    public let kernelDrops: Int?
+    package let kernelDrops: Int?
     /// Receiver user + system CPU per second of wall time over the window, % of one core
     /// (/proc/PID/stat, 10 ms ticks), and the user and system parts of it.
-    public let cpuPercent: Double
-    public let userPercent: Double
-    public let systemPercent: Double
+    package let cpuPercent: Double
+    package let userPercent: Double
+    package let systemPercent: Double
     /// The same from the threads' schedstat (nanoseconds on a CPU): finer, and per thread.
-    public let cpuPercentPrecise: Double
-    public let threadCPU: [String: Double]
+    package let cpuPercentPrecise: Double
+    package let threadCPU: [String: Double]
     /// Receiver CPU time per datagram received in the window (schedstat), µs.
-    public let cpuMicrosecondsPerDatagram: Double
+    package let cpuMicrosecondsPerDatagram: Double
     /// Log lines the receiver wrote to stderr per second over the window.
-    public let logLinesPerSecond: Double
-    public let marks: Summary?
-    public let lostMarks: Int
+    package let logLinesPerSecond: Double
+    package let marks: Summary?
+    package let lostMarks: Int
     /// Sends more than 1 ms behind their slot (the sending thread could not keep up).
-    public let lateSends: Int
+    package let lateSends: Int
 }
 
 enum ScaleRun {

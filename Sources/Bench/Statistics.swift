@@ -3,18 +3,18 @@
 /// Nearest rank: the p-th percentile of n sorted samples is the sample at rank ⌈p/100 · n⌉
 /// (1-based), so p50 of [1, 2, 3, 4] is 2, p100 is the maximum and p0 the minimum. Every value
 /// reported is a sample that was measured, never an interpolation.
-public struct Summary: Sendable, Hashable, Codable {
-    public let count: Int
-    public let min: Int64
-    public let p50: Int64
-    public let p90: Int64
-    public let p99: Int64
-    public let p999: Int64
-    public let max: Int64
-    public let mean: Double
+package struct Summary: Sendable, Hashable, Codable {
+    package let count: Int
+    package let min: Int64
+    package let p50: Int64
+    package let p90: Int64
+    package let p99: Int64
+    package let p999: Int64
+    package let max: Int64
+    package let mean: Double
 
     /// Nil for no samples.
-    public init?(_ samples: [Int64]) {
+    package init?(_ samples: [Int64]) {
         guard !samples.isEmpty else { return nil }
         let sorted = samples.sorted()
         count = sorted.count
@@ -28,7 +28,7 @@ public struct Summary: Sendable, Hashable, Codable {
     }
 
     /// The nearest-rank percentile of an ascending, non-empty array.
-    public static func percentile(_ p: Double, ofSorted sorted: [Int64]) -> Int64 {
+    package static func percentile(_ p: Double, ofSorted sorted: [Int64]) -> Int64 {
         precondition(!sorted.isEmpty, "percentile of no samples")
         precondition((0...100).contains(p), "percentile \(p) is outside 0…100")
         // Rounded to 1e-9 first: 99.9 / 100 · 1000 is 999.0000000000001 in binary64, and its
@@ -40,22 +40,22 @@ public struct Summary: Sendable, Hashable, Codable {
 }
 
 /// Samples of a measurement with the warm-up already cut off.
-public struct SampleSet: Sendable {
-    public private(set) var values: [Int64] = []
+package struct SampleSet: Sendable {
+    package private(set) var values: [Int64] = []
     /// Samples dropped at the start (caches, page faults, the first wake-ups of each thread).
-    public let warmUp: Int
+    package let warmUp: Int
     private var seen = 0
 
-    public init(warmUp: Int, expected: Int = 0) {
+    package init(warmUp: Int, expected: Int = 0) {
         self.warmUp = warmUp
         values.reserveCapacity(expected)
     }
 
     /// Records one sample; the first ``warmUp`` are discarded.
-    public mutating func record(_ value: Int64) {
+    package mutating func record(_ value: Int64) {
         seen += 1
         if seen > warmUp { values.append(value) }
     }
 
-    public var summary: Summary? { Summary(values) }
+    package var summary: Summary? { Summary(values) }
 }

@@ -2,15 +2,15 @@ import ALSAMIDI
 import SerialTTY
 
 /// A device that may be a board, with the spec that opens it.
-public struct BoardCandidate: Hashable, Sendable {
-    public let spec: BoardSpec
+package struct BoardCandidate: Hashable, Sendable {
+    package let spec: BoardSpec
     /// `= /dev/programland 2341:8036 Arduino LLC Arduino Leonardo`, `Arduino Leonardo: MIDI 1 (in+out)`.
-    public let details: String
+    package let details: String
 }
 
-public enum BoardCandidates {
+package enum BoardCandidates {
     /// Serial ttyACM/ttyUSB devices (with USB ids from sysfs), then ALSA rawmidi devices.
-    public static func list() -> [BoardCandidate] {
+    package static func list() -> [BoardCandidate] {
         var out: [BoardCandidate] = []
         for device in SerialDevices.list() {
             // The udev rule's stable names first (`= /dev/programland`): the spec to put in a config.

@@ -3,15 +3,15 @@ import SystemIO
 
 /// A blocking client for one board: one command at a time, each waiting for its prompt. For
 /// tools and tests (`boards --probe`, reading the map back); a receiver uses ``BoardConnection``.
-public final class BoardClient {
-    public let spec: BoardSpec
+package final class BoardClient {
+    package let spec: BoardSpec
     private let transport: any BoardTransport
     private var session: BoardSession
     /// Frames that answered no command (late replies, noise) since the client opened.
-    public private(set) var noise: [BoardReplyError] = []
+    package private(set) var noise: [BoardReplyError] = []
 
     /// Opens the board now; a failure is one line naming the device, the cause and the fix.
-    public init(spec: BoardSpec, profile: MemoryMapProfile = .kit, options: BoardOptions = BoardOptions()) throws(BoardLinkError) {
+    package init(spec: BoardSpec, profile: MemoryMapProfile = .kit, options: BoardOptions = BoardOptions()) throws(BoardLinkError) {
         self.spec = spec
         transport = try BoardTransports.open(spec, profile: profile)
         session = BoardSession(replyTimeout: options.replyTimeout)
@@ -20,7 +20,7 @@ public final class BoardClient {
     deinit { transport.close() }
 
     /// Sends `command` and waits for its reply (or the reply timeout of silence).
-    public func perform(_ command: BoardCommand) throws(BoardLinkError) -> BoardResponse {
+    package func perform(_ command: BoardCommand) throws(BoardLinkError) -> BoardResponse {
         let device = transport.device
         let line = session.start(command, now: .now)
         do {
@@ -64,7 +64,7 @@ public final class BoardClient {
     }
 
     /// Reads `count` bytes of the memory map from `address`.
-    public func read(address: UInt8, count: UInt8) throws(BoardLinkError) -> [UInt8] {
+    package func read(address: UInt8, count: UInt8) throws(BoardLinkError) -> [UInt8] {
         let response = try perform(.read(address: address, count: count))
         guard case .values(let values) = response else {
             throw BoardLinkError(.protocolError, device: transport.device, "\(transport.device): unexpected reply \(response) to a read")
@@ -73,7 +73,7 @@ public final class BoardClient {
     }
 
     /// The probe (``BoardIdentity/probe``, one bounded read): what the board is.
-    public func probe() throws(BoardLinkError) -> BoardIdentity {
+    package func probe() throws(BoardLinkError) -> BoardIdentity {
         let response = try perform(BoardIdentity.probe)
         guard let identity = BoardIdentity(probeReply: response) else {
             throw BoardLinkError(.protocolError, device: transport.device, BoardRefusal.notAKitBoard(response, device: transport.device))
@@ -81,7 +81,7 @@ public final class BoardClient {
         return identity
     }
 
-    public func close() { transport.close() }
+    package func close() { transport.close() }
 
     static func failure(_ e: BoardSessionError, device: String) -> BoardLinkError {
         BoardLinkError(e.kind == .timeout ? .noReply : .protocolError, device: device, "\(device): \(e)")

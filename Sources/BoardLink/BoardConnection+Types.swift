@@ -1,22 +1,22 @@
 import BoardProtocol
 
 /// Tuning of a ``BoardConnection``.
-public struct BoardOptions: Sendable, Hashable {
+package struct BoardOptions: Sendable, Hashable {
     /// How long the board may stay silent while a command is in flight (counted from the last
     /// byte received, so a slow board that is still talking is not cut off).
-    public var replyTimeout: Duration = .milliseconds(100)
+    package var replyTimeout: Duration = .milliseconds(100)
     /// How often a lost board's device is opened again.
-    public var reconnectInterval: Duration = .milliseconds(300)
+    package var reconnectInterval: Duration = .milliseconds(300)
     /// Timeouts in a row after which the board counts as gone (closed and reopened).
-    public var unansweredLimit: Int = 3
+    package var unansweredLimit: Int = 3
 
-    public init() {}
+    package init() {}
 }
 
 /// What happened to the link, reported on the connection's own thread: return quickly. From
 /// there, ``BoardConnection/close()`` does not wait for the thread, and
 /// ``BoardConnection/writeSafeState(timeout:)`` only requests the safe state (and returns false).
-public enum BoardEvent: Sendable, Hashable {
+package enum BoardEvent: Sendable, Hashable {
     /// The board was opened at start.
     case connected(device: String)
     /// The board went away (unplugged, hung up, stopped answering); reopening is under way.
@@ -32,14 +32,14 @@ public enum BoardEvent: Sendable, Hashable {
 
 /// The owner's judgement of a probed board (a value, so that a trailing closure still means
 /// `onEvent`).
-public struct BoardFitter: Sendable {
-    public let judge: @Sendable (BoardIdentity) -> BoardFit
-    public init(_ judge: @escaping @Sendable (BoardIdentity) -> BoardFit) { self.judge = judge }
+package struct BoardFitter: Sendable {
+    package let judge: @Sendable (BoardIdentity) -> BoardFit
+    package init(_ judge: @escaping @Sendable (BoardIdentity) -> BoardFit) { self.judge = judge }
 }
 
 /// What the owner decides once a probe told what the board is (``BoardConnection`` asks at
 /// every connect, on its thread: return quickly).
-public enum BoardFit: Sendable, Hashable {
+package enum BoardFit: Sendable, Hashable {
     /// Drive it with this profile (its safe state is written first).
     case use(MemoryMapProfile)
     /// Do not drive it; `reason` is the line to report. The safe state of `safeState` (on the
@@ -48,30 +48,30 @@ public enum BoardFit: Sendable, Hashable {
 }
 
 /// The state of a ``BoardConnection`` at one moment.
-public struct BoardSnapshot: Sendable, Hashable {
-    public var isConnected: Bool
+package struct BoardSnapshot: Sendable, Hashable {
+    package var isConnected: Bool
     /// `serial:/dev/ttyACM0`, `midi:hw:1,0,0`, `sim`.
-    public var device: String
+    package var device: String
     /// What the board acknowledged (address → value) since it was last (re)opened.
-    public var confirmed: [UInt8: UInt8]
+    package var confirmed: [UInt8: UInt8]
     /// Commands written to the board since start.
-    public var commandsSent: Int
+    package var commandsSent: Int
     /// Commands that failed (timeout, rejected) since start.
-    public var commandsFailed: Int
+    package var commandsFailed: Int
     /// Times the board was lost.
-    public var disconnections: Int
+    package var disconnections: Int
     /// The last problem, as one line naming the device; nil if none yet.
-    public var lastError: String?
+    package var lastError: String?
     /// What the probe after the last (re)connect found; nil until it answered.
-    public var identity: BoardIdentity?
+    package var identity: BoardIdentity?
     /// The profile in use since that probe (nil before, or when refused).
-    public var profile: MemoryMapProfile?
+    package var profile: MemoryMapProfile?
     /// Set while the board is refused (``BoardEvent/refused(device:reason:)``).
-    public var refusal: String?
+    package var refusal: String?
     /// A command is on the wire and its reply has not come yet: new values wait for it.
-    public var awaitingReply = false
+    package var awaitingReply = false
 
-    public init(isConnected: Bool = false, device: String, confirmed: [UInt8: UInt8] = [:], commandsSent: Int = 0,
+    package init(isConnected: Bool = false, device: String, confirmed: [UInt8: UInt8] = [:], commandsSent: Int = 0,
                 commandsFailed: Int = 0, disconnections: Int = 0, lastError: String? = nil) {
         self.isConnected = isConnected
         self.device = device

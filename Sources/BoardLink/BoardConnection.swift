@@ -22,6 +22,11 @@ import SystemIO
 /// desired values (set before or during the outage: the owner's failsafe decides what they are).
 /// The safe state is also written first at the initial open.
 ///
+/// One driver per board: a tty is opened with an exclusive lock (held until the connection
+/// closes or the process dies), so a second connection to the same board — another receiver,
+/// `analog-remote rest` — is refused at open, before it writes or flushes anything, and a
+/// reopen waits for the holder to let go.
+///
 /// Probe: after every open the first command is one bounded read of the map
 /// (``BoardIdentity/probe``); `fit` decides from the identity which profile to use, or refuses
 /// the board (``BoardEvent/refused(device:reason:)``: its safe state, then nothing). The first
@@ -31,19 +36,19 @@ import SystemIO
 /// The connection's thread reads every reply. It sleeps in poll(2) on the device and a wake-up
 /// flag; while the link is up and idle it also looks at the clock once per reply timeout (a
 /// command the owner's thread started meanwhile must time out if unanswered).
-public final class BoardConnection: Sendable {
+package final class BoardConnection: Sendable {
     private let core: ConnectionCore
 
     /// Opens the board now; a failure to open at start is thrown (one line naming the device,
     /// the cause and the fix). Without `fit`, a board that has every address of `profile` is
     /// driven with it, any other is refused.
-    public init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions = BoardOptions(),
+    package init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions = BoardOptions(),
                 fit: BoardFitter? = nil,
                 onEvent: @escaping @Sendable (BoardEvent) -> Void = { _ in }) throws(BoardLinkError) {
         if let problem = profile.problem {
             throw BoardLinkError(.badProfile, device: spec.device, "\(spec.device): bad memory-map profile: \(problem)")
         }
-        let transport = try BoardTransports.open(spec, profile: profile)
+        let transport = try BoardTransports.open(spec, profile: profile, exclusive: true)
         let fitter = fit ?? Self.defaultFitter(profile: profile, device: spec.device)
         do {
             core = try ConnectionCore(spec: spec, profile: profile, options: options, fit: fitter.judge, onEvent: onEvent)
@@ -59,23 +64,29 @@ public final class BoardConnection: Sendable {
     /// Thread-safe: merges into the desired map (latest value wins) and, if the link is idle,
     /// writes the next command to the device before returning (a non-blocking write, bounded
     /// by the reply timeout when the device takes no input).
-    public func setDesired(_ values: [UInt8: UInt8]) {
+    package func setDesired(_ values: [UInt8: UInt8]) {
         core.setDesired(values)
     }
 
     /// Sets desired = safe state and blocks until the board confirmed it (prompt seen) or
     /// timeout. Returns whether confirmed.
-    public func writeSafeState(timeout: Duration) -> Bool {
+    package func writeSafeState(timeout: Duration) -> Bool {
         core.writeSafeState(timeout: timeout)
     }
 
     /// isConnected, device label, confirmed values, commands sent, last error, identity.
-    public var snapshot: BoardSnapshot { core.snapshot }
+    package var snapshot: BoardSnapshot { core.snapshot }
+
+    /// When the connection's thread last went round its loop. It goes round at least once per
+    /// reply timeout while the board is up, once per reconnect interval while it is down: an
+    /// older beat means the thread that reads the board's replies (and so lets the next
+    /// command out) is stuck. Lock-free: cheap enough for a watchdog to ask.
+    package var lastBeat: Tick { Tick(nanoseconds: core.beat.load(ordering: .relaxed)) }
 
     /// Waits until the probe after the last open has been answered and judged (the snapshot
     /// then has an ``BoardSnapshot/identity`` and a profile, or a refusal), or `timeout`.
     /// Returns the snapshot at that moment, nil on timeout.
-    public func waitUntilIdentified(timeout: Duration) -> BoardSnapshot? {
+    package func waitUntilIdentified(timeout: Duration) -> BoardSnapshot? {
         core.waitUntil(timeout: timeout) { $0.profile != nil || $0.refusal != nil }
     }
 
@@ -98,7 +109,7 @@ public final class BoardConnection: Sendable {
 
     /// Stops the thread and closes the device (does not write anything: call
     /// ``writeSafeState(timeout:)`` first). Safe to call twice.
-    public func close() {
+    package func close() {
         core.stop()
     }
 }
@@ -130,6 +141,8 @@ final class ConnectionCore: Sendable {
     private let wake: EventFlag
     private let finished: EventFlag
     private let state: Mutex<LinkState>
+    /// ``BoardConnection/lastBeat``, in nanoseconds of ``Tick``.
+    let beat = Atomic<Int64>(Tick.now().nanoseconds)
 
     init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions,
          fit: @escaping @Sendable (BoardIdentity) -> BoardFit,
@@ -258,6 +271,7 @@ final class ConnectionCore: Sendable {
     private func run() {
         deliverEvents()
         while true {
+            beat.store(Tick.now().nanoseconds, ordering: .relaxed)
             let plan = state.withLock { s -> LinkState.Plan? in
                 if s.stopRequested { return nil }
                 s.pump()
@@ -291,7 +305,7 @@ final class ConnectionCore: Sendable {
     /// Opens the device again (outside the lock: an open may take a while) and installs it.
     private func reopen() {
         do {
-            let transport = try BoardTransports.open(spec, profile: state.withLock { $0.initialProfile })
+            let transport = try BoardTransports.open(spec, profile: state.withLock { $0.initialProfile }, exclusive: true)
             let after = state.withLock { s in
                 s.install(transport, reconnect: true)
                 return s.afterChange()

@@ -1,7 +1,7 @@
 /// Why a board could not be used: one line naming the device, the cause and the fix, e.g.
 /// `serial:/dev/ttyACM0: permission denied (add your user to the dialout group, then log in again)`.
-public struct BoardLinkError: Error, CustomStringConvertible, Sendable, Hashable {
-    public enum Kind: String, Sendable, Hashable {
+package struct BoardLinkError: Error, CustomStringConvertible, Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable {
         /// The `--board` text does not parse.
         case badSpec
         /// The memory-map profile is unusable (an address outside the map, two roles on one address).
@@ -16,25 +16,25 @@ public struct BoardLinkError: Error, CustomStringConvertible, Sendable, Hashable
         case protocolError
     }
 
-    public let kind: Kind
+    package let kind: Kind
     /// `serial:/dev/ttyACM0`, `midi:hw:1,0,0`, `sim` (or the bad spec as given).
-    public let device: String
+    package let device: String
     /// The whole line.
-    public let message: String
+    package let message: String
 
-    public init(_ kind: Kind, device: String, _ message: String) {
+    package init(_ kind: Kind, device: String, _ message: String) {
         self.kind = kind
         self.device = device
         self.message = message
     }
 
     /// The device could not be opened (an exit status of "device unavailable").
-    public var isDeviceUnavailable: Bool { kind == .deviceUnavailable || kind == .lost }
+    package var isDeviceUnavailable: Bool { kind == .deviceUnavailable || kind == .lost }
 
-    public var description: String { message }
+    package var description: String { message }
 
     /// The message without the leading `device: `.
-    public var cause: String {
+    package var cause: String {
         message.hasPrefix(device + ": ") ? String(message.dropFirst(device.count + 2)) : message
     }
 }

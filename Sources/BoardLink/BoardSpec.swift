@@ -10,7 +10,7 @@ import SerialTTY
 /// | `serial:/dev/ttyACM0[@115200]` | the kit over USB serial (text protocol) |
 /// | `midi:hw:1,0,0` | the kit's iOS build over ALSA rawmidi (SysEx out, note pairs in) |
 /// | `midi-serial:PATH[@115200]` | the same MIDI byte stream over a tty (ttymidi-style bridges, `board-sim --midi`) |
-public enum BoardSpec: Hashable, Sendable, CustomStringConvertible {
+package enum BoardSpec: Hashable, Sendable, CustomStringConvertible {
     /// The simulated board in this process, running `firmware`.
     case simulated(BoardProfileKind)
     case serial(path: String, baud: Int)
@@ -18,12 +18,12 @@ public enum BoardSpec: Hashable, Sendable, CustomStringConvertible {
     case midiSerial(path: String, baud: Int)
 
     /// What is allowed, for messages.
-    public static let forms = "sim[:stock|:motors], serial:/dev/ttyACM0[@115200], midi:hw:1,0,0 or midi-serial:PATH[@115200]"
+    package static let forms = "sim[:stock|:motors], serial:/dev/ttyACM0[@115200], midi:hw:1,0,0 or midi-serial:PATH[@115200]"
 
     /// `sim`: the in-process simulated board with the motors firmware (as before profiles).
-    public static let simulated = BoardSpec.simulated(.motors)
+    package static let simulated = BoardSpec.simulated(.motors)
 
-    public init(_ text: String) throws(BoardLinkError) {
+    package init(_ text: String) throws(BoardLinkError) {
         func bad(_ why: String) -> BoardLinkError {
             BoardLinkError(.badSpec, device: text, "bad board spec \"\(text)\": \(why)")
         }
@@ -68,7 +68,7 @@ public enum BoardSpec: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The spec as written (a default baud left out): `serial:/dev/ttyACM0`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .simulated(let firmware): firmware == .motors ? "sim" : "sim:\(firmware.rawValue)"
         case let .serial(path, baud): "serial:\(path)" + (baud == BaudRate.default ? "" : "@\(baud)")
@@ -78,7 +78,7 @@ public enum BoardSpec: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The device for messages, without the baud: `serial:/dev/ttyACM0`.
-    public var device: String {
+    package var device: String {
         switch self {
         case .simulated(let firmware): firmware == .motors ? "sim" : "sim:\(firmware.rawValue)"
         case let .serial(path, _): "serial:\(path)"

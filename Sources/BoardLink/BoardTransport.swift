@@ -4,8 +4,8 @@ import Glibc
 import Musl
 #endif
 import ALSAMIDI
+import BoardFirmware
 import BoardProtocol
-import BoardSimulator
 import SerialTTY
 import Synchronization
 import SystemIO
@@ -38,14 +38,17 @@ extension BoardTransport {
 
 enum BoardTransports {
     /// Opens the device `spec` names. Failures are one line naming the device, cause and fix.
-    static func open(_ spec: BoardSpec, profile: MemoryMapProfile) throws(BoardLinkError) -> any BoardTransport {
+    /// `exclusive`: this process drives the board (``BoardConnection``): a tty another driver
+    /// holds is refused untouched (``SerialPort/open(path:baud:exclusive:)``); ALSA refuses a
+    /// second opener of a rawmidi port by itself.
+    static func open(_ spec: BoardSpec, profile: MemoryMapProfile, exclusive: Bool = false) throws(BoardLinkError) -> any BoardTransport {
         switch spec {
         case .simulated(let firmware):
             return try SimulatedTransport(firmware: firmware)
         case let .serial(path, baud):
-            return try DescriptorTransport(spec: spec, path: path, baud: baud, framing: .text, profile: profile)
+            return try DescriptorTransport(spec: spec, path: path, baud: baud, framing: .text, profile: profile, exclusive: exclusive)
         case let .midiSerial(path, baud):
-            return try DescriptorTransport(spec: spec, path: path, baud: baud, framing: .midi, profile: profile)
+            return try DescriptorTransport(spec: spec, path: path, baud: baud, framing: .midi, profile: profile, exclusive: exclusive)
         case let .midi(device):
             return try RawMIDITransport(spec: spec, name: device)
         }
@@ -58,10 +61,11 @@ final class DescriptorTransport: BoardTransport {
     private let descriptor: Descriptor
     private let framing: Mutex<LinkFraming>
 
-    init(spec: BoardSpec, path: String, baud: Int, framing: LinkFraming.Kind, profile: MemoryMapProfile) throws(BoardLinkError) {
+    init(spec: BoardSpec, path: String, baud: Int, framing: LinkFraming.Kind, profile: MemoryMapProfile,
+         exclusive: Bool) throws(BoardLinkError) {
         device = spec.device
         do {
-            descriptor = try SerialPort.open(path: path, baud: baud)
+            descriptor = try SerialPort.open(path: path, baud: baud, exclusive: exclusive)
         } catch {
             throw BoardLinkError(.deviceUnavailable, device: spec.device,
                                  "\(spec.device): \(OpenFailure.serialAdvice(error, baud: baud))")
@@ -105,7 +109,7 @@ final class DescriptorTransport: BoardTransport {
     }
 
     /// Kept across reads: a fresh 4 KiB array per reply (allocated, zeroed, freed) was a third of
-    /// the board thread's work per reply (BENCHMARKS.md, issue 16). Only the board link's
+    /// the board thread's work per reply (BENCHMARKS.md). Only the board link's
     /// thread reads.
     private let readBuffer = Mutex((buffer: [UInt8](repeating: 0, count: 4096), drained: false))
 

@@ -4,9 +4,9 @@
 ///
 /// `packaging/70-analog-remote.rules` gives each of these `/dev/programland` (and
 /// `/dev/programland-SERIAL`); `UdevRuleTests` keeps the two lists equal.
-public enum KitUSB {
+package enum KitUSB {
     /// `vendor:product`, lower-case hex as sysfs writes them.
-    public static let ids: Set<String> = [
+    package static let ids: Set<String> = [
         "2341:8036",  // Arduino LLC, Leonardo
         "2a03:8036",  // Arduino SRL (arduino.org), Leonardo
         "2341:8037",  // Arduino LLC, Micro (same chip, same firmware)
@@ -14,5 +14,5 @@ public enum KitUSB {
     ]
 
     /// The stable name the udev rule gives the kit.
-    public static let stableName = "programland"
+    package static let stableName = "programland"
 }

@@ -1,7 +1,7 @@
 extension BoardCommand {
     /// Is `byte` one of the firmware's line terminators (LF, CR, NUL)?
     @inline(__always)
-    public static func isTerminator(_ byte: UInt8) -> Bool {
+    package static func isTerminator(_ byte: UInt8) -> Bool {
         byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") || byte == 0
     }
 
@@ -14,7 +14,7 @@ extension BoardCommand {
     /// 0 (`W 0f 6\n` writes 0x60: the odd digit pairs with the LF). Data bytes stop at the first
     /// pair whose first character is a terminator, or at the end of the line. Writes past the end
     /// of the memory map are the board's business (it drops them), so they are kept here.
-    public static func interpret(firmwareLine line: some Collection<UInt8>) -> BoardCommand? {
+    package static func interpret(firmwareLine line: some Collection<UInt8>) -> BoardCommand? {
         let c = Array(line)
         func at(_ i: Int) -> UInt8 { i < c.count ? c[i] : 0 }
         func pair(_ i: Int) -> UInt8 { ByteText.lenientNibble(at(i)) << 4 | ByteText.lenientNibble(at(i + 1)) }
@@ -41,7 +41,7 @@ extension BoardCommand {
     /// Parses one of our own lines strictly (``line`` with or without its LF): the exact format
     /// we send, hex in either case. nil for anything else. For tests and tools that check what a
     /// host sent; the simulator uses ``interpret(firmwareLine:)``.
-    public init?(strict text: some Collection<UInt8>) {
+    package init?(strict text: some Collection<UInt8>) {
         var c = Array(text)
         if c.last == UInt8(ascii: "\n") { c.removeLast() }
         guard let letter = c.first else { return nil }

@@ -12,7 +12,7 @@
 /// ``line`` is what we send: uppercase letter, lowercase hex, single spaces, LF only. Never CRLF:
 /// the firmware ends a line at CR, LF or NUL, so CRLF is two lines and the empty second line draws
 /// `error:undefined cmd or fmt.`.
-public enum BoardCommand: Hashable, Sendable {
+package enum BoardCommand: Hashable, Sendable {
     case write(address: UInt8, bytes: [UInt8])
     case read(address: UInt8, count: UInt8)
     case eepromWrite(address: UInt8, bytes: [UInt8])
@@ -21,10 +21,10 @@ public enum BoardCommand: Hashable, Sendable {
 
     /// The most data bytes one `W`/`P` line can carry: the firmware keeps 255 characters plus
     /// the terminator, and `W aa ` takes 5 of them.
-    public static let maximumDataBytes = 125
+    package static let maximumDataBytes = 125
 
     /// The line to send, LF-terminated.
-    public var line: [UInt8] {
+    package var line: [UInt8] {
         var out: [UInt8]
         switch self {
         case let .write(address, bytes): out = Self.head("W", address) + [UInt8(ascii: " ")] + Self.hexBytes(bytes)
@@ -38,11 +38,11 @@ public enum BoardCommand: Hashable, Sendable {
     }
 
     /// The line without its LF, for logs and messages: `W 0f 64c8`.
-    public var text: String { String(decoding: line.dropLast(), as: UTF8.self) }
+    package var text: String { String(decoding: line.dropLast(), as: UTF8.self) }
 
     /// True when ``line`` fits the firmware's 255-character line (a longer line is discarded by
     /// the board without a reply other than the prompt).
-    public var fitsOneLine: Bool { line.count <= 256 }
+    package var fitsOneLine: Bool { line.count <= 256 }
 
     private static func head(_ letter: Unicode.Scalar, _ address: UInt8) -> [UInt8] {
         [UInt8(letter.value), UInt8(ascii: " "), ByteText.hexDigit(address >> 4), ByteText.hexDigit(address & 0x0F)]
@@ -60,5 +60,5 @@ public enum BoardCommand: Hashable, Sendable {
 }
 
 extension BoardCommand: CustomStringConvertible {
-    public var description: String { text }
+    package var description: String { text }
 }

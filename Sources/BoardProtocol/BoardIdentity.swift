@@ -12,18 +12,18 @@
 ///  host → board   R 00 55\n
 ///  board → host   R 00 55\n \r\n 01 01 00 00 22 xx … (34 bytes on a stock board) \r\n>
 /// ```
-public struct BoardIdentity: Sendable, Hashable, CustomStringConvertible {
+package struct BoardIdentity: Sendable, Hashable, CustomStringConvertible {
     /// The firmware's product id (memory-map byte 0x00).
-    public var productID: UInt8
+    package var productID: UInt8
     /// The firmware's version (memory-map byte 0x01).
-    public var version: UInt8
+    package var version: UInt8
     /// Bytes in the board's memory map (``probeLength`` when the map is at least that large).
-    public var mapSize: Int
+    package var mapSize: Int
     /// The firmware the map size tells (``BoardProfileKind/forMapSize(_:)``); nil for a map
     /// smaller than the published firmware's.
-    public var profile: BoardProfileKind?
+    package var profile: BoardProfileKind?
 
-    public init(productID: UInt8, version: UInt8, mapSize: Int) {
+    package init(productID: UInt8, version: UInt8, mapSize: Int) {
         self.productID = productID
         self.version = version
         self.mapSize = mapSize
@@ -31,33 +31,33 @@ public struct BoardIdentity: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The most bytes one read may ask for (the firmware's reply buffer).
-    public static let probeLength = 85
+    package static let probeLength = 85
     /// `R 00 55`: the whole map, or its first 85 bytes.
-    public static let probe = BoardCommand.read(address: 0, count: UInt8(probeLength))
+    package static let probe = BoardCommand.read(address: 0, count: UInt8(probeLength))
 
     /// Decodes the probe's reply; nil unless it is a read reply of at least 2 bytes.
-    public init?(probeReply response: BoardResponse) {
+    package init?(probeReply response: BoardResponse) {
         guard case .values(let map) = response, map.count >= 2 else { return nil }
         self.init(productID: map[0], version: map[1], mapSize: map.count)
     }
 
     /// `0x00–0x21`: the addresses the board has.
-    public var addressRange: String {
+    package var addressRange: String {
         "0x00–0x" + ByteText.hexPair(UInt8(truncatingIfNeeded: max(0, min(mapSize, 256) - 1)))
     }
 
     /// The map size as a person reads it: `34 bytes` or `85+ bytes`.
-    public var mapSizeText: String { mapSize >= Self.probeLength ? "\(mapSize)+ bytes" : "\(mapSize) bytes" }
+    package var mapSizeText: String { mapSize >= Self.probeLength ? "\(mapSize)+ bytes" : "\(mapSize) bytes" }
 
     /// `stock firmware 1.1, 34-byte map`: for status lines and logs.
-    public var summary: String {
+    package var summary: String {
         let name = profile.map { "\($0.rawValue) firmware" } ?? "unknown firmware"
         return "\(name) \(productID).\(version), \(mapSize >= Self.probeLength ? "\(mapSize)+" : "\(mapSize)")-byte map"
     }
 
     /// One line for `boards --probe`:
     /// `profile stock · firmware product 1 version 1 · memory map 34 bytes (0x00–0x21), no motor bytes`.
-    public var description: String {
+    package var description: String {
         let profileText = profile?.rawValue ?? "unknown (a map smaller than the published firmware's 34 bytes)"
         let motors: String
         switch profile {

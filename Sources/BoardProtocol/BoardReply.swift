@@ -6,20 +6,20 @@
 /// ```
 /// The echo is the command line as the board received it, terminator included; the body is what
 /// the command printed (empty for `W`/`P`); the prompt ends every transaction.
-public struct BoardReply: Hashable, Sendable {
-    public let echo: [UInt8]
-    public let body: [UInt8]
+package struct BoardReply: Hashable, Sendable {
+    package let echo: [UInt8]
+    package let body: [UInt8]
 
-    public init(echo: [UInt8], body: [UInt8]) {
+    package init(echo: [UInt8], body: [UInt8]) {
         self.echo = echo
         self.body = body
     }
 
-    public var response: BoardResponse { BoardResponse(body: body) }
+    package var response: BoardResponse { BoardResponse(body: body) }
 }
 
 /// A reply body, parsed.
-public enum BoardResponse: Hashable, Sendable {
+package enum BoardResponse: Hashable, Sendable {
     /// Nothing printed: `W`, `P` (and `R`/`G` of zero bytes).
     case done
     /// `R`/`G`: `"xx "` per byte, lowercase hex, each followed by a space, no line break.
@@ -31,10 +31,10 @@ public enum BoardResponse: Hashable, Sendable {
     /// A body that is none of the above (a firmware we do not know).
     case unrecognised([UInt8])
 
-    public static let flashedBody = Array("flash memmap.\r\n".utf8)
-    public static let undefinedCommandBody = Array("error:undefined cmd or fmt.\r\n".utf8)
+    package static let flashedBody = Array("flash memmap.\r\n".utf8)
+    package static let undefinedCommandBody = Array("error:undefined cmd or fmt.\r\n".utf8)
 
-    public init(body: [UInt8]) {
+    package init(body: [UInt8]) {
         if body.isEmpty { self = .done; return }
         if body == Self.flashedBody { self = .flashed; return }
         if body == Self.undefinedCommandBody { self = .undefinedCommand; return }
@@ -58,7 +58,7 @@ public enum BoardResponse: Hashable, Sendable {
     }
 
     /// The body the firmware prints for this response (the inverse of ``init(body:)``).
-    public var body: [UInt8] {
+    package var body: [UInt8] {
         switch self {
         case .done: []
         case .values(let v): v.flatMap { Array((ByteText.hexPair($0) + " ").utf8) }

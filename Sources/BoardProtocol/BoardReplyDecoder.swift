@@ -9,24 +9,24 @@
 /// Contract: call ``decode()`` until it returns nil after every ``append(_:)``. A partial frame is
 /// never consumed. The buffer is bounded by ``capacity``: a frame longer than that is reported as
 /// ``BoardReplyError/Kind/overflow`` and dropped up to its prompt.
-public struct BoardReplyDecoder: Sendable {
+package struct BoardReplyDecoder: Sendable {
     /// `\r\n>`: what the firmware prints after every line (and once at boot).
-    public static let prompt: [UInt8] = [0x0D, 0x0A, 0x3E]
+    package static let prompt: [UInt8] = [0x0D, 0x0A, 0x3E]
 
     /// Larger than any legal frame (a 255-character echo plus a long `G` reply).
-    public let capacity: Int
+    package let capacity: Int
     private var buffer: [UInt8] = []
     private var expected: [UInt8]?
     /// After an overflow: drop bytes up to and including the next prompt.
     private var discarding = false
 
-    public init(capacity: Int = 2048) {
+    package init(capacity: Int = 2048) {
         self.capacity = max(capacity, 64)
     }
 
     /// The command line now in flight (exactly the bytes sent). Its reply is the next frame that
     /// starts with this echo; frames before it are reported and skipped.
-    public mutating func expect(_ line: [UInt8]) {
+    package mutating func expect(_ line: [UInt8]) {
         expected = line
     }
 
@@ -34,7 +34,7 @@ public struct BoardReplyDecoder: Sendable {
     /// returned as evidence. The rest of a late reply then arrives as a frame without our echo,
     /// and is reported and skipped through its prompt like any other unexpected frame.
     @discardableResult
-    public mutating func abandon() -> [UInt8] {
+    package mutating func abandon() -> [UInt8] {
         expected = nil
         let partial = buffer
         buffer.removeAll(keepingCapacity: true)
@@ -42,23 +42,23 @@ public struct BoardReplyDecoder: Sendable {
     }
 
     /// Forgets everything (a new connection).
-    public mutating func reset() {
+    package mutating func reset() {
         buffer.removeAll()
         expected = nil
         discarding = false
     }
 
-    public var isExpecting: Bool { expected != nil }
+    package var isExpecting: Bool { expected != nil }
     /// Bytes received but not yet part of a complete frame.
-    public var pending: [UInt8] { buffer }
+    package var pending: [UInt8] { buffer }
 
-    public mutating func append(_ bytes: some Sequence<UInt8>) {
+    package mutating func append(_ bytes: some Sequence<UInt8>) {
         buffer.append(contentsOf: bytes)
     }
 
     /// The next reply, nil if no complete frame is buffered, or an error for a frame that is not
     /// the reply expected (it has been consumed: call again).
-    public mutating func decode() throws(BoardReplyError) -> BoardReply? {
+    package mutating func decode() throws(BoardReplyError) -> BoardReply? {
         while true {
             guard let end = Self.firstPrompt(in: buffer) else {
                 if buffer.count > capacity {
@@ -108,8 +108,8 @@ public struct BoardReplyDecoder: Sendable {
 }
 
 /// A frame that was not the reply expected, with its bytes as evidence.
-public struct BoardReplyError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Hashable, Sendable {
+package struct BoardReplyError: Error, Hashable, Sendable, CustomStringConvertible {
+    package enum Kind: String, Hashable, Sendable {
         /// A complete frame that does not start with the echo of the command in flight (a late
         /// reply, line noise, a board that garbled the echo, output from another program).
         case unexpectedFrame
@@ -117,24 +117,24 @@ public struct BoardReplyError: Error, Hashable, Sendable, CustomStringConvertibl
         case overflow
     }
 
-    public let kind: Kind
+    package let kind: Kind
     /// The frame (or its first ``evidenceLimit`` bytes).
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
     /// The full length of the frame.
-    public let length: Int
+    package let length: Int
     /// The echo that was expected, if a command was in flight.
-    public let expected: [UInt8]?
+    package let expected: [UInt8]?
 
-    public static let evidenceLimit = 256
+    package static let evidenceLimit = 256
 
-    public init(_ kind: Kind, bytes: [UInt8], length: Int? = nil, expected: [UInt8]? = nil) {
+    package init(_ kind: Kind, bytes: [UInt8], length: Int? = nil, expected: [UInt8]? = nil) {
         self.kind = kind
         self.bytes = bytes
         self.length = length ?? bytes.count
         self.expected = expected
     }
 
-    public var description: String {
+    package var description: String {
         let expecting = expected.map { " while waiting for the echo of \(ByteText.evidence($0))" } ?? ""
         switch kind {
         case .unexpectedFrame:

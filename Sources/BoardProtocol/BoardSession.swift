@@ -8,8 +8,8 @@
 /// ```
 /// The timeout counts from the last byte received, not from the send: a slow (9600 baud) board
 /// that is still echoing a long line is not timed out, a silent one is.
-public struct BoardSession: Sendable {
-    public enum Event: Hashable, Sendable {
+package struct BoardSession: Sendable {
+    package enum Event: Hashable, Sendable {
         /// The board answered the command in flight as expected.
         case completed(BoardCommand, BoardResponse)
         /// The command in flight failed: the board rejected it, answered something else, or
@@ -19,28 +19,28 @@ public struct BoardSession: Sendable {
         case noise(BoardReplyError)
     }
 
-    public var replyTimeout: Duration
-    public private(set) var inFlight: BoardCommand?
+    package var replyTimeout: Duration
+    package private(set) var inFlight: BoardCommand?
     private var decoder: BoardReplyDecoder
     private var lastActivity: ContinuousClock.Instant?
     /// Timeouts in a row without any complete reply in between (a board that stopped answering).
-    public private(set) var consecutiveTimeouts = 0
+    package private(set) var consecutiveTimeouts = 0
 
-    public init(replyTimeout: Duration = .milliseconds(100), bufferCapacity: Int = 2048) {
+    package init(replyTimeout: Duration = .milliseconds(100), bufferCapacity: Int = 2048) {
         self.replyTimeout = replyTimeout
         self.decoder = BoardReplyDecoder(capacity: bufferCapacity)
     }
 
-    public var isIdle: Bool { inFlight == nil }
+    package var isIdle: Bool { inFlight == nil }
 
     /// When ``checkTimeout(now:)`` should be called next (nil: nothing in flight).
-    public var deadline: ContinuousClock.Instant? {
+    package var deadline: ContinuousClock.Instant? {
         guard inFlight != nil, let lastActivity else { return nil }
         return lastActivity + replyTimeout
     }
 
     /// Starts `command` and returns the bytes to write. Precondition: ``isIdle``.
-    public mutating func start(_ command: BoardCommand, now: ContinuousClock.Instant) -> [UInt8] {
+    package mutating func start(_ command: BoardCommand, now: ContinuousClock.Instant) -> [UInt8] {
         precondition(inFlight == nil, "BoardSession: one command in flight at a time")
         let line = command.line
         inFlight = command
@@ -50,7 +50,7 @@ public struct BoardSession: Sendable {
     }
 
     /// Bytes from the board (already unwrapped from any MIDI framing).
-    public mutating func receive(_ bytes: some Collection<UInt8>, now: ContinuousClock.Instant) -> [Event] {
+    package mutating func receive(_ bytes: some Collection<UInt8>, now: ContinuousClock.Instant) -> [Event] {
         if bytes.isEmpty { return [] }
         if inFlight != nil { lastActivity = now }
         decoder.append(bytes)
@@ -70,7 +70,7 @@ public struct BoardSession: Sendable {
     }
 
     /// Times the command in flight out if no byte came for ``replyTimeout``.
-    public mutating func checkTimeout(now: ContinuousClock.Instant) -> Event? {
+    package mutating func checkTimeout(now: ContinuousClock.Instant) -> Event? {
         guard let command = inFlight, let deadline, now >= deadline else { return nil }
         inFlight = nil
         consecutiveTimeouts += 1
@@ -79,7 +79,7 @@ public struct BoardSession: Sendable {
     }
 
     /// A new connection: forget the command in flight and any partial input.
-    public mutating func reset() {
+    package mutating func reset() {
         inFlight = nil
         lastActivity = nil
         consecutiveTimeouts = 0
@@ -104,8 +104,8 @@ public struct BoardSession: Sendable {
 }
 
 /// Why a command failed, with the bytes that showed it.
-public struct BoardSessionError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Hashable, Sendable {
+package struct BoardSessionError: Error, Hashable, Sendable, CustomStringConvertible {
+    package enum Kind: String, Hashable, Sendable {
         /// No byte for the reply timeout (`bytes`: what had arrived of the reply).
         case timeout
         /// The board answered `error:undefined cmd or fmt.`.
@@ -114,19 +114,19 @@ public struct BoardSessionError: Error, Hashable, Sendable, CustomStringConverti
         case unexpectedResponse
     }
 
-    public let kind: Kind
-    public let command: BoardCommand
-    public let bytes: [UInt8]
-    public let timeout: Duration?
+    package let kind: Kind
+    package let command: BoardCommand
+    package let bytes: [UInt8]
+    package let timeout: Duration?
 
-    public init(_ kind: Kind, command: BoardCommand, bytes: [UInt8], timeout: Duration? = nil) {
+    package init(_ kind: Kind, command: BoardCommand, bytes: [UInt8], timeout: Duration? = nil) {
         self.kind = kind
         self.command = command
         self.bytes = bytes
         self.timeout = timeout
     }
 
-    public var description: String {
+    package var description: String {
         switch kind {
         case .timeout:
             let got = bytes.isEmpty ? "nothing" : ByteText.evidence(bytes)

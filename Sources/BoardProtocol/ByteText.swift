@@ -1,8 +1,8 @@
 /// Bytes as text for people: error messages, traces, test failures.
-public enum ByteText {
+package enum ByteText {
     /// Printable ASCII as is; `\r`, `\n`, `\t`, `\0` and `\\` escaped; anything else as `\xNN`.
     /// `"W 0f 64c8\n"` → `W 0f 64c8\n` (with a visible backslash-n).
-    public static func escaped(_ bytes: some Sequence<UInt8>) -> String {
+    package static func escaped(_ bytes: some Sequence<UInt8>) -> String {
         var out = ""
         for byte in bytes {
             switch byte {
@@ -19,18 +19,18 @@ public enum ByteText {
     }
 
     /// Like ``escaped(_:)`` but shortened to `limit` bytes with a note of the total, for errors.
-    public static func evidence(_ bytes: [UInt8], limit: Int = 96) -> String {
+    package static func evidence(_ bytes: [UInt8], limit: Int = 96) -> String {
         if bytes.count <= limit { return "\"" + escaped(bytes) + "\"" }
         return "\"" + escaped(bytes.prefix(limit)) + "…\" (\(bytes.count) bytes)"
     }
 
     /// Two lowercase hex digits, as the firmware prints them.
-    public static func hexPair(_ byte: UInt8) -> String {
+    package static func hexPair(_ byte: UInt8) -> String {
         String(decoding: [hexDigit(byte >> 4), hexDigit(byte & 0x0F)], as: UTF8.self)
     }
 
     /// Lowercase hex without separators: `[0x64, 0xc8]` → `64c8`.
-    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+    package static func hex(_ bytes: some Sequence<UInt8>) -> String {
         var out: [UInt8] = []
         for byte in bytes {
             out.append(hexDigit(byte >> 4))

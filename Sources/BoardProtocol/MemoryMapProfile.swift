@@ -1,13 +1,13 @@
 /// The two firmwares AnalogRemote knows, by the name a person gives them (`--profile`,
 /// `profile = "stock"` in a mapping file, `board-sim --firmware`).
-public enum BoardProfileKind: String, Sendable, Hashable, CaseIterable {
+package enum BoardProfileKind: String, Sendable, Hashable, CaseIterable {
     /// The kit's published firmware: a 34-byte map (0x00–0x21), no motor bytes.
     case stock
     /// The published firmware extended with two signed motor bytes at 0x22/0x23 (a 36-byte map).
     case motors
 
     /// The built-in profile of this firmware.
-    public var profile: MemoryMapProfile {
+    package var profile: MemoryMapProfile {
         switch self {
         case .stock: .stock
         case .motors: .motors
@@ -17,7 +17,7 @@ public enum BoardProfileKind: String, Sendable, Hashable, CaseIterable {
     /// The firmware a board runs, told by its map size (what a probe reads): 34 or 35 bytes is
     /// the published firmware (35 cannot hold both motor bytes), 36 or more has the motor bytes.
     /// nil below 34: not a programland firmware we know.
-    public static func forMapSize(_ size: Int) -> BoardProfileKind? {
+    package static func forMapSize(_ size: Int) -> BoardProfileKind? {
         switch size {
         case ..<MemoryMapProfile.publishedFirmwareSize: nil
         case ..<MemoryMapProfile.motors.size: .stock
@@ -41,23 +41,23 @@ public enum BoardProfileKind: String, Sendable, Hashable, CaseIterable {
 /// | ``led1`` / ``led2`` | LED brightness | 0x0f / 0x10 | 0x0f / 0x10 | 0…255 |
 /// | ``driveVariables`` | the drive's variables | VAR1–VAR3 (0x12–0x14) | none | 0 at rest |
 /// | ``motorLeft`` / ``motorRight`` | motor speed | none | 0x22 / 0x23 | Int8 bit pattern, ±127 |
-public struct MemoryMapProfile: Sendable, Hashable {
+package struct MemoryMapProfile: Sendable, Hashable {
     /// `stock`, `motors`, or a name given by whoever built the profile.
-    public var name: String
+    package var name: String
     /// Bytes in the map (addresses 0..<size). The firmware drops writes past it.
-    public var size: Int
+    package var size: Int
     /// The motor bytes; nil when the firmware has no motors.
-    public var motorLeft: UInt8?
-    public var motorRight: UInt8?
-    public var led1: UInt8
-    public var led2: UInt8
-    public var buzzerTone: UInt8
-    public var buzzerTime: UInt8
+    package var motorLeft: UInt8?
+    package var motorRight: UInt8?
+    package var led1: UInt8
+    package var led2: UInt8
+    package var buzzerTone: UInt8
+    package var buzzerTime: UInt8
     /// Further addresses that hold 0 in the safe state: the variables a drive mapping writes
     /// for a program on the board (the stock mapping's signed wheel speeds and buttons).
-    public var driveVariables: [UInt8]
+    package var driveVariables: [UInt8]
 
-    public init(name: String = "motors", size: Int = 36, motorLeft: UInt8? = 0x22, motorRight: UInt8? = 0x23,
+    package init(name: String = "motors", size: Int = 36, motorLeft: UInt8? = 0x22, motorRight: UInt8? = 0x23,
                 led1: UInt8 = 0x0F, led2: UInt8 = 0x10, buzzerTone: UInt8 = 0x09, buzzerTime: UInt8 = 0x0A,
                 driveVariables: [UInt8] = []) {
         self.name = name
@@ -72,41 +72,41 @@ public struct MemoryMapProfile: Sendable, Hashable {
     }
 
     /// The published firmware: 34 bytes, no motors; the drive's variables are VAR1–VAR3.
-    public static let stock = MemoryMapProfile(name: "stock", size: publishedFirmwareSize, motorLeft: nil, motorRight: nil,
+    package static let stock = MemoryMapProfile(name: "stock", size: publishedFirmwareSize, motorLeft: nil, motorRight: nil,
                                                driveVariables: [0x12, 0x13, 0x14])
     /// The firmware extended with motors at 0x22/0x23 (36 bytes).
-    public static let motors = MemoryMapProfile()
+    package static let motors = MemoryMapProfile()
     /// The profile the receiver used before profiles had names: ``motors``.
-    public static let kit = motors
+    package static let kit = motors
 
     /// The published firmware's map size.
-    public static let publishedFirmwareSize = 34
+    package static let publishedFirmwareSize = 34
 
     /// The firmware's fixed addresses (its `#define`s; the same in both firmwares).
-    public enum Address {
-        public static let productID: UInt8 = 0x00
-        public static let versionID: UInt8 = 0x01
-        public static let execMode: UInt8 = 0x02
-        public static let sequenceCounterHigh: UInt8 = 0x03
-        public static let sequenceCounterLow: UInt8 = 0x04
-        public static let random: UInt8 = 0x05
-        public static let timer: UInt8 = 0x06
-        public static let temperature: UInt8 = 0x07
-        public static let humidity: UInt8 = 0x08
-        public static let sensor1: UInt8 = 0x0B
-        public static let switchValue: UInt8 = 0x11
+    package enum Address {
+        package static let productID: UInt8 = 0x00
+        package static let versionID: UInt8 = 0x01
+        package static let execMode: UInt8 = 0x02
+        package static let sequenceCounterHigh: UInt8 = 0x03
+        package static let sequenceCounterLow: UInt8 = 0x04
+        package static let random: UInt8 = 0x05
+        package static let timer: UInt8 = 0x06
+        package static let temperature: UInt8 = 0x07
+        package static let humidity: UInt8 = 0x08
+        package static let sensor1: UInt8 = 0x0B
+        package static let switchValue: UInt8 = 0x11
         /// VAR1…VAR8 are 0x12…0x19.
-        public static let variable1: UInt8 = 0x12
+        package static let variable1: UInt8 = 0x12
         /// LOOP1…LOOP8 are 0x1a…0x21.
-        public static let loop1: UInt8 = 0x1A
+        package static let loop1: UInt8 = 0x1A
     }
 
     /// True when the profile has both motor bytes.
-    public var hasMotors: Bool { motorLeft != nil && motorRight != nil }
+    package var hasMotors: Bool { motorLeft != nil && motorRight != nil }
 
     /// What the board must hold when nobody drives: motors 0 (where there are motors), LEDs 0,
     /// buzzer tone 0 and time 0, the drive's variables 0.
-    public var safeState: [UInt8: UInt8] {
+    package var safeState: [UInt8: UInt8] {
         var out: [UInt8: UInt8] = [led1: 0, led2: 0, buzzerTone: 0, buzzerTime: 0]
         if let motorLeft { out[motorLeft] = 0 }
         if let motorRight { out[motorRight] = 0 }
@@ -116,7 +116,7 @@ public struct MemoryMapProfile: Sendable, Hashable {
 
     /// The two motor bytes for signed speeds (the left one is not mirrored here: pass what the
     /// board should get). Empty without motors.
-    public func motors(left: Int8, right: Int8) -> [UInt8: UInt8] {
+    package func motors(left: Int8, right: Int8) -> [UInt8: UInt8] {
         var out: [UInt8: UInt8] = [:]
         if let motorLeft { out[motorLeft] = UInt8(bitPattern: left) }
         if let motorRight { out[motorRight] = UInt8(bitPattern: right) }
@@ -125,7 +125,7 @@ public struct MemoryMapProfile: Sendable, Hashable {
 
     /// A message naming what is wrong, or nil when the profile is usable: size 1…256, every
     /// address inside the map, no two roles sharing an address.
-    public var problem: String? {
+    package var problem: String? {
         guard (1...256).contains(size) else { return "memory map size \(size) is not in 1…256" }
         var roles: [(String, UInt8)] = []
         if let motorLeft { roles.append(("motor-left", motorLeft)) }
@@ -145,7 +145,7 @@ public struct MemoryMapProfile: Sendable, Hashable {
 
     /// This profile on a board whose map has `size` bytes: the safe state keeps only the
     /// addresses the board has.
-    public func safeState(onMapOf size: Int) -> [UInt8: UInt8] {
+    package func safeState(onMapOf size: Int) -> [UInt8: UInt8] {
         safeState.filter { Int($0.key) < size }
     }
 }

@@ -19,21 +19,21 @@
 ///   an address the probed board lacks, and reads back the first write of each address after
 ///   every connect: the `R` follows that `W` at once, so a board that drops a write is known one
 ///   command later (``Finding/dropped(address:wrote:read:)``).
-public struct MemoryMapWriter: Sendable {
+package struct MemoryMapWriter: Sendable {
     /// The profile whose safe state is written first; replaced by ``identified(profile:)``.
-    public private(set) var profile: MemoryMapProfile
+    package private(set) var profile: MemoryMapProfile
     /// Probe the board at every connect and read back the first write of each address.
-    public let verifies: Bool
-    public private(set) var desired: [UInt8: UInt8] = [:]
-    public private(set) var confirmed: [UInt8: UInt8] = [:]
-    public private(set) var isLinkUp = false
+    package let verifies: Bool
+    package private(set) var desired: [UInt8: UInt8] = [:]
+    package private(set) var confirmed: [UInt8: UInt8] = [:]
+    package private(set) var isLinkUp = false
     /// What the probe after the last ``connected()`` found (verifying writers only).
-    public private(set) var identity: BoardIdentity?
+    package private(set) var identity: BoardIdentity?
     /// Set by ``refuse(_:profile:)``: only the safe state is written until the next connect.
-    public private(set) var refusal: String?
+    package private(set) var refusal: String?
 
     /// Something a verifying writer learnt from a reply.
-    public enum Finding: Sendable, Hashable {
+    package enum Finding: Sendable, Hashable {
         /// The probe answered: decide the profile, then call ``identified(profile:)`` or ``refuse(_:profile:)``.
         case identified(BoardIdentity)
         /// The probe's reply is not a memory map (`bytes`: its body): not a firmware we know.
@@ -71,33 +71,33 @@ public struct MemoryMapWriter: Sendable {
     private var verified: Set<UInt8> = []
     private var cursor = 0
 
-    public init(profile: MemoryMapProfile, verifies: Bool = false) {
+    package init(profile: MemoryMapProfile, verifies: Bool = false) {
         self.profile = profile
         self.verifies = verifies
     }
 
     /// The command on the wire, if any.
-    public var outstanding: BoardCommand? { outstandingOperation?.command }
+    package var outstanding: BoardCommand? { outstandingOperation?.command }
     /// True until the board is known (probe) and the safe state written after the last
     /// ``connected()`` is confirmed.
-    public var isWritingSafeState: Bool {
+    package var isWritingSafeState: Bool {
         if probePending || awaitingDecision || !safePending.isEmpty { return true }
         if case .probe? = outstandingOperation { return true }
         return false
     }
     /// Link up, board known, safe state written, nothing outstanding, every desired value
     /// confirmed (and read back).
-    public var isSettled: Bool {
+    package var isSettled: Bool {
         isLinkUp && outstandingOperation == nil && !isWritingSafeState && readBacks.isEmpty
             && (refusal != nil || !hasDirtyAddresses)
     }
 
     /// Bytes the board has: the probed map size, else the profile's.
-    public var boardSize: Int { min(identity?.mapSize ?? profile.size, 256) }
+    package var boardSize: Int { min(identity?.mapSize ?? profile.size, 256) }
 
     /// The safe state of the current profile, on the addresses the board has; nothing for a
     /// refused board that is not a firmware we know.
-    public var safeState: [UInt8: UInt8] {
+    package var safeState: [UInt8: UInt8] {
         if verifies, refusal != nil, identity?.profile == nil { return [:] }
         return profile.safeState(onMapOf: boardSize)
     }
@@ -106,7 +106,7 @@ public struct MemoryMapWriter: Sendable {
     /// the profile's map (the board would drop them) and returns them; a verifying one keeps
     /// them and never sends those the probed board lacks.
     @discardableResult
-    public mutating func setDesired(_ values: [UInt8: UInt8]) -> [UInt8] {
+    package mutating func setDesired(_ values: [UInt8: UInt8]) -> [UInt8] {
         var ignored: [UInt8] = []
         for (address, value) in values {
             if verifies || Int(address) < profile.size { desired[address] = value } else { ignored.append(address) }
@@ -115,13 +115,13 @@ public struct MemoryMapWriter: Sendable {
     }
 
     /// True when the board has confirmed every one of `values`.
-    public func isConfirmed(_ values: [UInt8: UInt8]) -> Bool {
+    package func isConfirmed(_ values: [UInt8: UInt8]) -> Bool {
         values.allSatisfy { confirmed[$0.key] == $0.value }
     }
 
     /// The link was opened (first time or again): nothing on the board is known any more. A
     /// verifying writer probes first; then (or at once) the safe state goes first.
-    public mutating func connected() {
+    package mutating func connected() {
         isLinkUp = true
         confirmed = [:]
         outstandingOperation = nil
@@ -140,7 +140,7 @@ public struct MemoryMapWriter: Sendable {
     }
 
     /// The probe's board fits `profile`: write its safe state, then the desired values.
-    public mutating func identified(profile: MemoryMapProfile) {
+    package mutating func identified(profile: MemoryMapProfile) {
         self.profile = profile
         awaitingDecision = false
         safePending = safeState
@@ -150,7 +150,7 @@ public struct MemoryMapWriter: Sendable {
     /// `profile` on the addresses it has (so a board left lit or beeping goes quiet), then
     /// nothing until the next ``connected()``. A board that is not a firmware we know (no
     /// identity, or a map smaller than the published one) gets nothing at all.
-    public mutating func refuse(_ reason: String, profile: MemoryMapProfile? = nil) {
+    package mutating func refuse(_ reason: String, profile: MemoryMapProfile? = nil) {
         if let profile { self.profile = profile }
         refusal = reason
         readBacks = []
@@ -160,7 +160,7 @@ public struct MemoryMapWriter: Sendable {
     }
 
     /// The link is gone: nothing outstanding, nothing known.
-    public mutating func disconnected() {
+    package mutating func disconnected() {
         isLinkUp = false
         confirmed = [:]
         outstandingOperation = nil
@@ -175,7 +175,7 @@ public struct MemoryMapWriter: Sendable {
     /// returned command is outstanding until ``completed(_:)`` (or ``succeeded()``) or ``failed()``.
     /// Order: the probe, a pending read-back (right after its write), the safe state, then
     /// changed desired values.
-    public mutating func nextCommand() -> BoardCommand? {
+    package mutating func nextCommand() -> BoardCommand? {
         guard isLinkUp, outstandingOperation == nil, !awaitingDecision else { return nil }
         let operation: Operation
         if probePending {
@@ -206,7 +206,7 @@ public struct MemoryMapWriter: Sendable {
     /// what a verifying writer learnt: the probe's identity, or a write the board did not keep
     /// (reported one command after that write: its read-back follows it at once).
     @discardableResult
-    public mutating func completed(_ response: BoardResponse) -> Finding? {
+    package mutating func completed(_ response: BoardResponse) -> Finding? {
         guard let operation = outstandingOperation else { return nil }
         outstandingOperation = nil
         switch operation {
@@ -245,14 +245,14 @@ public struct MemoryMapWriter: Sendable {
     }
 
     /// The outstanding write was acknowledged (``completed(_:)`` with no reply body).
-    public mutating func succeeded() {
+    package mutating func succeeded() {
         completed(.done)
     }
 
     /// The outstanding command failed or timed out: the board may or may not hold its values, so
     /// they are unknown and will be sent again (with whatever value is desired by then). A probe
     /// or a read-back is asked again.
-    public mutating func failed() {
+    package mutating func failed() {
         guard let operation = outstandingOperation else { return }
         outstandingOperation = nil
         switch operation {

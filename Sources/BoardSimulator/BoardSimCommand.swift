@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BoardFirmware
 import BoardProtocol
 import Console
 import Foundation
@@ -8,9 +9,9 @@ import SystemIO
 
 /// `analog-remote board-sim`: the simulated board on a pseudo-terminal until SIGINT/SIGTERM,
 /// its path on stdout, what a person would see on the board on the status line.
-public enum BoardSimCommand {
+package enum BoardSimCommand {
     /// `traceTimes`: an `at MICROSECONDS` line (CLOCK_MONOTONIC) before each `cmd` line.
-    public static func run(_ options: PseudoTerminalBoard.Options, trace: Bool, traceTimes: Bool = false,
+    package static func run(_ options: PseudoTerminalBoard.Options, trace: Bool, traceTimes: Bool = false,
                            status: StatusLine) throws(CommandFailure) -> CommandOutcome {
         let runtime: CommandRuntime<Never>
         do {
@@ -88,7 +89,7 @@ public enum BoardSimCommand {
     }
 
     /// Brightness as four dots and the value: `●●○○ 128`.
-    public static func ledText(_ value: UInt8) -> String {
+    package static func ledText(_ value: UInt8) -> String {
         let lit = (Int(value) + 63) / 64
         let number = String(value)
         return String(repeating: "●", count: lit) + String(repeating: "○", count: 4 - lit)

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import BoardFirmware
 import BoardProtocol
 import SerialTTY
 import SystemIO
@@ -15,39 +16,39 @@ import SystemIO
 ///
 /// It notices a host that has more than one command outstanding: bytes arriving after a complete
 /// line but before that line's prompt has been sent are reported as ``Event/overlap``.
-public final class PseudoTerminalBoard {
-    public struct Options: Sendable {
+package final class PseudoTerminalBoard {
+    package struct Options: Sendable {
         /// The firmware's map: ``MemoryMapProfile/stock`` (the published firmware) by default.
-        public var profile: MemoryMapProfile = .stock
+        package var profile: MemoryMapProfile = .stock
         /// The EEPROM the board boots from: erased (all 0xFF) by default, like a new board.
-        public var eeprom: [UInt8] = SimulatedBoard.erasedEEPROM
+        package var eeprom: [UInt8] = SimulatedBoard.erasedEEPROM
         /// A faulty firmware, for tests: writes to these addresses are acknowledged and dropped.
-        public var dropWrites: Set<UInt8> = []
-        public var framing: SimulatedBoard.Framing = .text
-        public var timing: WireTiming?
+        package var dropWrites: Set<UInt8> = []
+        package var framing: SimulatedBoard.Framing = .text
+        package var timing: WireTiming?
         /// A stable path to create as a symlink to the pty (replacing a stale symlink there).
-        public var linkPath: String?
-        public init() {}
+        package var linkPath: String?
+        package init() {}
     }
 
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// The board took a line.
         case line(SimulatedBoard.Line)
         /// The host sent more before the previous command's prompt was out.
         case overlap
     }
 
-    public let options: Options
-    public let pty: PseudoTerminal
+    package let options: Options
+    package let pty: PseudoTerminal
     /// What a client opens: the link if given, else the pty.
-    public var path: String { options.linkPath ?? pty.slavePath }
-    public private(set) var board: SimulatedBoard
-    public private(set) var overlaps = 0
+    package var path: String { options.linkPath ?? pty.slavePath }
+    package private(set) var board: SimulatedBoard
+    package private(set) var overlaps = 0
 
     /// Output the host has not read cannot pile up without bound (a real board blocks and drops).
     static let outputLimit = 64 * 1024
 
-    public init(options: Options) throws(BoardSimulatorError) {
+    package init(options: Options) throws(BoardSimulatorError) {
         self.options = options
         if let problem = options.profile.problem { throw .badOption("memory-map profile: \(problem)") }
         do {
@@ -70,7 +71,7 @@ public final class PseudoTerminalBoard {
     deinit { close() }
 
     /// Removes the link (if it still points at this pty) and closes the pty.
-    public func close() {
+    package func close() {
         if let link = options.linkPath, Self.readLink(link) == pty.slavePath { unlink(link) }
         pty.close()
     }
@@ -78,7 +79,7 @@ public final class PseudoTerminalBoard {
     /// Runs until `stopDescriptor` becomes readable (a ``SignalWatcher``). `onEvent` gets each
     /// line and overlap, with the board as it is after it. `onRefresh` (for a live view) gets the
     /// board at most once per `refreshInterval`, and only after something happened.
-    public func run(stopDescriptor: Int32, refreshInterval: Duration = .milliseconds(100),
+    package func run(stopDescriptor: Int32, refreshInterval: Duration = .milliseconds(100),
                     onRefresh: (SimulatedBoard) -> Void = { _ in },
                     onEvent: (Event, SimulatedBoard) -> Void) throws(SystemError) {
         var dirty = false
@@ -225,11 +226,11 @@ public final class PseudoTerminalBoard {
     }
 }
 
-public enum BoardSimulatorError: Error, CustomStringConvertible, Sendable {
+package enum BoardSimulatorError: Error, CustomStringConvertible, Sendable {
     case badOption(String)
     case system(SystemError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .badOption(let s): s
         case .system(let e): "cannot create a pseudo-terminal: \(e)"

@@ -30,22 +30,22 @@ import TOMLKit
 /// - Traps: a boolean flag set in the file cannot be turned off on the command line (there is no
 ///   `--no-…` form); comment it out instead. Values are passed as `--key=value`, so a value that
 ///   starts with `-` is not mistaken for an option.
-public struct ConfigOverlay: Sendable, Equatable {
+package struct ConfigOverlay: Sendable, Equatable {
     /// The file that was read, or nil (no `--config`, no default file).
-    public let file: String?
+    package let file: String?
     /// The arguments taken from the file (what ``arguments`` starts with).
-    public let fileArguments: [String]
+    package let fileArguments: [String]
     /// The keys the file set, e.g. `["board", "failsafe-ms"]`, for error messages.
-    public let fileKeys: [String]
+    package let fileKeys: [String]
     /// The whole argument list to parse: the file's, then `--config=FILE` when it was the
     /// default, then the typed ones.
-    public let arguments: [String]
+    package let arguments: [String]
 
-    public static let maximumSize = 1 << 20
+    package static let maximumSize = 1 << 20
 
     /// Lays the config file under `typed` (the arguments after the subcommand's name).
     /// `tables`: top-level tables read elsewhere (control's `[gamepad]`), allowed and skipped.
-    public static func resolve(_ typed: [String], keys: [String: OptionKey], defaultFile: String?,
+    package static func resolve(_ typed: [String], keys: [String: OptionKey], defaultFile: String?,
                                tables: Set<String> = []) throws(ConfigFileError) -> ConfigOverlay {
         let given = configArgument(typed)
         guard let path = given ?? defaultFile.flatMap({ exists($0) ? $0 : nil }) else {
@@ -83,8 +83,21 @@ public struct ConfigOverlay: Sendable, Equatable {
         return ConfigOverlay(file: path, fileArguments: out, fileKeys: used, arguments: out + configArgs + typed)
     }
 
+    /// The same overlay with only the file's keys in `names` (a command that reads another
+    /// command's file for a few of its settings: `rest` takes `board`, `profile` and `map` of
+    /// `receive`'s). The file has been checked whole by then.
+    package func keeping(_ names: Set<String>) -> ConfigOverlay {
+        guard file != nil else { return self }
+        let kept = fileArguments.filter { argument in
+            let name = argument.dropFirst(2).split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return names.contains(name)
+        }
+        let rest = Array(arguments.dropFirst(fileArguments.count))
+        return ConfigOverlay(file: file, fileArguments: kept, fileKeys: fileKeys.filter(names.contains), arguments: kept + rest)
+    }
+
     /// The value of `--config FILE` / `--config=FILE` before a `--`, if any.
-    public static func configArgument(_ typed: [String]) -> String? {
+    package static func configArgument(_ typed: [String]) -> String? {
         var i = 0
         var found: String?
         while i < typed.count {
@@ -103,7 +116,7 @@ public struct ConfigOverlay: Sendable, Equatable {
 
     /// Whether an option named in a parser message (`--failsafe-ms …`) came from the file and was
     /// not typed: then the message is about the file.
-    public func blames(_ message: String, typed: [String]) -> String? {
+    package func blames(_ message: String, typed: [String]) -> String? {
         for key in fileKeys where message.contains("--\(key)") {
             let typedIt = typed.contains { $0 == "--\(key)" || $0.hasPrefix("--\(key)=") }
             if !typedIt { return key }

@@ -2,8 +2,8 @@ import ArgumentParser
 import ConfigFile
 
 /// What a config-file key stands for: one long option of a command, as ArgumentParser sees it.
-public struct OptionKey: Sendable, Hashable {
-    public enum Kind: Sendable, Hashable {
+package struct OptionKey: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// `--name VALUE` once (`@Option var name: T` or `T?`).
         case value
         /// `--name VALUE` once per array element (`@Option var name: [T]`).
@@ -13,27 +13,27 @@ public struct OptionKey: Sendable, Hashable {
     }
 
     /// The long name without dashes: `failsafe-ms`.
-    public let name: String
-    public let kind: Kind
+    package let name: String
+    package let kind: Kind
     /// Checks one value's text the way ArgumentParser will (`ExpressibleByArgument.init(argument:)`);
     /// nil when the type cannot be checked here.
     let check: @Sendable (String) -> Bool?
     /// The allowed values of an enumerated option (`first`, `any`, `paired`), else empty.
-    public let choices: [String]
+    package let choices: [String]
 
-    public static func == (a: OptionKey, b: OptionKey) -> Bool { a.name == b.name && a.kind == b.kind }
-    public func hash(into hasher: inout Hasher) { hasher.combine(name); hasher.combine(kind) }
+    package static func == (a: OptionKey, b: OptionKey) -> Bool { a.name == b.name && a.kind == b.kind }
+    package func hash(into hasher: inout Hasher) { hasher.combine(name); hasher.combine(kind) }
 
     /// Whether `text` is a valid value (true when it cannot be checked here: the parser decides).
-    public func accepts(_ text: String) -> Bool { check(text) ?? true }
+    package func accepts(_ text: String) -> Bool { check(text) ?? true }
 }
 
 /// The long options of a command, found the way ArgumentParser finds them: by reflecting over a
 /// default instance's property wrappers. `@OptionGroup`s are not entered (pass their types in
 /// `groups`); options with a custom long name are not seen — `OptionKeysTests` pins every
 /// command's key list against its help text, so such an option shows up there.
-public enum OptionKeys {
-    public static func of(_ type: any ParsableArguments.Type,
+package enum OptionKeys {
+    package static func of(_ type: any ParsableArguments.Type,
                           groups: [any ParsableArguments.Type] = []) -> [String: OptionKey] {
         var keys: [String: OptionKey] = [:]
         for t in [type] + groups {
@@ -108,7 +108,7 @@ extension Array: ArrayOfArguments {
 
 extension ConfigFileError {
     /// A problem in a command's config file (`config FILE: key "KEY": problem`); key "" for the whole file.
-    public static func command(file: String, key: String, problem: String) -> ConfigFileError {
+    package static func command(file: String, key: String, problem: String) -> ConfigFileError {
         ConfigFileError(file: file, key: key, problem: problem, naming: .commandConfig)
     }
 }

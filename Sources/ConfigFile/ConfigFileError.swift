@@ -2,9 +2,9 @@
 /// found and what is allowed — for every config file: mapping (`--map`), gamepad and MIDI
 /// tables, a command's own config file (receive.toml, control.toml). The CLI prints it after
 /// `analog-remote: ` and exits 2 (README "Exit codes").
-public struct ConfigFileError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct ConfigFileError: Error, Hashable, Sendable, CustomStringConvertible {
     /// How the line names the file and the key.
-    public enum Naming: Hashable, Sendable {
+    package enum Naming: Hashable, Sendable {
         /// `FILE: KEY: problem`: a document whose keys are dotted paths (`drive.left.address`,
         /// `gamepad.buttons.forward`, `buttons[1].on`, `line 3`).
         case document
@@ -12,21 +12,21 @@ public struct ConfigFileError: Error, Hashable, Sendable, CustomStringConvertibl
         case commandConfig
     }
 
-    public let file: String
+    package let file: String
     /// The key, or nil for a problem with the whole file (cannot read it, a syntax error).
-    public let key: String?
-    public let problem: String
-    public let naming: Naming
+    package let key: String?
+    package let problem: String
+    package let naming: Naming
 
     /// `key` nil or "": the whole file.
-    public init(file: String, key: String?, problem: String, naming: Naming = .document) {
+    package init(file: String, key: String?, problem: String, naming: Naming = .document) {
         self.file = file
         self.key = key?.isEmpty == false ? key : nil
         self.problem = problem
         self.naming = naming
     }
 
-    public var description: String {
+    package var description: String {
         switch (naming, key) {
         case (.document, nil): "\(file): \(problem)"
         case (.document, let key?): "\(file): \(key): \(problem)"

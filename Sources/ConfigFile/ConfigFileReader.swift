@@ -17,8 +17,8 @@ import SystemIO
 /// - valid UTF-8.
 ///
 /// Errors are ``ConfigReadError``s; callers phrase them for their own kind of file.
-public enum ConfigFileReader {
-    public static func read(_ path: String, maximumSize: Int = 1 << 20) throws(ConfigReadError) -> String {
+package enum ConfigFileReader {
+    package static func read(_ path: String, maximumSize: Int = 1 << 20) throws(ConfigReadError) -> String {
         var info = stat()
         do {
             try Syscall.call("stat", subject: path) { stat(path, &info) }
@@ -78,7 +78,7 @@ public enum ConfigFileReader {
 
 /// Why a configuration file cannot be read; the caller names the file and phrases ``problem``
 /// for its kind of file.
-public enum ConfigReadError: Error, Hashable, Sendable {
+package enum ConfigReadError: Error, Hashable, Sendable {
     /// stat/open/read failed: the `strerror` text (`no such file or directory`).
     case unreadable(String)
     /// A FIFO, a directory, a device…: never opened (or opened non-blocking and closed at once).
@@ -89,7 +89,7 @@ public enum ConfigReadError: Error, Hashable, Sendable {
 
     /// The problem in words; `what` names the file's kind (`the mapping file`), `allowedText`
     /// what it must be (`a UTF-8 TOML or JSON file`).
-    public func problem(what: String = "it", allowedText: String = "a UTF-8 text file") -> String {
+    package func problem(what: String = "it", allowedText: String = "a UTF-8 text file") -> String {
         switch self {
         case .unreadable(let reason): "cannot read \(what): \(reason)"
         case .notRegular(let kind): "\(kind), not a regular file; allowed: a regular file"

@@ -2,7 +2,7 @@ import TOMLKit
 
 /// A parsed configuration document, whatever its syntax: TOML and JSON both become this tree,
 /// so one validator gives the same messages for both.
-public indirect enum ConfigValue: Sendable {
+package indirect enum ConfigValue: Sendable {
     /// Keys sorted, so that "the first problem" is the same on every run and in both formats.
     case table([(key: String, value: ConfigValue)])
     case array([ConfigValue])
@@ -14,7 +14,7 @@ public indirect enum ConfigValue: Sendable {
     case other(String)
 
     /// The kind as a person reads it in an error message.
-    public var kind: String {
+    package var kind: String {
         switch self {
         case .table: "a table"
         case .array: "an array"
@@ -28,13 +28,13 @@ public indirect enum ConfigValue: Sendable {
 }
 
 /// Where a syntax error is, and what it is.
-public struct ConfigSyntaxError: Error, Sendable {
-    public let line: Int?
-    public let message: String
+package struct ConfigSyntaxError: Error, Sendable {
+    package let line: Int?
+    package let message: String
 }
 
 extension ConfigValue {
-    public static func parseTOML(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
+    package static func parseTOML(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
         if let problem = TOMLPreflight.problem(in: text) {
             throw ConfigSyntaxError(line: nil, message: problem)
         }
@@ -71,7 +71,7 @@ extension ConfigValue {
         }
     }
 
-    public static func parseJSON(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
+    package static func parseJSON(_ text: String) throws(ConfigSyntaxError) -> ConfigValue {
         try StrictJSON.parse(text)
     }
 }

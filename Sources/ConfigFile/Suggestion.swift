@@ -1,8 +1,8 @@
 /// "Did you mean …?" for a mistyped name: the closest of `candidates` by edit distance
 /// (Levenshtein, on characters), if it is close enough to be a plausible typo — at most a third
 /// of the longer name, and at least one edit allowed.
-public enum Suggestion {
-    public static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
+package enum Suggestion {
+    package static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
         let w = Array(word.lowercased())
         var best: (String, Int)?
         for candidate in candidates {
@@ -16,7 +16,7 @@ public enum Suggestion {
     }
 
     /// ` (did you mean "x"?)` or "".
-    public static func hint(for word: String, among candidates: some Sequence<String>) -> String {
+    package static func hint(for word: String, among candidates: some Sequence<String>) -> String {
         closest(to: word, among: candidates).map { " (did you mean \"\($0)\"?)" } ?? ""
     }
 

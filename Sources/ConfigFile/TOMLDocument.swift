@@ -2,10 +2,10 @@ import TOMLKit
 
 /// TOML text to a table, and the values in it as an error message shows them: the one TOML
 /// reading of the gamepad and MIDI tables (the mapping file goes through ``ConfigValue``).
-public enum TOMLDocument {
+package enum TOMLDocument {
     /// Parses `text` after ``TOMLPreflight``; a problem is ``ConfigFileError`` for the whole
     /// `file`: `line L, column C: WHAT (not valid TOML)`.
-    public static func parse(_ text: String, file: String) throws(ConfigFileError) -> TOMLTable {
+    package static func parse(_ text: String, file: String) throws(ConfigFileError) -> TOMLTable {
         if let problem = TOMLPreflight.problem(in: text) {
             throw ConfigFileError(file: file, key: nil, problem: problem)
         }
@@ -20,14 +20,14 @@ public enum TOMLDocument {
     }
 
     /// A value as written in TOML, for "X is not allowed": `"text"`, `2`, `[ 1, 2 ]`.
-    public static func show(_ value: any TOMLValueConvertible) -> String {
+    package static func show(_ value: any TOMLValueConvertible) -> String {
         if let s = value.string { return "\"\(s)\"" }
         let text = "\(value.tomlValue)"
         return String(text.drop { $0 == " " || $0 == "\n" }.reversed().drop { $0 == " " || $0 == "\n" }.reversed())
     }
 
     /// An integer or a finite float as a number; nil for anything else.
-    public static func number(_ value: any TOMLValueConvertible) -> Double? {
+    package static func number(_ value: any TOMLValueConvertible) -> Double? {
         if let d = value.double { return d.isFinite ? d : nil }
         return value.int.map(Double.init)
     }

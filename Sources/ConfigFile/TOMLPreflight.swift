@@ -2,9 +2,9 @@
 /// process instead of reporting a parse error, so that every TOML reader (mapping files, gamepad,
 /// MIDI, receive.toml/control.toml) refuses them with its usual one-line error first.
 /// Pure text inspection: no TOMLKit here. Call ``problem(in:)`` before `TOMLTable(string:)`.
-public enum TOMLPreflight {
+package enum TOMLPreflight {
     /// What is wrong, as "line N: …", or nil when the text may be handed to the parser.
-    public static func problem(in text: String) -> String? {
+    package static func problem(in text: String) -> String? {
         if let line = unparsableHeaderLine(text) {
             return "line \(line): a table header must start with a key name or a quoted key, e.g. [drive] (not valid TOML)"
         }

@@ -7,11 +7,11 @@ import Musl
 /// ANSI colour for the few words a person must not miss (FAILSAFE, STOPPED BY TEACHER, NO
 /// RECEIVER), on a terminal only. `NO_COLOR` set to anything but the empty string turns it off
 /// (https://no-color.org); `TERM=dumb` too.
-public enum Colour: Sendable {
+package enum Colour: Sendable {
     case green, yellow, red, plain
 
     /// Whether colour is wanted for a status line that is drawn (`enabled`) in this environment.
-    public static func wanted(enabled: Bool, environment: [String: String]? = nil) -> Bool {
+    package static func wanted(enabled: Bool, environment: [String: String]? = nil) -> Bool {
         guard enabled else { return false }
         func value(_ key: String) -> String? {
             if let environment { return environment[key] }
@@ -23,7 +23,7 @@ public enum Colour: Sendable {
     }
 
     /// `text` wrapped in this colour (bold for red), or unchanged when `on` is false.
-    public func paint(_ text: String, on: Bool) -> String {
+    package func paint(_ text: String, on: Bool) -> String {
         guard on else { return text }
         let code: String
         switch self {

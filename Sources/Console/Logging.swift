@@ -3,35 +3,35 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-public import Logging
+import Logging
 import SystemIO
 
 /// How log records look on stderr: `text` for people, `json` (one object per line) for machines.
-public enum LogFormat: String, CaseIterable, Sendable {
+package enum LogFormat: String, CaseIterable, Sendable {
     case text, json
 }
 
 /// A swift-log handler that writes one line per record to stderr, above the live status line.
-public struct ConsoleLogHandler: LogHandler {
-    public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
+package struct ConsoleLogHandler: LogHandler {
+    package var logLevel: Logger.Level
+    package var metadata: Logger.Metadata = [:]
     let label: String
     let format: LogFormat
     let status: StatusLine?
 
-    public init(label: String, level: Logger.Level, format: LogFormat, status: StatusLine?) {
+    package init(label: String, level: Logger.Level, format: LogFormat, status: StatusLine?) {
         self.label = label
         self.logLevel = level
         self.format = format
         self.status = status
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
         let line: String
         switch format {
@@ -55,12 +55,12 @@ public struct ConsoleLogHandler: LogHandler {
     }
 
     /// JSON string literal with the escapes RFC 8259 requires.
-    public static func quote(_ s: String) -> String { JSONText.quote(s) }
+    package static func quote(_ s: String) -> String { JSONText.quote(s) }
 }
 
-public enum ConsoleLogging {
+package enum ConsoleLogging {
     /// Installs the console handler for the whole process (call once, from the executable).
-    public static func bootstrap(level: Logger.Level, format: LogFormat, status: StatusLine?) {
+    package static func bootstrap(level: Logger.Level, format: LogFormat, status: StatusLine?) {
         LoggingSystem.bootstrap { label in
             ConsoleLogHandler(label: label, level: level, format: format, status: status)
         }

@@ -10,20 +10,20 @@ import Synchronization
 /// It draws only when stderr is a terminal and `--quiet` is off; otherwise every call is a
 /// no-op, so piping a command's output never fills a log with carriage returns. Log lines go
 /// through ``printAbove(_:)`` so they never interleave with a half-drawn status.
-public final class StatusLine: Sendable {
-    public let enabled: Bool
+package final class StatusLine: Sendable {
+    package let enabled: Bool
     private let state = Mutex<(text: String, lastDraw: ContinuousClock.Instant?)>(("", nil))
     /// The shortest interval between redraws (a terminal is not a 1 kHz display).
-    public let minimumInterval: Duration
+    package let minimumInterval: Duration
 
-    public init(quiet: Bool, minimumInterval: Duration = .milliseconds(100)) {
+    package init(quiet: Bool, minimumInterval: Duration = .milliseconds(100)) {
         enabled = !quiet && isatty(STDERR_FILENO) == 1
         self.minimumInterval = minimumInterval
     }
 
     /// Replaces the status text; drawn now unless the last draw was under ``minimumInterval`` ago
     /// (pass `force` for changes a person must see at once, like "FAILSAFE").
-    public func update(_ text: String, force: Bool = false) {
+    package func update(_ text: String, force: Bool = false) {
         guard enabled else { return }
         let now = ContinuousClock.now
         let draw: String? = state.withLock { s in
@@ -36,7 +36,7 @@ public final class StatusLine: Sendable {
     }
 
     /// Prints a whole line above the status line, then redraws the status.
-    public func printAbove(_ line: String) {
+    package func printAbove(_ line: String) {
         if enabled {
             let text = state.withLock { $0.text }
             write("\r\u{1B}[K" + line + "\n" + Self.fit(text))
@@ -46,7 +46,7 @@ public final class StatusLine: Sendable {
     }
 
     /// Erases the status line (call before exiting).
-    public func clear() {
+    package func clear() {
         guard enabled else { return }
         write("\r\u{1B}[K")
     }
@@ -59,7 +59,7 @@ public final class StatusLine: Sendable {
 
     /// Cuts `text` to fewer than `columns` visible characters. ANSI colour sequences (`ESC [ … m`)
     /// take no column and are never cut in half; a cut line ends with a colour reset.
-    public static func fit(_ text: String, columns: Int) -> String {
+    package static func fit(_ text: String, columns: Int) -> String {
         var out = ""
         var visible = 0
         var escape = false
@@ -82,15 +82,15 @@ public final class StatusLine: Sendable {
 }
 
 /// Unbuffered writes to stderr (fd 2), safe from any thread.
-public enum StandardError {
-    public static func write(_ text: String) { writeAll(text, to: STDERR_FILENO) }
+package enum StandardError {
+    package static func write(_ text: String) { writeAll(text, to: STDERR_FILENO) }
 }
 
 /// Unbuffered writes to stdout (fd 1): a script reading our output through a pipe sees each
 /// line (`receiving on udp port N`, board-sim's path and trace) as soon as it is written —
 /// `print` would hold it in a buffer while stdout is a pipe.
-public enum StandardOutput {
-    public static func write(_ text: String) { writeAll(text, to: STDOUT_FILENO) }
+package enum StandardOutput {
+    package static func write(_ text: String) { writeAll(text, to: STDOUT_FILENO) }
 }
 
 /// Writes all of `text`, retrying on EINTR; gives up silently on a closed pipe (SIGPIPE is
@@ -107,7 +107,7 @@ func writeAll(_ text: String, to fd: Int32) {
 
 extension StatusLine {
     /// A bar for a value in -1...1, e.g. `[----|##  ]` for 0.4 (centre marked with `|`).
-    public static func bar(_ value: Double, width: Int = 21) -> String {
+    package static func bar(_ value: Double, width: Int = 21) -> String {
         let half = width / 2
         let clamped = max(-1, min(1, value.isFinite ? value : 0))
         let filled = Int((clamped * Double(half)).rounded())

@@ -1,29 +1,31 @@
+import ControlWire
+
 /// Who may drive (Protocol.md §7.4): `first` and `any` admit every source (ownership then picks
 /// among them); `paired` admits only sources whose hello carried the receiver's pairing code;
 /// `secret` only controllers that proved they know the robot's secret, and then only their
 /// sealed datagrams (Protocol.md "Security").
-public enum AcceptMode: String, Sendable, CaseIterable {
+package enum AcceptMode: String, Sendable, CaseIterable {
     case first, any, paired, secret
 }
 
 /// The receiver's admission decisions, as a value type over source addresses.
-public struct Admission<Source: Hashable & Sendable>: Sendable {
-    public let mode: AcceptMode
-    public let pairingCode: String
-    public let session: String
+package struct Admission<Source: Hashable & Sendable>: Sendable {
+    package let mode: AcceptMode
+    package let pairingCode: String
+    package let session: String
     /// Sources that said hello and were accepted, with their display names.
-    public private(set) var accepted: [Source: String] = [:]
+    package private(set) var accepted: [Source: String] = [:]
     var lastDeny: [Source: ContinuousClock.Instant] = [:]
     /// Bound on remembered sources, so a flood of spoofed addresses cannot grow memory.
-    public static var capacity: Int { 1024 }
+    package static var capacity: Int { 1024 }
 
-    public init(mode: AcceptMode, pairingCode: String, session: String = "") {
+    package init(mode: AcceptMode, pairingCode: String, session: String = "") {
         self.mode = mode
         self.pairingCode = pairingCode
         self.session = session
     }
 
-    public enum Decision: Hashable, Sendable {
+    package enum Decision: Hashable, Sendable {
         case accept
         case deny(ControlMessage.Deny)
         /// `secret` mode: answer with a challenge; ``admit(_:name:)`` once the proof is right.
@@ -36,7 +38,7 @@ public struct Admission<Source: Hashable & Sendable>: Sendable {
         text: "this robot needs a pairing code: start the controller with --pair CODE (the code is on the robot's screen)") }
 
     /// Answers a hello, and admits its source when accepted.
-    public mutating func hello(_ h: ControlMessage.Hello, from source: Source) -> Decision {
+    package mutating func hello(_ h: ControlMessage.Hello, from source: Source) -> Decision {
         let decision = decide(h)
         if decision == .accept { admit(source, name: h.displayName) }
         return decision
@@ -44,7 +46,7 @@ public struct Admission<Source: Hashable & Sendable>: Sendable {
 
     /// What a hello would get, admitting nobody (a contender at a live owner's address is
     /// admitted only once it shows it holds the connection it was given).
-    public func decide(_ h: ControlMessage.Hello) -> Decision {
+    package func decide(_ h: ControlMessage.Hello) -> Decision {
         if !session.isEmpty, !h.session.isEmpty, h.session != session {
             return .deny(.init(reason: .wrongSession, text: "this robot is in session \"\(session)\", not \"\(h.session)\""))
         }
@@ -59,24 +61,24 @@ public struct Admission<Source: Hashable & Sendable>: Sendable {
     }
 
     /// Admits `source` under `name` (a hello accepted, or a secret proved).
-    public mutating func admit(_ source: Source, name: String) {
+    package mutating func admit(_ source: Source, name: String) {
         if accepted.count >= Self.capacity, accepted[source] == nil, let any = accepted.keys.first {
             accepted.removeValue(forKey: any)
         }
         accepted[source] = name
     }
 
-    public mutating func bye(from source: Source) { accepted.removeValue(forKey: source) }
+    package mutating func bye(from source: Source) { accepted.removeValue(forKey: source) }
 
     /// The controller accepted at `old` now talks from `new` (same connection).
-    public mutating func move(from old: Source, to new: Source) {
+    package mutating func move(from old: Source, to new: Source) {
         guard let name = accepted.removeValue(forKey: old) else { return }
         accepted[new] = name
     }
 
     /// May plain state packets from `source` drive? (Under `secret` none may: only sealed ones,
     /// see ``mayDriveSealed(_:)``.)
-    public func mayDrive(_ source: Source) -> Bool {
+    package func mayDrive(_ source: Source) -> Bool {
         switch mode {
         case .first, .any: true
         case .paired: accepted[source] != nil
@@ -85,10 +87,10 @@ public struct Admission<Source: Hashable & Sendable>: Sendable {
     }
 
     /// May sealed state packets from `source` drive (it proved the secret and has not said bye)?
-    public func mayDriveSealed(_ source: Source) -> Bool { accepted[source] != nil }
+    package func mayDriveSealed(_ source: Source) -> Bool { accepted[source] != nil }
 
     /// For a refused state packet: the deny to send back, at most once a second per source.
-    public mutating func denyForStatePacket(from source: Source, now: ContinuousClock.Instant) -> ControlMessage.Deny? {
+    package mutating func denyForStatePacket(from source: Source, now: ContinuousClock.Instant) -> ControlMessage.Deny? {
         guard !mayDrive(source) else { return nil }
         if let last = lastDeny[source], now - last < .seconds(1) { return nil }
         if lastDeny.count >= Self.capacity { lastDeny.removeAll(keepingCapacity: true) }
@@ -96,5 +98,5 @@ public struct Admission<Source: Hashable & Sendable>: Sendable {
         return mode == .secret ? Self.secretRequired : Self.pairingRequired
     }
 
-    public func displayName(of source: Source) -> String? { accepted[source] }
+    package func displayName(of source: Source) -> String? { accepted[source] }
 }

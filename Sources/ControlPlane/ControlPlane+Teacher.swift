@@ -1,3 +1,5 @@
+import ControlWire
+
 /// The receiver's side of the teacher's dashboard (Protocol.md §7.10–§7.12): teacher commands
 /// are checked by ``TeacherGuard`` and answered with a `teacher-reply`; the service acts on the
 /// ``ControlPlane/Effect/teacherCommand(_:_:)`` effect. The reports and the pings that measure
@@ -19,7 +21,7 @@ extension ControlPlane {
 
     /// One report to a watching dashboard, signed for the nonce of the watch it last renewed
     /// with (§7.12). Without a teacher key nothing is sent (such a receiver refuses every watch).
-    public mutating func watchReport(_ report: WatchReport, watchNonce: UInt64, to source: Source) -> Output {
+    package mutating func watchReport(_ report: WatchReport, watchNonce: UInt64, to source: Source) -> Output {
         var out = Output()
         guard let key = settings.teacherKey else { return out }
         var report = report
@@ -30,7 +32,7 @@ extension ControlPlane {
     }
 
     /// A ping to the driver (answered by controllers that answer pings), to measure its round trip.
-    public mutating func ping(id: UInt32, sentNanos: UInt64, to source: Source) -> Output {
+    package mutating func ping(id: UInt32, sentNanos: UInt64, to source: Source) -> Output {
         var out = Output()
         out.datagrams.append((source, peerTable.unreliable(.ping(id: id, sentNanos: sentNanos), to: source)))
         seal(&out)
@@ -39,7 +41,7 @@ extension ControlPlane {
 
     /// Denies `source` reliably (the teacher kicked it, or the robot is locked to someone else):
     /// a controller that gets it stops and shows the text.
-    public mutating func deny(_ deny: ControlMessage.Deny, to source: Source, now: ContinuousClock.Instant) -> Output {
+    package mutating func deny(_ deny: ControlMessage.Deny, to source: Source, now: ContinuousClock.Instant) -> Output {
         var out = Output()
         guard peerTable.hasChannel(source) else { return out }
         // Echoes the nonce of the hello it accepted: a controller takes no deny without it (§7.4.1).

@@ -1,42 +1,43 @@
+import ControlWire
 import Crypto
 import RemoteWire
 import SystemIO
 
 /// The receiver's classroom settings (Protocol.md §7): who may drive, pairing, teacher key.
-public struct ClassroomSettings: Sendable {
-    public var accept: AcceptMode = .first
+package struct ClassroomSettings: Sendable {
+    package var accept: AcceptMode = .first
     /// Shown at start; required in hello under `--accept paired`.
-    public var pairingCode = ""
+    package var pairingCode = ""
     /// With a key, a stop-all must carry its MAC (HMAC-SHA256, first 16 bytes).
-    public var teacherKey: TeacherKey?
+    package var teacherKey: TeacherKey?
     /// The receiver's session ID; empty = in no session (stop-all of any session is taken, a
     /// hello's session is not checked).
-    public var session = ""
+    package var session = ""
     /// The receiver's display name, sent in `accept` and stop-all replies.
-    public var displayName = ""
+    package var displayName = ""
     /// GameKit's peer id for `accept` (random per process).
-    public var peerID: UInt64 = 0
+    package var peerID: UInt64 = 0
     /// The robot's lasting id (kept in its state directory): a stop-all may name it as its
     /// target (`id:…`), every stop-all reply tells it, and watch reports carry it.
-    public var robotID: RobotID?
+    package var robotID: RobotID?
     /// The failsafe timeout announced in `accept` (the receiver's `--failsafe-ms`).
-    public var failsafe = FailsafeTimeout.standard
+    package var failsafe = FailsafeTimeout.standard
     /// Per-source rate limit (datagrams per second, burst), before any decoding. Above what an
     /// honest controller can send: `control --rate 1000` plus its change-triggered packets
     /// (at most one a millisecond) stays under 2000/s; a flood is hundreds of thousands.
-    public var rate: Double = 2000
-    public var burst: Double = 200
+    package var rate: Double = 2000
+    package var burst: Double = 200
     /// Under `--accept secret`: the robot's secret (shown at start as words and a QR code).
-    public var secret: RobotSecret?
+    package var secret: RobotSecret?
     /// Show the secret on stdout at start (false when it was read from a file).
-    public var showSecret = true
+    package var showSecret = true
     /// How often pairing codes and secrets may be tried, per source and in total.
-    public var attempts = AttemptLimiterOptions()
+    package var attempts = AttemptLimiterOptions()
 
-    public init() {}
+    package init() {}
 
     /// Four random digits, as the receiver shows them at start.
-    public static func randomPairingCode() -> String {
+    package static func randomPairingCode() -> String {
         String(UInt16.random(in: 0...9999)).leftPadded(to: 4)
     }
 }
@@ -64,8 +65,8 @@ extension String {
 /// connection it was given (a datagram carrying the new connection id; under `secret`, an
 /// envelope that opens under the new keys). Under `secret` nothing plain changes a connection,
 /// and an address moves only with an envelope that opens under the connection's keys.
-public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
-    public enum Effect: Hashable, Sendable {
+package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
+    package enum Effect: Hashable, Sendable {
         /// A hello was accepted; `name` is its display name.
         case accepted(Source, name: String)
         /// `name` is nil for a plain sender (no hello).
@@ -99,10 +100,10 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         case pong(Source, id: UInt32, sentNanos: UInt64)
     }
 
-    public struct Output: Sendable {
-        public var datagrams: [(Source, [UInt8])] = []
-        public var effects: [Effect] = []
-        public init() {}
+    package struct Output: Sendable {
+        package var datagrams: [(Source, [UInt8])] = []
+        package var effects: [Effect] = []
+        package init() {}
         mutating func append(_ other: Output) {
             datagrams += other.datagrams
             effects += other.effects
@@ -110,7 +111,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     }
 
     /// What a sealed datagram held, once opened (``open(_:from:now:)``).
-    public enum Opened: Hashable, Sendable {
+    package enum Opened: Hashable, Sendable {
         /// An authenticated 8-byte state packet, newer than every state before it.
         case state([UInt8])
         /// An authenticated control datagram: hand it to ``control(_:from:now:unixMillis:sealed:)``.
@@ -131,18 +132,18 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         mutating func sealNext(_ datagram: [UInt8], instance: UInt32) -> [UInt8] {
             sent += 1
             return SealedEnvelope.seal(datagram, connectionID: connectionID, instance: instance, counter: sent,
-                                       cipher: keys.receiverToControllerCipher)
+                                       key: keys.receiverToController)
         }
     }
 
-    public let settings: ClassroomSettings
+    package let settings: ClassroomSettings
     /// Every source's rate limit and control channel.
-    public var peers: PeerTable<Source> { peerTable }
+    package var peers: PeerTable<Source> { peerTable }
     @usableFromInline var peerTable: PeerTable<Source>
-    public internal(set) var admission: Admission<Source>
-    public private(set) var stopGuard: StopAllGuard
-    public internal(set) var teacherGuard: TeacherGuard
-    public private(set) var attempts: AttemptLimiter<Source>
+    package internal(set) var admission: Admission<Source>
+    package private(set) var stopGuard: StopAllGuard
+    package internal(set) var teacherGuard: TeacherGuard
+    package private(set) var attempts: AttemptLimiter<Source>
     /// Receiver nonces of challenges not yet answered, with the hello's name and nonce. A source
     /// with a live connection has none of its own: there it is the contender's.
     var pending: [Source: (nonce: [UInt8], name: String, echo: UInt64)] = [:]
@@ -150,7 +151,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     /// The source of each sealed connection, by connection id (a sealed move looks it up).
     var sealedSources: [UInt64: Source] = [:]
     /// Hellos from addresses with a live connection, each on a channel of its own.
-    public private(set) var contenders: PeerTable<Source>
+    package private(set) var contenders: PeerTable<Source>
     /// A contender's keys under `secret`, once it proved the secret (not yet used by it).
     var contenderSealing: [Source: Sealing] = [:]
     /// Contenders accepted (or proved), with their name and hello nonce, until they take over.
@@ -158,14 +159,14 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     /// The hello nonce of each accepted source's hello: every deny to it echoes it.
     var helloNonces: [Source: UInt64] = [:]
     /// Envelopes (and plain datagrams that should have been sealed) refused.
-    public private(set) var envelopesRefused = 0
+    package private(set) var envelopesRefused = 0
     /// The connection id of one-shot denies to sources that never sent a control message: not
     /// the channels' id, so that such a deny (sequence 1, never retransmitted) cannot collide
     /// with the sequence numbers of a channel the source may open later.
     let oneShotConnection: UInt32
     static var capacity: Int { 1024 }
 
-    public init(settings: ClassroomSettings, connection: UInt32, oneShotConnection: UInt32) {
+    package init(settings: ClassroomSettings, connection: UInt32, oneShotConnection: UInt32) {
         precondition(connection != oneShotConnection && oneShotConnection != 0)
         precondition(settings.accept != .secret || settings.secret != nil, "--accept secret needs a secret")
         self.settings = settings
@@ -187,45 +188,45 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     }
 
     /// True while a teacher's stop-all holds the robot.
-    public var holding: Bool { stopGuard.holding }
+    package var holding: Bool { stopGuard.holding }
 
     /// The source that drives: its reordering buffers are never dropped for memory.
-    public var owner: Source? {
+    package var owner: Source? {
         get { peerTable.protected }
         set { peerTable.protected = newValue }
     }
 
     /// The rate limit, before any decoding: false = drop (and count it as `limited`).
     /// `@inlinable`: called for every datagram, it is specialised in the caller's module (the
-    /// generic version cost 5,500 instructions a datagram, BENCHMARKS.md issue 16).
+    /// generic version cost 5,500 instructions a datagram, BENCHMARKS.md).
     @inlinable
-    public mutating func admit(_ source: Source, now: ContinuousClock.Instant) -> Bool {
+    package mutating func admit(_ source: Source, now: ContinuousClock.Instant) -> Bool {
         peerTable.admit(source, now: now)
     }
 
     @inlinable
-    public mutating func admit(_ source: Source, at now: Tick) -> Bool {
+    package mutating func admit(_ source: Source, at now: Tick) -> Bool {
         peerTable.admit(source, at: now)
     }
 
     /// May plain state packets from `source` drive (``Admission/mayDrive(_:)``)?
-    public func mayDrive(_ source: Source) -> Bool { admission.mayDrive(source) }
+    package func mayDrive(_ source: Source) -> Bool { admission.mayDrive(source) }
 
-    public func displayName(of source: Source) -> String? { admission.displayName(of: source) }
+    package func displayName(of source: Source) -> String? { admission.displayName(of: source) }
 
     /// The connection id of `source` (0: none).
-    public func connectionID(of source: Source) -> UInt64 { peerTable.connectionID(of: source) }
+    package func connectionID(of source: Source) -> UInt64 { peerTable.connectionID(of: source) }
 
     /// True for a datagram that is an authenticated envelope by its first bytes (checked fully
     /// when opened).
-    public static func isSealed(_ bytes: some Collection<UInt8>) -> Bool {
+    package static func isSealed(_ bytes: some Collection<UInt8>) -> Bool {
         guard bytes.count >= SealedEnvelope.overhead, ControlHeader.looksLikeControl(bytes) else { return false }
         return bytes[bytes.index(bytes.startIndex, offsetBy: 3)] == ControlType.sealed.rawValue
     }
 
     /// A state packet from `source` that may not drive: a deny, at most once a second. To a
     /// source with a channel it goes reliably; to a plain sender once, unacknowledged.
-    public mutating func refusedState(from source: Source, now: ContinuousClock.Instant) -> Output {
+    package mutating func refusedState(from source: Source, now: ContinuousClock.Instant) -> Output {
         var out = Output()
         guard var deny = admission.denyForStatePacket(from: source, now: now) else { return out }
         deny.echo = helloNonces[source] ?? 0
@@ -243,7 +244,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     /// Opens an authenticated envelope from `source` (`--accept secret`). Nothing of a refused
     /// one is looked at further; a state that is older than one already taken (reordered) is
     /// refused too, so only ever newer states reach the engine.
-    public mutating func open(_ bytes: [UInt8], from source: Source, now: ContinuousClock.Instant) -> (Opened, Output) {
+    package mutating func open(_ bytes: [UInt8], from source: Source, now: ContinuousClock.Instant) -> (Opened, Output) {
         var out = Output()
         func refuse(_ why: SealedEnvelope.Failure) -> (Opened, Output) {
             envelopesRefused += 1
@@ -271,7 +272,7 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
             return refuse(.malformed)
         }
         let opened: SealedEnvelope
-        switch SealedEnvelope.open(bytes, cipher: s.keys.controllerToReceiverCipher, window: &s.window) {
+        switch SealedEnvelope.open(bytes, key: s.keys.controllerToReceiver, window: &s.window) {
         case .failure(let why): return refuse(why)
         case .success(let e): opened = e
         }
@@ -297,12 +298,12 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     }
 
     /// May an opened sealed state from `source` drive?
-    public func mayDriveSealed(_ source: Source) -> Bool { admission.mayDriveSealed(source) }
+    package func mayDriveSealed(_ source: Source) -> Bool { admission.mayDriveSealed(source) }
 
     /// One admitted datagram that is not a state packet (or the control datagram an envelope
     /// held, `sealed` true). `unixMillis`: this machine's wall clock (stop-all times are checked
     /// against it).
-    public mutating func control(_ bytes: [UInt8], from source: Source, now: ContinuousClock.Instant,
+    package mutating func control(_ bytes: [UInt8], from source: Source, now: ContinuousClock.Instant,
                                  unixMillis: UInt64, sealed: Bool = false) -> Output {
         var out = Output()
         let header = (try? ControlDatagram.decode(bytes))?.header
@@ -585,14 +586,14 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     }
 
     /// Retransmissions and owed acks.
-    public mutating func poll(now: ContinuousClock.Instant) -> Output {
+    package mutating func poll(now: ContinuousClock.Instant) -> Output {
         var out = Output()
         out.datagrams = peerTable.poll(now: now).datagrams + contenders.poll(now: now).datagrams
         seal(&out)
         return out
     }
 
-    public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+    package func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         switch (peerTable.deadline(now: now), contenders.deadline(now: now)) {
         case let (a?, b?): min(a, b)
         case let (a?, nil): a
@@ -602,13 +603,13 @@ public struct ControlPlane<Source: Hashable & Sendable>: Sendable {
 
     /// Whether ``poll(now:)`` has anything to do now (else it returns nothing and changes
     /// nothing): the receive loop skips the call on most wake-ups.
-    public func pollDue(now: ContinuousClock.Instant) -> Bool {
+    package func pollDue(now: ContinuousClock.Instant) -> Bool {
         peerTable.pollDue(now: now) || contenders.pollDue(now: now)
     }
 
     /// For the status line: the pairing code under `--accept paired`, failed attempts and the
     /// rate-limit count.
-    public var statusParts: [String] {
+    package var statusParts: [String] {
         var parts: [String] = []
         if settings.accept == .paired { parts.append("pairing code \(settings.pairingCode)") }
         if settings.accept == .secret { parts.append("secret") }

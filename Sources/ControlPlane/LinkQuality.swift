@@ -1,20 +1,20 @@
 /// The controller's view of its link: round-trip time from ping/pong and the loss rate
 /// (pings that never got a pong), over the last ``window`` pings.
-public struct LinkQuality: Sendable {
-    public let window: Int
-    public let timeout: Duration
+package struct LinkQuality: Sendable {
+    package let window: Int
+    package let timeout: Duration
     var outstanding: [UInt32: ContinuousClock.Instant] = [:]
     var outcomes: [Bool] = []
-    public private(set) var lastRoundTrip: Duration?
-    public private(set) var nextID: UInt32 = 1
+    package private(set) var lastRoundTrip: Duration?
+    package private(set) var nextID: UInt32 = 1
 
-    public init(window: Int = 20, timeout: Duration = .seconds(2)) {
+    package init(window: Int = 20, timeout: Duration = .seconds(2)) {
         self.window = window
         self.timeout = timeout
     }
 
     /// Registers a ping being sent now; returns its id.
-    public mutating func pingSent(now: ContinuousClock.Instant) -> UInt32 {
+    package mutating func pingSent(now: ContinuousClock.Instant) -> UInt32 {
         expire(now: now)
         let id = nextID
         nextID = nextID == .max ? 1 : nextID + 1
@@ -22,7 +22,7 @@ public struct LinkQuality: Sendable {
         return id
     }
 
-    public mutating func pongReceived(id: UInt32, now: ContinuousClock.Instant) {
+    package mutating func pongReceived(id: UInt32, now: ContinuousClock.Instant) {
         guard let sent = outstanding.removeValue(forKey: id) else { return }
         lastRoundTrip = now - sent
         record(true)
@@ -41,7 +41,7 @@ public struct LinkQuality: Sendable {
     }
 
     /// Fraction of the recent pings lost, 0…1; nil before any ping has resolved.
-    public var lossRate: Double? {
+    package var lossRate: Double? {
         outcomes.isEmpty ? nil : Double(outcomes.filter { !$0 }.count) / Double(outcomes.count)
     }
 }

@@ -1,3 +1,4 @@
+import ControlWire
 import SystemIO
 
 /// The control-message side of one UDP port that many peers talk to (a receiver, the game host),
@@ -8,37 +9,37 @@ import SystemIO
 ///   senders and one-off stop-all senders never do.
 /// - A `ping` is answered with a `pong` at once (in the returned replies).
 /// - The table is bounded (``Options/capacity``): a new source in a full table evicts the
-///   stalest quarter, sources without a channel first. Peers silent for
+///   stalest fourth, sources without a channel first. Peers silent for
 ///   ``Options/idleTimeout`` with nothing left to send are dropped.
 ///
 /// Trap: evicting a channel that is still in use breaks that peer's stream (its next sequence is
 /// far beyond a fresh channel's window) until it restarts with a new connection id. The capacity
 /// is far above a classroom, so only a flood of spoofed source ports can cause that.
-public struct PeerTable<Source: Hashable & Sendable>: Sendable {
-    public struct Options: Sendable {
-        public var capacity = 1024
+package struct PeerTable<Source: Hashable & Sendable>: Sendable {
+    package struct Options: Sendable {
+        package var capacity = 1024
         /// Token bucket per source: datagrams per second and burst (Protocol.md §7.4).
-        public var rate: Double = 2000
-        public var burst: Double = 200
-        public var idleTimeout: Duration = .seconds(120)
-        public var channel = ReliableChannel.Options()
+        package var rate: Double = 2000
+        package var burst: Double = 200
+        package var idleTimeout: Duration = .seconds(120)
+        package var channel = ReliableChannel.Options()
         /// Memory all channels together may hold for out-of-order datagrams and partial messages
         /// (``ReliableChannel/bufferedBytes``). Beyond it the stalest peers' buffers — never the
-        /// protected one's (the owner) — are dropped until a quarter is free again: a thousand
-        /// sources sending 256 out-of-order fragments each cannot grow the receiver (issue 19).
-        public var bufferCap = 8 << 20
+        /// protected one's (the owner) — are dropped until a fourth is free again: a thousand
+        /// sources sending 256 out-of-order fragments each cannot grow the receiver.
+        package var bufferCap = 8 << 20
         /// Reliable datagrams queued to one peer (in flight or waiting for window space), and to
         /// all peers together (each at most 1 KiB: 8 MiB). A peer that never acknowledges —
         /// a spoofed source sending hellos — cannot grow the send queues past these; the
         /// protected peer (the owner) is exempt. Messages beyond are dropped and counted
         /// (``sendsDropped``).
-        public var maxBacklog = 64
-        public var totalBacklog = 8192
-        public init() {}
+        package var maxBacklog = 64
+        package var totalBacklog = 8192
+        package init() {}
     }
 
     /// What arrived from a peer, in order.
-    public enum Incoming: Hashable, Sendable {
+    package enum Incoming: Hashable, Sendable {
         /// A whole reliable message (in order, once), or an unreliable one (pong, stop-all, …).
         case message(ControlMessage)
         /// The peer's connection id changed: it restarted.
@@ -64,46 +65,46 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         }
     }
 
-    public let connection: UInt32
-    public let options: Options
+    package let connection: UInt32
+    package let options: Options
     @usableFromInline var peers: [Source: Peer] = [:]
     /// Sources whose channel may have something for ``poll(now:)``.
     var busy: Set<Source> = []
     var nextCleanup: ContinuousClock.Instant?
 
     /// Datagrams dropped by the rate limit.
-    public var limited: Int { limitedCount }
+    package var limited: Int { limitedCount }
     @usableFromInline var limitedCount = 0
     /// Control datagrams or messages that did not decode.
-    public private(set) var refused = 0
+    package private(set) var refused = 0
     /// Sources dropped to stay under the capacity.
-    public private(set) var evicted = 0
+    package private(set) var evicted = 0
     /// Control datagrams from a source with a connection that did not carry its connection id.
-    public private(set) var wrongConnection = 0
+    package private(set) var wrongConnection = 0
     /// Reliable messages not queued because a send queue was full (``Options/maxBacklog``).
-    public private(set) var sendsDropped = 0
+    package private(set) var sendsDropped = 0
     /// Peers whose reordering buffers were dropped to stay under ``Options/bufferCap``.
-    public private(set) var buffersDropped = 0
+    package private(set) var buffersDropped = 0
     /// Bytes held by every channel for reordering (≤ ``Options/bufferCap`` after each call).
-    public private(set) var bufferedBytes = 0
+    package private(set) var bufferedBytes = 0
     /// The source whose buffers are never dropped for memory (the receiver sets its owner).
-    public var protected: Source?
+    package var protected: Source?
 
-    public init(connection: UInt32, options: Options = Options()) {
+    package init(connection: UInt32, options: Options = Options()) {
         precondition(connection != 0, "connection id 0 is reserved")
         precondition(options.capacity >= 4)
         self.connection = connection
         self.options = options
     }
 
-    public var count: Int { peers.count }
+    package var count: Int { peers.count }
 
     /// The connection id `source`'s channel carries (0: none yet).
-    public func connectionID(of source: Source) -> UInt64 { peers[source]?.channel?.connectionID ?? 0 }
+    package func connectionID(of source: Source) -> UInt64 { peers[source]?.channel?.connectionID ?? 0 }
 
     /// Gives `source`'s channel its connection id (made if missing): from now on every datagram
     /// of it carries the id, and every control datagram from `source` must carry it too.
-    public mutating func assign(connectionID: UInt64, to source: Source, now: ContinuousClock.Instant) {
+    package mutating func assign(connectionID: UInt64, to source: Source, now: ContinuousClock.Instant) {
         if peers[source] == nil {
             makeRoom()
             peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: Tick(now))
@@ -113,12 +114,12 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         }
         peers[source]!.channel!.connectionID = connectionID
     }
-    public func hasChannel(_ source: Source) -> Bool { peers[source]?.channel != nil }
+    package func hasChannel(_ source: Source) -> Bool { peers[source]?.channel != nil }
     /// The sender instance `source`'s channel last heard from it (nil: no channel, or nothing heard).
-    public func peerInstance(of source: Source) -> UInt32? { peers[source]?.channel?.peerConnection }
+    package func peerInstance(of source: Source) -> UInt32? { peers[source]?.channel?.peerConnection }
 
     /// Takes `source`'s channel out of this table (the source stays, with its bucket).
-    public mutating func takeChannel(of source: Source) -> ReliableChannel? {
+    package mutating func takeChannel(of source: Source) -> ReliableChannel? {
         guard let channel = peers[source]?.channel else { return nil }
         bufferedBytes -= channel.bufferedBytes
         peers[source]!.channel = nil
@@ -127,7 +128,7 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     }
 
     /// Gives `source` `channel` (taken from another table), replacing any channel it had.
-    public mutating func install(_ channel: ReliableChannel, for source: Source, now: ContinuousClock.Instant) {
+    package mutating func install(_ channel: ReliableChannel, for source: Source, now: ContinuousClock.Instant) {
         if peers[source] == nil {
             makeRoom()
             peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: Tick(now))
@@ -139,17 +140,17 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         if bufferedBytes > options.bufferCap { shed() }
     }
     /// Smoothed round-trip time to `source`, once measured by its channel.
-    public func roundTrip(to source: Source) -> Duration? { peers[source]?.channel?.roundTrip }
+    package func roundTrip(to source: Source) -> Duration? { peers[source]?.channel?.roundTrip }
     /// Reliable datagrams to `source` not yet acknowledged or not yet sent.
-    public func backlog(to source: Source) -> Int { peers[source]?.channel?.backlog ?? 0 }
+    package func backlog(to source: Source) -> Int { peers[source]?.channel?.backlog ?? 0 }
     /// Reliable datagrams not yet acknowledged, over every peer.
-    public var backlog: Int { busy.reduce(0) { $0 + (peers[$1]?.channel?.backlog ?? 0) } }
+    package var backlog: Int { busy.reduce(0) { $0 + (peers[$1]?.channel?.backlog ?? 0) } }
 
     /// The rate limit: one token from `source`'s bucket. False = drop the datagram undecoded.
     /// Called for every datagram: one hash lookup for a known source, and `@inlinable` so that it
     /// is specialised for the caller's address type.
     @inlinable
-    public mutating func admit(_ source: Source, at now: Tick) -> Bool {
+    package mutating func admit(_ source: Source, at now: Tick) -> Bool {
         let ok: Bool
         if let index = peers.index(forKey: source) {
             ok = peers.values[index].bucket.take(at: now)
@@ -164,11 +165,11 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         return ok
     }
 
-    public mutating func admit(_ source: Source, now: ContinuousClock.Instant) -> Bool { admit(source, at: Tick(now)) }
+    package mutating func admit(_ source: Source, now: ContinuousClock.Instant) -> Bool { admit(source, at: Tick(now)) }
 
     /// One admitted control datagram (any length other than a state packet's). Returns what
     /// arrived and the replies to send back to `source` at once (a pong).
-    public mutating func receive(_ bytes: [UInt8], from source: Source,
+    package mutating func receive(_ bytes: [UInt8], from source: Source,
                                  now: ContinuousClock.Instant) -> (incoming: [Incoming], replies: [[UInt8]]) {
         let datagram: ControlDatagram
         do {
@@ -232,7 +233,7 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
 
     /// Queues a reliable message to `source` (a channel is made if it has none). Messages over
     /// 64 KiB are refused by the channel and dropped here (nothing the peers send is that big).
-    public mutating func send(_ message: ControlMessage, to source: Source, now: ContinuousClock.Instant) {
+    package mutating func send(_ message: ControlMessage, to source: Source, now: ContinuousClock.Instant) {
         if peers[source] == nil {
             makeRoom()
             peers[source] = Peer(bucket: TokenBucket(rate: options.rate, burst: options.burst), channel: nil, lastSeen: Tick(now))
@@ -253,7 +254,7 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     }
 
     /// An unreliable datagram to `source`, carrying its channel's cumulative ack if it has one.
-    public func unreliable(_ message: ControlMessage, to source: Source) -> [UInt8] {
+    package func unreliable(_ message: ControlMessage, to source: Source) -> [UInt8] {
         if let channel = peers[source]?.channel { return channel.unreliable(message) }
         let header = ControlHeader(type: message.type, connection: connection)
         return ControlDatagram(header: header, payload: message.encodePayload()[...]).encode()
@@ -261,7 +262,7 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
 
     /// Retransmissions, new datagrams within each window, owed acks; and the peers that stopped
     /// answering (their channel gave up; it stays, so their sequence numbers stay known).
-    public mutating func poll(now: ContinuousClock.Instant) -> (datagrams: [(Source, [UInt8])], unreachable: [Source]) {
+    package mutating func poll(now: ContinuousClock.Instant) -> (datagrams: [(Source, [UInt8])], unreachable: [Source]) {
         var out: [(Source, [UInt8])] = []
         var gone: [Source] = []
         for source in busy {
@@ -279,13 +280,13 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     /// Whether ``poll(now:)`` would do anything now: a channel may have something to send, or
     /// the idle sweep is due. The receive loop asks on every wake-up, so a table with nothing in
     /// flight costs two comparisons there, not a poll.
-    public func pollDue(now: ContinuousClock.Instant) -> Bool {
+    package func pollDue(now: ContinuousClock.Instant) -> Bool {
         guard busy.isEmpty, let nextCleanup else { return true }
         return now >= nextCleanup
     }
 
     /// When ``poll(now:)`` has work: now, a retransmission time, or nil when idle.
-    public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+    package func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         if busy.isEmpty { return nil }
         var earliest: ContinuousClock.Instant?
         for source in busy {
@@ -299,14 +300,14 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     /// The source whose channel carries connection id `id` (the receiver-chosen 64-bit id of a
     /// version-2 header), other than `except`: the same controller seen from another address
     /// (Protocol.md §6.4, "One address"). Never matches 0.
-    public func source(withConnectionID id: UInt64, except: Source) -> Source? {
+    package func source(withConnectionID id: UInt64, except: Source) -> Source? {
         guard id != 0 else { return nil }
         return peers.first { $0.key != except && $0.value.channel?.connectionID == id }?.key
     }
 
     /// Moves `old`'s channel (its connection and sequence state) to `new`, the same peer on a
     /// new address. `new` keeps its own rate-limit bucket; `old` is forgotten.
-    public mutating func move(from old: Source, to new: Source, now: ContinuousClock.Instant) {
+    package mutating func move(from old: Source, to new: Source, now: ContinuousClock.Instant) {
         guard let channel = peers[old]?.channel else { return }
         if peers[new] == nil {
             makeRoom()
@@ -319,14 +320,14 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
     }
 
     /// Forgets `source` entirely (bucket and channel).
-    public mutating func forget(_ source: Source) {
+    package mutating func forget(_ source: Source) {
         bufferedBytes -= peers[source]?.channel?.bufferedBytes ?? 0
         peers[source] = nil
         busy.remove(source)
     }
 
     /// Over the memory cap: drop the reordering buffers of the stalest peers (not the protected
-    /// one) until a quarter of the cap is free. Sorting is paid once per quarter of the cap.
+    /// one) until a fourth of the cap is free. Sorting is paid once per fourth of the cap.
     mutating func shed() {
         let goal = options.bufferCap - options.bufferCap / 4
         let holders = peers.filter { $0.key != protected && ($0.value.channel?.bufferedBytes ?? 0) > 0 }
@@ -349,7 +350,7 @@ public struct PeerTable<Source: Hashable & Sendable>: Sendable {
         for source in stale.keys { forget(source) }
     }
 
-    /// Before adding a source to a full table: evict the stalest quarter, channel-less first.
+    /// Before adding a source to a full table: evict the stalest fourth, channel-less first.
     @usableFromInline
     mutating func makeRoom() {
         guard peers.count >= options.capacity else { return }

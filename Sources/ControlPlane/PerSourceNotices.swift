@@ -2,15 +2,15 @@
 /// hello accepted or denied, its WebSocket refused): one controller saying hello 2000 times a
 /// second writes one line every 10 s, not 20,000. Bounded: past ``capacity`` sources the record
 /// starts over.
-public struct PerSourceNotices<Source: Hashable & Sendable>: Sendable {
+package struct PerSourceNotices<Source: Hashable & Sendable>: Sendable {
     var last: [Source: ContinuousClock.Instant] = [:]
-    public var interval: Duration
-    public static var capacity: Int { 1024 }
+    package var interval: Duration
+    package static var capacity: Int { 1024 }
 
-    public init(interval: Duration = .seconds(10)) { self.interval = interval }
+    package init(interval: Duration = .seconds(10)) { self.interval = interval }
 
     /// True when `source` may have a line now (and then not again for ``interval``).
-    public mutating func allow(_ source: Source, at now: ContinuousClock.Instant) -> Bool {
+    package mutating func allow(_ source: Source, at now: ContinuousClock.Instant) -> Bool {
         if let t = last[source], now - t < interval { return false }
         if last[source] == nil, last.count >= Self.capacity { last.removeAll(keepingCapacity: true) }
         last[source] = now

@@ -1,3 +1,5 @@
+import ControlWire
+
 /// Reliable, ordered delivery of control messages over UDP with one peer — GameKit's
 /// "reliable" mode — as a value-type state machine: the caller feeds it datagrams and the time,
 /// and transmits what ``poll(now:)`` returns. No I/O, no clock of its own.
@@ -11,22 +13,22 @@
 /// - A message up to 64 KiB is split into fragments of at most 1004 payload bytes on consecutive
 ///   sequence numbers and reassembled before delivery.
 /// State packets never pass through here: they are never queued behind reliable traffic.
-public struct ReliableChannel: Sendable {
-    public static let maxMessage = 64 * 1024
-    public static let maxFragments: UInt16 = UInt16((maxMessage + ControlHeader.maxPayload - 1) / ControlHeader.maxPayload) + 1
+package struct ReliableChannel: Sendable {
+    package static let maxMessage = ControlHeader.maxMessage
+    package static let maxFragments = ControlHeader.maxFragments
 
-    public struct Options: Sendable {
-        public var window = 64
-        public var minRTO: Duration = .milliseconds(40)
-        public var maxRTO: Duration = .seconds(2)
-        public var initialRTO: Duration = .milliseconds(200)
-        public var maxRetries = 12
+    package struct Options: Sendable {
+        package var window = 64
+        package var minRTO: Duration = .milliseconds(40)
+        package var maxRTO: Duration = .seconds(2)
+        package var initialRTO: Duration = .milliseconds(200)
+        package var maxRetries = 12
         /// How far ahead of the next expected sequence out-of-order datagrams are kept.
-        public var receiveWindow: UInt32 = 256
-        public init() {}
+        package var receiveWindow: UInt32 = 256
+        package init() {}
     }
 
-    public enum Event: Hashable, Sendable {
+    package enum Event: Hashable, Sendable {
         /// A whole message arrived, in order, exactly once.
         case delivered(ControlMessage)
         /// A reliable message arrived whole but its payload did not decode (dropped).
@@ -44,14 +46,14 @@ public struct ReliableChannel: Sendable {
         var retries: Int
     }
 
-    public let connection: UInt32
-    public var options: Options
-    public private(set) var peerConnection: UInt32?
+    package let connection: UInt32
+    package var options: Options
+    package private(set) var peerConnection: UInt32?
     /// The receiver-chosen connection id every datagram of this channel carries (version-2
     /// header), or 0 before there is one (version 1). Set by the owner of the channel: the
     /// receiver when it accepts, the controller when the accept arrives. Datagrams already
     /// queued or in flight take it from their next (re)transmission on.
-    public var connectionID: UInt64 = 0
+    package var connectionID: UInt64 = 0
 
     // Sending side.
     var nextSequence: UInt32 = 1
@@ -70,12 +72,12 @@ public struct ReliableChannel: Sendable {
     /// What one held datagram costs beyond its payload (the array, the dictionary slot, the header).
     static let heldOverhead = 128
 
-    public private(set) var stats = Stats()
-    public struct Stats: Hashable, Sendable {
-        public var sent = 0, retransmitted = 0, delivered = 0, duplicates = 0, acked = 0
+    package private(set) var stats = Stats()
+    package struct Stats: Hashable, Sendable {
+        package var sent = 0, retransmitted = 0, delivered = 0, duplicates = 0, acked = 0
     }
 
-    public init(connection: UInt32, options: Options = Options()) {
+    package init(connection: UInt32, options: Options = Options()) {
         precondition(connection != 0, "connection id 0 is reserved")
         self.connection = connection
         self.options = options
@@ -83,17 +85,17 @@ public struct ReliableChannel: Sendable {
     }
 
     /// Smoothed round-trip time, once measured.
-    public var roundTrip: Duration? { srtt }
+    package var roundTrip: Duration? { srtt }
     /// Datagrams sent but not yet acknowledged, plus those waiting for window space.
-    public var backlog: Int { inFlight.count + unsent.count }
+    package var backlog: Int { inFlight.count + unsent.count }
     /// Memory held for the peer's out-of-order datagrams and partial messages (approximate:
     /// payload bytes plus a fixed cost per datagram). What a peer can make us hold; a
     /// ``PeerTable`` caps the sum over all peers.
-    public var bufferedBytes: Int { held }
+    package var bufferedBytes: Int { held }
 
     /// Forgets every out-of-order datagram and partial message (memory pressure): the peer's
     /// reliable sender retransmits what it still wants delivered.
-    public mutating func dropBuffered() {
+    package mutating func dropBuffered() {
         outOfOrder = [:]
         partial = []
         held = 0
@@ -102,7 +104,7 @@ public struct ReliableChannel: Sendable {
     static func cost(_ d: ControlDatagram) -> Int { d.payload.count + heldOverhead }
 
     /// Queues a reliable message. Large `data` is fragmented. Throws if it exceeds 64 KiB.
-    public mutating func send(_ message: ControlMessage) throws(ControlMessageError) {
+    package mutating func send(_ message: ControlMessage) throws(ControlMessageError) {
         precondition(message.type.isReliable, "\(message.type) is not a reliable message")
         let payload = message.encodePayload()
         guard payload.count <= Self.maxMessage + 1 else {
@@ -121,14 +123,14 @@ public struct ReliableChannel: Sendable {
     }
 
     /// Builds an unreliable datagram (ping, pong, stop-all) carrying the current cumulative ack.
-    public func unreliable(_ message: ControlMessage) -> [UInt8] {
+    package func unreliable(_ message: ControlMessage) -> [UInt8] {
         precondition(!message.type.isReliable, "\(message.type) is a reliable message")
         let header = ControlHeader(type: message.type, connection: connection, ack: received, connectionID: connectionID)
         return ControlDatagram(header: header, payload: message.encodePayload()[...]).encode()
     }
 
     /// Takes one datagram from the peer. Returns what became deliverable.
-    public mutating func receive(_ datagram: ControlDatagram, now: ContinuousClock.Instant) -> [Event] {
+    package mutating func receive(_ datagram: ControlDatagram, now: ContinuousClock.Instant) -> [Event] {
         var events: [Event] = []
         let header = datagram.header
         if peerConnection != header.connection {
@@ -228,7 +230,7 @@ public struct ReliableChannel: Sendable {
 
     /// Datagrams to transmit now: new ones within the window, due retransmissions, and an ack if
     /// one is owed. Also reports a peer that stopped answering.
-    public mutating func poll(now: ContinuousClock.Instant) -> (datagrams: [[UInt8]], events: [Event]) {
+    package mutating func poll(now: ContinuousClock.Instant) -> (datagrams: [[UInt8]], events: [Event]) {
         var out: [[UInt8]] = []
         var events: [Event] = []
         for seq in inFlight.keys.sorted(by: { Int32(bitPattern: $0 &- $1) < 0 }) {
@@ -267,7 +269,7 @@ public struct ReliableChannel: Sendable {
 
     /// When ``poll(now:)`` next has something to do: `now` if something is ready to go, the
     /// earliest retransmission time otherwise, nil when idle.
-    public func nextDeadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+    package func nextDeadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         if ackOwed || (!unsent.isEmpty && inFlight.count < options.window) { return now }
         return inFlight.values.map(\.deadline).min()
     }

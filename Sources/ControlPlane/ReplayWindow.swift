@@ -5,15 +5,15 @@
 ///
 /// Check with ``wouldAccept(_:)`` before the AEAD opens the envelope, and ``take(_:)`` only after
 /// it authenticated: a forged counter must not move the window.
-public struct ReplayWindow: Hashable, Sendable {
-    public static let size: UInt64 = 64
-    public private(set) var highest: UInt64 = 0
+package struct ReplayWindow: Hashable, Sendable {
+    package static let size: UInt64 = 64
+    package private(set) var highest: UInt64 = 0
     /// Bit i set = counter `highest - i` taken (bit 0 is `highest` itself).
     var seen: UInt64 = 0
 
-    public init() {}
+    package init() {}
 
-    public func wouldAccept(_ counter: UInt64) -> Bool {
+    package func wouldAccept(_ counter: UInt64) -> Bool {
         guard counter != 0 else { return false }
         if counter > highest { return true }
         let back = highest - counter
@@ -22,7 +22,7 @@ public struct ReplayWindow: Hashable, Sendable {
     }
 
     /// Records `counter` (which must pass ``wouldAccept(_:)``).
-    public mutating func take(_ counter: UInt64) {
+    package mutating func take(_ counter: UInt64) {
         guard wouldAccept(counter) else { return }
         if counter > highest {
             let shift = counter - highest

@@ -5,27 +5,27 @@
 /// The words are what a teacher reads out or a driver types (`control --secret WORDS`): case does
 /// not matter, words may be separated by spaces, hyphens or commas, and each word may be cut to
 /// its first four letters (the list's words differ there).
-public struct RobotSecret: Hashable, Sendable, CustomStringConvertible {
-    public static let byteCount = 12
-    public let bytes: [UInt8]
+package struct RobotSecret: Hashable, Sendable, CustomStringConvertible {
+    package static let byteCount = 12
+    package let bytes: [UInt8]
 
-    public init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         precondition(bytes.count == Self.byteCount)
         self.bytes = bytes
     }
 
     /// A fresh secret from the system's CSPRNG (`SystemRandomNumberGenerator`: getrandom(2)).
-    public static func random() -> RobotSecret {
+    package static func random() -> RobotSecret {
         var rng = SystemRandomNumberGenerator()
         return RobotSecret(bytes: (0..<byteCount).map { _ in UInt8.random(in: 0...255, using: &rng) })
     }
 
     /// The 12 words, space-separated.
-    public var words: String { bytes.map { Self.wordList[Int($0)] }.joined(separator: " ") }
-    public var description: String { words }
+    package var words: String { bytes.map { Self.wordList[Int($0)] }.joined(separator: " ") }
+    package var description: String { words }
 
     /// Parses words as a person may type them. Nil with the reason when they do not make a secret.
-    public static func parse(_ text: String) -> Result<RobotSecret, SecretWordsError> {
+    package static func parse(_ text: String) -> Result<RobotSecret, SecretWordsError> {
         let separators: Set<Character> = [" ", "-", ",", "\t", "\n", "_", "."]
         let typed = text.lowercased().split(whereSeparator: { separators.contains($0) }).map(String.init)
         guard typed.count == byteCount else { return .failure(.wrongCount(typed.count)) }
@@ -46,7 +46,7 @@ public struct RobotSecret: Hashable, Sendable, CustomStringConvertible {
 
     /// 256 words, 3–6 letters, each with a first four letters of its own. Index = byte value.
     /// Never reorder: a secret's words would change meaning.
-    public static let wordList: [String] = [
+    package static let wordList: [String] = [
         "acorn", "actor", "adult", "agent", "alarm", "album", "alley", "amber", "angle", "ankle", "apple", "apron", "arena", "arrow", "atlas", "attic",
         "bacon", "badge", "bagel", "baker", "banjo", "barn", "beach", "beard", "bell", "bench", "berry", "bird", "boat", "bonus", "book", "boot",
         "box", "branch", "bread", "brick", "bridge", "brush", "bucket", "butter", "cabin", "cactus", "cake", "camel", "candle", "canoe", "canyon", "carpet",
@@ -67,11 +67,11 @@ public struct RobotSecret: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Why typed words are not a secret; one line a driver can act on.
-public enum SecretWordsError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum SecretWordsError: Error, Hashable, Sendable, CustomStringConvertible {
     case wrongCount(Int)
     case unknownWord(position: Int, word: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .wrongCount(let n): "a robot secret is 12 words, got \(n); copy all 12 words the robot shows"
         case .unknownWord(let i, let w): "word \(i) \"\(w)\" is not one of the secret's words; check it against the robot's screen"

@@ -1,3 +1,4 @@
+import ControlWire
 import Crypto
 import Foundation
 
@@ -14,13 +15,13 @@ import Foundation
 /// The proof shows the controller knows the secret without sending it; a captured proof is
 /// worthless for another handshake (the receiver's nonce is fresh each time), and testing
 /// guesses against it offline means trying 2^96 secrets.
-public enum SecretHandshake {
+package enum SecretHandshake {
     static let proofInfo = Array("AnalogRemote v1 proof".utf8)
     static let proofLabel = Array("AR proof".utf8)
     static let keysInfo = Array("AnalogRemote v1 keys".utf8)
 
     /// Fresh 16 random bytes from the system's CSPRNG.
-    public static func nonce() -> [UInt8] {
+    package static func nonce() -> [UInt8] {
         var rng = SystemRandomNumberGenerator()
         return (0..<ControlMessage.nonceSize).map { _ in UInt8.random(in: 0...255, using: &rng) }
     }
@@ -30,18 +31,18 @@ public enum SecretHandshake {
                                info: proofInfo, outputByteCount: 32)
     }
 
-    public static func proof(secret: RobotSecret, receiverNonce: [UInt8], controllerNonce: [UInt8]) -> [UInt8] {
+    package static func proof(secret: RobotSecret, receiverNonce: [UInt8], controllerNonce: [UInt8]) -> [UInt8] {
         Array(HMAC<Crypto.SHA256>.authenticationCode(for: proofLabel + receiverNonce + controllerNonce, using: proofKey(secret)))
     }
 
     /// Constant-time check of a proof.
-    public static func verify(_ mac: [UInt8], secret: RobotSecret, receiverNonce: [UInt8], controllerNonce: [UInt8]) -> Bool {
+    package static func verify(_ mac: [UInt8], secret: RobotSecret, receiverNonce: [UInt8], controllerNonce: [UInt8]) -> Bool {
         guard mac.count == ControlMessage.proofSize else { return false }
         return HMAC<Crypto.SHA256>.isValidAuthenticationCode(mac, authenticating: proofLabel + receiverNonce + controllerNonce,
                                                       using: proofKey(secret))
     }
 
-    public static func keys(secret: RobotSecret, receiverNonce: [UInt8], controllerNonce: [UInt8],
+    package static func keys(secret: RobotSecret, receiverNonce: [UInt8], controllerNonce: [UInt8],
                             connectionID: UInt64) -> SessionKeys {
         var info = keysInfo
         for shift in stride(from: 56, through: 0, by: -8) { info.append(UInt8(truncatingIfNeeded: connectionID >> UInt64(shift))) }
@@ -53,55 +54,44 @@ public enum SecretHandshake {
     }
 }
 
-/// The two keys of one authenticated connection, one per direction.
-public struct SessionKeys: Sendable {
-    public let controllerToReceiver: SymmetricKey
-    public let receiverToController: SymmetricKey
-    /// The same two keys, read once into the cipher's form: nothing is set up per datagram.
-    public let controllerToReceiverCipher: ChaCha20Poly1305
-    public let receiverToControllerCipher: ChaCha20Poly1305
+/// The two keys of one authenticated connection, one per direction, each read once into the
+/// AEAD's form (nothing is set up per datagram) and zeroed when the connection is dropped.
+package struct SessionKeys: Sendable {
+    package let controllerToReceiver: AEADKey
+    package let receiverToController: AEADKey
 
-    public init(controllerToReceiver: SymmetricKey, receiverToController: SymmetricKey) {
-        self.controllerToReceiver = controllerToReceiver
-        self.receiverToController = receiverToController
-        controllerToReceiverCipher = ChaCha20Poly1305(controllerToReceiver)
-        receiverToControllerCipher = ChaCha20Poly1305(receiverToController)
-    }
-}
-
-extension ChaCha20Poly1305 {
-    /// A 256-bit key of swift-crypto's.
-    public init(_ key: SymmetricKey) {
-        self = key.withUnsafeBytes { ChaCha20Poly1305(key: $0) }
+    package init(controllerToReceiver: SymmetricKey, receiverToController: SymmetricKey) {
+        self.controllerToReceiver = AEADKey(controllerToReceiver)
+        self.receiverToController = AEADKey(receiverToController)
     }
 }
 
 /// The authenticated envelope (Protocol.md "Security"): a whole datagram — an 8-byte state packet
-/// or a control datagram — sealed with ChaCha20-Poly1305 under the connection's key for its
-/// direction.
+/// or a control datagram — sealed with the IETF ChaCha20 AEAD of RFC 8439 (``AEADKey``) under
+/// the connection's key for its direction.
 ///
 /// ```
 ///  0 … 27   version-2 header, type 0x12 (sealed), sequence 0, ack 0, fragment 0 of 1,
 ///           the connection id
 ///  28 … 35  counter (UInt64 BE): 1, 2, 3… per direction; the AEAD nonce is 4 zero bytes ‖ counter
-///  36 …     ciphertext (as long as the sealed datagram), then the 16-byte Poly1305 tag
+///  36 …     ciphertext (as long as the sealed datagram), then the 16-byte tag
 /// ```
 /// The additional authenticated data is bytes 0…35 (header and counter): nothing of the datagram
 /// can change without the tag failing.
-public struct SealedEnvelope: Hashable, Sendable {
-    public static let headerSize = ControlHeader.extendedSize + 8
-    public static let tagSize = 16
-    public static let overhead = headerSize + tagSize
+package struct SealedEnvelope: Hashable, Sendable {
+    package static let headerSize = ControlHeader.extendedSize + 8
+    package static let tagSize = 16
+    package static let overhead = headerSize + tagSize
     /// The largest datagram that fits in an envelope of at most 1024 bytes.
-    public static let maxInner = ControlHeader.maxDatagram - overhead
+    package static let maxInner = ControlHeader.maxDatagram - overhead
 
-    public var header: ControlHeader
-    public var counter: UInt64
+    package var header: ControlHeader
+    package var counter: UInt64
     /// The sealed datagram, once opened.
-    public var inner: [UInt8]
+    package var inner: [UInt8]
 
     /// Why an envelope was refused. Nothing of it reaches the receiver's engine.
-    public enum Failure: String, Error, Hashable, Sendable {
+    package enum Failure: String, Error, Hashable, Sendable {
         /// Not an envelope: wrong length, header or fields.
         case malformed
         /// Counter 0, already taken, or too far behind (``ReplayWindow``).
@@ -110,10 +100,10 @@ public struct SealedEnvelope: Hashable, Sendable {
         case forged
     }
 
-    /// Seals `inner` (at most ``maxInner`` bytes) with `cipher`; `counter` must never repeat under
-    /// one key (it is the nonce). One allocation: the datagram returned.
-    public static func seal(_ inner: [UInt8], connectionID: UInt64, instance: UInt32, counter: UInt64,
-                            cipher: ChaCha20Poly1305) -> [UInt8] {
+    /// Seals `inner` (at most ``maxInner`` bytes) with `key`; `counter` must never repeat under
+    /// one key (it is the nonce). One allocation: the datagram returned, sealed in place.
+    package static func seal(_ inner: [UInt8], connectionID: UInt64, instance: UInt32, counter: UInt64,
+                             key: AEADKey) -> [UInt8] {
         precondition(inner.count <= maxInner && counter != 0 && connectionID != 0)
         let total = overhead + inner.count
         return [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
@@ -128,25 +118,18 @@ public struct SealedEnvelope: Hashable, Sendable {
             raw.storeBytes(of: connectionID.bigEndian, toByteOffset: 20, as: UInt64.self)
             raw.storeBytes(of: counter.bigEndian, toByteOffset: ControlHeader.extendedSize, as: UInt64.self)
             let end = headerSize + inner.count
-            inner.withUnsafeBytes { plain in
-                cipher.seal(nonce: .init(counter: counter), aad: UnsafeRawBufferPointer(rebasing: raw[..<headerSize]),
-                            plaintext: plain, ciphertext: UnsafeMutableRawBufferPointer(rebasing: raw[headerSize..<end]),
-                            tag: UnsafeMutableRawBufferPointer(rebasing: raw[end...]))
-            }
+            let text = UnsafeMutableRawBufferPointer(rebasing: raw[headerSize..<end])
+            inner.withUnsafeBytes { text.copyMemory(from: $0) }
+            key.seal(nonce: .init(counter: counter), aad: UnsafeRawBufferPointer(rebasing: raw[..<headerSize]),
+                     text: text, tag: UnsafeMutableRawBufferPointer(rebasing: raw[end...]))
             initialized = total
         }
-    }
-
-    /// Seals `inner` with a key of swift-crypto's (read into the cipher's form on every call).
-    public static func seal(_ inner: [UInt8], connectionID: UInt64, instance: UInt32, counter: UInt64,
-                            key: SymmetricKey) -> [UInt8] {
-        seal(inner, connectionID: connectionID, instance: instance, counter: counter, cipher: ChaCha20Poly1305(key))
     }
 
     /// The header and counter of an envelope, before anything is authenticated: the checks of
     /// ``ControlDatagram/decode(_:)`` for a version-2 header of type sealed, plus sequence 0,
     /// ack 0 and fragment 0 of 1; read in place.
-    public static func peek(_ datagram: [UInt8]) -> (header: ControlHeader, counter: UInt64)? {
+    package static func peek(_ datagram: [UInt8]) -> (header: ControlHeader, counter: UInt64)? {
         guard datagram.count >= overhead, datagram.count <= ControlHeader.maxDatagram else { return nil }
         return datagram.withUnsafeBytes { d -> (header: ControlHeader, counter: UInt64)? in
             func u32(_ at: Int) -> UInt32 { UInt32(bigEndian: d.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
@@ -160,28 +143,24 @@ public struct SealedEnvelope: Hashable, Sendable {
         }
     }
 
-    /// Opens an envelope with `cipher`, checking its counter against `window` (and taking it
-    /// there only once the tag authenticated). One allocation: the inner datagram.
-    public static func open(_ datagram: [UInt8], cipher: ChaCha20Poly1305, window: inout ReplayWindow) -> Result<SealedEnvelope, Failure> {
+    /// Opens an envelope with `key`, checking its counter against `window` (and taking it there
+    /// only once the tag authenticated). One allocation: the inner datagram, opened in place.
+    package static func open(_ datagram: [UInt8], key: AEADKey, window: inout ReplayWindow) -> Result<SealedEnvelope, Failure> {
         guard let (header, counter) = peek(datagram) else { return .failure(.malformed) }
         guard window.wouldAccept(counter) else { return .failure(.replayed) }
         let count = datagram.count - overhead, end = headerSize + count
         var authentic = false
         let inner = datagram.withUnsafeBytes { d in
             [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-                authentic = cipher.open(nonce: .init(counter: counter), aad: UnsafeRawBufferPointer(rebasing: d[..<headerSize]),
-                                        ciphertext: UnsafeRawBufferPointer(rebasing: d[headerSize..<end]),
-                                        tag: UnsafeRawBufferPointer(rebasing: d[end...]), into: UnsafeMutableRawBufferPointer(out))
+                let text = UnsafeMutableRawBufferPointer(out)
+                text.copyMemory(from: UnsafeRawBufferPointer(rebasing: d[headerSize..<end]))
+                authentic = key.open(nonce: .init(counter: counter), aad: UnsafeRawBufferPointer(rebasing: d[..<headerSize]),
+                                     text: text, tag: UnsafeRawBufferPointer(rebasing: d[end...]))
                 initialized = authentic ? count : 0
             }
         }
         guard authentic else { return .failure(.forged) }
         window.take(counter)
         return .success(SealedEnvelope(header: header, counter: counter, inner: inner))
-    }
-
-    /// Opens an envelope with a key of swift-crypto's (read into the cipher's form on every call).
-    public static func open(_ datagram: [UInt8], key: SymmetricKey, window: inout ReplayWindow) -> Result<SealedEnvelope, Failure> {
-        open(datagram, cipher: ChaCha20Poly1305(key), window: &window)
     }
 }

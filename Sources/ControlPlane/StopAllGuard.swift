@@ -1,3 +1,4 @@
+import ControlWire
 import RemoteWire
 
 /// Decides whether a receiver obeys a stop-all (Protocol.md §7.6): right session, meant for this
@@ -9,30 +10,30 @@ import RemoteWire
 /// A guard with no session (`session` empty) takes the stop-all of any session. `receive` always
 /// gives its `--session` (default `AnalogRemote`); the empty case is for embedders with no
 /// session, which only a teacher who addresses them directly can reach.
-public struct StopAllGuard: Sendable {
-    public let session: String
+package struct StopAllGuard: Sendable {
+    package let session: String
     /// This receiver's display name: a command naming another receiver is refused.
-    public let instance: String
+    package let instance: String
     /// This receiver's robot id: a command whose target is `id:` and another id is refused
     /// (Protocol.md §7.6.1), so robots cloned with one display name do not take each other's.
-    public let robotID: RobotID?
-    public let teacherKey: [UInt8]?
-    public static let clockTolerance: UInt64 = 30_000
+    package let robotID: RobotID?
+    package let teacherKey: [UInt8]?
+    package static let clockTolerance: UInt64 = 30_000
     /// Nonces taken, with their time: kept while a command could still pass the clock check
     /// (2 × the tolerance), at most ``nonceCapacity`` (the oldest go first).
     var takenNonces: [UInt64: UInt64] = [:]
-    public static let nonceCapacity = 4096
+    package static let nonceCapacity = 4096
     var lastTaken: (millis: UInt64, nonce: UInt64, action: ControlMessage.StopAll.Action)?
-    public private(set) var holding = false
+    package private(set) var holding = false
 
-    public init(session: String, instance: String = "", robotID: RobotID? = nil, teacherKey: TeacherKey?) {
+    package init(session: String, instance: String = "", robotID: RobotID? = nil, teacherKey: TeacherKey?) {
         self.session = session
         self.instance = instance
         self.robotID = robotID
         self.teacherKey = teacherKey?.macKey
     }
 
-    public enum Verdict: Hashable, Sendable {
+    package enum Verdict: Hashable, Sendable {
         /// Obey: `holding` is now the new value (true = stop).
         case take(stop: Bool)
         /// A repeat of the command last taken: nothing changes.
@@ -42,7 +43,7 @@ public struct StopAllGuard: Sendable {
         case refused(String)
     }
 
-    public mutating func consider(_ s: ControlMessage.StopAll, nowUnixMillis: UInt64) -> Verdict {
+    package mutating func consider(_ s: ControlMessage.StopAll, nowUnixMillis: UInt64) -> Verdict {
         guard session.isEmpty || s.session.utf8.elementsEqual(session.utf8) else { return .refused("stop-all for session \"\(s.session)\", ours is \"\(session)\"") }
         if s.action == .query { return .answered }
         if let elsewhere = Self.aimedElsewhere(s.target, instance: instance, robotID: robotID) {

@@ -1,22 +1,23 @@
+import ControlWire
 import RemoteWire
 
 /// Decides whether a receiver obeys a teacher command (Protocol.md §7.10): a teacher key is set
 /// (without one a receiver refuses to be watched or commanded, and says so), right session,
 /// meant for this receiver, a valid MAC, time within 30 s of ours, a nonce not taken before.
 /// Unlike a stop-all, commands need not come in time order: two dashboards may watch at once.
-public struct TeacherGuard: Sendable {
-    public let session: String
-    public let instance: String
-    public let robotID: RobotID?
+package struct TeacherGuard: Sendable {
+    package let session: String
+    package let instance: String
+    package let robotID: RobotID?
     /// The key bytes exactly as the stop-all guard holds them, so both check the same key.
-    public let teacherKey: [UInt8]?
+    package let teacherKey: [UInt8]?
     /// Nonces taken and when (ms since 1970), kept for twice the clock tolerance, at most
     /// ``StopAllGuard/nonceCapacity``.
     var taken: [UInt64: UInt64] = [:]
 
-    public static let noKey = "this receiver has no teacher key: start it with --teacher-key-file FILE to be watched from the dashboard"
+    package static let noKey = "this receiver has no teacher key: start it with --teacher-key-file FILE to be watched from the dashboard"
 
-    public init(session: String, instance: String, robotID: RobotID? = nil, teacherKey: [UInt8]?) {
+    package init(session: String, instance: String, robotID: RobotID? = nil, teacherKey: [UInt8]?) {
         self.session = session
         self.instance = instance
         self.robotID = robotID
@@ -24,7 +25,7 @@ public struct TeacherGuard: Sendable {
     }
 
     /// nil: obey. Otherwise why not, in one line.
-    public mutating func refusal(_ c: TeacherCommand, nowUnixMillis now: UInt64) -> String? {
+    package mutating func refusal(_ c: TeacherCommand, nowUnixMillis now: UInt64) -> String? {
         guard let key = teacherKey else { return Self.noKey }
         guard session.isEmpty || c.session.utf8.elementsEqual(session.utf8) else {
             return "teacher command for session \"\(c.session)\", ours is \"\(session)\""

@@ -15,24 +15,24 @@ import _CryptoExtras
 /// ```
 /// The scrypt cost (about 32 MiB and a tenth of a second, once at start) is what makes a
 /// captured signed stop-all useless for testing guesses offline.
-public struct TeacherKey: Sendable, Equatable {
+package struct TeacherKey: Sendable, Equatable {
     /// The HMAC-SHA256 key of stop-all MACs (never printed or logged).
-    public let macKey: [UInt8]
+    package let macKey: [UInt8]
 
-    public static let generatedPrefix = "ark1-"
-    public static let minimumPassphrase = 12
+    package static let generatedPrefix = "ark1-"
+    package static let minimumPassphrase = 12
     static let salt = Array("AnalogRemote teacher key v1".utf8)
     static let scryptRounds = 1 << 15
 
-    public init(macKey: [UInt8]) { self.macKey = macKey }
+    package init(macKey: [UInt8]) { self.macKey = macKey }
 
     /// A key as typed or read from a file: a generated key, or a passphrase to stretch.
-    public init(text: String) throws(TeacherKeyError) {
+    package init(text: String) throws(TeacherKeyError) {
         macKey = try Self.macKey(text)
     }
 
     /// The key in `path`, which only its owner may read (as ssh wants of a private key).
-    public init(file path: String) throws(TeacherKeyError) {
+    package init(file path: String) throws(TeacherKeyError) {
         let text: String
         do {
             text = try SecretFile.read(path: path)
@@ -67,7 +67,7 @@ public struct TeacherKey: Sendable, Equatable {
     }
 
     /// A new key from the system's CSPRNG: `ark1-` and 256 bits in hex.
-    public static func generate() -> String {
+    package static func generate() -> String {
         var rng = SystemRandomNumberGenerator()
         let digits = Array("0123456789abcdef")
         var text = generatedPrefix
@@ -100,7 +100,7 @@ public struct TeacherKey: Sendable, Equatable {
 }
 
 /// A teacher key refused: one line saying what is wrong and how to fix it (never the key).
-public struct TeacherKeyError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct TeacherKeyError: Error, CustomStringConvertible, Sendable {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -5,13 +5,13 @@ import SystemIO
 ///
 /// Time is a ``Tick`` (nanoseconds in an `Int64`): the `Instant` forms convert and are for
 /// callers off the per-datagram path (and tests).
-public struct TokenBucket: Sendable {
-    public let rate: Double
-    public let burst: Double
+package struct TokenBucket: Sendable {
+    package let rate: Double
+    package let burst: Double
     @usableFromInline var tokens: Double
     @usableFromInline var last: Tick?
 
-    public init(rate: Double, burst: Double) {
+    package init(rate: Double, burst: Double) {
         self.rate = rate
         self.burst = burst
         tokens = burst
@@ -19,22 +19,22 @@ public struct TokenBucket: Sendable {
 
     /// Refills up to `now` and returns the tokens there are (none taken).
     @inlinable
-    public mutating func peek(at now: Tick) -> Double {
+    package mutating func peek(at now: Tick) -> Double {
         refill(at: now)
         return tokens
     }
 
     /// Takes one token if there is one.
     @inlinable
-    public mutating func take(at now: Tick) -> Bool {
+    package mutating func take(at now: Tick) -> Bool {
         refill(at: now)
         guard tokens >= 1 else { return false }
         tokens -= 1
         return true
     }
 
-    public mutating func peek(now: ContinuousClock.Instant) -> Double { peek(at: Tick(now)) }
-    public mutating func take(now: ContinuousClock.Instant) -> Bool { take(at: Tick(now)) }
+    package mutating func peek(now: ContinuousClock.Instant) -> Double { peek(at: Tick(now)) }
+    package mutating func take(now: ContinuousClock.Instant) -> Bool { take(at: Tick(now)) }
 
     @inlinable
     mutating func refill(at now: Tick) {

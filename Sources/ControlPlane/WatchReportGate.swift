@@ -1,3 +1,5 @@
+import ControlWire
+
 /// The dashboard's check of the watch reports from one robot (Protocol.md §7.12), as a value
 /// with an injected clock: which of its own `watch` nonces are still live, and the highest serial
 /// taken under each. A report is taken only when its MAC verifies under one of those nonces and
@@ -7,11 +9,11 @@
 /// ``TeacherCommand/watchLifetime`` from when the robot takes it, plus the trip), at most
 /// ``maxNonces`` of them (a dashboard renews once a second), so a report costs at most that many
 /// HMACs and a forger cannot make the gate grow.
-public struct WatchReportGate: Sendable {
-    public static var nonceLife: Duration { TeacherCommand.watchLifetime + .seconds(1) }
-    public static var maxNonces: Int { 8 }
+package struct WatchReportGate: Sendable {
+    package static var nonceLife: Duration { TeacherCommand.watchLifetime + .seconds(1) }
+    package static var maxNonces: Int { 8 }
 
-    public enum Drop: Hashable, Sendable {
+    package enum Drop: Hashable, Sendable {
         /// No live watch nonce of this dashboard makes the MAC right: forged, made for another
         /// dashboard, signed with another key, or for a watch that has ended.
         case unverified
@@ -30,10 +32,10 @@ public struct WatchReportGate: Sendable {
     /// Oldest first.
     var watches: [Watch] = []
 
-    public init() {}
+    package init() {}
 
     /// A `watch` with `nonce` went to this robot.
-    public mutating func sent(watch nonce: UInt64, now: ContinuousClock.Instant) {
+    package mutating func sent(watch nonce: UInt64, now: ContinuousClock.Instant) {
         forget(now: now)
         if watches.count >= Self.maxNonces { watches.removeFirst(watches.count - Self.maxNonces + 1) }
         watches.append(Watch(nonce: nonce, sent: now))
@@ -45,7 +47,7 @@ public struct WatchReportGate: Sendable {
     /// a report under a newer nonce always has a higher serial. A robot that restarts counts
     /// from 1 again, under the first nonce it takes after the restart: that is why order is kept
     /// per nonce, and a report under a nonce older than one already reported under is stale.
-    public mutating func check(payload: ArraySlice<UInt8>, serial: UInt32, key: [UInt8],
+    package mutating func check(payload: ArraySlice<UInt8>, serial: UInt32, key: [UInt8],
                                now: ContinuousClock.Instant) -> Drop? {
         forget(now: now)
         guard let i = watches.indices.reversed().first(where: {

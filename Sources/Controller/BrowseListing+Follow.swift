@@ -3,7 +3,7 @@ import Discovery
 extension BrowseListing {
     /// One line for what a controller following the session would do (`browse --follow`), e.g.
     /// `follow "robot" 198.18.0.1:45678 every 20 ms (the receiver's rate)`.
-    public static func line(for action: FollowReceiver.Action, requestedRateHz: Int? = nil) -> String {
+    package static func line(for action: FollowReceiver.Action, requestedRateHz: Int? = nil) -> String {
         switch action {
         case .state(let name, let state):
             return "state \(quote(name)) \(state.rawValue)"

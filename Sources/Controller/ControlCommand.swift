@@ -9,35 +9,35 @@ import Logging
 import SystemIO
 
 /// What `analog-remote control` was asked to do (parsed and validated by the CLI).
-public struct ControlOptions: Sendable {
+package struct ControlOptions: Sendable {
     /// `HOST:PORT`, `[IPv6]:PORT`.
-    public var peer: String
+    package var peer: String
     /// nil = the default for what stdin is.
-    public var input: InputSpec?
+    package var input: InputSpec?
     /// Packets per second while nothing changes (1…1000).
-    public var rate: Double
+    package var rate: Double
     /// `--config FILE`: the controller config (the gamepad mapping lives in its `[gamepad]` table,
     /// the MIDI mapping in `[midi]`).
-    public var configPath: String?
+    package var configPath: String?
     /// `--session`: find the receiver by DNS-SD instead of `peer` (which is then ignored).
-    public var session: SessionTarget?
+    package var session: SessionTarget?
 
     /// Classroom (Protocol.md §7.4): with a display name or a pairing code the controller says
     /// hello; with neither it is a plain 8-byte sender.
-    public var displayName: String?
-    public var pairingCode: String?
+    package var displayName: String?
+    package var pairingCode: String?
     /// `--secret WORDS` (`--accept secret`): prove the robot's secret, seal every datagram.
-    public var secret: RobotSecret?
+    package var secret: RobotSecret?
     /// `--plain`: no control messages at all (the original 8-byte sender, for old receivers).
-    public var plain = false
+    package var plain = false
     /// `--steer`: the keyboard's steering keys spring back to centre (default) or latch.
-    public var steering: KeyboardModel.Steering = .centre
+    package var steering: KeyboardModel.Steering = .centre
     /// `--record FILE`: write what is sent and heard (``DriveRecorder``).
-    public var recordPath: String?
+    package var recordPath: String?
     /// `--speed`, `--loop`, `--from`, `--to` for `--input replay:FILE`.
-    public var replay = ReplayOptions()
+    package var replay = ReplayOptions()
 
-    public init(peer: String, input: InputSpec?, rate: Double, configPath: String? = nil) {
+    package init(peer: String, input: InputSpec?, rate: Double, configPath: String? = nil) {
         self.peer = peer
         self.input = input
         self.rate = rate
@@ -47,8 +47,8 @@ public struct ControlOptions: Sendable {
 
 /// `analog-remote control`: resolve the peer, build the input source, run the send loop, and
 /// turn the way it ended into an exit status.
-public enum ControlCommand {
-    public static func run(_ options: ControlOptions, status: StatusLine) throws -> CommandOutcome {
+package enum ControlCommand {
+    package static func run(_ options: ControlOptions, status: StatusLine) throws -> CommandOutcome {
         let logger = Logger(label: "control")
         let destination: Destination
         let follower: SessionFollower?
@@ -110,7 +110,7 @@ public enum ControlCommand {
 
     /// Builds the source for an `--input` choice. Failures that happen before anything is sent
     /// (a bad script, an unavailable device) are thrown as ``CommandFailure``.
-    public static func makeSource(_ spec: InputSpec, configPath: String? = nil,
+    package static func makeSource(_ spec: InputSpec, configPath: String? = nil,
                                   steering: KeyboardModel.Steering = .centre, replay: ReplayOptions = .init(),
                                   prompt: Bool = false) throws -> any InputSource {
         switch spec {

@@ -1,4 +1,5 @@
 import Console
+import ControlWire
 import Logging
 import ControlPlane
 import RemoteWire
@@ -28,7 +29,7 @@ extension ControlSession {
     }
 
     /// The send loop saw a send fail.
-    public func sendFailed(_ error: SystemError) {
+    package func sendFailed(_ error: SystemError) {
         if error.errno == ECONNREFUSED { refusedByKernel() }
     }
 
@@ -71,7 +72,7 @@ extension ControlSession {
     }
 
     /// The status line's first part, coloured on a terminal unless NO_COLOR.
-    public func lead(now: ContinuousClock.Instant, colour: Bool) -> String? {
+    package func lead(now: ContinuousClock.Instant, colour: Bool) -> String? {
         guard phase != .idle else { return nil }
         guard let (text, tone) = feedback.headline(now: now) else { return nil }
         let c: Colour = switch tone {
@@ -84,7 +85,7 @@ extension ControlSession {
     }
 
     /// Why the controller should end non-zero: it never heard a single answer (nil otherwise).
-    public var endFailure: String? {
+    package var endFailure: String? {
         guard phase != .idle, phase != .refused, !everAnswered else { return nil }
         if feedback.noReceiver {
             return "no receiver at \(feedback.target): nothing listened on that UDP port (check the receiver's `receiving on udp port N` line, or use --session)"

@@ -1,5 +1,6 @@
 import Console
 import ControlPlane
+import ControlWire
 import Logging
 import RemoteWire
 import SystemIO
@@ -15,15 +16,15 @@ import SystemIO
 /// - without one, states flow from the start, so an older receiver that drops control messages
 ///   is driven as before (the hello just goes unanswered);
 /// - game scores (data channel 1) show in the status line; the final one is logged.
-public final class ControlSession: SendLoopCompanion {
-    public struct Options: Sendable {
-        public var displayName: String
-        public var pairingCode: String?
-        public var session: String
+package final class ControlSession: SendLoopCompanion {
+    package struct Options: Sendable {
+        package var displayName: String
+        package var pairingCode: String?
+        package var session: String
         /// `--secret WORDS`: prove the robot's secret and seal every datagram (states included).
-        public var secret: RobotSecret?
+        package var secret: RobotSecret?
 
-        public init(displayName: String, pairingCode: String? = nil, session: String = "", secret: RobotSecret? = nil) {
+        package init(displayName: String, pairingCode: String? = nil, session: String = "", secret: RobotSecret? = nil) {
             self.displayName = displayName
             self.pairingCode = pairingCode
             self.session = session
@@ -47,13 +48,13 @@ public final class ControlSession: SendLoopCompanion {
     private let epoch = ContinuousClock.now
     private(set) var phase = Phase.idle
     private var channel: ReliableChannel
-    public private(set) var quality = LinkQuality()
+    package private(set) var quality = LinkQuality()
     private var socket: UDPSocket?
     private var peer: SocketAddress?
     private var nextPing: ContinuousClock.Instant?
     private var score: GameScore?
     /// What the driver is told: the robot's state, answers, silence (DriverFeedback.swift).
-    public internal(set) var feedback = DriverFeedback(target: "", now: .now)
+    package internal(set) var feedback = DriverFeedback(target: "", now: .now)
     var toldSilence = false
     /// Any receiver answered at least once (kept when following a receiver to a new address).
     var everAnswered = false
@@ -62,7 +63,7 @@ public final class ControlSession: SendLoopCompanion {
     private var sealed: SecretSession?
     /// The destinations, when they come from a session follower: a new address of the same
     /// receiver keeps the connection (``start(socket:peer:now:)``).
-    public var destination: Destination?
+    package var destination: Destination?
     /// The receiver (DNS-SD instance) of the current peer, when known.
     private var receiver: String?
     private var incarnation: String?
@@ -72,32 +73,32 @@ public final class ControlSession: SendLoopCompanion {
     /// someone else's hello (one forged from our address) and is dropped unread (Protocol.md §7.4).
     private var helloNonce: UInt64 = 0
 
-    public init(_ options: Options, logger: Logger) {
+    package init(_ options: Options, logger: Logger) {
         self.options = options
         self.logger = logger
         channel = ReliableChannel(connection: .random(in: 1...UInt32.max))
     }
 
-    public var descriptor: Int32? { socket?.descriptor.rawValue }
+    package var descriptor: Int32? { socket?.descriptor.rawValue }
 
-    public var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         let channelDue = channel.nextDeadline(now: .now)
         guard let nextPing else { return channelDue }
         return channelDue.map { min($0, nextPing) } ?? nextPing
     }
 
-    public var allowsStates: Bool {
+    package var allowsStates: Bool {
         if case .accepted = phase { return sealed?.established ?? true }
         return options.pairingCode == nil && options.secret == nil
     }
 
     /// Under `--secret`, every state goes out sealed (and none before the connection is known).
-    public func wrapState(_ packet: [UInt8]) -> [UInt8]? {
+    package func wrapState(_ packet: [UInt8]) -> [UInt8]? {
         guard sealed != nil else { return packet }
         return sealed?.seal(packet)
     }
 
-    public var statusParts: [String] {
+    package var statusParts: [String] {
         var parts: [String] = []
         switch phase {
         case .idle, .refused: break
@@ -113,11 +114,11 @@ public final class ControlSession: SendLoopCompanion {
         return parts
     }
 
-    public func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
+    package func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
         service(socket: socket, peer: peer, now: now, readable: true)
     }
 
-    public func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant, readable: Bool) -> [CompanionAction] {
+    package func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant, readable: Bool) -> [CompanionAction] {
         guard let socket, let peer else { return [] }
         var actions: [CompanionAction] = []
         // A socket new to us was not in the poll that said `readable`.
@@ -190,7 +191,7 @@ public final class ControlSession: SendLoopCompanion {
     /// How long the receiver has been silent on the current destination, once it has accepted
     /// this controller there (pings go once a second, so a live link answers every second);
     /// nil before that (an older receiver never answers).
-    public func silence(now: ContinuousClock.Instant) -> Duration? {
+    package func silence(now: ContinuousClock.Instant) -> Duration? {
         guard case .accepted = phase, let lastHeard else { return nil }
         return now - lastHeard
     }
@@ -287,7 +288,7 @@ public final class ControlSession: SendLoopCompanion {
     }
 
     /// Says bye (so the receiver frees the robot at once) and waits up to 300 ms for its ack.
-    public func finish(socket: UDPSocket?, peer: SocketAddress?) {
+    package func finish(socket: UDPSocket?, peer: SocketAddress?) {
         guard case .accepted = phase, let socket = self.socket, peer == self.peer else { return }
         try? channel.send(.bye)
         let deadline = ContinuousClock.now + .milliseconds(300)
@@ -350,8 +351,8 @@ public final class ControlSession: SendLoopCompanion {
 extension ControlSession {
     /// The link as values, for a UI that is not the status line (the phone page of `analog-remote
     /// web`): where the hello stands, the receiver's name, round-trip time and loss.
-    public struct Snapshot: Equatable, Sendable {
-        public enum Phase: Equatable, Sendable {
+    package struct Snapshot: Equatable, Sendable {
+        package enum Phase: Equatable, Sendable {
             /// No destination yet.
             case idle
             /// The hello is out, no answer yet.
@@ -363,13 +364,13 @@ extension ControlSession {
             case refused
         }
 
-        public var phase: Phase
-        public var roundTrip: Duration?
+        package var phase: Phase
+        package var roundTrip: Duration?
         /// 0…1 over the last pings.
-        public var loss: Double?
+        package var loss: Double?
     }
 
-    public var snapshot: Snapshot {
+    package var snapshot: Snapshot {
         let p: Snapshot.Phase = switch phase {
         case .idle: .idle
         case .waiting: .waiting

@@ -8,23 +8,23 @@ import SystemIO
 /// from any thread at any time. Setting a new peer also wakes the loop, which sends the current
 /// state to it at once instead of at the next period. While ``current`` is nil nothing is sent
 /// (the status line says so) but the input is still read, and the way out still happens.
-public final class Destination: Sendable {
-    public struct Peer: Hashable, Sendable {
-        public let address: SocketAddress
+package final class Destination: Sendable {
+    package struct Peer: Hashable, Sendable {
+        package let address: SocketAddress
         /// How the person named it (`robot.local:5000`, a service name), for the status line.
-        public let label: String
+        package let label: String
         /// The resend period this peer asks for (a discovered receiver's timing contract, see
         /// `SendCadence`); nil = the `--rate` the controller was started with.
-        public let period: Duration?
+        package let period: Duration?
         /// Which receiver this is (its DNS-SD instance name) when it was discovered: a new
         /// address of the same receiver keeps the controller's connection (Protocol.md §6.4).
-        public let receiver: String?
+        package let receiver: String?
         /// Which run of that receiver (its TXT `peer` id, new at every start): a receiver that
         /// restarted under the same name does not know the controller's connection, so the
         /// controller says hello again rather than carry the old connection over.
-        public let incarnation: String?
+        package let incarnation: String?
 
-        public init(address: SocketAddress, label: String, period: Duration? = nil, receiver: String? = nil,
+        package init(address: SocketAddress, label: String, period: Duration? = nil, receiver: String? = nil,
                     incarnation: String? = nil) {
             self.address = address
             self.label = label
@@ -34,7 +34,7 @@ public final class Destination: Sendable {
         }
 
         /// `robot.local:5000 (192.168.1.7:5000)`, or just the address when that is the label.
-        public var description: String {
+        package var description: String {
             label == address.description ? label : "\(label) (\(address))"
         }
     }
@@ -51,17 +51,17 @@ public final class Destination: Sendable {
     let changed: EventFlag
     /// Raised when the first packet to a newly set peer went out (see ``sent(to:)``); whoever
     /// sets peers (a session follower) polls it to call the peer connected.
-    public let firstSent: EventFlag
+    package let firstSent: EventFlag
 
-    public init(_ initial: Peer?) throws(SystemError) {
+    package init(_ initial: Peer?) throws(SystemError) {
         shared = Mutex(Shared(peer: initial))
         changed = try EventFlag()
         firstSent = try EventFlag()
     }
 
-    public var current: Peer? { shared.withLock { $0.peer } }
+    package var current: Peer? { shared.withLock { $0.peer } }
 
-    public func set(_ new: Peer?) {
+    package func set(_ new: Peer?) {
         let differs = shared.withLock { s -> Bool in
             defer { s.peer = new }
             if s.peer != new { s.awaitingFirstSend = true }
@@ -82,7 +82,7 @@ public final class Destination: Sendable {
 
     /// What the status line says about the target instead of the bare peer (e.g. a session
     /// follower's `following "robot" at 198.18.0.1:45678 (connected)`); nil = the default.
-    public var note: String? {
+    package var note: String? {
         get { shared.withLock { $0.note } }
         set { shared.withLock { $0.note = newValue } }
     }

@@ -1,5 +1,6 @@
 import Console
 import ControlPlane
+import ControlWire
 import DriveRecord
 import Logging
 import RemoteWire
@@ -14,8 +15,8 @@ import SystemIO
 /// It rides along with the send loop (``SendLoopCompanion``, before the control session so that
 /// the session stays the loop's `companion`) and is told of each state sent (``sent(_:at:)``).
 /// A write that fails (disk full) is said once; the drive goes on unrecorded.
-public final class DriveRecorder: SendLoopCompanion {
-    public let path: String
+package final class DriveRecorder: SendLoopCompanion {
+    package let path: String
     private var file: LineFile?
     private let origin: ContinuousClock.Instant
     private let logger: Logger
@@ -23,37 +24,44 @@ public final class DriveRecorder: SendLoopCompanion {
     private weak var session: ControlSession?
     private var lastReport: RobotReport.State?
     private var lastLink: (Duration?, Double?) = (nil, nil)
-    public private(set) var lines = 0
+    package private(set) var lines = 0
 
-    /// Creates `path` and writes the header (a failure here stops before anything is sent).
-    public init(path: String, header: RecordHeader, session: ControlSession?, logger: Logger,
-                now: ContinuousClock.Instant = .now) throws(CommandFailure) {
-        self.path = path
-        self.session = session
-        self.logger = logger
-        origin = now
+    /// Creates `path` (mode 0600, never through a link: ``LineFile/init(creating:mode:)``) and
+    /// writes the header (a failure here stops before anything is sent).
+    package convenience init(path: String, header: RecordHeader, session: ControlSession?, logger: Logger,
+                            now: ContinuousClock.Instant = .now) throws(CommandFailure) {
+        let file: LineFile
         do {
             file = try LineFile(creating: path)
         } catch {
-            throw CommandFailure("--record \(path): cannot create it: \(error.reason) (check the directory exists and is writable)",
-                                  kind: .badConfiguration)
+            throw CommandFailure("--record: \(error)", kind: .badConfiguration)
         }
+        self.init(file: file, header: header, session: session, logger: logger, now: now)
+    }
+
+    /// Records into `file`, already created (a phone's recording in `web --record-dir`).
+    package init(file: LineFile, header: RecordHeader, session: ControlSession?, logger: Logger, now: ContinuousClock.Instant = .now) {
+        path = file.path
+        self.file = file
+        self.session = session
+        self.logger = logger
+        origin = now
         write(header.encode())
     }
 
     /// The header for a controller: now, the input's name, where it sends.
-    public static func header(input: String, receiver: String, session: String, rate: Double) -> RecordHeader {
+    package static func header(input: String, receiver: String, session: String, rate: Double) -> RecordHeader {
         RecordHeader(kind: .drive, startUnixMillis: WallClock.unixMillis(), input: input, receiver: receiver,
                      session: session, rate: rate)
     }
 
     /// A state went out at `at`.
-    public func sent(_ state: ControllerState, at: ContinuousClock.Instant) {
+    package func sent(_ state: ControllerState, at: ContinuousClock.Instant) {
         record(.state(angle: state.angle, buttons: state.buttons.rawValue), at: at)
     }
 
     /// The controller stopped: the `end` entry, and the file is closed.
-    public func end(_ reason: EndReason, at: ContinuousClock.Instant = .now) {
+    package func end(_ reason: EndReason, at: ContinuousClock.Instant = .now) {
         record(.end(reason: Self.describe(reason)), at: at)
         file?.close()
         file = nil
@@ -95,13 +103,13 @@ public final class DriveRecorder: SendLoopCompanion {
 
     // MARK: SendLoopCompanion
 
-    public var descriptor: Int32? { nil }
-    public var nextDeadline: ContinuousClock.Instant? { nil }
-    public var allowsStates: Bool { true }
-    public var statusParts: [String] { file == nil ? [] : ["rec"] }
+    package var descriptor: Int32? { nil }
+    package var nextDeadline: ContinuousClock.Instant? { nil }
+    package var allowsStates: Bool { true }
+    package var statusParts: [String] { file == nil ? [] : ["rec"] }
 
     /// After every wake-up: a changed robot report or link measurement becomes an entry.
-    public func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
+    package func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
         guard let session else { return [] }
         if let report = session.feedback.report, report.state != lastReport {
             lastReport = report.state
@@ -115,7 +123,7 @@ public final class DriveRecorder: SendLoopCompanion {
         return []
     }
 
-    public func finish(socket: UDPSocket?, peer: SocketAddress?) {}
+    package func finish(socket: UDPSocket?, peer: SocketAddress?) {}
 
     static func detail(_ state: RobotReport.State) -> String {
         switch state {

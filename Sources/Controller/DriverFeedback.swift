@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import RemoteWire
 
 /// What the driver is told about the receiver and the robot, as a value type with an injected
@@ -8,32 +9,32 @@ import RemoteWire
 ///   connection id, so a late, older report never replaces a newer one;
 /// - whether anything ever answered (any control datagram from the receiver), and when last;
 /// - whether the kernel said nothing listens there (ECONNREFUSED from an ICMP port unreachable).
-public struct DriverFeedback: Sendable {
+package struct DriverFeedback: Sendable {
     /// How long without an answer before the driver is told (Protocol.md §7.5 pings once a second).
-    public static let silenceLimit: Duration = .seconds(2)
+    package static let silenceLimit: Duration = .seconds(2)
 
     /// The receiver's address as the driver should read it (`127.0.0.1:27183`).
-    public private(set) var target: String
-    public private(set) var report: RobotReport?
+    package private(set) var target: String
+    package private(set) var report: RobotReport?
     private var reportConnection: UInt32?
-    public private(set) var started: ContinuousClock.Instant
-    public private(set) var firstAnswer: ContinuousClock.Instant?
-    public private(set) var lastAnswer: ContinuousClock.Instant?
+    package private(set) var started: ContinuousClock.Instant
+    package private(set) var firstAnswer: ContinuousClock.Instant?
+    package private(set) var lastAnswer: ContinuousClock.Instant?
     /// Set by ECONNREFUSED, cleared by the next answer.
-    public private(set) var noReceiver = false
+    package private(set) var noReceiver = false
 
-    public init(target: String, now: ContinuousClock.Instant) {
+    package init(target: String, now: ContinuousClock.Instant) {
         self.target = target
         started = now
     }
 
     /// A new destination: everything known about the old one is forgotten.
-    public mutating func restart(target: String, now: ContinuousClock.Instant) {
+    package mutating func restart(target: String, now: ContinuousClock.Instant) {
         self = DriverFeedback(target: target, now: now)
     }
 
     /// Any control datagram from the receiver arrived.
-    public mutating func answered(now: ContinuousClock.Instant) {
+    package mutating func answered(now: ContinuousClock.Instant) {
         if firstAnswer == nil { firstAnswer = now }
         lastAnswer = now
         noReceiver = false
@@ -41,7 +42,7 @@ public struct DriverFeedback: Sendable {
 
     /// A robot-state report from connection `connection`. Returns true when what the driver sees
     /// changed (a repeat or an older report returns false).
-    public mutating func take(_ new: RobotReport, connection: UInt32, now: ContinuousClock.Instant) -> Bool {
+    package mutating func take(_ new: RobotReport, connection: UInt32, now: ContinuousClock.Instant) -> Bool {
         answered(now: now)
         if let report, reportConnection == connection, !new.isNewer(than: report) { return false }
         let changed = report.map { !$0.sameContent(as: new) } ?? true
@@ -52,13 +53,13 @@ public struct DriverFeedback: Sendable {
 
     /// The kernel reported ECONNREFUSED for the socket. Returns true the first time since the
     /// last answer (worth one log line).
-    public mutating func connectionRefused() -> Bool {
+    package mutating func connectionRefused() -> Bool {
         defer { noReceiver = true }
         return !noReceiver
     }
 
     /// How long nothing has answered, once that is at least ``silenceLimit``; nil otherwise.
-    public func silence(now: ContinuousClock.Instant) -> Duration? {
+    package func silence(now: ContinuousClock.Instant) -> Duration? {
         let since = now - (lastAnswer ?? started)
         return since >= Self.silenceLimit ? since : nil
     }
@@ -66,7 +67,7 @@ public struct DriverFeedback: Sendable {
     /// The status line's lead: what the robot does (or that nothing answers), first, so a narrow
     /// terminal still shows it. nil once something answered that sends no robot state (the
     /// button game's host, a receiver that predates §7.9).
-    public func headline(now: ContinuousClock.Instant) -> (text: String, tone: Tone)? {
+    package func headline(now: ContinuousClock.Instant) -> (text: String, tone: Tone)? {
         if noReceiver { return ("NO RECEIVER at \(target)", .alarm) }
         if let quiet = silence(now: now) {
             let seconds = Int(quiet.components.seconds)
@@ -76,7 +77,7 @@ public struct DriverFeedback: Sendable {
         return (report.headline, Self.tone(report.state))
     }
 
-    public enum Tone: Sendable { case good, calm, warn, alarm }
+    package enum Tone: Sendable { case good, calm, warn, alarm }
 
     static func tone(_ state: RobotReport.State) -> Tone {
         switch state {
@@ -90,7 +91,7 @@ public struct DriverFeedback: Sendable {
 
 extension RobotReport {
     /// Log metadata: `robot_state`, `cause` or `reason`, `board`, `text`, `revision`.
-    public var metadata: [String: String] {
+    package var metadata: [String: String] {
         var m = ["robot_state": state.name, "board": board, "revision": "\(revision)"]
         switch state {
         case .failsafe(let cause): m["cause"] = cause.name

@@ -3,7 +3,7 @@ import SystemIO
 
 /// The controller's send loop with its companions: one assembly for `analog-remote control` and
 /// AnalogRemoteKit's `RobotController`. The phone page has its own (one loop per page).
-public enum DriverLoop {
+package enum DriverLoop {
     /// - Parameters:
     ///   - session: the classroom control session (nil under `--plain`).
     ///   - follower: the DNS-SD session follower when the receiver is found by session.
@@ -12,7 +12,7 @@ public enum DriverLoop {
     ///     states and reads `endFailure` through its last companion.
     ///   - watch: what rides along in the session's place; it must forward every call to the
     ///     session (AnalogRemoteKit reads the robot's state through it). Default: the session itself.
-    public static func make(source: any InputSource, destination: Destination, rate: Double, signals: SignalWatcher,
+    package static func make(source: any InputSource, destination: Destination, rate: Double, signals: SignalWatcher,
                             status: StatusLine, session: ControlSession?, follower: SessionFollower?,
                             extras: [(any SendLoopCompanion)?] = [],
                             watch: (ControlSession) -> any SendLoopCompanion = { $0 }) -> SendLoop {

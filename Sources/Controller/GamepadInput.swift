@@ -6,21 +6,21 @@ import RemoteWire
 ///
 /// SDL runs on the gamepad library's own thread; this source polls that library's wake-up
 /// descriptor and drains its events, so it never blocks the send loop. Hot-plug never ends the
-/// source (issue 7): an unplugged pad turns into the neutral state at once and the source keeps
+/// source: an unplugged pad turns into the neutral state at once and the source keeps
 /// waiting for a pad — it resumes only after a neutral input. The status line shows what the
 /// pad is doing ("no gamepad — waiting for one", "waiting for neutral", "driving …").
-public final class GamepadInput: InputSource {
+package final class GamepadInput: InputSource {
     let pad: GamepadSource
-    public private(set) var name = "gamepad"
-    public var descriptor: Int32? { pad.descriptor }
+    package private(set) var name = "gamepad"
+    package var descriptor: Int32? { pad.descriptor }
     /// `q` and Ctrl-C/D/Z from the terminal, when stdin is one.
     let keys: GamepadTerminalKeys?
-    public var secondDescriptor: Int32? { keys?.descriptor }
+    package var secondDescriptor: Int32? { keys?.descriptor }
     private var ended = false
 
     /// Starts SDL and begins looking for the selected pad (it may not be plugged in yet). Throws the
     /// gamepad library's typed errors (the CLI maps them to exit statuses).
-    public convenience init(selector text: String?, configPath: String?) throws {
+    package convenience init(selector text: String?, configPath: String?) throws {
         var selector = GamepadSelector.first
         var config = GamepadConfig()
         if let text {
@@ -33,20 +33,20 @@ public final class GamepadInput: InputSource {
     }
 
     /// Wraps a running source (tests attach virtual pads to it).
-    public init(source: GamepadSource, terminalKeys: Bool = true) {
+    package init(source: GamepadSource, terminalKeys: Bool = true) {
         pad = source
         keys = terminalKeys ? GamepadTerminalKeys() : nil
     }
 
     /// The quit combination on the pad: Start and Back (select) held together.
-    public static let quitCombination: Buttons = [.start, .select]
+    package static let quitCombination: Buttons = [.start, .select]
 
-    public func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
+    package func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
         keys?.start()
         return [.state(pad.state)] + read(now: now)
     }
 
-    public func read(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func read(now: ContinuousClock.Instant) -> [InputEvent] {
         guard !ended else { return [] }
         let typed = keys?.read() ?? []
         if typed.contains(where: { if case .end = $0 { true } else { false } }) {
@@ -67,14 +67,14 @@ public final class GamepadInput: InputSource {
         return events
     }
 
-    public func suspend() { keys?.stop() }
+    package func suspend() { keys?.stop() }
 
-    public func resume(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func resume(now: ContinuousClock.Instant) -> [InputEvent] {
         keys?.start()
         return []
     }
 
-    public func close() {
+    package func close() {
         keys?.stop()
         pad.close()
     }

@@ -2,7 +2,7 @@ import SystemIO
 import RemoteWire
 
 /// What an input source reports to the send loop.
-public enum InputEvent: Equatable, Sendable {
+package enum InputEvent: Equatable, Sendable {
     /// The whole controller state as it is now (the loop sends it only if it differs from the last).
     case state(ControllerState)
     /// The source is finished: the loop sends the neutral state three times and exits.
@@ -16,7 +16,7 @@ public enum InputEvent: Equatable, Sendable {
 
 /// Why the controller stops. Every reason ends the same way on the wire (neutral ×3); they differ
 /// in the exit status and in the line printed.
-public enum EndReason: Equatable, Sendable {
+package enum EndReason: Equatable, Sendable {
     /// stdin reached end of file.
     case endOfInput
     /// The script's last line was reached.
@@ -34,7 +34,7 @@ public enum EndReason: Equatable, Sendable {
 
     /// What kind of failure this reason is, nil when it is a stop on request: a lost device is
     /// ``CommandFailure/Kind/deviceUnavailable``, a refusal ``CommandFailure/Kind/failed``.
-    public var failureKind: CommandFailure.Kind? {
+    package var failureKind: CommandFailure.Kind? {
         if case .deviceLost = self { return .deviceUnavailable }
         if case .refused = self { return .failed }
         return nil

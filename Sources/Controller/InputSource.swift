@@ -21,7 +21,7 @@
 /// is a neutral `.state` and the source waits for the pad to return (``GamepadInput``).
 ///
 /// Sources are used from the loop's thread only, so they need not be `Sendable`.
-public protocol InputSource: AnyObject {
+package protocol InputSource: AnyObject {
     /// What the status line calls this source: `keyboard`, `stdin`, `script:demo.script`.
     var name: String { get }
     /// The descriptor to poll for readability, or nil for a source driven by time alone.
@@ -43,12 +43,12 @@ public protocol InputSource: AnyObject {
 }
 
 extension InputSource {
-    public var nextDeadline: ContinuousClock.Instant? { nil }
-    public func start(now: ContinuousClock.Instant) throws -> [InputEvent] { [] }
-    public func read(now: ContinuousClock.Instant) -> [InputEvent] { [] }
-    public func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] { [] }
-    public func close() {}
-    public var secondDescriptor: Int32? { nil }
-    public func suspend() {}
-    public func resume(now: ContinuousClock.Instant) -> [InputEvent] { [] }
+    package var nextDeadline: ContinuousClock.Instant? { nil }
+    package func start(now: ContinuousClock.Instant) throws -> [InputEvent] { [] }
+    package func read(now: ContinuousClock.Instant) -> [InputEvent] { [] }
+    package func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] { [] }
+    package func close() {}
+    package var secondDescriptor: Int32? { nil }
+    package func suspend() {}
+    package func resume(now: ContinuousClock.Instant) -> [InputEvent] { [] }
 }

@@ -1,8 +1,8 @@
-public import MIDIControl
+import MIDIControl
 
 /// The `--input` choices. To add a source: a case here, its parsing in ``init(argument:)``, and
 /// its construction in ``ControlCommand/makeSource(_:)``.
-public enum InputSpec: Equatable, Sendable {
+package enum InputSpec: Equatable, Sendable {
     /// The raw-mode keyboard UI on the terminal (default when stdin is a terminal).
     case keyboard
     /// `ANGLE BUTTONS` lines on stdin (default when stdin is not a terminal).
@@ -19,9 +19,9 @@ public enum InputSpec: Equatable, Sendable {
     case replay(path: String)
 
     /// The forms accepted, for help texts.
-    public static let forms = "keyboard, stdin, script:FILE, replay:FILE, gamepad[:WHICH], \(MIDIDeviceSpec.forms)"
+    package static let forms = "keyboard, stdin, script:FILE, replay:FILE, gamepad[:WHICH], \(MIDIDeviceSpec.forms)"
 
-    public init?(argument: String) {
+    package init?(argument: String) {
         switch argument {
         case "keyboard": self = .keyboard
         case "stdin", "-": self = .stdin
@@ -43,7 +43,7 @@ public enum InputSpec: Equatable, Sendable {
     }
 
     /// Keyboard on a terminal, lines otherwise.
-    public static func `default`(stdinIsTerminal: Bool) -> InputSpec {
+    package static func `default`(stdinIsTerminal: Bool) -> InputSpec {
         stdinIsTerminal ? .keyboard : .stdin
     }
 }

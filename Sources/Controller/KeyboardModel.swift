@@ -9,7 +9,7 @@ import RemoteWire
 ///   default), so ``Timing/stepsToFullLock`` presses reach it and none is wasted beyond it. With
 ///   ``Steering/centre`` (the default) the tilt returns to 0 when the key is released; with
 ///   ``Steering/latch`` it stays until centred.
-/// - `-` / `+` (also `[` / `]`): tilt scale, 25 … 100 % of full lock, in quarters.
+/// - `-` / `+` (also `[` / `]`): tilt scale, 25 … 100 % of full lock, in steps of 25 %.
 /// - space: stop — centre and release every held key (the neutral state). `0`: centre only.
 /// - `W` or ↑ = forward, `S` or ↓ = backward, `A` = button A, `B` = button B: held while the key
 ///   is held (see below).
@@ -27,28 +27,28 @@ import RemoteWire
 ///   with no timeout.
 /// - Losing focus (`CSI O`) releases every hold key in both modes: a release that happens in
 ///   another window is never reported. A latched tilt stays.
-public struct KeyboardModel: Sendable {
-    public enum Steering: String, Sendable, CaseIterable {
+package struct KeyboardModel: Sendable {
+    package enum Steering: String, Sendable, CaseIterable {
         /// Releasing ←/→ returns the tilt to 0 (a steering wheel that springs back).
         case centre
         /// The tilt stays where the presses left it (centre with `0` or space).
         case latch
     }
 
-    public struct Timing: Sendable, Hashable {
+    package struct Timing: Sendable, Hashable {
         /// How long a hold key counts as held after its first press, without release events.
-        public var firstHold: Duration = .milliseconds(700)
+        package var firstHold: Duration = .milliseconds(700)
         /// How long after each auto-repeat, without release events.
-        public var repeatHold: Duration = .milliseconds(200)
+        package var repeatHold: Duration = .milliseconds(200)
         /// The tilt of full lock in radians: the kit mapping's `drive.full_lock` (binary32 π/4).
-        public var fullLock: Double = 0.7853982
+        package var fullLock: Double = 0.7853982
         /// Presses of ←/→ from centre to full lock at a 100 % tilt scale.
-        public var stepsToFullLock = 4
+        package var stepsToFullLock = 4
 
-        public init() {}
+        package init() {}
     }
 
-    public enum Outcome: Equatable, Sendable {
+    package enum Outcome: Equatable, Sendable {
         case none
         case quit
         /// Ctrl-Z: the person asks to suspend the controller (the terminal is raw, so no SIGTSTP).
@@ -69,28 +69,28 @@ public struct KeyboardModel: Sendable {
         }
     }
 
-    public let timing: Timing
-    public let steering: Steering
+    package let timing: Timing
+    package let steering: Steering
     /// Tilt in steps of full lock / ``Timing/stepsToFullLock`` (positive = right).
-    public private(set) var tiltSteps = 0
-    /// The tilt scale in quarters of full lock, 1…4.
-    public private(set) var scaleQuarters = 4
+    package private(set) var tiltSteps = 0
+    /// The tilt scale in steps of 25 % of full lock, 1…4.
+    package private(set) var scaleQuarters = 4
     /// Held keys and when each lapses (nil = until its release event).
     private var held: [HoldKey: ContinuousClock.Instant?] = [:]
     /// With ``Steering/centre``: the steering key held and when it lapses (nil = until released).
     private var steer: (direction: Int, until: ContinuousClock.Instant?)?
     /// True once the terminal is known to report key releases.
-    public private(set) var releaseEvents = false
+    package private(set) var releaseEvents = false
 
-    public init(timing: Timing = Timing(), steering: Steering = .centre) {
+    package init(timing: Timing = Timing(), steering: Steering = .centre) {
         self.timing = timing
         self.steering = steering
     }
 
     /// The angle one step is worth at the current scale.
-    public var stepAngle: Double { timing.fullLock * Double(scaleQuarters) / 4 / Double(timing.stepsToFullLock) }
+    package var stepAngle: Double { timing.fullLock * Double(scaleQuarters) / 4 / Double(timing.stepsToFullLock) }
 
-    public var state: ControllerState {
+    package var state: ControllerState {
         let raw = Float(Double(tiltSteps) * stepAngle)
         let angle = min(max(raw, -ControllerState.maxAngle), ControllerState.maxAngle)
         let buttons = held.keys.reduce(into: Buttons()) { $0.formUnion($1.button) }
@@ -98,11 +98,11 @@ public struct KeyboardModel: Sendable {
     }
 
     /// When the earliest held key lapses (nil = none will).
-    public var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         (held.values.compactMap { $0 } + [steer?.until].compactMap { $0 }).min()
     }
 
-    public mutating func handle(_ event: TerminalEvent, now: ContinuousClock.Instant) -> Outcome {
+    package mutating func handle(_ event: TerminalEvent, now: ContinuousClock.Instant) -> Outcome {
         switch event {
         case .focus(let gained):
             if !gained {
@@ -149,7 +149,7 @@ public struct KeyboardModel: Sendable {
     }
 
     /// Releases every hold key whose time has passed (a lapsed steering key centres).
-    public mutating func expire(now: ContinuousClock.Instant) {
+    package mutating func expire(now: ContinuousClock.Instant) {
         for (key, deadline) in held {
             if let deadline, deadline <= now { held[key] = nil }
         }
@@ -157,7 +157,7 @@ public struct KeyboardModel: Sendable {
     }
 
     /// Back to the neutral state: every key released, the tilt centred (stop key, resume).
-    public mutating func releaseAll() {
+    package mutating func releaseAll() {
         held.removeAll()
         centreSteering()
     }

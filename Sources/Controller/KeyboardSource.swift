@@ -11,31 +11,31 @@ import SystemIO
 ///
 /// The terminal is stdin; escape sequences go to stdout when it is the terminal too, else to
 /// stdin's descriptor. A terminal that hangs up (read returns 0 or EIO) is a lost device.
-public final class KeyboardSource: InputSource {
+package final class KeyboardSource: InputSource {
     private let fd: Int32
     private var terminal: TerminalMode?
     private var decoder = TerminalInputDecoder()
     private var model: KeyboardModel
     private var ended = false
 
-    public init(fd: Int32 = STDIN_FILENO, timing: KeyboardModel.Timing = .init(), steering: KeyboardModel.Steering = .centre) {
+    package init(fd: Int32 = STDIN_FILENO, timing: KeyboardModel.Timing = .init(), steering: KeyboardModel.Steering = .centre) {
         self.fd = fd
         self.model = KeyboardModel(timing: timing, steering: steering)
     }
 
-    public var descriptor: Int32? { ended ? nil : fd }
-    public var nextDeadline: ContinuousClock.Instant? { ended ? nil : model.nextDeadline }
+    package var descriptor: Int32? { ended ? nil : fd }
+    package var nextDeadline: ContinuousClock.Instant? { ended ? nil : model.nextDeadline }
 
     /// The keys, in one line, printed when the UI starts.
-    public var help: String {
+    package var help: String {
         let steer = model.steering == .centre ? "←/→ steer (back to centre on release)" : "←/→ tilt (stays)"
         return "keyboard: \(steer), \(model.timing.stepsToFullLock) presses to full lock · -/+ tilt scale · space stop · 0 centre · W/↑ forward · S/↓ backward · A · B (held while the key repeats) · Ctrl-Z suspend · q quit"
     }
 
     /// The status line's name: the tilt scale when it is not 100 %.
-    public var name: String { model.scaleQuarters == 4 ? "keyboard" : "keyboard (tilt \(model.scaleQuarters * 25)%)" }
+    package var name: String { model.scaleQuarters == 4 ? "keyboard" : "keyboard (tilt \(model.scaleQuarters * 25)%)" }
 
-    public func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
+    package func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
         guard isatty(fd) == 1 else {
             throw CommandFailure("keyboard: stdin is not a terminal (run in a terminal, or use --input stdin to read `ANGLE BUTTONS` lines)",
                                  kind: .deviceUnavailable)
@@ -49,7 +49,7 @@ public final class KeyboardSource: InputSource {
         return [.notice(help), .state(model.state)]
     }
 
-    public func read(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func read(now: ContinuousClock.Instant) -> [InputEvent] {
         guard !ended else { return [] }
         let bytes: [UInt8]?
         do {
@@ -85,27 +85,27 @@ public final class KeyboardSource: InputSource {
         return events + deadlinePassed(now: now)
     }
 
-    public func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
         guard !ended else { return [] }
         let before = model.state
         model.expire(now: now)
         return model.state != before ? [.state(model.state)] : []
     }
 
-    public func close() {
+    package func close() {
         terminal?.restore()
         terminal = nil
     }
 
     /// Gives the terminal back (before the process stops: Ctrl-Z, SIGTSTP).
-    public func suspend() {
+    package func suspend() {
         terminal?.restore()
         terminal = nil
     }
 
     /// After SIGCONT: raw mode again (the shell may have reset the terminal, or it was restored
     /// before stopping), from the neutral state — nothing is held across a stop.
-    public func resume(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func resume(now: ContinuousClock.Instant) -> [InputEvent] {
         guard !ended else { return [] }
         terminal?.restore()
         terminal = nil

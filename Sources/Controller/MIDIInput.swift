@@ -9,8 +9,8 @@ import MIDIFraming
 /// unplugged device is the neutral state at once; a tty, rawmidi device or sequencer port is
 /// then tried again every ``reconnectInterval`` and drives again after a neutral input, while
 /// a pipe or file that ends ends the input (neutral ×3, exit 0), as stdin does.
-public final class MIDIInput: InputSource {
-    public static let reconnectInterval: Duration = .seconds(1)
+package final class MIDIInput: InputSource {
+    package static let reconnectInterval: Duration = .seconds(1)
 
     let spec: MIDIDeviceSpec
     private var device: MIDIDevice?
@@ -18,36 +18,36 @@ public final class MIDIInput: InputSource {
     private var session: MIDISession
     private var reconnectAt: ContinuousClock.Instant?
     private var ended = false
-    public private(set) var name: String
+    package private(set) var name: String
 
     /// Reads the `[midi]` table of `configPath`, then opens the device, before anything is sent.
     /// Throws ``MIDIConfigError`` (the CLI: exit 2) or ``MIDIDeviceError`` (exit 3).
-    public convenience init(spec: MIDIDeviceSpec, configPath: String?) throws {
+    package convenience init(spec: MIDIDeviceSpec, configPath: String?) throws {
         let config = try configPath.map { path throws(MIDIConfigError) in try MIDIConfig.load(path: path) } ?? MIDIConfig()
         self.init(spec: spec, mapping: config.mapping)
         device = try MIDIDevice.open(spec)
     }
 
-    public init(spec: MIDIDeviceSpec, mapping: MIDIMapping) {
+    package init(spec: MIDIDeviceSpec, mapping: MIDIMapping) {
         self.spec = spec
         session = MIDISession(mapping: mapping)
         name = spec.description
     }
 
-    public var descriptor: Int32? { ended ? nil : device?.descriptor }
+    package var descriptor: Int32? { ended ? nil : device?.descriptor }
 
-    public var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         guard !ended else { return nil }
         return [session.nextDeadline, reconnectAt].compactMap { $0 }.min()
     }
 
-    public func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
+    package func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
         let opened = try device ?? MIDIDevice.open(spec)
         device = opened
         return [.state(session.output)] + take(session.handle(.connected(opened.name), at: now))
     }
 
-    public func read(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func read(now: ContinuousClock.Instant) -> [InputEvent] {
         guard let device, !ended else { return [] }
         switch device.read() {
         case .nothing:
@@ -77,7 +77,7 @@ public final class MIDIInput: InputSource {
         }
     }
 
-    public func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
         var events: [InputEvent] = []
         if let due = reconnectAt, now >= due {
             if let opened = try? MIDIDevice.open(spec) {
@@ -94,7 +94,7 @@ public final class MIDIInput: InputSource {
         return events
     }
 
-    public func close() {
+    package func close() {
         device?.close()
         device = nil
     }

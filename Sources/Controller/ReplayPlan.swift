@@ -9,20 +9,20 @@ import RemoteWire
 import SystemIO
 
 /// How to play a recording back: `--speed`, `--loop`, `--from`, `--to`.
-public struct ReplayOptions: Equatable, Sendable {
+package struct ReplayOptions: Equatable, Sendable {
     /// 2 = twice as fast (intervals halved).
-    public var speed: Double = 1
+    package var speed: Double = 1
     /// Times through the cut, one after the other.
-    public var loops: Int = 1
+    package var loops: Int = 1
     /// Seconds into the recording to start at (the state in effect then is the first sent).
-    public var from: Double?
+    package var from: Double?
     /// Seconds into the recording to stop at.
-    public var to: Double?
+    package var to: Double?
 
-    public static let speedRange = 0.25...4.0
-    public static let loopRange = 1...1000
+    package static let speedRange = 0.25...4.0
+    package static let loopRange = 1...1000
 
-    public init(speed: Double = 1, loops: Int = 1, from: Double? = nil, to: Double? = nil) {
+    package init(speed: Double = 1, loops: Int = 1, from: Double? = nil, to: Double? = nil) {
         self.speed = speed
         self.loops = loops
         self.from = from
@@ -32,26 +32,26 @@ public struct ReplayOptions: Equatable, Sendable {
 
 /// The states of a recording as a timetable: the cut (`from`…`to`), shifted to start at 0 and
 /// divided by the speed. Pure; ``ReplaySource`` plays it against the clock.
-public struct ReplayPlan: Equatable, Sendable {
-    public struct Step: Equatable, Sendable {
+package struct ReplayPlan: Equatable, Sendable {
+    package struct Step: Equatable, Sendable {
         /// From the start of one pass.
-        public let at: Duration
-        public let state: ControllerState
+        package let at: Duration
+        package let state: ControllerState
     }
 
     /// One pass.
-    public let steps: [Step]
+    package let steps: [Step]
     /// How long one pass lasts (the cut's length at this speed): pass k starts at k × period.
-    public let period: Duration
-    public let loops: Int
+    package let period: Duration
+    package let loops: Int
     /// Neutral before the first state when that one would move the robot: a fresh receiver
     /// waits for a resting state (Protocol.md §3.3), so a cut that starts while driving would
     /// otherwise be held. Once, before the first pass.
-    public let leadIn: Duration
-    public static let standardLeadIn: Duration = .milliseconds(200)
+    package let leadIn: Duration
+    package static let standardLeadIn: Duration = .milliseconds(200)
 
     /// Fails with the reason when the cut holds no state.
-    public init(_ recording: Recording, options: ReplayOptions) throws(RecordProblem) {
+    package init(_ recording: Recording, options: ReplayOptions) throws(RecordProblem) {
         // `--from 1e300` is finite and positive, so it passes the option checks; `Int64(_:)` would trap.
         func micros(_ seconds: Double) -> Int64 {
             let m = (seconds * 1_000_000).rounded()
@@ -87,15 +87,15 @@ public struct ReplayPlan: Equatable, Sendable {
     }
 
     /// When step `index` of pass `pass` is due, from the start of the replay.
-    public func time(pass: Int, index: Int) -> Duration { leadIn + period * pass + steps[index].at }
+    package func time(pass: Int, index: Int) -> Duration { leadIn + period * pass + steps[index].at }
 
-    public var total: Duration { leadIn + period * (loops - 1) + (steps.last?.at ?? .zero) }
+    package var total: Duration { leadIn + period * (loops - 1) + (steps.last?.at ?? .zero) }
 }
 
 /// Reading a recording for `--input replay:FILE`: every failure is one line naming the file
 /// (and the line), exit status 2.
-public enum RecordingFile {
-    public static func load(path: String, verb: String = "replay") throws(CommandFailure) -> Recording {
+package enum RecordingFile {
+    package static func load(path: String, verb: String = "replay") throws(CommandFailure) -> Recording {
         let bytes: [UInt8]
         do {
             bytes = try FileContents.read(path: path, limit: Recording.maximumFileSize)
@@ -110,7 +110,7 @@ public enum RecordingFile {
         }
     }
 
-    public static func problem(_ path: String, _ p: RecordProblem, verb: String = "replay") -> CommandFailure {
+    package static func problem(_ path: String, _ p: RecordProblem, verb: String = "replay") -> CommandFailure {
         CommandFailure("\(verb) \(p.located(in: path))", kind: .badConfiguration)
     }
 }

@@ -11,9 +11,9 @@ import RemoteWire
 /// On a terminal it first sends neutral and asks for the robot to be put at the start: Enter
 /// begins a 3-second countdown (shown above the status line), Ctrl-C cancels as always. Without a
 /// terminal (a script, a test) it starts at once.
-public final class ReplaySource: InputSource {
-    public let name: String
-    public let plan: ReplayPlan
+package final class ReplaySource: InputSource {
+    package let name: String
+    package let plan: ReplayPlan
     private let prompt: Bool
     private let notices: [String]
     private let input: Int32
@@ -27,10 +27,10 @@ public final class ReplaySource: InputSource {
     private(set) var phase = Phase.waiting
 
     /// The countdown's length in seconds, after Enter.
-    public static let countdown = 3
+    package static let countdown = 3
 
     /// `notices` are printed at the start (a cut-short last line's warning).
-    public init(plan: ReplayPlan, name: String, prompt: Bool, notices: [String] = [], input: Int32 = STDIN_FILENO) {
+    package init(plan: ReplayPlan, name: String, prompt: Bool, notices: [String] = [], input: Int32 = STDIN_FILENO) {
         self.plan = plan
         self.name = name
         self.prompt = prompt
@@ -38,9 +38,9 @@ public final class ReplaySource: InputSource {
         self.input = input
     }
 
-    public var descriptor: Int32? { phase == .waiting ? input : nil }
+    package var descriptor: Int32? { phase == .waiting ? input : nil }
 
-    public var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         switch phase {
         case .waiting, .done: nil
         case .countdown(_, let next): next
@@ -48,7 +48,7 @@ public final class ReplaySource: InputSource {
         }
     }
 
-    public func start(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func start(now: ContinuousClock.Instant) -> [InputEvent] {
         var events = notices.map(InputEvent.notice) + [.state(.neutral)]
         let length = "\(Double(plan.total.components.seconds) + Double(plan.total.components.attoseconds) / 1e18)"
         if prompt {
@@ -61,7 +61,7 @@ public final class ReplaySource: InputSource {
     }
 
     /// Enter while waiting starts the countdown; end of input cancels.
-    public func read(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func read(now: ContinuousClock.Instant) -> [InputEvent] {
         guard phase == .waiting else { return [] }
         var buffer = [UInt8](repeating: 0, count: 256)
         let n = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
@@ -72,7 +72,7 @@ public final class ReplaySource: InputSource {
         return [.notice("\(Self.countdown)…")]
     }
 
-    public func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
         switch phase {
         case .waiting, .done:
             return []

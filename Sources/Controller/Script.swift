@@ -1,10 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import ConfigFile
 import RemoteWire
-import SystemIO
 
 /// A timed list of states for demos and repeatable tests: one `T_MS ANGLE BUTTONS` per line.
 ///
@@ -12,30 +7,30 @@ import SystemIO
 /// line's; ANGLE and BUTTONS are as in ``StateLine``. Blank lines and `#` comments are skipped.
 /// The script ends at its last line: that state is sent, then the neutral state three times.
 /// A script that should hold its last state for a while ends with a neutral line later on.
-public struct Script: Equatable, Sendable {
-    public struct Step: Equatable, Sendable {
+package struct Script: Equatable, Sendable {
+    package struct Step: Equatable, Sendable {
         /// When to apply the state, from the start.
-        public let at: Duration
-        public let state: ControllerState
+        package let at: Duration
+        package let state: ControllerState
         /// The line in the file, for messages.
-        public let line: Int
+        package let line: Int
     }
 
     /// Why a script is refused: the file, the line (0 = the whole file) and what is wrong.
-    public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
-        public let file: String
-        public let line: Int
-        public let reason: String
-        public var description: String { line > 0 ? "\(file):\(line): \(reason)" : "\(file): \(reason)" }
+    package struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
+        package let file: String
+        package let line: Int
+        package let reason: String
+        package var description: String { line > 0 ? "\(file):\(line): \(reason)" : "\(file): \(reason)" }
     }
 
-    public let steps: [Step]
+    package let steps: [Step]
 
     /// The largest script file read (a script is a few hundred lines; this catches a wrong path
     /// such as a device or a log file).
-    public static let maximumSize = 1 << 20
+    package static let maximumSize = 1 << 20
 
-    public static func parse(_ text: String, file: String) throws(Problem) -> Script {
+    package static func parse(_ text: String, file: String) throws(Problem) -> Script {
         var steps: [Step] = []
         var number = 0
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -69,32 +64,16 @@ public struct Script: Equatable, Sendable {
         return Script(steps: steps)
     }
 
-    /// Reads and parses `path`; any failure is a ``Problem`` naming the file.
-    public static func load(path: String) throws(Problem) -> Script {
-        let bytes: [UInt8]
+    /// Reads and parses `path` (a regular UTF-8 file without NUL bytes, at most ``maximumSize``:
+    /// ``ConfigFileReader``'s rules, so a FIFO cannot hang the controller); any failure is a
+    /// ``Problem`` naming the file.
+    package static func load(path: String) throws(Problem) -> Script {
+        let text: String
         do {
-            bytes = try readFile(path)
+            text = try ConfigFileReader.read(path, maximumSize: maximumSize)
         } catch {
-            throw Problem(file: path, line: 0, reason: error.reason)
-        }
-        guard bytes.count <= maximumSize else {
-            throw Problem(file: path, line: 0, reason: "larger than \(maximumSize / 1024) KiB: is this a script?")
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw Problem(file: path, line: 0, reason: "not UTF-8 text")
+            throw Problem(file: path, line: 0, reason: error.problem(what: "the script", allowedText: "a UTF-8 script (T_MS ANGLE BUTTONS per line)"))
         }
         return try parse(text, file: path)
-    }
-
-    static func readFile(_ path: String) throws(SystemError) -> [UInt8] {
-        let fd = try Syscall.call("open", subject: path) { open(path, O_RDONLY | O_CLOEXEC) }
-        let file = Descriptor(adopting: fd, label: path)
-        var out: [UInt8] = []
-        while out.count <= maximumSize {
-            guard let chunk = try file.read(max: 65536) else { continue }
-            if chunk.isEmpty { break }
-            out += chunk
-        }
-        return out
     }
 }

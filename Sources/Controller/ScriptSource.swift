@@ -1,29 +1,29 @@
 /// Plays a ``Script``: each step's state at its time since ``start(now:)``, then `.end`.
-public final class ScriptSource: InputSource {
-    public let name: String
-    public let script: Script
+package final class ScriptSource: InputSource {
+    package let name: String
+    package let script: Script
     private var origin: ContinuousClock.Instant?
     private var index = 0
 
-    public init(script: Script, name: String) {
+    package init(script: Script, name: String) {
         self.script = script
         self.name = name
     }
 
-    public var descriptor: Int32? { nil }
+    package var descriptor: Int32? { nil }
 
-    public var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         guard let origin else { return nil }
         return index < script.steps.count ? origin + script.steps[index].at : nil
     }
 
-    public func start(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func start(now: ContinuousClock.Instant) -> [InputEvent] {
         origin = now
         return deadlinePassed(now: now)
     }
 
     /// Every step that is due (a late wake-up applies them in order; the schedule sends the last).
-    public func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
         guard let origin, index < script.steps.count else { return [] }
         var events: [InputEvent] = []
         while index < script.steps.count, origin + script.steps[index].at <= now {

@@ -11,8 +11,8 @@ import RemoteWire
 /// 4. 50 Hz when neither the user nor a receiver said anything.
 /// The result is never shorter than ``minimumPeriod``; when that floor breaks rule 3 the plan
 /// says so (``honoursFailsafe`` false) and the caller warns.
-public struct SendCadence: Equatable, Sendable {
-    public enum Bound: String, Equatable, Sendable {
+package struct SendCadence: Equatable, Sendable {
+    package enum Bound: String, Equatable, Sendable {
         case requestedRate = "your --rate"
         case receiverRate = "the receiver's rate"
         case failsafe = "the receiver's failsafe"
@@ -20,24 +20,24 @@ public struct SendCadence: Equatable, Sendable {
         case floor = "the fastest rate this controller sends"
     }
 
-    public static let packetsPerFailsafe = 5
-    public static let minimumPeriod: Duration = .milliseconds(2)
-    public static let standardRateHz = SendRate.standardHz
+    package static let packetsPerFailsafe = 5
+    package static let minimumPeriod: Duration = .milliseconds(2)
+    package static let standardRateHz = SendRate.standardHz
 
-    public let period: Duration
+    package let period: Duration
     /// Which rule set the period.
-    public let boundBy: Bound
+    package let boundBy: Bound
     /// True when at least ``packetsPerFailsafe`` packets fit in the receiver's failsafe window
     /// (always true without a receiver contract).
-    public let honoursFailsafe: Bool
+    package let honoursFailsafe: Bool
 
-    public static func plan(requestedRateHz: Int?, receiver: TimingContract?) -> SendCadence {
+    package static func plan(requestedRateHz: Int?, receiver: TimingContract?) -> SendCadence {
         plan(requestedPeriod: requestedRateHz.flatMap { $0 > 0 ? .seconds(1) / $0 : nil }, receiver: receiver)
     }
 
     /// The same rules with the user's request as a period (`control --rate` takes fractional
     /// rates such as 2.5 Hz); nil when the user asked for nothing.
-    public static func plan(requestedPeriod: Duration?, receiver: TimingContract?) -> SendCadence {
+    package static func plan(requestedPeriod: Duration?, receiver: TimingContract?) -> SendCadence {
         var candidates: [(Duration, Bound)] = []
         if let p = requestedPeriod, p > .zero { candidates.append((p, .requestedRate)) }
         if let c = receiver {
@@ -56,7 +56,7 @@ public struct SendCadence: Equatable, Sendable {
     }
 
     /// The period as a whole rate for display (rounded), e.g. 50.
-    public var rateHz: Int {
+    package var rateHz: Int {
         let ns = period.components.seconds * 1_000_000_000 + period.components.attoseconds / 1_000_000_000
         return ns > 0 ? Int((1_000_000_000 + ns / 2) / ns) : 0
     }

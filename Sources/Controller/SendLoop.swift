@@ -11,28 +11,28 @@ import SystemIO
 /// flag and the next deadline (resend, neutral spacing, the input's own timeout); feed what
 /// happened to ``SendSchedule``; do the sends it asks for. No busy polling: the thread sleeps in
 /// poll(2) until something is readable or a deadline comes.
-public struct SendLoop {
-    public let source: any InputSource
-    public let destination: Destination
-    public let schedule: SendSchedule.Configuration
-    public let signals: SignalWatcher
-    public let status: StatusLine
+package struct SendLoop {
+    package let source: any InputSource
+    package let destination: Destination
+    package let schedule: SendSchedule.Configuration
+    package let signals: SignalWatcher
+    package let status: StatusLine
     /// Who rides along, serviced in this order after every wake-up: the session follower
     /// (DNS-SD), then the classroom control session.
-    public var companions: [any SendLoopCompanion] = []
+    package var companions: [any SendLoopCompanion] = []
     /// The classroom control session alone (the usual case).
-    public var companion: (any SendLoopCompanion)? {
+    package var companion: (any SendLoopCompanion)? {
         get { companions.last }
         set { companions = newValue.map { [$0] } ?? [] }
     }
     /// Whether this loop's state socket is the one the fatal-signal guard sends neutral from
     /// (``FatalSignalGuard`` holds one peer per process). False when one process runs many loops
     /// (`analog-remote web`, one per phone): they would overwrite each other's peer.
-    public var armsFatalSignalGuard = true
+    package var armsFatalSignalGuard = true
     /// Told of every state put on the wire, with when (`--record`, ``DriveRecorder``).
-    public var onSent: ((ControllerState, ContinuousClock.Instant) -> Void)?
+    package var onSent: ((ControllerState, ContinuousClock.Instant) -> Void)?
 
-    public init(source: any InputSource, destination: Destination, schedule: SendSchedule.Configuration,
+    package init(source: any InputSource, destination: Destination, schedule: SendSchedule.Configuration,
                 signals: SignalWatcher, status: StatusLine) {
         self.source = source
         self.destination = destination
@@ -44,7 +44,7 @@ public struct SendLoop {
     /// Runs until the input ends, a signal arrives or the device is lost; returns why, after the
     /// neutral packets went out. The input source is closed on every way out (also when this
     /// throws: a failing `poll`, or the source refusing to start).
-    public func run() throws -> EndReason {
+    package func run() throws -> EndReason {
         let sender = StateSender(armsFatalSignalGuard: armsFatalSignalGuard)
         let companion = self.companion
         if let companion { sender.wrap = { [unowned companion] in companion.wrapState($0) } }

@@ -9,7 +9,7 @@ import SystemIO
 ///
 /// Used from the loop's thread only. Nothing here may block, except ``finish(socket:peer:)``,
 /// which is called once on the way out (bounded).
-public protocol SendLoopCompanion: AnyObject {
+package protocol SendLoopCompanion: AnyObject {
     /// The descriptor to poll for readability (the state socket once attached), or nil.
     var descriptor: Int32? { get }
     /// Every descriptor to poll for readability (default: ``descriptor``).
@@ -44,16 +44,16 @@ public protocol SendLoopCompanion: AnyObject {
 }
 
 extension SendLoopCompanion {
-    public func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant, readable: Bool) -> [CompanionAction] {
+    package func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant, readable: Bool) -> [CompanionAction] {
         service(socket: socket, peer: peer, now: now)
     }
-    public func wrapState(_ packet: [UInt8]) -> [UInt8]? { packet }
-    public func sendFailed(_ error: SystemError) {}
-    public func lead(now: ContinuousClock.Instant, colour: Bool) -> String? { nil }
-    public var endFailure: String? { nil }
+    package func wrapState(_ packet: [UInt8]) -> [UInt8]? { packet }
+    package func sendFailed(_ error: SystemError) {}
+    package func lead(now: ContinuousClock.Instant, colour: Bool) -> String? { nil }
+    package var endFailure: String? { nil }
 }
 
-public enum CompanionAction: Equatable, Sendable {
+package enum CompanionAction: Equatable, Sendable {
     /// Send the current state now (states were just allowed).
     case sendNow
     /// Stop the controller for this reason (neutral packets first, as always).
@@ -61,5 +61,5 @@ public enum CompanionAction: Equatable, Sendable {
 }
 
 extension SendLoopCompanion {
-    public var descriptors: [Int32] { descriptor.map { [$0] } ?? [] }
+    package var descriptors: [Int32] { descriptor.map { [$0] } ?? [] }
 }

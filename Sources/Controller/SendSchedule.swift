@@ -19,18 +19,18 @@ import RemoteWire
 ///   state ``Configuration/neutralRepeats`` times,
 ///   ``Configuration/neutralSpacing`` apart (a burst loss on Wi-Fi should not eat all of them), then
 ///   returns ``Action/finish(_:)``. The first stop reason wins; later states and stops are ignored.
-public struct SendSchedule: Sendable {
-    public struct Configuration: Sendable, Hashable {
+package struct SendSchedule: Sendable {
+    package struct Configuration: Sendable, Hashable {
         /// Time between resends of an unchanged state (1 / `--rate`).
-        public var period: Duration
+        package var period: Duration
         /// The shortest time between two sends caused by state changes.
-        public var minimumGap: Duration
+        package var minimumGap: Duration
         /// How many neutral packets go out on the way out.
-        public var neutralRepeats: Int
+        package var neutralRepeats: Int
         /// Time between those neutral packets (zero = all at once).
-        public var neutralSpacing: Duration
+        package var neutralSpacing: Duration
 
-        public init(period: Duration, minimumGap: Duration = .milliseconds(1),
+        package init(period: Duration, minimumGap: Duration = .milliseconds(1),
                     neutralRepeats: Int = 3, neutralSpacing: Duration = .milliseconds(5)) {
             precondition(period > .zero, "SendSchedule needs a positive period")
             self.period = period
@@ -40,12 +40,12 @@ public struct SendSchedule: Sendable {
         }
 
         /// The configuration for `rate` packets per second (1…1000).
-        public init(rate: Double) {
+        package init(rate: Double) {
             self.init(period: .nanoseconds(Int64((1e9 / rate).rounded())))
         }
     }
 
-    public enum Action: Equatable, Sendable {
+    package enum Action: Equatable, Sendable {
         /// Send this state now.
         case send(ControllerState)
         /// Every neutral packet is out: exit for this reason.
@@ -60,35 +60,35 @@ public struct SendSchedule: Sendable {
         case finished(EndReason)
     }
 
-    public private(set) var configuration: Configuration
+    package private(set) var configuration: Configuration
     /// The state being sent (neutral once stopping).
-    public private(set) var current: ControllerState
+    package private(set) var current: ControllerState
     private var phase: Phase = .idle
     private var lastSend: ContinuousClock.Instant?
     private var nextResend: ContinuousClock.Instant?
     /// A changed state waits for the minimum gap.
     private var changePending = false
 
-    public init(_ configuration: Configuration, initial: ControllerState = .neutral) {
+    package init(_ configuration: Configuration, initial: ControllerState = .neutral) {
         self.configuration = configuration
         self.current = initial
     }
 
     /// True once ``stop(_:now:)`` was called (the loop stops reading its input then).
-    public var isStopping: Bool {
+    package var isStopping: Bool {
         switch phase {
         case .stopping, .finished: true
         case .idle, .running: false
         }
     }
 
-    public var isFinished: Bool {
+    package var isFinished: Bool {
         if case .finished = phase { return true }
         return false
     }
 
     /// When ``advance(now:)`` has something to do; nil = nothing until the next event.
-    public var deadline: ContinuousClock.Instant? {
+    package var deadline: ContinuousClock.Instant? {
         switch phase {
         case .idle, .finished:
             return nil
@@ -100,14 +100,14 @@ public struct SendSchedule: Sendable {
         }
     }
 
-    public mutating func start(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func start(now: ContinuousClock.Instant) -> [Action] {
         guard phase == .idle else { return [] }
         phase = .running
         return [send(now: now)]
     }
 
     /// A new state from the input. Sends it at once if it changed (see the type's contract).
-    public mutating func update(_ state: ControllerState, now: ContinuousClock.Instant) -> [Action] {
+    package mutating func update(_ state: ControllerState, now: ContinuousClock.Instant) -> [Action] {
         guard !isStopping, !Self.sameOnTheWire(state, current) else { return [] }
         current = state
         guard phase == .running else { return [] }   // not started: start() sends it
@@ -119,7 +119,7 @@ public struct SendSchedule: Sendable {
     }
 
     /// Sends the current state at once, e.g. because the destination changed.
-    public mutating func sendNow(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func sendNow(now: ContinuousClock.Instant) -> [Action] {
         guard phase == .running else { return [] }
         return [send(now: now)]
     }
@@ -127,7 +127,7 @@ public struct SendSchedule: Sendable {
     /// Changes the resend period from now on (the destination moved to a receiver whose timing
     /// contract asks for another one). The next resend is due at most one new period after the
     /// last send.
-    public mutating func setPeriod(_ period: Duration) {
+    package mutating func setPeriod(_ period: Duration) {
         guard period > .zero, period != configuration.period else { return }
         configuration.period = period
         configuration.minimumGap = min(configuration.minimumGap, period)
@@ -135,7 +135,7 @@ public struct SendSchedule: Sendable {
     }
 
     /// Begins the way out: neutral ×N, then ``Action/finish(_:)``.
-    public mutating func stop(_ reason: EndReason, now: ContinuousClock.Instant) -> [Action] {
+    package mutating func stop(_ reason: EndReason, now: ContinuousClock.Instant) -> [Action] {
         guard !isStopping else { return [] }
         // A last state that has not been on the wire yet (waiting for the gap, or given before
         // start) goes out first, so a replay shows every final state; the neutral ones follow.
@@ -148,7 +148,7 @@ public struct SendSchedule: Sendable {
     }
 
     /// Does whatever is due at `now` (call it whenever the loop wakes).
-    public mutating func advance(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func advance(now: ContinuousClock.Instant) -> [Action] {
         switch phase {
         case .idle, .finished:
             return []

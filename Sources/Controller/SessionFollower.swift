@@ -3,22 +3,22 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-public import Console
-public import Discovery
+import Console
+import Discovery
 import Foundation
-public import Logging
+import Logging
 import Synchronization
 import SystemIO
 
 /// What `control --session ID [--receiver NAME]` asked for.
-public struct SessionTarget: Sendable {
-    public var session: SessionID
+package struct SessionTarget: Sendable {
+    package var session: SessionID
     /// An instance name or a peer id; nil = the only receiver of the session.
-    public var receiver: String?
+    package var receiver: String?
     /// `--rate` when the person gave it; nil lets the receiver's timing contract decide.
-    public var requestedRate: Double?
+    package var requestedRate: Double?
 
-    public init(session: SessionID, receiver: String?, requestedRate: Double?) {
+    package init(session: SessionID, receiver: String?, requestedRate: Double?) {
         self.session = session
         self.receiver = receiver
         self.requestedRate = requestedRate
@@ -113,8 +113,8 @@ final class MailboxEvents: FollowerEvents {
 /// One address per receiver: when the control session reports that the receiver stopped
 /// answering on its address (``linkSilence``), the follower moves to the receiver's next address
 /// (``FollowReceiver/unresponsive(now:)``) or resolves it again.
-public final class SessionFollower: SendLoopCompanion {
-    public let target: SessionTarget
+package final class SessionFollower: SendLoopCompanion {
+    package let target: SessionTarget
     private let destination: Destination
     private let logger: Logger
     private let status: StatusLine
@@ -132,29 +132,25 @@ public final class SessionFollower: SendLoopCompanion {
 
     /// A withdrawn receiver that answered within this long is still there (its mDNS responder
     /// is restarting, say): the controller keeps sending to it. Pings go once a second.
-    public static let answeredWithin: Duration = .seconds(2)
+    package static let answeredWithin: Duration = .seconds(2)
 
     /// How long the followed receiver may stay silent (no answer to the controller's pings, which
     /// go once a second) before its address counts as not answering. Two missed pongs; kept
     /// well inside the receiver's reclaim window (failsafe + `--reclaim-s`, 3.25 s by default,
     /// counted from the last state), so a moved controller finds the robot still reserved for it
     /// even when a busy machine makes the move late.
-    public static let unansweredAfter: Duration = .seconds(2)
+    package static let unansweredAfter: Duration = .seconds(2)
     /// How long the link has been silent: time since the receiver last answered on the current
     /// destination, or nil when it has not answered there yet (an older receiver never does).
     /// Set by the command to the control session's view.
-    public var linkSilence: ((ContinuousClock.Instant) -> Duration?)?
+    package var linkSilence: ((ContinuousClock.Instant) -> Duration?)?
 
     /// Starts browsing the session. No mDNS responder: ``DiscoveryError`` (the CLI says exit status
     /// 5, with `--peer` as the way round).
-    public convenience init(target: SessionTarget, destination: Destination, logger: Logger, status: StatusLine,
+    package convenience init(target: SessionTarget, destination: Destination, logger: Logger, status: StatusLine,
                             settle: Duration = .milliseconds(500)) throws(DiscoveryError) {
         let events: BrowseEvents
-        do throws(DiscoveryError) {
-            events = try BrowseEvents(target: target)
-        } catch {
-            throw error
-        }
+        events = try BrowseEvents(target: target)
         self.init(target: target, destination: destination, logger: logger, status: status, settle: settle, events: events)
     }
 
@@ -185,12 +181,12 @@ public final class SessionFollower: SendLoopCompanion {
     deinit { stop() }
 
     /// Set once following failed for good; the command exits with it.
-    public var failure: CommandFailure? { failure_ }
+    package var failure: CommandFailure? { failure_ }
 
     /// Waits out the settle window (without `--receiver`), so that the choice between several
     /// receivers is made before the input starts. `interactive`: stdin is a terminal, so a
     /// person can be asked; otherwise several receivers end the command with exit status 6.
-    public func chooseAtStart(interactive: Bool) throws(CommandFailure) {
+    package func chooseAtStart(interactive: Bool) throws(CommandFailure) {
         self.interactive = interactive
         guard target.receiver == nil else {
             _ = step(now: .now, sent: false)    // whatever the browse already knows
@@ -215,7 +211,7 @@ public final class SessionFollower: SendLoopCompanion {
     }
 
     /// Stops the browsing. Idempotent.
-    public func stop() {
+    package func stop() {
         guard !stopped else { return }
         stopped = true
         events.stop()
@@ -223,18 +219,18 @@ public final class SessionFollower: SendLoopCompanion {
 
     // MARK: SendLoopCompanion
 
-    public var descriptor: Int32? { nil }
-    public var descriptors: [Int32] { stopped ? [] : events.descriptors + [destination.firstSent.descriptor.rawValue] }
-    public var nextDeadline: ContinuousClock.Instant? {
+    package var descriptor: Int32? { nil }
+    package var descriptors: [Int32] { stopped ? [] : events.descriptors + [destination.firstSent.descriptor.rawValue] }
+    package var nextDeadline: ContinuousClock.Instant? {
         if failure_ != nil { return .now }
         var wake = [follow.nextDeadline, events.nextDeadline].compactMap { $0 }
         if follow.destination != nil || keptAfterGoodbye != nil, linkSilence != nil { wake.append(.now + .milliseconds(500)) }   // the link check
         return wake.min()
     }
-    public var allowsStates: Bool { true }
-    public var statusParts: [String] { [] }
+    package var allowsStates: Bool { true }
+    package var statusParts: [String] { [] }
 
-    public func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
+    package func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
         if failure_ != nil { return [.end(.quit)] }
         guard !stopped else { return [] }
         let sent = destination.firstSent.clear()
@@ -244,7 +240,7 @@ public final class SessionFollower: SendLoopCompanion {
         return failure_ != nil ? [.end(.quit)] : []
     }
 
-    public func finish(socket: UDPSocket?, peer: SocketAddress?) {}
+    package func finish(socket: UDPSocket?, peer: SocketAddress?) {}
 
     /// The followed receiver stopped answering on its address: move to its next address, or
     /// resolve it again; at most once per ``unansweredAfter``.
@@ -318,7 +314,7 @@ public final class SessionFollower: SendLoopCompanion {
         case .stopSending(let name):
             // A goodbye in DNS-SD is not the receiver going away when it still answers: an mDNS
             // responder restarting on the robot withdraws every name for a second or two, and
-            // stopping now would trip the failsafe for that long (issue 20).
+            // stopping now would trip the failsafe for that long.
             if let current = destination.current, let silence = linkSilence?(.now), silence < Self.answeredWithin {
                 keptAfterGoodbye = name
                 logger.notice("receiver \(BrowseListing.quote(name)) withdrew its announcement but answered \(BrowseListing.milliseconds(silence)) ms ago: still sending to \(current.address) (its mDNS responder may be restarting)")
@@ -409,8 +405,8 @@ public final class SessionFollower: SendLoopCompanion {
 
 /// How a person's answer picks a receiver from a numbered list: its number (1-based), its
 /// instance name, or its peer id. Surrounding blanks do not count.
-public enum ReceiverChoice {
-    public static func pick(_ answer: String, from list: [DiscoveredReceiver]) -> DiscoveredReceiver? {
+package enum ReceiverChoice {
+    package static func pick(_ answer: String, from list: [DiscoveredReceiver]) -> DiscoveredReceiver? {
         let trimmed = answer.trimmingCharacters(in: .whitespaces)
         if let n = Int(trimmed) { return list.indices.contains(n - 1) ? list[n - 1] : nil }
         return list.first { $0.name == trimmed } ?? list.first { !$0.announcement.peer.isEmpty && $0.announcement.peer == trimmed }

@@ -8,10 +8,10 @@ import RemoteWire
 ///   `+` in any case (`forward+a`; names in ``Buttons/names``).
 /// - Fields are separated by spaces or tabs; `#` starts a comment to the end of the line; a line
 ///   that is blank after that carries no state.
-public enum StateLine {
+package enum StateLine {
     /// Why a line is not a state; `description` is the part after `stdin:LINE: `.
-    public struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
-        public let description: String
+    package struct Problem: Error, Equatable, Sendable, CustomStringConvertible {
+        package let description: String
         init(_ text: String) { description = text }
     }
 
@@ -41,7 +41,7 @@ public enum StateLine {
     }
 
     /// Parses `ANGLE [BUTTONS]`. Returns nil for a blank or comment line.
-    public static func parse(_ line: Substring) throws(Problem) -> ControllerState? {
+    package static func parse(_ line: Substring) throws(Problem) -> ControllerState? {
         let f = fields(line)
         if f.isEmpty { return nil }
         guard f.count <= 2 else {

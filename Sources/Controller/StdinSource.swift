@@ -13,8 +13,8 @@ import SystemIO
 /// Trap: the descriptor is left blocking. O_NONBLOCK would be set on the open file description
 /// that the shell shares, and a shell whose stdin turned non-blocking misbehaves after we exit.
 /// Poll says readable first, so one `read(2)` does not block.
-public final class StdinSource: InputSource {
-    public let name: String
+package final class StdinSource: InputSource {
+    package let name: String
     private let fd: Int32
     private var splitter = LineSplitter()
     private var ended = false
@@ -22,16 +22,16 @@ public final class StdinSource: InputSource {
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
 
     /// Reads `fd` (not owned: it is not closed). `name` prefixes messages: `stdin:3: …`.
-    public init(fd: Int32 = STDIN_FILENO, name: String = "stdin") {
+    package init(fd: Int32 = STDIN_FILENO, name: String = "stdin") {
         self.fd = fd
         self.name = name
     }
 
     deinit { buffer.deallocate() }
 
-    public var descriptor: Int32? { ended ? nil : fd }
+    package var descriptor: Int32? { ended ? nil : fd }
 
-    public func read(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func read(now: ContinuousClock.Instant) -> [InputEvent] {
         guard !ended else { return [] }
         let count: Int?
         do {

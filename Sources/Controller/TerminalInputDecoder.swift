@@ -1,5 +1,5 @@
 /// One thing a terminal said on its input side.
-public enum TerminalEvent: Equatable, Sendable {
+package enum TerminalEvent: Equatable, Sendable {
     case key(Key, KeyAction, KeyModifiers)
     /// Focus reporting (`CSI ? 1004 h`): `CSI I` = gained, `CSI O` = lost.
     case focus(Bool)
@@ -7,7 +7,7 @@ public enum TerminalEvent: Equatable, Sendable {
     case keyboardFlags(Int)
 }
 
-public enum Key: Hashable, Sendable {
+package enum Key: Hashable, Sendable {
     /// A text key, by its unshifted code point as the terminal reported it (case is kept for
     /// legacy input: shift+w arrives as `W`).
     case character(Unicode.Scalar)
@@ -17,17 +17,17 @@ public enum Key: Hashable, Sendable {
     case other
 }
 
-public enum KeyAction: Hashable, Sendable {
+package enum KeyAction: Hashable, Sendable {
     case press, `repeat`, release
 }
 
-public struct KeyModifiers: OptionSet, Hashable, Sendable {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-    public static let shift = KeyModifiers(rawValue: 1)
-    public static let alt = KeyModifiers(rawValue: 2)
-    public static let ctrl = KeyModifiers(rawValue: 4)
-    public static let `super` = KeyModifiers(rawValue: 8)
+package struct KeyModifiers: OptionSet, Hashable, Sendable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
+    package static let shift = KeyModifiers(rawValue: 1)
+    package static let alt = KeyModifiers(rawValue: 2)
+    package static let ctrl = KeyModifiers(rawValue: 4)
+    package static let `super` = KeyModifiers(rawValue: 8)
 }
 
 /// Decodes a terminal's input bytes into ``TerminalEvent``s, one at a time: ``feed(_:)`` bytes,
@@ -44,18 +44,18 @@ public struct KeyModifiers: OptionSet, Hashable, Sendable {
 /// - the kitty flags reply `CSI ? FLAGS u`; focus reports `CSI I` / `CSI O`.
 /// Every other control sequence is consumed and ignored. The buffer is bounded: an escape
 /// sequence longer than ``maximumSequence`` bytes is dropped.
-public struct TerminalInputDecoder: Sendable {
-    public static let maximumSequence = 64
+package struct TerminalInputDecoder: Sendable {
+    package static let maximumSequence = 64
     private var buffer: [UInt8] = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func feed(_ bytes: some Collection<UInt8>) { buffer.append(contentsOf: bytes) }
+    package mutating func feed(_ bytes: some Collection<UInt8>) { buffer.append(contentsOf: bytes) }
 
     /// Bytes kept for an unfinished sequence.
-    public var pending: Int { buffer.count }
+    package var pending: Int { buffer.count }
 
-    public mutating func next() -> TerminalEvent? {
+    package mutating func next() -> TerminalEvent? {
         while !buffer.isEmpty {
             switch step() {
             case .needMore: return nil

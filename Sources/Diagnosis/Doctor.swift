@@ -13,24 +13,24 @@ import SystemIO
 /// What `analog-remote doctor` looks at, in order. Each check is one function returning one
 /// ``DoctorCheck``; none of them changes the machine (the board probe reads its memory map,
 /// the port check binds and closes at once).
-public struct Doctor: Sendable {
-    public struct Options: Sendable {
+package struct Doctor: Sendable {
+    package struct Options: Sendable {
         /// The receiver's UDP port (the fixed default unless `--port`).
-        public var port: UInt16
+        package var port: UInt16
         /// Groups the receiver needs: serial boards (`dialout`), MIDI boards (`audio`).
-        public var groups = ["dialout", "audio"]
+        package var groups = ["dialout", "audio"]
         /// The service's system user, checked as well when it exists.
-        public var serviceUser = "analog-remote"
+        package var serviceUser = "analog-remote"
         /// The receiver's systemd unit, whose state the `service` line reports.
-        public var serviceUnit = "analog-remote.service"
+        package var serviceUnit = "analog-remote.service"
         /// Open each serial board and read its memory map.
-        public var probeBoards = true
-        public var devDirectory = "/dev"
+        package var probeBoards = true
+        package var devDirectory = "/dev"
         /// `/run/dbus/system_bus_socket`, or `$DBUS_SYSTEM_BUS_ADDRESS`'s `unix:path=`.
-        public var systemBus: String
-        public var avahiPidFile = "/run/avahi-daemon/pid"
+        package var systemBus: String
+        package var avahiPidFile = "/run/avahi-daemon/pid"
 
-        public init(port: UInt16, systemBus: String? = nil) {
+        package init(port: UInt16, systemBus: String? = nil) {
             self.port = port
             self.systemBus = systemBus ?? Self.systemBusPath()
         }
@@ -46,16 +46,16 @@ public struct Doctor: Sendable {
         }
     }
 
-    public let options: Options
+    package let options: Options
 
-    public init(options: Options) { self.options = options }
+    package init(options: Options) { self.options = options }
 
     /// Every check; `config` is the receiver's config file check, made by the caller (it knows
     /// the command line).
-    public func run(config: DoctorCheck?) -> [DoctorCheck] {
+    package func run(config: DoctorCheck?) -> [DoctorCheck] {
         var checks = [dbus(), avahi(), groups()]
         checks += boards()
-        checks += [port(), multicast(), firewall()]
+        checks += [port(), multicast(), mdns(), firewall()]
         if let config { checks.append(config) }
         checks.append(service())
         checks.append(DoctorCheck("clock", .ok, "not needed: nothing in the protocol compares clocks between machines, so NTP may be off"))
@@ -64,7 +64,7 @@ public struct Doctor: Sendable {
 
     // MARK: D-Bus and Avahi
 
-    public func dbus() -> DoctorCheck {
+    package func dbus() -> DoctorCheck {
         let path = options.systemBus
         switch Self.connectUnix(path) {
         case 0:
@@ -78,7 +78,7 @@ public struct Doctor: Sendable {
         }
     }
 
-    public func avahi() -> DoctorCheck {
+    package func avahi() -> DoctorCheck {
         let pid = Self.readPid(options.avahiPidFile)
         let alive = pid.map { kill($0, 0) == 0 || errno == EPERM } ?? false
         let answered: Bool
@@ -106,7 +106,7 @@ public struct Doctor: Sendable {
 
     // MARK: Groups
 
-    public func groups() -> DoctorCheck {
+    package func groups() -> DoctorCheck {
         let me = Self.userName(getuid()) ?? "uid \(getuid())"
         var problems: [String] = []
         var fixes: [String] = []
@@ -139,7 +139,7 @@ public struct Doctor: Sendable {
 
     // MARK: Boards
 
-    public func boards() -> [DoctorCheck] {
+    package func boards() -> [DoctorCheck] {
         let serial = SerialDevices.list(devDirectory: options.devDirectory)
         if serial.isEmpty {
             return [DoctorCheck("boards", .warn, "no serial board (\(options.devDirectory)/ttyACM*, ttyUSB*) is attached",
@@ -191,7 +191,7 @@ public struct Doctor: Sendable {
 
     /// The receiver service's state, restarts and how its last run ended (`systemctl show` and
     /// systemd's exit records in the journal); skipped where systemd does not run.
-    public func service() -> DoctorCheck {
+    package func service() -> DoctorCheck {
         guard access("/run/systemd/system", F_OK) == 0, let systemctl = Self.executable("systemctl") else {
             return DoctorCheck("service", .skip, "systemd is not running here (the receiver is started by hand)")
         }
@@ -210,7 +210,7 @@ public struct Doctor: Sendable {
 
     // MARK: Network
 
-    public func port() -> DoctorCheck {
+    package func port() -> DoctorCheck {
         let port = options.port
         do {
             let socket = try UDPSocket.bind(port: port)
@@ -226,7 +226,7 @@ public struct Doctor: Sendable {
         }
     }
 
-    public func multicast() -> DoctorCheck {
+    package func multicast() -> DoctorCheck {
         let interfaces = NetworkInterfaces.list().filter { !$0.loopback && $0.up }
         if interfaces.isEmpty {
             return DoctorCheck("multicast", .fail, "no network interface is up besides loopback: controllers cannot reach this machine",
@@ -246,7 +246,7 @@ public struct Doctor: Sendable {
         return DoctorCheck("multicast", .ok, "multicast is on for \(names)")
     }
 
-    public func firewall() -> DoctorCheck {
+    package func firewall() -> DoctorCheck {
         let ports: [UInt16] = [5353, options.port]
         var findings: [FirewallRules.Finding] = []
         var read: [String] = []

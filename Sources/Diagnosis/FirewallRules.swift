@@ -9,14 +9,14 @@ import Foundation
 ///   chain or any chain;
 /// - an input chain whose policy is drop with no rule accepting the port.
 /// Rules it does not understand are ignored; the line says "may", and the fix names the rule.
-public enum FirewallRules {
-    public struct Finding: Sendable, Hashable {
-        public let port: UInt16
+package enum FirewallRules {
+    package struct Finding: Sendable, Hashable {
+        package let port: UInt16
         /// The rule or policy line that drops it.
-        public let rule: String
+        package let rule: String
     }
 
-    public static func findings(nft text: String, ports: [UInt16]) -> [Finding] {
+    package static func findings(nft text: String, ports: [UInt16]) -> [Finding] {
         var out: [Finding] = []
         var inInputChain = false
         var dropPolicy: String?
@@ -49,7 +49,7 @@ public enum FirewallRules {
         return unique(out)
     }
 
-    public static func findings(iptables text: String, ports: [UInt16]) -> [Finding] {
+    package static func findings(iptables text: String, ports: [UInt16]) -> [Finding] {
         var out: [Finding] = []
         var inputDrop: String?
         var accepted: Set<UInt16> = []

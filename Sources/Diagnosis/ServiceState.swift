@@ -5,24 +5,24 @@ import Foundation
 /// it runs again after automatic restarts, the journal's last "main process exited" record
 /// (`systemctl show` then only knows the new process). Parsing only; ``Doctor/service()`` runs
 /// the tools.
-public struct ServiceState: Sendable, Hashable {
+package struct ServiceState: Sendable, Hashable {
     /// How a main process ended (systemd's EXIT_CODE / EXIT_STATUS).
-    public struct Exit: Sendable, Hashable {
+    package struct Exit: Sendable, Hashable {
         /// `exited`, `killed` or `dumped`.
-        public var code: String
+        package var code: String
         /// The exit status for `exited`, else the signal's number.
-        public var status: String
+        package var status: String
         /// systemd's verdict on that run (`watchdog`, `exit-code`, `signal`, …), when it failed.
-        public var result: String?
+        package var result: String?
 
-        public init(code: String, status: String, result: String? = nil) {
+        package init(code: String, status: String, result: String? = nil) {
             self.code = code
             self.status = status
             self.result = result
         }
 
         /// In the words of README "Exit codes".
-        public var summary: String {
+        package var summary: String {
             let watchdog = result == "watchdog" ? ", a watchdog timeout" : ""
             let signals = ["1": "HUP", "2": "INT", "6": "ABRT", "9": "KILL", "11": "SEGV", "15": "TERM"]
             guard code == "exited" else {
@@ -35,26 +35,26 @@ public struct ServiceState: Sendable, Hashable {
         }
     }
 
-    public var unit: String
+    package var unit: String
     /// `loaded`, `not-found`, …
-    public var loadState: String
+    package var loadState: String
     /// `active`, `activating`, `reloading`, `inactive`, `failed`, `deactivating`.
-    public var activeState: String
+    package var activeState: String
     /// `running`, `auto-restart`, `dead`, …
-    public var subState: String
+    package var subState: String
     /// Automatic restarts since it was last started by hand.
-    public var restarts: Int
+    package var restarts: Int
     /// `success`, `watchdog`, `exit-code`, `signal`, … (of the current or last run).
-    public var result: String
+    package var result: String
     /// How the last main process that ended, ended (nil when none has, or the journal is closed).
-    public var lastExit: Exit?
+    package var lastExit: Exit?
 
     /// The properties ``init(unit:show:journalExit:)`` reads from `systemctl show`.
-    public static let properties = "LoadState,ActiveState,SubState,NRestarts,Result,MainPID,ExecMainCode,ExecMainStatus"
+    package static let properties = "LoadState,ActiveState,SubState,NRestarts,Result,MainPID,ExecMainCode,ExecMainStatus"
 
     /// From `systemctl show --property=\(properties) UNIT` (KEY=value lines) and the journal's
     /// last main-process exit record, if any (``lastExit(journalJSON:)``).
-    public init(unit: String, show: String, journalExit: Exit?) {
+    package init(unit: String, show: String, journalExit: Exit?) {
         var values: [Substring: Substring] = [:]
         for line in show.split(separator: "\n") {
             guard let eq = line.firstIndex(of: "=") else { continue }
@@ -80,14 +80,14 @@ public struct ServiceState: Sendable, Hashable {
     }
 
     /// The fields ``lastExit(journalJSON:)`` reads (`journalctl --output-fields=`).
-    public static let journalFields = "EXIT_CODE,EXIT_STATUS,COMMAND,UNIT_RESULT"
+    package static let journalFields = "EXIT_CODE,EXIT_STATUS,COMMAND,UNIT_RESULT"
 
     /// The last main process's end from `journalctl --unit UNIT --output=json
     /// --output-fields=\(journalFields)` (one JSON object a line): systemd's "Main process
     /// exited" record (COMMAND=ExecStart; a failed ExecReload has its own) and the "failed with
     /// result" record that follows it. Clean exits are not recorded there (systemd logs them at
     /// debug level), which is why only a restarted service asks the journal.
-    public static func lastExit(journalJSON text: String) -> Exit? {
+    package static func lastExit(journalJSON text: String) -> Exit? {
         var found: Exit?
         for line in text.split(separator: "\n") {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
@@ -103,7 +103,7 @@ public struct ServiceState: Sendable, Hashable {
 
     /// Doctor's line: ok when it runs and never had to be restarted; warn when it runs after
     /// restarts, or is installed but not running; fail when it is restarting or failed.
-    public var check: DoctorCheck {
+    package var check: DoctorCheck {
         let last = lastExit.map { "; last exit: \($0.summary)" } ?? ""
         let restartText = "\(restarts) automatic restart\(restarts == 1 ? "" : "s")"
         let log = "journalctl -u \(unit) -n 30 shows why"

@@ -7,17 +7,19 @@ import Foundation
 import SystemIO
 
 /// One network interface as `getifaddrs` sees it.
-public struct NetworkInterface: Sendable, Hashable {
-    public var name: String
-    public var up: Bool
-    public var loopback: Bool
-    public var multicast: Bool
+package struct NetworkInterface: Sendable, Hashable {
+    package var name: String
+    package var up: Bool
+    package var loopback: Bool
+    package var multicast: Bool
     /// Has an IPv4 or IPv6 address.
-    public var hasAddress: Bool
+    package var hasAddress: Bool
+    /// Its IPv4 addresses, dotted (`198.18.7.1`).
+    package var ipv4: [String] = []
 }
 
-public enum NetworkInterfaces {
-    public static func list() -> [NetworkInterface] {
+package enum NetworkInterfaces {
+    package static func list() -> [NetworkInterface] {
         var head: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&head) == 0, let first = head else { return [] }
         defer { freeifaddrs(head) }
@@ -34,6 +36,11 @@ public enum NetworkInterfaces {
             record.loopback = record.loopback || flags & Int32(IFF_LOOPBACK) != 0
             record.multicast = record.multicast || flags & Int32(IFF_MULTICAST) != 0
             if family == AF_INET || family == AF_INET6 { record.hasAddress = true }
+            if family == AF_INET, let sa = entry.pointee.ifa_addr {
+                var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+                var a = UnsafeRawPointer(sa).loadUnaligned(as: sockaddr_in.self).sin_addr
+                if inet_ntop(AF_INET, &a, &text, socklen_t(text.count)) != nil { record.ipv4.append(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
+            }
             byName[name] = record
             cursor = entry.pointee.ifa_next
         }

@@ -2,14 +2,14 @@ import SystemIO
 
 /// `analog-remote advertise`: announces one receiver and prints `registered "NAME" …` (the name in
 /// use) on stdout until SIGINT/SIGTERM, then withdraws it (a goodbye goes out) and returns.
-public struct AdvertiseLoop {
+package struct AdvertiseLoop {
     let session: SessionID
     let name: String?
     let port: UInt16
     let timing: TimingContract
     let output: any ListingOutput
 
-    public init(session: SessionID, name: String?, port: UInt16, timing: TimingContract, output: any ListingOutput) {
+    package init(session: SessionID, name: String?, port: UInt16, timing: TimingContract, output: any ListingOutput) {
         self.session = session
         self.name = name
         self.port = port
@@ -18,16 +18,12 @@ public struct AdvertiseLoop {
     }
 
     /// Throws a ``DiscoveryError`` (the CLI: no responder 5, registration refused 1).
-    public func run() throws -> CommandOutcome {
+    package func run() throws -> CommandOutcome {
         do {
             let runtime = try CommandRuntime<AdvertiserEvent>()
             let advertiser: SessionAdvertiser
-            do throws(DiscoveryError) {
-                advertiser = try SessionAdvertiser(session: session, name: name ?? HostName.current(), port: port,
-                                                   timing: timing, onEvent: runtime.mailbox.post)
-            } catch {
-                throw error
-            }
+            advertiser = try SessionAdvertiser(session: session, name: name ?? HostName.current(), port: port,
+                                               timing: timing, onEvent: runtime.mailbox.post)
             defer { advertiser.stop() }
             output.status("announcing session \"\(session)\" (\(session.subtype)) on port \(port)…", force: true)
             while true {

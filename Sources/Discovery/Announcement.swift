@@ -5,46 +5,46 @@ import RemoteWire
 
 /// The receiver's timing contract: how long silence may last before it stops the motors, and how
 /// often it expects a packet. A controller derives its resend period from it (``SendCadence``).
-public struct TimingContract: Equatable, Hashable, Sendable, CustomStringConvertible {
-    public var failsafe: FailsafeTimeout
-    public var rateHz: Int
+package struct TimingContract: Equatable, Hashable, Sendable, CustomStringConvertible {
+    package var failsafe: FailsafeTimeout
+    package var rateHz: Int
 
-    public init(failsafe: FailsafeTimeout, rateHz: Int) {
+    package init(failsafe: FailsafeTimeout, rateHz: Int) {
         self.failsafe = failsafe
         self.rateHz = rateHz
     }
 
-    public init(failsafeMilliseconds: Int, rateHz: Int) {
+    package init(failsafeMilliseconds: Int, rateHz: Int) {
         self.init(failsafe: FailsafeTimeout(milliseconds: failsafeMilliseconds), rateHz: rateHz)
     }
 
     /// What a receiver announces by default, and what a controller assumes when the keys are absent.
     /// Values outside ``FailsafeTimeout/announcedRange`` and ``SendRate/announcedRange`` are
     /// treated as absent (``standard`` applies, with a note).
-    public static let standard = TimingContract(failsafe: .standard, rateHz: SendRate.standardHz)
+    package static let standard = TimingContract(failsafe: .standard, rateHz: SendRate.standardHz)
 
-    public var failsafeMilliseconds: Int { failsafe.milliseconds }
-    public var description: String { "failsafe \(failsafeMilliseconds) ms, rate \(rateHz) Hz" }
+    package var failsafeMilliseconds: Int { failsafe.milliseconds }
+    package var description: String { "failsafe \(failsafeMilliseconds) ms, rate \(rateHz) Hz" }
 }
 
-public struct ReceiverAnnouncement: Equatable, Hashable, Sendable {
+package struct ReceiverAnnouncement: Equatable, Hashable, Sendable {
     /// The protocol version this build speaks (TXT `v`).
-    public static let protocolVersion = 1
+    package static let protocolVersion = 1
 
-    public var version: Int
+    package var version: Int
     /// The full session ID, compared byte for byte by controllers.
-    public var session: String
+    package var session: String
     /// Unique per receiver process (may be empty for a receiver announced by hand).
-    public var peer: String
+    package var peer: String
     /// The name a person gave the receiver (TXT `name`); the instance name may differ after a
     /// rename on a clash ("robot #2").
-    public var displayName: String
-    public var timing: TimingContract
+    package var displayName: String
+    package var timing: TimingContract
     /// The robot's lasting id (TXT `robot`, Protocol.md §6.2): nil when not announced, or not
     /// 8 characters of the id alphabet.
-    public var robot: RobotID?
+    package var robot: RobotID?
 
-    public init(session: SessionID, peer: String, displayName: String, timing: TimingContract = .standard, robot: RobotID? = nil) {
+    package init(session: SessionID, peer: String, displayName: String, timing: TimingContract = .standard, robot: RobotID? = nil) {
         self.version = Self.protocolVersion
         self.session = session.text
         self.peer = peer
@@ -64,7 +64,7 @@ public struct ReceiverAnnouncement: Equatable, Hashable, Sendable {
 
     /// The TXT record, keys in the documented order. A display name too long for one TXT string
     /// is shortened (on a character boundary) rather than refused.
-    public var txtRecord: TXTRecord {
+    package var txtRecord: TXTRecord {
         var txt = TXTRecord()
         // Keys are valid constants and every value is bounded, so these cannot throw; `try?`
         // keeps that an invariant rather than a crash.
@@ -83,7 +83,7 @@ public struct ReceiverAnnouncement: Equatable, Hashable, Sendable {
     /// make the record unusable. The texts meant for people (`peer`, `name`) come out with their
     /// control characters escaped (``DisplayText``): they may be shown or logged anywhere. The
     /// session stays as it came, to be compared byte for byte.
-    public static func read(_ txt: TXTRecord) -> AnnouncementReading {
+    package static func read(_ txt: TXTRecord) -> AnnouncementReading {
         guard let vText = txt.text("v") else { return .unusable("no protocol version (TXT v=)") }
         guard let version = Int(vText) else { return .unusable("protocol version \"\(vText)\" is not a number") }
         guard version == protocolVersion else {
@@ -124,7 +124,7 @@ public struct ReceiverAnnouncement: Equatable, Hashable, Sendable {
     }
 }
 
-public enum AnnouncementReading: Equatable, Sendable {
+package enum AnnouncementReading: Equatable, Sendable {
     /// Usable; `notes` say what was assumed (e.g. a missing `rate`).
     case usable(ReceiverAnnouncement, notes: [String])
     /// Not a receiver this build can drive; the reason is one short phrase.

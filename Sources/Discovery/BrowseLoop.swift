@@ -2,7 +2,7 @@ import SystemIO
 
 /// `analog-remote browse`: polls the browser's mailbox and the signal pipe and prints changes
 /// (BrowseListing formats) on stdout, one unbuffered line each, through ``ListingOutput``.
-public struct BrowseLoop {
+package struct BrowseLoop {
     let session: SessionID
     let once: Duration?
     let follow: Bool
@@ -14,7 +14,7 @@ public struct BrowseLoop {
     /// `once`: browse that long, then print what was found; nil: live until SIGINT/SIGTERM.
     /// `follow`: also run ``FollowReceiver`` and print what a controller would do, each action
     /// in the words of `followLine` (the controller's cadence is not Discovery's to know).
-    public init(session: SessionID, once: Duration?, follow: Bool, receiver: String?, requestedRateHz: Int?,
+    package init(session: SessionID, once: Duration?, follow: Bool, receiver: String?, requestedRateHz: Int?,
                 output: any ListingOutput, followLine: @escaping (FollowReceiver.Action) -> String) {
         self.session = session
         self.once = once
@@ -28,15 +28,11 @@ public struct BrowseLoop {
     /// Returns `.done` when stopped by a signal or at the end of `once`. Throws a
     /// ``DiscoveryError`` (no responder) or a ``CommandFailure``
     /// (several receivers with `follow` and no name).
-    public func run() throws -> CommandOutcome {
+    package func run() throws -> CommandOutcome {
         do {
             let runtime = try CommandRuntime<BrowserEvent>()
             let browser: SessionBrowser
-            do throws(DiscoveryError) {
-                browser = try SessionBrowser(session: session, onEvent: runtime.mailbox.post)
-            } catch {
-                throw error
-            }
+            browser = try SessionBrowser(session: session, onEvent: runtime.mailbox.post)
             defer { browser.stop() }
             let started = ContinuousClock.now
             let end = once.map { started + $0 }

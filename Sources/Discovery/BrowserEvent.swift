@@ -1,23 +1,23 @@
-public import SystemIO
+import SystemIO
 
 /// One service instance as DNS-SD sees it: its instance name on one interface. The same
 /// receiver seen on two interfaces is two keys with the same name.
-public struct ServiceKey: Hashable, Sendable, CustomStringConvertible {
-    public let name: String
+package struct ServiceKey: Hashable, Sendable, CustomStringConvertible {
+    package let name: String
     /// The interface index it was found on (if_nametoindex numbering).
-    public let interface: UInt32
+    package let interface: UInt32
 
-    public init(name: String, interface: UInt32) {
+    package init(name: String, interface: UInt32) {
         self.name = name
         self.interface = interface
     }
 
-    public var description: String { "\"\(name)\"@\(interface)" }
+    package var description: String { "\"\(name)\"@\(interface)" }
 }
 
 /// What ``SessionBrowser`` reports, in order, from the loop thread. Pure data, so the state
 /// machines that consume it (``ReceiverDirectory``, ``FollowReceiver``) test without a daemon.
-public enum BrowserEvent: Equatable, Sendable {
+package enum BrowserEvent: Equatable, Sendable {
     /// The instance appeared on that interface (reported once, however many protocols see it).
     case found(ServiceKey)
     /// Its SRV and TXT records: host target, port, raw TXT bytes. Repeats when they change.

@@ -15,12 +15,12 @@ import SystemIO
 /// Other threads hand it work with ``perform(_:_:)`` (waits for the result) or ``post(_:)``.
 /// Handlers of discovery events run on this thread: keep them short, and never call a blocking
 /// method of a browser or advertiser from inside one (it throws ``DiscoveryError/calledFromHandler(call:)``).
-public final class DNSServiceLoop: Sendable {
+package final class DNSServiceLoop: Sendable {
     let inbox: LoopInbox
 
     /// Starts the thread. Sets `AVAHI_COMPAT_NOWARN=1` first, which silences the compat layer's
     /// three-line warning (it reads the variable at its first call).
-    public init() throws(DiscoveryError) {
+    package init() throws(DiscoveryError) {
         Self.silenceCompatWarning()
         let wake: EventFlag
         do { wake = try EventFlag() } catch { throw .system(error) }
@@ -41,7 +41,7 @@ public final class DNSServiceLoop: Sendable {
     }
 
     /// The process-wide loop, started on first use.
-    public static func shared() throws(DiscoveryError) -> DNSServiceLoop {
+    package static func shared() throws(DiscoveryError) -> DNSServiceLoop {
         try sharedLoop.withLock { (slot) throws(DiscoveryError) -> DNSServiceLoop in
             if let loop = slot { return loop }
             let loop = try DNSServiceLoop()
@@ -58,7 +58,7 @@ public final class DNSServiceLoop: Sendable {
 
     /// Stops the thread after deallocating every ref it still owns (withdrawing registrations)
     /// and waits for it, unless called on the loop thread itself. Idempotent.
-    public func shutdown() {
+    package func shutdown() {
         let onLoop = inbox.isLoopThread
         guard inbox.close() else { return }
         let thread = pthread_t(inbox.thread.load(ordering: .acquiring))
@@ -67,7 +67,7 @@ public final class DNSServiceLoop: Sendable {
     }
 
     /// True on the loop thread (inside a handler).
-    public var isLoopThread: Bool { inbox.isLoopThread }
+    package var isLoopThread: Bool { inbox.isLoopThread }
 
     /// Runs `body` on the loop thread and returns its result; blocks the caller until then.
     func perform<T: Sendable>(_ call: String,

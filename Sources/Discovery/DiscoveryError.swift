@@ -1,7 +1,7 @@
-public import SystemIO
+import SystemIO
 
 /// Why discovery could not start or keep going.
-public enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No mDNS responder answered: Avahi's compat layer returns kDNSServiceErr_Unknown (-65537)
     /// at once when avahi-daemon or the D-Bus system bus is not there (it has no dedicated
     /// "service not running" code).
@@ -14,9 +14,9 @@ public enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible 
     /// thread, which would wait for itself).
     case calledFromHandler(call: String)
 
-    public static let unknownCode: Int32 = -65537
+    package static let unknownCode: Int32 = -65537
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noResponder:
             "no mDNS responder is running"
@@ -30,7 +30,7 @@ public enum DiscoveryError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 
     /// Names from dns_sd.h, for messages.
-    public static func name(of code: Int32) -> String {
+    package static func name(of code: Int32) -> String {
         switch code {
         case 0: "no error"
         case -65537: "unknown (no daemon?)"

@@ -1,5 +1,5 @@
 import RemoteWire
-public import SystemIO
+import SystemIO
 
 /// The controller's side of a session, GameKit style: which receivers are there, which one it
 /// follows, and where to send. A value-type state machine driven by ``BrowserEvent``s, the
@@ -45,9 +45,9 @@ public import SystemIO
 /// //      .state(name, s) → log; status line: follow.summary
 /// // after each datagram to follow.destination: act(follow.packetSent(now: .now))
 /// ```
-public struct FollowReceiver: Sendable {
+package struct FollowReceiver: Sendable {
     /// GameKit's GKPeerConnectionState, as this controller sees each receiver.
-    public enum PeerState: String, Equatable, Sendable {
+    package enum PeerState: String, Equatable, Sendable {
         /// Seen in the session, not followed.
         case available
         /// Was available, now gone.
@@ -60,15 +60,15 @@ public struct FollowReceiver: Sendable {
         case disconnected
     }
 
-    public struct Configuration: Sendable {
-        public var session: SessionID
+    package struct Configuration: Sendable {
+        package var session: SessionID
         /// `--receiver`: an instance name or a peer id; nil to follow the only one.
-        public var receiverName: String?
-        public var settle: Duration
-        public var switchGrace: Duration
-        public var refreshGrace: Duration
+        package var receiverName: String?
+        package var settle: Duration
+        package var switchGrace: Duration
+        package var refreshGrace: Duration
 
-        public init(session: SessionID, receiverName: String? = nil, settle: Duration = .milliseconds(500),
+        package init(session: SessionID, receiverName: String? = nil, settle: Duration = .milliseconds(500),
                     switchGrace: Duration = .seconds(2), refreshGrace: Duration = .seconds(3)) {
             self.session = session
             self.receiverName = receiverName
@@ -78,7 +78,7 @@ public struct FollowReceiver: Sendable {
         }
     }
 
-    public enum Action: Equatable, Sendable {
+    package enum Action: Equatable, Sendable {
         /// A receiver's state changed (show it in the status line and log it).
         case state(name: String, PeerState)
         /// Send to this address from now on (first choice, or the receiver moved).
@@ -100,14 +100,14 @@ public struct FollowReceiver: Sendable {
         case refresh(instance: String)
     }
 
-    public private(set) var configuration: Configuration
-    public private(set) var directory: ReceiverDirectory
+    package private(set) var configuration: Configuration
+    package private(set) var directory: ReceiverDirectory
     /// The receiver being followed (its display name).
-    public private(set) var followed: String?
+    package private(set) var followed: String?
     /// Its instance name.
-    public private(set) var followedInstance: String?
-    public private(set) var destination: SocketAddress?
-    public private(set) var states: [String: PeerState] = [:]
+    package private(set) var followedInstance: String?
+    package private(set) var destination: SocketAddress?
+    package private(set) var states: [String: PeerState] = [:]
 
     private let started: ContinuousClock.Instant
     private var settled = false
@@ -118,14 +118,14 @@ public struct FollowReceiver: Sendable {
     private var discoveryPaused = false
     private var renamesShown: Set<String> = []
 
-    public init(_ configuration: Configuration, now: ContinuousClock.Instant) {
+    package init(_ configuration: Configuration, now: ContinuousClock.Instant) {
         self.configuration = configuration
         self.directory = ReceiverDirectory(session: configuration.session, refreshGrace: configuration.refreshGrace)
         self.started = now
     }
 
     /// When ``tick(now:)`` next has something to do; nil = only events matter.
-    public var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         var deadlines: [ContinuousClock.Instant] = []
         if !settled { deadlines.append(started + configuration.settle) }
         if followed == nil, let previous, !switchGraceOver { deadlines.append(previous.since + configuration.switchGrace) }
@@ -133,7 +133,7 @@ public struct FollowReceiver: Sendable {
         return deadlines.min()
     }
 
-    public mutating func handle(_ event: BrowserEvent, now: ContinuousClock.Instant) -> [Action] {
+    package mutating func handle(_ event: BrowserEvent, now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
         switch event {
         case .responderLost(let retryIn):
@@ -156,37 +156,37 @@ public struct FollowReceiver: Sendable {
     }
 
     /// Call after each packet sent to ``destination``; the first one makes the peer connected.
-    public mutating func packetSent(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func packetSent(now: ContinuousClock.Instant) -> [Action] {
         guard let followed, destination != nil, !sentToDestination else { return [] }
         sentToDestination = true
         return setState(followed, .connected)
     }
 
-    public mutating func tick(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func tick(now: ContinuousClock.Instant) -> [Action] {
         apply(directory.expire(now: now), now: now) + select(now: now)
     }
 
     /// True when an instance of the session is worth resolving: every one without `--receiver`
     /// (any may be the only one) or when `--receiver` may be a peer id (only TXT says); otherwise
     /// only the wanted name and the instance followed.
-    public func wants(instance: String) -> Bool {
+    package func wants(instance: String) -> Bool {
         instance == followedInstance || Self.interest(receiverName: configuration.receiverName, session: configuration.session)(instance)
     }
 
     /// ``wants(instance:)`` for a browser, before any follower exists (`--receiver` and the session).
-    public static func interest(receiverName: String?, session: SessionID) -> @Sendable (String) -> Bool {
+    package static func interest(receiverName: String?, session: SessionID) -> @Sendable (String) -> Bool {
         guard let wanted = receiverName, !mayBePeerID(wanted) else { return { _ in true } }
         return { instance in instance == wanted || DiscoveredReceiver.displayName(instance: instance, session: session) == wanted }
     }
 
-    public static func mayBePeerID(_ s: String) -> Bool {
+    package static func mayBePeerID(_ s: String) -> Bool {
         s.utf8.count == 16 && s.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     /// The caller's link check says the destination stopped answering (no reply to the
     /// controller's pings, Protocol.md §7.5): move to the receiver's next announced address, or,
     /// when it has no other, ask for it to be resolved again.
-    public mutating func unresponsive(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func unresponsive(now: ContinuousClock.Instant) -> [Action] {
         guard let followedInstance, let destination, let r = directory.receiver(named: followedInstance) else { return [] }
         let others = r.addresses.filter { $0 != destination }
         guard !others.isEmpty else { return [.refresh(instance: followedInstance)] }
@@ -199,13 +199,13 @@ public struct FollowReceiver: Sendable {
     }
 
     /// A person picked one of the receivers listed after ``Action/ambiguous(_:)``.
-    public mutating func choose(_ name: String, now: ContinuousClock.Instant) -> [Action] {
+    package mutating func choose(_ name: String, now: ContinuousClock.Instant) -> [Action] {
         configuration.receiverName = name
         return select(now: now)
     }
 
     /// One line for the status line, e.g. `following "robot" at 198.18.0.1:45678 (connected)`.
-    public var summary: String {
+    package var summary: String {
         let paused = discoveryPaused ? " — mDNS responder gone, retrying" : ""
         if let followed, let destination {
             return "following \"\(followed)\" at \(destination) (\(states[followed]?.rawValue ?? "?"))" + paused

@@ -15,11 +15,11 @@ import SystemIO
 /// This is what `control --session` uses: the send loop polls the DNS-SD sockets next to its
 /// input and its state socket. (``DNSServiceLoop`` is the other way: a thread for programs
 /// whose main loop cannot take more descriptors.)
-public final class InlineDNSService {
+package final class InlineDNSService {
     private let core: LoopCore
 
     /// Sets `AVAHI_COMPAT_NOWARN=1` first, as ``DNSServiceLoop`` does.
-    public init() throws(DiscoveryError) {
+    package init() throws(DiscoveryError) {
         DNSServiceLoop.silenceCompatWarning()
         let wake: EventFlag
         do { wake = try EventFlag() } catch { throw .system(error) }
@@ -30,13 +30,13 @@ public final class InlineDNSService {
     deinit { core.shutDown() }
 
     /// Every open operation's reply socket: poll them for readability.
-    public var descriptors: [Int32] { core.descriptors }
+    package var descriptors: [Int32] { core.descriptors }
 
     /// When ``process()`` has timer work (a retry, the address settle wait), if ever.
-    public var nextDeadline: ContinuousClock.Instant? { core.nextTimer }
+    package var nextDeadline: ContinuousClock.Instant? { core.nextTimer }
 
     /// Due timers, then whatever the daemon answered (never blocks). Handlers run in here.
-    public func process() { core.serviceOnce() }
+    package func process() { core.serviceOnce() }
 
     /// Browses a session as ``SessionBrowser`` does (same events, same lookups and interest),
     /// reporting to `onEvent` from inside ``process()``. Throws
@@ -46,7 +46,7 @@ public final class InlineDNSService {
     /// ``InstanceName/forWanted(_:in:)``). It is resolved and watched without a browse; the
     /// browse starts only if it has not answered `browseAfter` later (default: a random 2–6 s),
     /// and `renameProbe` (`NAME [mark] #2`) is reported found if it exists (``DirectResolve``).
-    public func browse(session: SessionID, lookups: SessionBrowser.Lookups = .once,
+    package func browse(session: SessionID, lookups: SessionBrowser.Lookups = .once,
                        interest: @escaping @Sendable (String) -> Bool = { _ in true },
                        knownInstance: String? = nil, renameProbe: String? = nil, browseAfter: Duration? = nil,
                        onEvent: @escaping @Sendable (BrowserEvent) -> Void) throws(DiscoveryError) -> InlineBrowse {
@@ -59,11 +59,11 @@ public final class InlineDNSService {
     }
 
     /// Withdraws everything (stops every browse). Idempotent.
-    public func shutdown() { core.shutDown() }
+    package func shutdown() { core.shutDown() }
 }
 
 /// One browse of an ``InlineDNSService``; same thread rules.
-public final class InlineBrowse {
+package final class InlineBrowse {
     private let core: LoopCore
     private let id: UInt64
     private let engine: BrowseEngine
@@ -75,8 +75,8 @@ public final class InlineBrowse {
     }
 
     /// Resolves `instance` again (its address stopped answering).
-    public func refresh(instance: String) { engine.refresh(instance, core) }
+    package func refresh(instance: String) { engine.refresh(instance, core) }
 
     /// Stops browsing and deallocates its operations. Idempotent.
-    public func stop() { core.stopClient(id) }
+    package func stop() { core.stopClient(id) }
 }

@@ -1,31 +1,31 @@
-public import SystemIO
+import SystemIO
 import RemoteWire
 
 /// A receiver of the session, as far as discovery knows: announced, resolved and reachable.
-public struct DiscoveredReceiver: Equatable, Sendable, CustomStringConvertible {
+package struct DiscoveredReceiver: Equatable, Sendable, CustomStringConvertible {
     /// Its display name within the session (what people see and `--receiver NAME` matches):
     /// "robot2", or "robot2 #2" when another receiver of the session already had "robot2".
     /// For an instance without the session's mark (announced by hand or by an older version)
     /// it is the instance name.
-    public let name: String
+    package let name: String
     /// The DNS-SD instance name, unique on the link: `robot2 [6c11ba5f]` (Protocol.md §6.1).
     /// As it came (DNS-SD calls need it exactly): quote it before showing it.
-    public let instance: String
+    package let instance: String
     /// The display name it asked for, when the responder renamed it within the session (escaped
     /// like ``name``).
-    public let renamedFrom: String?
-    public var announcement: ReceiverAnnouncement
+    package let renamedFrom: String?
+    package var announcement: ReceiverAnnouncement
     /// The host target of its SRV record, e.g. `robot-pc.local.`.
-    public var host: String
-    public var port: UInt16
+    package var host: String
+    package var port: UInt16
     /// Every address it can be reached at, best first (IPv4, then routable IPv6, then link-local).
-    public var addresses: [SocketAddress]
+    package var addresses: [SocketAddress]
     /// The interfaces it was seen on.
-    public var interfaces: [UInt32]
+    package var interfaces: [UInt32]
     /// Notes on its TXT record (assumed defaults).
-    public var notes: [String]
+    package var notes: [String]
 
-    public init(name: String, instance: String? = nil, renamedFrom: String? = nil, announcement: ReceiverAnnouncement,
+    package init(name: String, instance: String? = nil, renamedFrom: String? = nil, announcement: ReceiverAnnouncement,
                 host: String, port: UInt16, addresses: [SocketAddress], interfaces: [UInt32], notes: [String]) {
         self.name = name
         self.instance = instance ?? name
@@ -40,21 +40,21 @@ public struct DiscoveredReceiver: Equatable, Sendable, CustomStringConvertible {
 
     /// The best address (``ReceiverDirectory/preferred(_:_:)``): where a controller starts
     /// sending. It then keeps its address while it is announced and answers (``FollowReceiver``).
-    public var destination: SocketAddress? { addresses.first }
+    package var destination: SocketAddress? { addresses.first }
 
     /// The display name of an instance of `session` (see ``DiscoveredReceiver/name``), with its
     /// control characters escaped (``DisplayText``): an instance name is anyone's text, and is
     /// shown and logged.
-    public static func displayName(instance: String, session: SessionID) -> String {
+    package static func displayName(instance: String, session: SessionID) -> String {
         DisplayText.sanitised(InstanceName.parse(instance, in: session)?.display ?? instance)
     }
 
-    public var description: String {
+    package var description: String {
         "\"\(name)\" \(destination.map(String.init(describing:)) ?? "?") v=\(announcement.version) peer=\(announcement.peer)"
     }
 }
 
-public enum DirectoryChange: Equatable, Sendable {
+package enum DirectoryChange: Equatable, Sendable {
     /// Complete for the first time (resolved, TXT usable and of this session, an address known).
     case available(DiscoveredReceiver)
     /// Its destination, port, host or TXT changed.
@@ -72,9 +72,9 @@ public enum DirectoryChange: Equatable, Sendable {
 /// Responder restarts: on ``BrowserEvent/responderLost(retryIn:)`` every sighting turns stale but
 /// stays (the receivers are most likely still there); once the responder is back, sightings not
 /// reported again within ``refreshGrace`` are dropped by ``expire(now:)``.
-public struct ReceiverDirectory: Sendable {
-    public let session: SessionID
-    public let refreshGrace: Duration
+package struct ReceiverDirectory: Sendable {
+    package let session: SessionID
+    package let refreshGrace: Duration
 
     struct Sighting: Sendable {
         var host: String?
@@ -94,26 +94,26 @@ public struct ReceiverDirectory: Sendable {
     private var staleDeadline: ContinuousClock.Instant?
     private var responderDown = false
 
-    public init(session: SessionID, refreshGrace: Duration = .seconds(3)) {
+    package init(session: SessionID, refreshGrace: Duration = .seconds(3)) {
         self.session = session
         self.refreshGrace = refreshGrace
     }
 
     /// Receivers now available, by name.
-    public var receivers: [DiscoveredReceiver] {
+    package var receivers: [DiscoveredReceiver] {
         entries.values.compactMap(\.published).sorted { $0.name < $1.name }
     }
 
     /// A receiver by display name, instance name or peer id.
-    public func receiver(named name: String) -> DiscoveredReceiver? {
+    package func receiver(named name: String) -> DiscoveredReceiver? {
         receivers.first { $0.name == name } ?? entries[name]?.published
             ?? receivers.first { !$0.announcement.peer.isEmpty && $0.announcement.peer == name }
     }
 
     /// When ``expire(now:)`` has work to do, if ever.
-    public var nextDeadline: ContinuousClock.Instant? { staleDeadline }
+    package var nextDeadline: ContinuousClock.Instant? { staleDeadline }
 
-    public mutating func apply(_ event: BrowserEvent, now: ContinuousClock.Instant) -> [DirectoryChange] {
+    package mutating func apply(_ event: BrowserEvent, now: ContinuousClock.Instant) -> [DirectoryChange] {
         switch event {
         case .found(let key):
             entries[key.name, default: Entry()].sightings[key.interface, default: Sighting()].stale = false
@@ -150,7 +150,7 @@ public struct ReceiverDirectory: Sendable {
 
     /// Drops sightings that were not reported again within ``refreshGrace`` after the responder
     /// came back.
-    public mutating func expire(now: ContinuousClock.Instant) -> [DirectoryChange] {
+    package mutating func expire(now: ContinuousClock.Instant) -> [DirectoryChange] {
         guard let deadline = staleDeadline, now >= deadline, !responderDown else { return [] }
         staleDeadline = nil
         var changes: [DirectoryChange] = []
@@ -216,7 +216,7 @@ public struct ReceiverDirectory: Sendable {
     }
 
     /// IPv4 before IPv6, routable before link-local; then by text, so the order is stable.
-    public static func preferred(_ a: SocketAddress, _ b: SocketAddress) -> Bool {
+    package static func preferred(_ a: SocketAddress, _ b: SocketAddress) -> Bool {
         func rank(_ x: SocketAddress) -> Int { x.family == .inet ? (x.isLinkLocal ? 1 : 0) : (x.isLinkLocal ? 3 : 2) }
         let (ra, rb) = (rank(a), rank(b))
         return ra != rb ? ra < rb : a.description < b.description

@@ -1,7 +1,7 @@
 import RemoteWire
 
 /// What a ``SessionAdvertiser`` reports, from the loop thread.
-public enum AdvertiserEvent: Equatable, Sendable {
+package enum AdvertiserEvent: Equatable, Sendable {
     /// The service is announced; `name` is the display name in use. It differs from the
     /// requested name when another receiver of the same session had it (the responder renamed
     /// the instance, which reads back as "robot #2"): show this one to people.
@@ -22,12 +22,12 @@ public enum AdvertiserEvent: Equatable, Sendable {
 /// A name already taken on the same daemon (which Avahi reports as a conflict instead of
 /// renaming) is retried as "… #2", "… #3"; a clash with another host is renamed by the daemon
 /// itself. Either way the display name in use arrives as ``AdvertiserEvent/registered(name:)``.
-public final class SessionAdvertiser: Sendable {
-    public let announcement: ReceiverAnnouncement
+package final class SessionAdvertiser: Sendable {
+    package let announcement: ReceiverAnnouncement
     /// The display name asked for (TXT `name=`).
-    public let requestedName: String
+    package let requestedName: String
     /// The instance name asked for: the display name and the session's mark.
-    public let requestedInstance: String
+    package let requestedInstance: String
     private let loop: DNSServiceLoop
     private let clientID: UInt64
 
@@ -35,7 +35,7 @@ public final class SessionAdvertiser: Sendable {
     /// responder is reachable. `name` is the display name (TXT `name=` in full; the instance
     /// name keeps its first ``InstanceName/maximumDisplayByteCount`` bytes); nil uses this
     /// machine's host name. `peer` is TXT `peer=`, the id a hello from this process carries.
-    public init(session: SessionID, name: String?, port: UInt16, peer: String = PeerID.random(),
+    package init(session: SessionID, name: String?, port: UInt16, peer: String = PeerID.random(),
                 timing: TimingContract = .standard, robot: RobotID? = nil, role: ServiceRole = .receiver, loop: DNSServiceLoop? = nil,
                 onEvent: @escaping @Sendable (AdvertiserEvent) -> Void) throws(DiscoveryError) {
         let loop = try DNSServiceLoop.given(loop)
@@ -59,7 +59,7 @@ public final class SessionAdvertiser: Sendable {
 
     /// Withdraws the announcement (a goodbye goes out) before returning, unless called from a
     /// handler. Idempotent.
-    public func stop() {
+    package func stop() {
         loop.stop(client: clientID)
     }
 }

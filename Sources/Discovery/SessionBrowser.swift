@@ -18,16 +18,16 @@ import SystemIO
 /// events to a poll loop. When the responder dies mid-session the browser reports
 /// ``BrowserEvent/responderLost(retryIn:)``, deallocates everything and retries with back-off
 /// (1, 2, 4 … 30 s) until ``BrowserEvent/responderBack``.
-public final class SessionBrowser: Sendable {
+package final class SessionBrowser: Sendable {
     /// How long an instance's lookups stay open.
-    public enum Lookups: Sendable {
+    package enum Lookups: Sendable {
         /// Until it is resolved (then only the browse listens).
         case once
         /// While it is there.
         case open
     }
 
-    public let session: SessionID
+    package let session: SessionID
     private let loop: DNSServiceLoop
     private let clientID: UInt64
 
@@ -36,7 +36,7 @@ public final class SessionBrowser: Sendable {
     /// default); instances it refuses are still reported ``BrowserEvent/found(_:)`` and
     /// ``BrowserEvent/lost(_:)``, never resolved. `role` picks the service type browsed
     /// (receivers by default).
-    public init(session: SessionID, role: ServiceRole = .receiver, lookups: Lookups = .open, loop: DNSServiceLoop? = nil,
+    package init(session: SessionID, role: ServiceRole = .receiver, lookups: Lookups = .open, loop: DNSServiceLoop? = nil,
                 interest: @escaping @Sendable (String) -> Bool = { _ in true },
                 onEvent: @escaping @Sendable (BrowserEvent) -> Void) throws(DiscoveryError) {
         let loop = try DNSServiceLoop.given(loop)
@@ -52,7 +52,7 @@ public final class SessionBrowser: Sendable {
 
     /// Resolves `instance` again (its address stopped answering): its SRV, TXT and addresses are
     /// reported afresh where they changed. Returns at once; may be called from a handler.
-    public func refresh(instance: String) {
+    package func refresh(instance: String) {
         let id = clientID
         loop.post { core in (core.client(id) as? BrowseEngine)?.refresh(instance, core) }
     }
@@ -60,7 +60,7 @@ public final class SessionBrowser: Sendable {
     deinit { stop() }
 
     /// Stops browsing and deallocates every operation. Idempotent; may be called from a handler.
-    public func stop() {
+    package func stop() {
         loop.stop(client: clientID)
     }
 }

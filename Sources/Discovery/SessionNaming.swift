@@ -7,17 +7,17 @@
 ///
 /// Contract: the ID is used byte for byte (its UTF-8 encoding, no Unicode normalization):
 /// "café" typed as NFC and as NFD are two different sessions.
-public struct SessionID: Hashable, Sendable, CustomStringConvertible {
+package struct SessionID: Hashable, Sendable, CustomStringConvertible {
     /// The service type every receiver registers (RFC 6763 §7: `_` + at most 15 characters).
-    public static let serviceType = "_analogremote._udp"
+    package static let serviceType = "_analogremote._udp"
     /// The service type of a program's session peer (``ServiceRole/peer``).
-    public static let peerServiceType = "_analogsession._udp"
+    package static let peerServiceType = "_analogsession._udp"
     /// The longest ID in UTF-8 bytes: `session=` plus the ID must fit one 255-byte TXT string.
-    public static let maximumByteCount = 255 - "session=".utf8.count
+    package static let maximumByteCount = 255 - "session=".utf8.count
 
-    public let text: String
+    package let text: String
 
-    public init(_ text: String) throws(SessionIDError) {
+    package init(_ text: String) throws(SessionIDError) {
         let count = text.utf8.count
         if count == 0 { throw .empty }
         if count > Self.maximumByteCount { throw .tooLong(byteCount: count) }
@@ -25,47 +25,47 @@ public struct SessionID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// FNV-1a (64-bit) of the ID's UTF-8 bytes.
-    public var hash: UInt64 { FNV1a64.hash(text.utf8) }
+    package var hash: UInt64 { FNV1a64.hash(text.utf8) }
 
     /// `_s` + 16 lowercase hex digits of ``hash``, e.g. `_s4e8ba4ad1f4ecd4c`. A leading underscore
     /// because `avahi-publish --sub` refuses subtypes without one.
-    public var subtype: String { "_s" + FNV1a64.hex(hash) }
+    package var subtype: String { "_s" + FNV1a64.hex(hash) }
 
     /// The type string for `DNSServiceRegister`: Avahi's compat layer takes one subtype as
     /// `type,subtype` (it rejects `subtype._sub.type` in register: -65549, measured on 0.8).
-    public var registrationType: String { registrationType(.receiver) }
+    package var registrationType: String { registrationType(.receiver) }
 
     /// The DNS-SD subtype browse name (RFC 6763 §7.1), the form `avahi-browse` also takes.
-    public var browseType: String { browseType(.receiver) }
+    package var browseType: String { browseType(.receiver) }
 
     /// ``registrationType`` for a service of `role`.
-    public func registrationType(_ role: ServiceRole) -> String { role.serviceType + "," + subtype }
+    package func registrationType(_ role: ServiceRole) -> String { role.serviceType + "," + subtype }
 
     /// ``browseType`` for services of `role`.
-    public func browseType(_ role: ServiceRole) -> String { subtype + "._sub." + role.serviceType }
+    package func browseType(_ role: ServiceRole) -> String { subtype + "._sub." + role.serviceType }
 
     /// The first 8 hex digits of ``hash``: the session's mark in instance names
     /// (``InstanceName/forDisplay(_:in:)``), e.g. `6c11ba5f`.
-    public var shortHash: String { String(FNV1a64.hex(hash).prefix(8)) }
+    package var shortHash: String { String(FNV1a64.hex(hash).prefix(8)) }
 
-    public var description: String { text }
+    package var description: String { text }
 
     // Byte-exact, like the subtype: Swift's String == would call NFC and NFD spellings equal.
-    public static func == (a: SessionID, b: SessionID) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
-    public func hash(into hasher: inout Hasher) { for b in text.utf8 { hasher.combine(b) } }
+    package static func == (a: SessionID, b: SessionID) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+    package func hash(into hasher: inout Hasher) { for b in text.utf8 { hasher.combine(b) } }
 }
 
 /// What a DNS-SD service of a session is (Protocol.md §6.1, §7.13). Each role has its own service
 /// type, so a controller browsing for receivers never sees a program's session peer (and cannot
 /// resolve one by name), while both share the session's subtype.
-public enum ServiceRole: Hashable, Sendable, CaseIterable {
+package enum ServiceRole: Hashable, Sendable, CaseIterable {
     /// `analog-remote receive` (or an embedded receiver): driven by controllers.
     case receiver
     /// A program's session (AnalogRemoteKit's `RemoteSession`): exchanges data, drives nothing.
     case peer
 
     /// `_analogremote._udp` for receivers, `_analogsession._udp` for peers.
-    public var serviceType: String {
+    package var serviceType: String {
         switch self {
         case .receiver: SessionID.serviceType
         case .peer: SessionID.peerServiceType
@@ -73,11 +73,11 @@ public enum ServiceRole: Hashable, Sendable, CaseIterable {
     }
 }
 
-public enum SessionIDError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum SessionIDError: Error, Equatable, Sendable, CustomStringConvertible {
     case empty
     case tooLong(byteCount: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .empty: "the session ID is empty (give any text, e.g. --session KLabRemoteSample)"
         case .tooLong(let n): "the session ID is \(n) bytes of UTF-8; at most \(SessionID.maximumByteCount) fit in a TXT record"
@@ -87,11 +87,11 @@ public enum SessionIDError: Error, Equatable, Sendable, CustomStringConvertible 
 
 /// FNV-1a, 64-bit (Fowler–Noll–Vo): tiny, deterministic on every platform, good enough to spread
 /// session IDs over subtypes. Not a security hash: TXT `session=` is the real check.
-public enum FNV1a64 {
-    public static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
-    public static let prime: UInt64 = 0x0000_0100_0000_01b3
+package enum FNV1a64 {
+    package static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+    package static let prime: UInt64 = 0x0000_0100_0000_01b3
 
-    public static func hash<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
+    package static func hash<S: Sequence>(_ bytes: S) -> UInt64 where S.Element == UInt8 {
         var h = offsetBasis
         for byte in bytes {
             h ^= UInt64(byte)
@@ -101,7 +101,7 @@ public enum FNV1a64 {
     }
 
     /// Exactly 16 lowercase hex digits, zero-padded.
-    public static func hex(_ value: UInt64) -> String {
+    package static func hex(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
@@ -109,8 +109,8 @@ public enum FNV1a64 {
 
 /// A peer ID, unique per process (GameKit's peerID): 16 lowercase hex digits from the system
 /// random source. A restarted receiver gets a new one, so a controller can tell a restart.
-public enum PeerID {
-    public static func random() -> String {
+package enum PeerID {
+    package static func random() -> String {
         var rng = SystemRandomNumberGenerator()
         return FNV1a64.hex(rng.next())
     }
@@ -126,15 +126,15 @@ public enum PeerID {
 /// (`robot2 [6c11ba5f] #2`); ``parse(_:in:)`` reads that back as the display name "robot2 #2",
 /// renamed from "robot2". Parsing needs only the instance name, so a controller can tell its
 /// receiver (and a rename of it) from browse results alone, before resolving anything.
-public enum InstanceName {
-    public static let maximumByteCount = 63
+package enum InstanceName {
+    package static let maximumByteCount = 63
     /// The longest display name kept in an instance name: room for ` [` + 8 hex + `]` (11 bytes)
     /// and a rename suffix up to ` #99` (4 bytes).
-    public static let maximumDisplayByteCount = maximumByteCount - 11 - 4
+    package static let maximumDisplayByteCount = maximumByteCount - 11 - 4
 
     /// The instance name of a receiver called `display` in `session`: `robot2 [6c11ba5f]`. The
     /// display name is cut (on a character boundary) to ``maximumDisplayByteCount`` bytes.
-    public static func forDisplay(_ display: String, in session: SessionID) -> String {
+    package static func forDisplay(_ display: String, in session: SessionID) -> String {
         cut(display, to: maximumDisplayByteCount) + " [" + session.shortHash + "]"
     }
 
@@ -142,7 +142,7 @@ public enum InstanceName {
     /// it asked for when the responder renamed it. Nil when the name carries no mark of this
     /// session (a receiver announced by hand, or by an older version): its display name is then
     /// the instance name itself.
-    public static func parse(_ instance: String, in session: SessionID) -> SessionName? {
+    package static func parse(_ instance: String, in session: SessionID) -> SessionName? {
         var base = Substring(instance)
         var rename: Int?
         if let split = splitRename(base) {
@@ -159,7 +159,7 @@ public enum InstanceName {
     /// The instance name a controller resolves for `--receiver WANTED`: WANTED itself when it is
     /// already an instance name of the session; `base [mark] #n` for a renamed display name
     /// ("robot2 #2", as the driver saw it listed); otherwise ``forDisplay(_:in:)``.
-    public static func forWanted(_ wanted: String, in session: SessionID) -> String {
+    package static func forWanted(_ wanted: String, in session: SessionID) -> String {
         if parse(wanted, in: session) != nil { return wanted }
         if let split = splitRename(Substring(wanted)), !split.base.isEmpty {
             return forDisplay(String(split.base), in: session) + " #\(split.n)"
@@ -177,7 +177,7 @@ public enum InstanceName {
     }
 
     /// A display name as an instance name carries it (for comparing with TXT `name=`).
-    public static func displayFitted(_ display: String) -> String { cut(display, to: maximumDisplayByteCount) }
+    package static func displayFitted(_ display: String) -> String { cut(display, to: maximumDisplayByteCount) }
 
     private static func cut(_ name: String, to bytes: Int) -> String {
         if name.utf8.count <= bytes { return name }
@@ -190,7 +190,7 @@ public enum InstanceName {
     }
 
     /// `name` cut to at most 63 bytes without splitting a character.
-    public static func fitted(_ name: String) -> String {
+    package static func fitted(_ name: String) -> String {
         if name.utf8.count <= maximumByteCount { return name }
         var out = ""
         for ch in name {
@@ -202,7 +202,7 @@ public enum InstanceName {
 
     /// The next name to try after a clash, in Avahi's own style: "robot" → "robot #2",
     /// "robot #2" → "robot #3". Still at most 63 bytes.
-    public static func alternative(to name: String) -> String {
+    package static func alternative(to name: String) -> String {
         var base = Substring(name)
         var next = 2
         if let split = splitRename(base) {
@@ -224,18 +224,18 @@ extension String {
 }
 
 /// A receiver's name within its session, read from its instance name (``InstanceName/parse(_:in:)``).
-public struct SessionName: Equatable, Hashable, Sendable {
+package struct SessionName: Equatable, Hashable, Sendable {
     /// The display name the receiver asked for (`--name`).
-    public let asked: String
+    package let asked: String
     /// N when the responder renamed it to "asked #N" because another receiver of the same session
     /// already had the name.
-    public let rename: Int?
+    package let rename: Int?
 
-    public init(asked: String, rename: Int?) {
+    package init(asked: String, rename: Int?) {
         self.asked = asked
         self.rename = rename
     }
 
     /// The name people see and `--receiver` matches: "robot2", or "robot2 #2" after a rename.
-    public var display: String { rename.map { "\(asked) #\($0)" } ?? asked }
+    package var display: String { rename.map { "\(asked) #\($0)" } ?? asked }
 }

@@ -6,29 +6,29 @@
 /// is `key=value` (value: any bytes, may be empty), or a bare `key` (a boolean attribute, no
 /// value). Keys are printable US-ASCII without `=`, compared case-insensitively; when a key
 /// appears twice the first one counts (§6.4). An empty record is a single zero byte (§6.1).
-public struct TXTRecord: Equatable, Sendable {
-    public struct Entry: Equatable, Sendable {
-        public let key: String
+package struct TXTRecord: Equatable, Sendable {
+    package struct Entry: Equatable, Sendable {
+        package let key: String
         /// nil for a bare key (`key`), empty for `key=`.
-        public let value: [UInt8]?
+        package let value: [UInt8]?
 
-        public init(key: String, value: [UInt8]?) {
+        package init(key: String, value: [UInt8]?) {
             self.key = key
             self.value = value
         }
     }
 
-    public private(set) var entries: [Entry] = []
+    package private(set) var entries: [Entry] = []
 
-    public init() {}
+    package init() {}
 
     /// Appends `key=value`. Throws if the key is not a valid TXT key or the string would exceed
     /// 255 bytes. A key already present is replaced, keeping its place.
-    public mutating func set(_ key: String, _ value: String) throws(TXTRecordError) {
+    package mutating func set(_ key: String, _ value: String) throws(TXTRecordError) {
         try set(key, bytes: Array(value.utf8))
     }
 
-    public mutating func set(_ key: String, bytes value: [UInt8]?) throws(TXTRecordError) {
+    package mutating func set(_ key: String, bytes value: [UInt8]?) throws(TXTRecordError) {
         guard Self.isValidKey(key) else { throw .invalidKey(key) }
         let length = key.utf8.count + (value.map { 1 + $0.count } ?? 0)
         guard length <= 255 else { throw .tooLong(key: key, byteCount: length) }
@@ -41,19 +41,19 @@ public struct TXTRecord: Equatable, Sendable {
     }
 
     /// The value of `key` (case-insensitive): nil if absent, `.some(nil)` for a bare key.
-    public subscript(key: String) -> [UInt8]?? {
+    package subscript(key: String) -> [UInt8]?? {
         guard let e = entries.first(where: { Self.sameKey($0.key, key) }) else { return nil }
         return .some(e.value)
     }
 
     /// The value of `key` as UTF-8 text (invalid sequences repaired), nil if absent or bare.
-    public func text(_ key: String) -> String? {
+    package func text(_ key: String) -> String? {
         guard let value = self[key], let bytes = value else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The wire bytes (never empty: a record with no entries is one zero byte).
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var out: [UInt8] = []
         for e in entries {
             var item = Array(e.key.utf8)
@@ -68,7 +68,7 @@ public struct TXTRecord: Equatable, Sendable {
     /// structurally broken). Within a well-formed record, strings that carry no usable key
     /// (empty, starting with `=`, or with bytes outside printable ASCII in the key) are skipped,
     /// and a repeated key keeps its first value, as RFC 6763 §6.4 asks.
-    public static func decode<C: Collection>(_ bytes: C) -> TXTRecord? where C.Element == UInt8 {
+    package static func decode<C: Collection>(_ bytes: C) -> TXTRecord? where C.Element == UInt8 {
         var record = TXTRecord()
         var i = bytes.startIndex
         while i != bytes.endIndex {
@@ -89,7 +89,7 @@ public struct TXTRecord: Equatable, Sendable {
         return record
     }
 
-    public static func isValidKey(_ key: String) -> Bool {
+    package static func isValidKey(_ key: String) -> Bool {
         !key.isEmpty && key.utf8.allSatisfy(isKeyByte)
     }
 
@@ -102,11 +102,11 @@ public struct TXTRecord: Equatable, Sendable {
     private static func lower(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b + 0x20 : b }
 }
 
-public enum TXTRecordError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum TXTRecordError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidKey(String)
     case tooLong(key: String, byteCount: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidKey(let k): "TXT key \"\(k)\" is not printable ASCII without '='"
         case .tooLong(let k, let n): "TXT string \(k)=… is \(n) bytes; at most 255 fit"

@@ -11,12 +11,12 @@ import SystemIO
 /// `analog-remote plot FILE -o OUT`: reads a recording (a drive or a black box), draws it
 /// (``PlotModel``, ``PlotSVG``) and writes OUT. `.svg` is written directly; `.png` goes through
 /// `rsvg-convert` (Debian package librsvg2-bin) when it is installed.
-public enum PlotCommand {
+package enum PlotCommand {
     /// The converter for PNG output, looked up on PATH.
-    public static let converter = "rsvg-convert"
+    package static let converter = "rsvg-convert"
 
     /// Returns the lines to print (a cut-short recording's warning, what was written).
-    public static func run(input: String, output: String, mapping: Mapping) throws(CommandFailure) -> [String] {
+    package static func run(input: String, output: String, mapping: Mapping) throws(CommandFailure) -> [String] {
         let recording = try RecordingFile.load(path: input, verb: "plot")
         var lines: [String] = []
         if let warning = recording.truncationWarning(file: input) { lines.append("plot \(warning)") }
@@ -28,12 +28,23 @@ public enum PlotCommand {
                 throw CommandFailure("plot: -o \(output) needs \(converter) for PNG (Debian: sudo apt-get install librsvg2-bin), or write -o FILE.svg",
                                       kind: .badConfiguration)
             }
-            let temporary = output + ".tmp.svg"
-            defer { unlink(temporary) }
-            try write(svg, to: temporary)
+            // The converter works in a private directory of its own (mkdtemp, mode 0700): it
+            // writes by path and would follow a link planted beside OUT. Its PNG is then written
+            // to OUT the safe way.
+            var template = Array("\(Self.temporaryRoot)/analog-remote-plot-XXXXXX".utf8CString)
+            guard let made = mkdtemp(&template) else {
+                throw CommandFailure("plot: cannot make a temporary directory in \(Self.temporaryRoot) (errno \(errno))", kind: .failed)
+            }
+            let work = String(cString: made)
+            defer {
+                unlink(work + "/plot.svg")
+                unlink(work + "/plot.png")
+                rmdir(work)
+            }
+            try write(svg, to: work + "/plot.svg")
             let process: SpawnedProcess
             do {
-                process = try SpawnedProcess(executable: tool, arguments: ["--zoom", "1.5", "--background-color", "white", "-o", output, temporary],
+                process = try SpawnedProcess(executable: tool, arguments: ["--zoom", "1.5", "--background-color", "white", "-o", work + "/plot.png", work + "/plot.svg"],
                                              label: converter)
             } catch {
                 throw CommandFailure("plot: cannot run \(tool): \(error.reason)", kind: .failed)
@@ -46,6 +57,13 @@ public enum PlotCommand {
                 throw CommandFailure("plot: \(converter) failed (status \(process.exitStatus ?? -1)): \(process.stderr.split(separator: "\n").first ?? "")",
                                       kind: .failed)
             }
+            do throws(SafeFileError) {
+                let png = try SafeDirectory(work, create: false).read("plot.png", limit: 1 << 30)
+                let (directory, name) = SafeDirectory.split(output)
+                try SafeDirectory(directory, create: false).replace(name, with: png, mode: 0o644)
+            } catch {
+                throw CommandFailure("plot: cannot write: \(error)", kind: .failed)
+            }
         } else if lower.hasSuffix(".svg") {
             try write(svg, to: output)
         } else {
@@ -57,14 +75,20 @@ public enum PlotCommand {
 
     static func write(_ text: String, to path: String) throws(CommandFailure) {
         do {
-            try LineFile.replace(path, with: text)
+            try LineFile.replace(path, with: text, mode: 0o644)
         } catch {
-            throw CommandFailure("plot: cannot write \(path): \(error.reason)", kind: .failed)
+            throw CommandFailure("plot: cannot write: \(error)", kind: .failed)
         }
     }
 
+    /// `$TMPDIR` when it is an absolute path, else /tmp.
+    static var temporaryRoot: String {
+        guard let t = getenv("TMPDIR").map({ String(cString: $0) }), t.hasPrefix("/") else { return "/tmp" }
+        return t.count > 1 && t.hasSuffix("/") ? String(t.dropLast()) : t
+    }
+
     /// `name`'s path on PATH, or nil.
-    public static func find(_ name: String) -> String? {
+    package static func find(_ name: String) -> String? {
         let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
         for dir in path.split(separator: ":") where !dir.isEmpty {
             let candidate = "\(dir)/\(name)"

@@ -6,30 +6,30 @@ import RemoteWire
 /// each button's held intervals, the wheel speeds the receiver's mapping makes of the states
 /// (``Mapping/wheelSpeeds(for:)``, the code the receiver drives with), round-trip time and loss,
 /// and the events worth a mark. Pure: ``PlotSVG`` draws it.
-public struct PlotModel: Sendable {
-    public struct Point: Sendable, Equatable {
-        public var t: Double
-        public var value: Double
+package struct PlotModel: Sendable {
+    package struct Point: Sendable, Equatable {
+        package var t: Double
+        package var value: Double
     }
 
-    public struct Band: Sendable, Equatable {
-        public var name: String
-        public var intervals: [(start: Double, end: Double)]
-        public static func == (a: Band, b: Band) -> Bool {
+    package struct Band: Sendable, Equatable {
+        package var name: String
+        package var intervals: [(start: Double, end: Double)]
+        package static func == (a: Band, b: Band) -> Bool {
             a.name == b.name && a.intervals.elementsEqual(b.intervals) { $0.start == $1.start && $0.end == $1.end }
         }
     }
 
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         case failsafe, owned, teacher, board, note
     }
 
-    public struct Event: Sendable, Equatable {
-        public var t: Double
-        public var kind: Kind
-        public var label: String
+    package struct Event: Sendable, Equatable {
+        package var t: Double
+        package var kind: Kind
+        package var label: String
 
-        public init(t: Double, kind: Kind, label: String) {
+        package init(t: Double, kind: Kind, label: String) {
             self.t = t
             self.kind = kind
             self.label = label
@@ -37,24 +37,24 @@ public struct PlotModel: Sendable {
     }
 
     /// Tilt in degrees (positive = right), as steps.
-    public var tilt: [Point] = []
-    public var buttons: [Band] = []
-    public var left: [Point] = []
-    public var right: [Point] = []
+    package var tilt: [Point] = []
+    package var buttons: [Band] = []
+    package var left: [Point] = []
+    package var right: [Point] = []
     /// The mapping's full speed (the wheels' scale).
-    public var speed: Int
-    public var roundTrip: [Point] = []
+    package var speed: Int
+    package var roundTrip: [Point] = []
     /// Loss in percent.
-    public var loss: [Point] = []
-    public var events: [Event] = []
+    package var loss: [Point] = []
+    package var events: [Event] = []
     /// When the robot did not drive what was sent: a failsafe, a teacher's stop, another owner,
     /// a missing board (from the robot's reports, or a black box's own events).
-    public var held: [(start: Double, end: Double)] = []
-    public var start: Double
-    public var end: Double
-    public let header: RecordHeader
+    package var held: [(start: Double, end: Double)] = []
+    package var start: Double
+    package var end: Double
+    package let header: RecordHeader
 
-    public init(_ recording: Recording, mapping: Mapping = .kit) {
+    package init(_ recording: Recording, mapping: Mapping = .kit) {
         header = recording.header
         speed = mapping.drive.speed
         start = recording.entries.first?.seconds ?? 0

@@ -3,7 +3,7 @@ import DriveRecord
 /// Draws a ``PlotModel`` as a standalone SVG (no fonts or scripts fetched): four panels over one
 /// time axis — tilt, buttons as bands, wheel speeds, round-trip time and loss — with every event
 /// as a dashed line across them, labelled with its time, and a legend. Pure text out.
-public enum PlotSVG {
+package enum PlotSVG {
     static let width = 1200.0
     static let left = 90.0
     static let right = 195.0
@@ -13,7 +13,7 @@ public enum PlotSVG {
     static let tiltColour = "#1f77b4", leftColour = "#1b9e77", rightColour = "#d95f02"
     static let rttColour = "#e7298a", lossColour = "#555555", bandColour = "#4c72b0", heldColour = "#f6d5d5"
 
-    public static func render(_ model: PlotModel, title: String) -> String {
+    package static func render(_ model: PlotModel, title: String) -> String {
         let rows = max(model.buttons.count, 1)
         let plotWidth = width - left - right
         var y = 70.0

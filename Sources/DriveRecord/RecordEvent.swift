@@ -1,21 +1,21 @@
 /// One thing that happened, at a time since the recording's start (Protocol.md §10.3).
-public struct RecordEntry: Equatable, Sendable {
+package struct RecordEntry: Equatable, Sendable {
     /// Microseconds since t = 0 (the header's `start`); never smaller than the previous entry's.
-    public var micros: Int64
-    public var event: RecordEvent
+    package var micros: Int64
+    package var event: RecordEvent
 
-    public init(micros: Int64, event: RecordEvent) {
+    package init(micros: Int64, event: RecordEvent) {
         self.micros = micros
         self.event = event
     }
 
     /// Seconds since t = 0.
-    public var seconds: Double { Double(micros) / 1_000_000 }
+    package var seconds: Double { Double(micros) / 1_000_000 }
 }
 
 /// The events of a recording. A controller writes `state`, `robot`, `link` and `end`; a black box
 /// writes `state`, `owner`, `failsafe`, `resumed`, `teacher`, `board`, `board-link` and `mark`.
-public enum RecordEvent: Equatable, Sendable {
+package enum RecordEvent: Equatable, Sendable {
     /// A state sent (controller) or applied (receiver): tilt in radians, the buttons' bits
     /// (Protocol.md §2).
     case state(angle: Float, buttons: UInt32)
@@ -43,7 +43,7 @@ public enum RecordEvent: Equatable, Sendable {
     case end(reason: String)
 
     /// The `e` member.
-    public var name: String {
+    package var name: String {
         switch self {
         case .state: "state"
         case .robot: "robot"
@@ -61,11 +61,11 @@ public enum RecordEvent: Equatable, Sendable {
 }
 
 /// One memory-map write: address and value.
-public struct BoardValue: Equatable, Sendable {
-    public var address: UInt8
-    public var value: UInt8
+package struct BoardValue: Equatable, Sendable {
+    package var address: UInt8
+    package var value: UInt8
 
-    public init(address: UInt8, value: UInt8) {
+    package init(address: UInt8, value: UInt8) {
         self.address = address
         self.value = value
     }

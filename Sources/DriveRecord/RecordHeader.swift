@@ -3,32 +3,32 @@
 ///     {"format":"analog-remote-recording","version":1,"kind":"drive","start":"2026-11-25T16:40:00.123Z",
 ///      "start_unix_ms":1795624800123,"input":"script:config-examples/drive-square.script",
 ///      "receiver":"127.0.0.1:27183","session":"","rate":50}
-public struct RecordHeader: Equatable, Sendable {
+package struct RecordHeader: Equatable, Sendable {
     /// The `format` member every recording starts with.
-    public static let format = "analog-remote-recording"
+    package static let format = "analog-remote-recording"
     /// The one version this reader knows; a file of another version is refused by number.
-    public static let version = 1
+    package static let version = 1
 
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         /// `control --record`: what a controller sent and heard.
         case drive
         /// `receive --black-box`: what a receiver took and did, its last seconds.
         case blackBox = "black-box"
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// Wall-clock time of t = 0, milliseconds since 1970 (UTC).
-    public var startUnixMillis: UInt64
+    package var startUnixMillis: UInt64
     /// What drove: `keyboard`, `script:FILE`, `gamepad`, `phone "Ann"`, `receiver` (black box).
-    public var input: String
+    package var input: String
     /// The receiver: `HOST:PORT` for a controller, empty when unknown.
-    public var receiver: String
+    package var receiver: String
     /// The DNS-SD session id, empty without one.
-    public var session: String
+    package var session: String
     /// Packets per second while nothing changes (a controller's `--rate`); nil for a black box.
-    public var rate: Double?
+    package var rate: Double?
 
-    public init(kind: Kind, startUnixMillis: UInt64, input: String, receiver: String = "", session: String = "",
+    package init(kind: Kind, startUnixMillis: UInt64, input: String, receiver: String = "", session: String = "",
                 rate: Double? = nil) {
         self.kind = kind
         self.startUnixMillis = startUnixMillis
@@ -39,7 +39,7 @@ public struct RecordHeader: Equatable, Sendable {
     }
 
     /// The header line, without its newline.
-    public func encode() -> String {
+    package func encode() -> String {
         var line = "{\"format\":\(RecordJSON.quoted(Self.format)),\"version\":\(Self.version),\"kind\":\(RecordJSON.quoted(kind.rawValue))"
         line += ",\"start\":\(RecordJSON.quoted(RecordTime.iso8601(unixMillis: startUnixMillis))),\"start_unix_ms\":\(startUnixMillis)"
         line += ",\"input\":\(RecordJSON.quoted(input)),\"receiver\":\(RecordJSON.quoted(receiver)),\"session\":\(RecordJSON.quoted(session))"
@@ -48,7 +48,7 @@ public struct RecordHeader: Equatable, Sendable {
     }
 
     /// Reads a header from a parsed line; the reason it is not one.
-    public static func decode(_ json: RecordJSON) -> Result<RecordHeader, RecordLineError> {
+    package static func decode(_ json: RecordJSON) -> Result<RecordHeader, RecordLineError> {
         guard case .object = json else { return .failure(.init("expected the header object first")) }
         guard case .string(let format)? = json["format"], format == Self.format else {
             return .failure(.init("not an analog-remote recording (the first line must have \"format\":\"\(Self.format)\")"))
@@ -82,7 +82,7 @@ public struct RecordHeader: Equatable, Sendable {
 }
 
 /// Why one line is not what the format says (the line number is added by ``RecordReader``).
-public struct RecordLineError: Error, Equatable, Sendable {
-    public let reason: String
-    public init(_ reason: String) { self.reason = reason }
+package struct RecordLineError: Error, Equatable, Sendable {
+    package let reason: String
+    package init(_ reason: String) { self.reason = reason }
 }

@@ -4,7 +4,7 @@
 /// words, no duplicate keys, nothing after the value but whitespace, nesting bounded — and a
 /// number too large for a Double is refused rather than made infinite. (Foundation's
 /// `JSONSerialization` on Linux accepts trailing commas, which let a half-edited file through.)
-public enum RecordJSON: Equatable, Sendable {
+package enum RecordJSON: Equatable, Sendable {
     case null
     case bool(Bool)
     /// A number written without a fraction or an exponent that fits an `Int`.
@@ -16,9 +16,9 @@ public enum RecordJSON: Equatable, Sendable {
     case object([(key: String, value: RecordJSON)])
 
     /// Nesting limit for a recording's line (a mapping file allows more).
-    public static let maximumDepth = 8
+    package static let maximumDepth = 8
 
-    public static func == (a: RecordJSON, b: RecordJSON) -> Bool {
+    package static func == (a: RecordJSON, b: RecordJSON) -> Bool {
         switch (a, b) {
         case (.null, .null): true
         case let (.bool(x), .bool(y)): x == y
@@ -32,13 +32,13 @@ public enum RecordJSON: Equatable, Sendable {
     }
 
     /// The member `key` of an object (nil for a missing key or a non-object).
-    public subscript(key: String) -> RecordJSON? {
+    package subscript(key: String) -> RecordJSON? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
 
     /// Any number as a Double (an integer converted), else nil.
-    public var double: Double? {
+    package var double: Double? {
         switch self {
         case .integer(let i): Double(i)
         case .number(let d): d
@@ -47,33 +47,38 @@ public enum RecordJSON: Equatable, Sendable {
     }
 
     /// Parses exactly one value from `bytes` (surrounding whitespace allowed).
-    public static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = maximumDepth) -> Result<RecordJSON, ParseError> {
-        var parser = Parser(bytes: Array(bytes), maximumDepth: maximumDepth)
-        do throws(ParseError) {
-            parser.skipSpace()
-            let value = try parser.value(depth: 0)
-            parser.skipSpace()
-            guard parser.i == parser.bytes.count else { throw parser.fail("trailing characters after the JSON value") }
-            return .success(value)
-        } catch {
-            return .failure(error)
+    package static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = maximumDepth) -> Result<RecordJSON, ParseError> {
+        // The parser reads through a buffer pointer: on an array every byte read retained and
+        // released it, which in a debug build cost more than the parsing itself.
+        Array(bytes).withUnsafeBufferPointer { buffer in
+            var parser = Parser(bytes: buffer, maximumDepth: maximumDepth)
+            do throws(ParseError) {
+                parser.skipSpace()
+                let value = try parser.value(depth: 0)
+                parser.skipSpace()
+                guard parser.i == parser.bytes.count else { throw parser.fail("trailing characters after the JSON value") }
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
         }
     }
 
-    public struct ParseError: Error, Equatable, Sendable {
+    package struct ParseError: Error, Equatable, Sendable {
         /// 0-based byte offset where reading stopped.
-        public let offset: Int
+        package let offset: Int
         /// 1-based line of that offset (for multi-line texts).
-        public let line: Int
-        public let reason: String
+        package let line: Int
+        package let reason: String
     }
 
     struct Parser {
-        let bytes: [UInt8]
+        /// Valid only inside ``RecordJSON/parse(_:maximumDepth:)``'s `withUnsafeBufferPointer`.
+        let bytes: UnsafeBufferPointer<UInt8>
         let maximumDepth: Int
         var i = 0
 
-        init(bytes: [UInt8], maximumDepth: Int) {
+        init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
             self.bytes = bytes
             self.maximumDepth = maximumDepth
         }
@@ -102,12 +107,15 @@ public enum RecordJSON: Equatable, Sendable {
                 i += 1
                 skipSpace()
                 var entries: [(key: String, value: RecordJSON)] = []
+                // Duplicates are found with a set: a scan of `entries` per key made a line of
+                // thousands of keys quadratic (seconds for a few hundred KiB).
+                var keys = Set<String>()
                 if peek == UInt8(ascii: "}") { i += 1; return .object(entries) }
                 while true {
                     skipSpace()
                     guard peek == UInt8(ascii: "\"") else { throw fail("expected a \"key\" (a trailing comma is not allowed)") }
                     let key = try string()
-                    if entries.contains(where: { $0.key == key }) { throw fail("duplicate key \"\(key)\"") }
+                    guard keys.insert(key).inserted else { throw fail("duplicate key \"\(key)\"") }
                     skipSpace()
                     try expect(UInt8(ascii: ":"), "':' after a key")
                     skipSpace()
@@ -176,6 +184,13 @@ public enum RecordJSON: Equatable, Sendable {
                 if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { i += 1 }
                 guard digits() > 0 else { throw fail("an exponent without digits") }
             }
+            // Up to 18 digits always fit an Int: summed here, without a String per number.
+            let negative = bytes[start] == UInt8(ascii: "-")
+            if integral, i - start - (negative ? 1 : 0) <= 18 {
+                var v = 0
+                for d in bytes[(negative ? start + 1 : start)..<i] { v = v * 10 + Int(d &- UInt8(ascii: "0")) }
+                return .integer(negative ? -v : v)
+            }
             let text = String(decoding: bytes[start..<i], as: UTF8.self)
             if integral, let v = Int(text) { return .integer(v) }
             guard let d = Double(text), d.isFinite else { throw fail("number \(text) out of range") }
@@ -192,7 +207,17 @@ public enum RecordJSON: Equatable, Sendable {
 
         mutating func string() throws(ParseError) -> String {
             i += 1   // opening quote
-            var out: [UInt8] = []
+            // Most strings hold no escape: up to the closing quote in one slice.
+            let start = i
+            while i < bytes.count, bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 {
+                if bytes[i] == UInt8(ascii: "\"") {
+                    i += 1
+                    guard let s = String(validating: bytes[start..<i - 1], as: UTF8.self) else { throw fail("a string that is not UTF-8") }
+                    return s
+                }
+                i += 1
+            }
+            var out = Array(bytes[start..<i])
             while true {
                 guard let c = peek else { throw fail("unterminated string") }
                 i += 1
@@ -236,7 +261,7 @@ public enum RecordJSON: Equatable, Sendable {
     }
 
     /// `text` as a JSON string literal, quotes included.
-    public static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var out = "\""
         for u in text.unicodeScalars {
             switch u {

@@ -4,15 +4,15 @@
 ///     {"t":3.1,"e":"robot","state":"failsafe","detail":"silence"}
 ///     {"t":4,"e":"link","rtt_ms":0.412,"loss":0}
 ///     {"t":5.25,"e":"board","values":[[34,64],[35,192]]}
-public enum RecordLine {
+package enum RecordLine {
     /// The largest tilt a state may carry: ±π/2 as the wire's binary32 (Protocol.md §2,
     /// bit pattern 0x3FC90FDB).
-    public static let maximumAngle = Float(bitPattern: 0x3FC9_0FDB)
+    package static let maximumAngle = Float(bitPattern: 0x3FC9_0FDB)
     /// Times beyond this (seconds) are refused: ten days of driving is not a recording.
-    public static let maximumSeconds = 864_000.0
+    package static let maximumSeconds = 864_000.0
 
     /// The entry's line, without its newline.
-    public static func encode(_ entry: RecordEntry) -> String {
+    package static func encode(_ entry: RecordEntry) -> String {
         var line = "{\"t\":\(RecordNumber.seconds(micros: entry.micros)),\"e\":\"\(entry.event.name)\""
         switch entry.event {
         case .state(let angle, let buttons):
@@ -44,7 +44,7 @@ public enum RecordLine {
 
     /// Reads an entry from a parsed line. nil for an event this version does not know (a newer
     /// writer's addition, skipped); the reason when a known event is malformed.
-    public static func decode(_ json: RecordJSON) -> Result<RecordEntry?, RecordLineError> {
+    package static func decode(_ json: RecordJSON) -> Result<RecordEntry?, RecordLineError> {
         do {
             return .success(try entry(json))
         } catch {

@@ -1,20 +1,20 @@
 /// Reads a recording line by line (Protocol.md §10.4): the header first, then entries whose
 /// times never decrease. One line in, one entry (or nothing) out; the first bad line is a
 /// ``RecordProblem`` naming it, and the reader must not be fed again after that.
-public struct RecordReader: Sendable {
+package struct RecordReader: Sendable {
     /// Longer lines are refused (a board write, the longest entry, is under 2 KiB).
-    public static let maximumLineLength = 64 * 1024
+    package static let maximumLineLength = 64 * 1024
 
-    public private(set) var header: RecordHeader?
+    package private(set) var header: RecordHeader?
     /// The line number of the last line read (1-based).
-    public private(set) var lineNumber = 0
+    package private(set) var lineNumber = 0
     private var lastMicros: Int64 = 0
 
-    public init() {}
+    package init() {}
 
     /// Reads one line (without its newline). Returns the entry it holds, or nil for the header,
     /// a blank line or an event this version does not know.
-    public mutating func read(_ line: some Collection<UInt8>) throws(RecordProblem) -> RecordEntry? {
+    package mutating func read(_ line: some Collection<UInt8>) throws(RecordProblem) -> RecordEntry? {
         lineNumber += 1
         guard line.count <= Self.maximumLineLength else {
             throw RecordProblem(line: lineNumber, reason: "longer than \(Self.maximumLineLength / 1024) KiB: not a recording line")
@@ -51,27 +51,27 @@ public struct RecordReader: Sendable {
 
 /// Why a recording is refused: the line (1-based; 0 = the file as a whole) and what is wrong.
 /// The caller adds the file name: `FILE:LINE: REASON`.
-public struct RecordProblem: Error, Equatable, Sendable, CustomStringConvertible {
-    public let line: Int
-    public let reason: String
+package struct RecordProblem: Error, Equatable, Sendable, CustomStringConvertible {
+    package let line: Int
+    package let reason: String
 
-    public init(line: Int, reason: String) {
+    package init(line: Int, reason: String) {
         self.line = line
         self.reason = reason
     }
 
-    public var description: String { line > 0 ? "line \(line): \(reason)" : reason }
+    package var description: String { line > 0 ? "line \(line): \(reason)" : reason }
 }
 
 /// A whole recording, read from its bytes.
-public struct Recording: Equatable, Sendable {
-    public var header: RecordHeader
-    public var entries: [RecordEntry]
+package struct Recording: Equatable, Sendable {
+    package var header: RecordHeader
+    package var entries: [RecordEntry]
     /// The number of a last line that was cut short (no newline, not a whole entry: the writer
     /// stopped mid-line, a crash or a full disk) and was left out; nil when the file is whole.
-    public var truncatedLine: Int?
+    package var truncatedLine: Int?
 
-    public init(header: RecordHeader, entries: [RecordEntry], truncatedLine: Int? = nil) {
+    package init(header: RecordHeader, entries: [RecordEntry], truncatedLine: Int? = nil) {
         self.header = header
         self.entries = entries
         self.truncatedLine = truncatedLine
@@ -79,7 +79,7 @@ public struct Recording: Equatable, Sendable {
 
     /// Reads every line. A bad line anywhere is a ``RecordProblem``, except a last line without
     /// its newline that does not read: that is a writer cut short, reported in ``truncatedLine``.
-    public static func decode(_ bytes: [UInt8]) throws(RecordProblem) -> Recording {
+    package static func decode(_ bytes: [UInt8]) throws(RecordProblem) -> Recording {
         var reader = RecordReader()
         var entries: [RecordEntry] = []
         var start = 0
@@ -107,28 +107,28 @@ public struct Recording: Equatable, Sendable {
     }
 
     /// The whole recording as text: the header and one line per entry, each ending in a newline.
-    public func encode() -> String {
+    package func encode() -> String {
         var out = header.encode() + "\n"
         for entry in entries { out += RecordLine.encode(entry) + "\n" }
         return out
     }
 
     /// Seconds from t = 0 to the last entry.
-    public var duration: Double { entries.last?.seconds ?? 0 }
+    package var duration: Double { entries.last?.seconds ?? 0 }
 }
 
 extension Recording {
     /// The largest recording file a reader takes (an hour of driving at 50 Hz is about 11 MB);
     /// a larger one is likely not a recording.
-    public static let maximumFileSize = 64 << 20
+    package static let maximumFileSize = 64 << 20
 
     /// The warning for a last line cut short, e.g. `rec.jsonl:412: warning: …`; nil when whole.
-    public func truncationWarning(file: String) -> String? {
+    package func truncationWarning(file: String) -> String? {
         truncatedLine.map { "\(file):\($0): warning: the last line is cut short (the recorder stopped mid-line: a crash?); using lines up to \($0 - 1)" }
     }
 }
 
 extension RecordProblem {
     /// `FILE:LINE: REASON`, or `FILE: REASON` for the file as a whole.
-    public func located(in file: String) -> String { line > 0 ? "\(file):\(line): \(reason)" : "\(file): \(reason)" }
+    package func located(in file: String) -> String { line > 0 ? "\(file):\(line): \(reason)" : "\(file): \(reason)" }
 }

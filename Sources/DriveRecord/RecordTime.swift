@@ -1,7 +1,7 @@
 /// UTC calendar arithmetic for the header's human-readable `start` (no Foundation in a codec).
-public enum RecordTime {
+package enum RecordTime {
     /// `2026-11-25T16:40:00.123Z` for milliseconds since 1970.
-    public static func iso8601(unixMillis: UInt64) -> String {
+    package static func iso8601(unixMillis: UInt64) -> String {
         let seconds = Int64(unixMillis / 1000)
         let millis = Int(unixMillis % 1000)
         let days = seconds / 86_400
@@ -23,9 +23,9 @@ public enum RecordTime {
 }
 
 /// Numbers as the format writes them: fixed decimals, no exponent, no trailing zeros.
-public enum RecordNumber {
+package enum RecordNumber {
     /// `value` rounded to `places` decimals, e.g. `12.5`, `0.001`, `-3`.
-    public static func plain(_ value: Double, places: Int) -> String {
+    package static func plain(_ value: Double, places: Int) -> String {
         guard value.isFinite else { return "0" }
         var scale = 1.0
         for _ in 0..<max(0, places) { scale *= 10 }
@@ -47,7 +47,7 @@ public enum RecordNumber {
     }
 
     /// Microseconds as seconds with six decimals at most: `1.5`, `0.000250`→`0.00025`.
-    public static func seconds(micros: Int64) -> String {
+    package static func seconds(micros: Int64) -> String {
         let sign = micros < 0 ? "-" : ""
         let m = micros.magnitude
         var text = "\(m / 1_000_000)"

@@ -1,7 +1,7 @@
-public import ConfigFile
+import ConfigFile
 
 /// The one stderr line and exit status for every config file (README "Exit codes").
 extension ConfigFileError {
     /// One line naming the file and key; exit 2.
-    public var userFacing: UserFacingError { UserFacingError(description, status: .badConfiguration) }
+    package var userFacing: UserFacingError { UserFacingError(description, status: .badConfiguration) }
 }

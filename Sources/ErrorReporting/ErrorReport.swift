@@ -6,12 +6,12 @@ import SystemIO
 
 /// The CLI's side of errors: adapters and roles throw typed errors; this module alone turns them
 /// into the one stderr line and the exit status (README "Exit codes").
-public enum ErrorReport {
+package enum ErrorReport {
     /// A ``UserFacingError`` as it is, a role's ``CommandFailure`` or an adapter's typed error
     /// mapped; nil for anything else.
     /// `discoveryFallback` is the way round DNS-SD the command offers (`--peer HOST:PORT` for
     /// commands that find receivers, `--no-advertise` for those that announce one).
-    public static func userFacing(_ error: any Error, discoveryFallback: String = "--peer HOST:PORT") -> UserFacingError? {
+    package static func userFacing(_ error: any Error, discoveryFallback: String = "--peer HOST:PORT") -> UserFacingError? {
         switch error {
         case let e as UserFacingError: e
         case let e as CommandFailure: UserFacingError(e)

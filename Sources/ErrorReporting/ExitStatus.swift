@@ -3,7 +3,7 @@ import SystemIO
 /// The exit codes of `analog-remote`, documented in README.md ("Exit codes"). Scripts rely on
 /// them: change one only together with the README. Only the CLI and this module name them:
 /// roles and adapters throw ``CommandFailure`` and typed errors, mapped here.
-public enum ExitStatus: Int32, Sendable {
+package enum ExitStatus: Int32, Sendable {
     /// Finished, or stopped on request (EOF, SIGINT, SIGTERM, `q`).
     case success = 0
     /// A runtime failure not covered below; also a receiver's `deny` of a controller and a
@@ -25,21 +25,21 @@ public enum ExitStatus: Int32, Sendable {
 
 /// An error meant for the person at the terminal: one line that says what is wrong and how to
 /// fix it, and the exit status it ends the program with.
-public struct UserFacingError: Error, CustomStringConvertible, Sendable {
-    public let message: String
-    public let status: ExitStatus
+package struct UserFacingError: Error, CustomStringConvertible, Sendable {
+    package let message: String
+    package let status: ExitStatus
 
-    public init(_ message: String, status: ExitStatus) {
+    package init(_ message: String, status: ExitStatus) {
         self.message = message
         self.status = status
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 extension ExitStatus {
     /// The exit status for each kind of ``CommandFailure``.
-    public init(_ kind: CommandFailure.Kind) {
+    package init(_ kind: CommandFailure.Kind) {
         switch kind {
         case .failed: self = .failure
         case .badConfiguration: self = .badConfiguration
@@ -52,14 +52,14 @@ extension ExitStatus {
     }
 
     /// A command that ran to its end: done is success, incomplete is a failure it has reported.
-    public init(_ outcome: CommandOutcome) {
+    package init(_ outcome: CommandOutcome) {
         self = outcome == .done ? .success : .failure
     }
 }
 
 extension UserFacingError {
     /// A role's failure as it is printed: its own line, the exit status of its kind.
-    public init(_ failure: CommandFailure) {
+    package init(_ failure: CommandFailure) {
         self.init(failure.message, status: ExitStatus(failure.kind))
     }
 }

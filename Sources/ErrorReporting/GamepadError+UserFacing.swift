@@ -1,10 +1,10 @@
-public import Gamepad
+import Gamepad
 
 /// The one stderr line and exit status for each gamepad failure (README "Exit codes").
 extension GamepadError {
     /// A refused mapping line is a configuration error (exit 2); SDL missing or not starting is
     /// a device problem (exit 3).
-    public var userFacing: UserFacingError {
+    package var userFacing: UserFacingError {
         switch self {
         case .config(let error):
             return error.userFacing
@@ -21,5 +21,5 @@ extension GamepadError {
 
 extension GamepadSelectorError {
     /// A selector that does not parse is a command-line mistake (exit 64).
-    public var userFacing: UserFacingError { UserFacingError(description, status: .usage) }
+    package var userFacing: UserFacingError { UserFacingError(description, status: .usage) }
 }

@@ -1,7 +1,7 @@
-public import MIDIControl
+import MIDIControl
 
 /// The one stderr line and exit status for each MIDI input failure (README "Exit codes").
 extension MIDIDeviceError {
     /// The device could not be opened (no /dev/snd, no such port, permission): exit 3.
-    public var userFacing: UserFacingError { UserFacingError(description, status: .deviceUnavailable) }
+    package var userFacing: UserFacingError { UserFacingError(description, status: .deviceUnavailable) }
 }

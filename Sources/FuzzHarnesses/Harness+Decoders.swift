@@ -1,5 +1,6 @@
 import BoardProtocol
 import ControlPlane
+import ControlWire
 import Controller
 import Discovery
 import Gamepad

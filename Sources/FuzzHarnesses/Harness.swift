@@ -5,7 +5,7 @@
 /// a failed `precondition` stating one of the invariants below) is a finding. The same functions
 /// run under libFuzzer (`scripts/fuzz.sh`, address sanitizer) and, as ordinary tests, over the seed
 /// corpus and every input a fuzzer ever crashed on (`Fuzz/corpus/NAME/`), so a finding stays fixed.
-public enum Harness: String, CaseIterable, Sendable {
+package enum Harness: String, CaseIterable, Sendable {
     case statePacket = "state-packet"
     case controlDatagram = "control-datagram"
     case reliableFragments = "reliable-fragments"
@@ -25,7 +25,7 @@ public enum Harness: String, CaseIterable, Sendable {
     case recording = "recording"
 
     /// Feeds one input to the decoder and checks what it made of it.
-    public func run(_ bytes: [UInt8]) {
+    package func run(_ bytes: [UInt8]) {
         switch self {
         case .statePacket: Self.statePacket(bytes)
         case .controlDatagram: Self.controlDatagram(bytes)

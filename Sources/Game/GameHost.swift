@@ -1,24 +1,25 @@
 import ControlPlane
+import ControlWire
 import RemoteWire
 
 /// What `analog-remote game` is asked to host.
-public struct GameSettings: Sendable {
+package struct GameSettings: Sendable {
     /// The host's display name (in `accept`).
-    public var name: String
+    package var name: String
     /// The session ID; a hello naming another session is denied. Empty = no check.
-    public var session: String
+    package var session: String
     /// Rounds to play, each ``roundLength`` long (1…255).
-    public var rounds: Int
+    package var rounds: Int
     /// nil = the round lasts until ``GameHost/finish(now:)`` (Ctrl-C).
-    public var roundLength: Duration?
+    package var roundLength: Duration?
     /// Scores go back to players at most this often (only when they changed).
-    public var scoreInterval: Duration = .milliseconds(100)
-    public var peerID: UInt64
+    package var scoreInterval: Duration = .milliseconds(100)
+    package var peerID: UInt64
     /// The timing contract sent in `accept` (what a receiver would say).
-    public var failsafe = FailsafeTimeout.standard
-    public var rateHertz = SendRate.standardHz
+    package var failsafe = FailsafeTimeout.standard
+    package var rateHertz = SendRate.standardHz
 
-    public init(name: String, session: String, rounds: Int = 1, roundLength: Duration? = nil, peerID: UInt64) {
+    package init(name: String, session: String, rounds: Int = 1, roundLength: Duration? = nil, peerID: UInt64) {
         precondition((1...255).contains(rounds), "rounds must be 1…255")
         self.name = name
         self.session = session
@@ -38,8 +39,8 @@ public struct GameSettings: Sendable {
 /// - A plain 8-byte sender is a player too, named by its address (renamed if it says hello later).
 /// - A point is a press of A: the A bit going from released to held (``GameRound/button(_:player:)``).
 /// - At most ``GameRound/maxPlayers``; a hello beyond is denied, a plain sender ignored.
-public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: Sendable {
-    public enum Event: Hashable, Sendable {
+package struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: Sendable {
+    package enum Event: Hashable, Sendable {
         case joined(name: String, source: Source)
         case renamed(from: String, to: String)
         /// A hello while the game is full (reported once per source).
@@ -51,21 +52,21 @@ public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: S
         case gameOver
     }
 
-    public struct Output: Sendable {
-        public var datagrams: [(Source, [UInt8])] = []
-        public var events: [Event] = []
-        public init() {}
+    package struct Output: Sendable {
+        package var datagrams: [(Source, [UInt8])] = []
+        package var events: [Event] = []
+        package init() {}
     }
 
-    public enum Phase: Hashable, Sendable {
+    package enum Phase: Hashable, Sendable {
         case playing(roundEnds: ContinuousClock.Instant?)
         case over
     }
 
-    public let settings: GameSettings
-    public private(set) var peers: PeerTable<Source>
-    public private(set) var game = GameRound()
-    public private(set) var phase: Phase
+    package let settings: GameSettings
+    package private(set) var peers: PeerTable<Source>
+    package private(set) var game = GameRound()
+    package private(set) var phase: Phase
     var playerOf: [Source: Int] = [:]
     /// Sources that said hello: they get their score back.
     var talking: Set<Source> = []
@@ -74,19 +75,19 @@ public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: S
     var nextFlush: ContinuousClock.Instant?
     var toldFull: Set<Source> = []
     /// Valid state packets and refused 8-byte ones.
-    public private(set) var states = 0
-    public private(set) var bad = 0
+    package private(set) var states = 0
+    package private(set) var bad = 0
 
-    public init(settings: GameSettings, connection: UInt32, now: ContinuousClock.Instant) {
+    package init(settings: GameSettings, connection: UInt32, now: ContinuousClock.Instant) {
         self.settings = settings
         peers = PeerTable(connection: connection)
         phase = .playing(roundEnds: settings.roundLength.map { now + $0 })
     }
 
-    public var isOver: Bool { phase == .over }
+    package var isOver: Bool { phase == .over }
 
     /// When ``tick(now:)`` has work: a round's end, a score flush, a retransmission.
-    public func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+    package func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         var candidates: [ContinuousClock.Instant] = []
         if case .playing(let ends?) = phase { candidates.append(ends) }
         if dirty { candidates.append(nextFlush ?? now) }
@@ -95,7 +96,7 @@ public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: S
     }
 
     /// One datagram of `length` bytes from `source`.
-    public mutating func datagram(_ bytes: [UInt8], length: Int, from source: Source, now: ContinuousClock.Instant) -> Output {
+    package mutating func datagram(_ bytes: [UInt8], length: Int, from source: Source, now: ContinuousClock.Instant) -> Output {
         var out = Output()
         guard peers.admit(source, now: now) else { return out }
         if length == StatePacket.size && bytes.count == length {
@@ -174,7 +175,7 @@ public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: S
     }
 
     /// Round ends, score updates, retransmissions.
-    public mutating func tick(now: ContinuousClock.Instant) -> Output {
+    package mutating func tick(now: ContinuousClock.Instant) -> Output {
         var out = Output()
         if case .playing(let ends?) = phase, now >= ends {
             out.events.append(.roundOver(game.round))
@@ -200,7 +201,7 @@ public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: S
 
     /// Ends the game: no more points; every player who said hello gets its final score. Keep
     /// calling ``tick(now:)`` until ``peers``' backlog is 0 (or a linger time) so they arrive.
-    public mutating func finish(now: ContinuousClock.Instant) -> Output {
+    package mutating func finish(now: ContinuousClock.Instant) -> Output {
         var out = Output()
         guard phase != .over else { return out }
         phase = .over
@@ -212,7 +213,7 @@ public struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: S
     }
 
     /// The score `source`'s player would get now.
-    public func score(for source: Source) -> GameScore? {
+    package func score(for source: Source) -> GameScore? {
         guard let id = playerOf[source] else { return nil }
         return score(of: id, ranks: ranks(), phase: isOver ? .final : .playing)
     }

@@ -1,33 +1,34 @@
 import Console
+import RemoteWire
 
 /// The button game (seed 004's closing example): every player who joins counts a point per
 /// press of A (a press, not a hold); the scoreboard ranks players by points, ties share a rank.
 ///
 /// A game may have several rounds (``nextRound()``): points are kept per round, ``Player/points``
 /// is the total, and the standings rank the totals.
-public struct GameRound: Sendable {
-    public struct Player: Hashable, Sendable {
-        public let id: Int
-        public var name: String
+package struct GameRound: Sendable {
+    package struct Player: Hashable, Sendable {
+        package let id: Int
+        package var name: String
         /// Total over every round.
-        public var points: Int
-        public var held: Bool
-        public let joined: ContinuousClock.Instant
+        package var points: Int
+        package var held: Bool
+        package let joined: ContinuousClock.Instant
         /// Points per round, index 0 = round 1 (rounds before the player joined hold 0).
-        public var roundPoints: [Int] = [0]
+        package var roundPoints: [Int] = [0]
     }
 
-    public static let maxPlayers = 64
-    public private(set) var players: [Player] = []
+    package static let maxPlayers = 64
+    package private(set) var players: [Player] = []
     /// The round being played, 1-based.
-    public private(set) var round = 1
+    package private(set) var round = 1
 
-    public init() {}
+    package init() {}
 
-    public enum JoinResult: Hashable, Sendable { case joined(Int), existing(Int), full }
+    package enum JoinResult: Hashable, Sendable { case joined(Int), existing(Int), full }
 
     /// Adds a player; a name already taken gets " #2", " #3"… (GameKit display names need not be unique).
-    public mutating func join(name: String, now: ContinuousClock.Instant) -> JoinResult {
+    package mutating func join(name: String, now: ContinuousClock.Instant) -> JoinResult {
         guard players.count < Self.maxPlayers else { return .full }
         let id = players.count
         players.append(Player(id: id, name: uniqueName(name), points: 0, held: false, joined: now,
@@ -38,7 +39,7 @@ public struct GameRound: Sendable {
     /// Renames a player (a plain sender named by its address that later said hello with a
     /// display name); the new name is made unique like a joining one. Returns the name in use.
     @discardableResult
-    public mutating func rename(player id: Int, to name: String) -> String? {
+    package mutating func rename(player id: Int, to name: String) -> String? {
         guard players.indices.contains(id) else { return nil }
         if players[id].name == name { return name }
         players[id].name = uniqueName(name, except: id)
@@ -47,7 +48,7 @@ public struct GameRound: Sendable {
 
     /// Starts the next round: points count for it from now on; buttons held across the change
     /// do not count again.
-    public mutating func nextRound() {
+    package mutating func nextRound() {
         round += 1
         for i in players.indices { players[i].roundPoints.append(0) }
     }
@@ -65,7 +66,7 @@ public struct GameRound: Sendable {
 
     /// Feeds a player's A button state; returns true when this was a new press (a point).
     @discardableResult
-    public mutating func button(_ pressed: Bool, player id: Int) -> Bool {
+    package mutating func button(_ pressed: Bool, player id: Int) -> Bool {
         guard players.indices.contains(id) else { return false }
         defer { players[id].held = pressed }
         guard pressed, !players[id].held else { return false }
@@ -75,7 +76,7 @@ public struct GameRound: Sendable {
     }
 
     /// Players ordered by points (then by join order), with their rank (1 = best; ties share).
-    public var standings: [(rank: Int, player: Player)] {
+    package var standings: [(rank: Int, player: Player)] {
         let sorted = players.sorted { $0.points != $1.points ? $0.points > $1.points : $0.id < $1.id }
         var out: [(Int, Player)] = []
         for (i, p) in sorted.enumerated() {
@@ -85,35 +86,23 @@ public struct GameRound: Sendable {
         return out
     }
 
-    public func rank(of id: Int) -> Int? { standings.first { $0.player.id == id }?.rank }
+    package func rank(of id: Int) -> Int? { standings.first { $0.player.id == id }?.rank }
 
-    /// RFC 4180 CSV: `rank,name,points`, names quoted when they need it. After more than one
-    /// round, one more column per round: `round1,round2,…`.
-    public func csv() -> String {
+    /// CSV (``CSVText``: RFC 4180, formula cells neutralised): `rank,name,points`. After more
+    /// than one round, one more column per round: `round1,round2,…`.
+    package func csv() -> String {
         let perRound = round > 1
-        var text = "rank,name,points" + (perRound ? (1...round).map { ",round\($0)" }.joined() : "") + "\r\n"
+        var text = CSVText.row(["rank", "name", "points"] + (perRound ? (1...round).map { "round\($0)" } : []))
         for (rank, p) in standings {
-            text += "\(rank),\(Self.csvField(p.name)),\(p.points)"
-            if perRound { text += p.roundPoints.map { ",\($0)" }.joined() }
-            text += "\r\n"
+            text += CSVText.row(["\(rank)", p.name, "\(p.points)"] + (perRound ? p.roundPoints.map { "\($0)" } : []))
         }
         return text
-    }
-
-    /// A cell a spreadsheet reads as text: one that starts with `=`, `+`, `-`, `@`, a tab or a
-    /// carriage return would be a formula (CSV injection), so it gets a leading `'` (OWASP's
-    /// advice); then RFC 4180 quoting.
-    static func csvField(_ s: String) -> String {
-        var s = s
-        if let first = s.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { s = "'" + s }
-        return s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
-            ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
     }
 
     /// `{"players":[{"rank":1,"name":"Ann","points":12},…]}`; after more than one round each
     /// player also has `"rounds":[5,7]`. `header` fields (string values) come first, e.g.
     /// `{"session":"class-3b","players":[…]}`.
-    public func json(header: KeyValuePairs<String, String> = [:]) -> String {
+    package func json(header: KeyValuePairs<String, String> = [:]) -> String {
         let perRound = round > 1
         let rows = standings.map { row in
             "{\"rank\":\(row.rank),\"name\":\(ConsoleLogHandler.quote(row.player.name)),\"points\":\(row.player.points)"

@@ -11,21 +11,21 @@ import RemoteWire
 import SystemIO
 
 /// What `analog-remote game` was asked to do (the CLI validates, this only carries).
-public struct GameConfiguration: Sendable {
-    public var port: UInt16 = 0
-    public var session: String
+package struct GameConfiguration: Sendable {
+    package var port: UInt16 = 0
+    package var session: String
     /// The name announced in the session and sent in `accept`.
-    public var name: String
-    public var advertise = true
-    public var rounds = 1
+    package var name: String
+    package var advertise = true
+    package var rounds = 1
     /// Length of each round; nil = one round until SIGINT/SIGTERM.
-    public var roundLength: Duration?
+    package var roundLength: Duration?
     /// Where the results files go.
-    public var resultsDirectory = "."
+    package var resultsDirectory = "."
     /// How long the end waits for the final scores to be acknowledged.
-    public var linger: Duration = .seconds(2)
+    package var linger: Duration = .seconds(2)
 
-    public init(session: String, name: String) {
+    package init(session: String, name: String) {
         self.session = session
         self.name = name
     }
@@ -39,7 +39,7 @@ public struct GameConfiguration: Sendable {
 /// `left "NAME"`, `round N of M` / `round N over`; at the end the standings
 /// (`RANK. NAME POINTS`) and `wrote PATH` for the two results files. stderr: the live
 /// scoreboard on a terminal, and log lines.
-public final class GameService {
+package final class GameService {
     private let configuration: GameConfiguration
     private let socket: UDPSocket
     private let runtime: CommandRuntime<AdvertiserEvent>
@@ -49,7 +49,7 @@ public final class GameService {
     private let started: ContinuousClock.Instant
     private let startedWall: timespec
 
-    public init(configuration: GameConfiguration, status: StatusLine, logger: Logger) throws(CommandFailure) {
+    package init(configuration: GameConfiguration, status: StatusLine, logger: Logger) throws(CommandFailure) {
         self.configuration = configuration
         self.status = status
         self.logger = logger
@@ -78,7 +78,7 @@ public final class GameService {
     }
 
     /// Throws a ``CommandFailure``, or a ``DiscoveryError`` from announcing (the CLI maps it).
-    public func run() throws -> CommandOutcome {
+    package func run() throws -> CommandOutcome {
         let port: UInt16
         do {
             port = try socket.localAddress().port
@@ -173,7 +173,7 @@ public final class GameService {
             do {
                 try Self.write(text, to: path)
             } catch {
-                throw CommandFailure("cannot write the results to \(path): \(error) (check --results DIR)", kind: .failed)
+                throw CommandFailure("cannot write the results: \(error) (check --results DIR)", kind: .failed)
             }
             StandardOutput.write("wrote \(path)\n")
         }
@@ -242,11 +242,12 @@ public final class GameService {
         return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Writes a new file (never overwrites: an existing name is an error).
-    static func write(_ text: String, to path: String) throws(SystemError) {
-        let fd = try Syscall.call("open", subject: path) { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
-        let file = Descriptor(adopting: fd, label: path)
-        defer { file.close() }
-        try file.writeAll(Array(text.utf8))
+    /// Writes a new file, mode 0644, in a checked directory (``SafeDirectory``): never
+    /// overwrites and never follows a link: an existing name is an error.
+    static func write(_ text: String, to path: String) throws(SafeFileError) {
+        let (directory, name) = SafeDirectory.split(path)
+        guard try SafeDirectory(directory, create: false).createOnce(name, with: Array(text.utf8), mode: 0o644) else {
+            throw SafeFileError("\(path) exists: a result is never overwritten", errno: EEXIST)
+        }
     }
 }

@@ -27,21 +27,21 @@ import TOMLKit
 /// forward = ["dpup", "righttrigger"]
 /// a = "south"
 /// ```
-public struct GamepadConfig: Hashable, Sendable {
-    public var mapping: GamepadMapping
+package struct GamepadConfig: Hashable, Sendable {
+    package var mapping: GamepadMapping
     /// SDL GameController mapping lines added before any pad is opened.
-    public var sdlMappings: [String]
+    package var sdlMappings: [String]
     /// The file it came from, for error messages ("" = built-in defaults).
-    public var file: String
+    package var file: String
 
-    public init(mapping: GamepadMapping = .standard, sdlMappings: [String] = [], file: String = "") {
+    package init(mapping: GamepadMapping = .standard, sdlMappings: [String] = [], file: String = "") {
         self.mapping = mapping
         self.sdlMappings = sdlMappings
         self.file = file
     }
 
     /// Reads and parses `path`.
-    public static func load(path: String) throws(GamepadConfigError) -> GamepadConfig {
+    package static func load(path: String) throws(GamepadConfigError) -> GamepadConfig {
         let text: String
         do {
             text = try readFile(path)
@@ -53,9 +53,9 @@ public struct GamepadConfig: Hashable, Sendable {
 
     /// The top-level tables a controller config file may have. Another part of the controller
     /// that reads its own table from the same file adds its name here.
-    public static let knownTables: Set<String> = ["gamepad", "midi"]
+    package static let knownTables: Set<String> = ["gamepad", "midi"]
 
-    public static func parse(_ text: String, file: String) throws(GamepadConfigError) -> GamepadConfig {
+    package static func parse(_ text: String, file: String) throws(GamepadConfigError) -> GamepadConfig {
         let named = file.isEmpty ? "gamepad config" : file
         if text.utf8.contains(0) {
             throw GamepadConfigError(file: named, key: nil, problem: "a NUL byte in the file; allowed: text without NUL bytes")
@@ -88,7 +88,7 @@ public struct GamepadConfig: Hashable, Sendable {
 }
 
 /// A gamepad table that cannot be used: which file, which key, what is allowed. One line.
-public typealias GamepadConfigError = ConfigFileError
+package typealias GamepadConfigError = ConfigFileError
 
 /// Key by key; each setter names the key and what it allows.
 private struct Reader {
@@ -202,14 +202,14 @@ private struct Reader {
 }
 
 /// SDL GameController mapping lines (`GUID,name,a:b0,b:b1,…`), checked before SDL sees them.
-public enum SDLMappingLine {
+package enum SDLMappingLine {
     /// The line, checked and normalized; nil if it is not a mapping line.
     ///
     /// Trap (SDL 2.26): a device GUID carries a checksum of the device name in bytes 2–3
     /// (hex digits 4–7), and a mapping whose GUID has a non-zero checksum there (and no `crc:`
     /// field) never matches. A GUID copied from `analog-remote gamepads` has it, so it is cleared
     /// here; the mapping then applies to every device with that bus, vendor, product and version.
-    public static func normalized(_ line: String) -> String? {
+    package static func normalized(_ line: String) -> String? {
         let fields = line.split(separator: ",", omittingEmptySubsequences: false)
         guard fields.count >= 3 else { return nil }
         let guid = fields[0]

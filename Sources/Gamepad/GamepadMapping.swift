@@ -1,4 +1,4 @@
-public import RemoteWire
+import RemoteWire
 
 /// How a pad's controls become a ``ControllerState``: a pure value, no SDL, no state between
 /// calls. The stateful rules (stop latch, resume after neutral, hot-plug) are in
@@ -9,46 +9,46 @@ public import RemoteWire
 /// left trigger past half; south → a, east → b, west → x, north → y, shoulders → l/r,
 /// start → start, back → select, guide → home, stick clicks → l3/r3, d-pad left/right →
 /// left/right. No enable (deadman) and no stop button.
-public struct GamepadMapping: Hashable, Sendable {
+package struct GamepadMapping: Hashable, Sendable {
     /// Which stick axis steers (a trigger cannot).
-    public var steerAxis: PadAxis = .leftX
+    package var steerAxis: PadAxis = .leftX
     /// Negates the angle (stick right → turn left).
-    public var invertSteer = false
+    package var invertSteer = false
     /// The angle sent at full deflection, radians, 0 < angle ≤ π/2. Default: the binary32
     /// nearest π/4 (`Float(Double.pi / 4)`; `Float.pi / 4` is one ulp short).
-    public var fullLockAngle = Float(Double.pi / 4)
+    package var fullLockAngle = Float(Double.pi / 4)
     /// Stick readings with magnitude ≤ this are 0; outside, the rest of the travel is rescaled
     /// to 0…1, so the output is continuous (0 just outside the deadzone, 1 at full deflection).
     /// 0 ≤ deadzone < 1; ROS `joy`'s default 0.05.
-    public var deadzone = 0.05
+    package var deadzone = 0.05
     /// Blend of linear and cubic response after the deadzone: y = (1−e)·x + e·x³, 0 ≤ e ≤ 1.
     /// 0 = linear; higher = finer control near the centre, same full-lock at the end.
-    public var expo = 0.0
+    package var expo = 0.0
     /// Triggers and sticks bound to a bit count as held strictly past this (0 < t < 1).
-    public var threshold = 0.5
+    package var threshold = 0.5
     /// Packet bit ← controls (any one active sets the bit). Bits not listed are never set.
-    public var bindings: [Binding]
+    package var bindings: [Binding]
     /// Optional deadman: while it is not held the output is the neutral state.
-    public var enable: PadControl?
+    package var enable: PadControl?
     /// Optional stop button (see ``GamepadSession`` for the latch).
-    public var stop: PadControl?
+    package var stop: PadControl?
 
-    public struct Binding: Hashable, Sendable {
-        public var bit: Buttons
-        public var controls: [PadControl]
-        public init(_ bit: Buttons, _ controls: [PadControl]) {
+    package struct Binding: Hashable, Sendable {
+        package var bit: Buttons
+        package var controls: [PadControl]
+        package init(_ bit: Buttons, _ controls: [PadControl]) {
             self.bit = bit
             self.controls = controls
         }
     }
 
-    public init(bindings: [Binding] = GamepadMapping.standardBindings) {
+    package init(bindings: [Binding] = GamepadMapping.standardBindings) {
         self.bindings = bindings
     }
 
-    public static let standard = GamepadMapping()
+    package static let standard = GamepadMapping()
 
-    public static let standardBindings: [Binding] = [
+    package static let standardBindings: [Binding] = [
         Binding(.forward, [.button(.dpadUp), .trigger(.rightTrigger)]),
         Binding(.backward, [.button(.dpadDown), .trigger(.leftTrigger)]),
         Binding(.a, [.button(.south)]),
@@ -67,13 +67,13 @@ public struct GamepadMapping: Hashable, Sendable {
     ]
 
     /// The controls bound to `bit` (empty if none).
-    public func controls(for bit: Buttons) -> [PadControl] {
+    package func controls(for bit: Buttons) -> [PadControl] {
         bindings.first { $0.bit == bit }?.controls ?? []
     }
 
     /// Maps one reading. The enable and stop controls are consumed: a control used as one of
     /// them never also sets its packet bit (holding a shoulder as deadman does not send `l`).
-    public func map(_ snapshot: PadSnapshot) -> MappedInput {
+    package func map(_ snapshot: PadSnapshot) -> MappedInput {
         var buttons: Buttons = []
         for binding in bindings {
             for control in binding.controls where control != enable && control != stop {
@@ -97,11 +97,11 @@ public struct GamepadMapping: Hashable, Sendable {
     /// A stick counts as centred for "resume after neutral" within the deadzone, or within this
     /// band when the deadzone is smaller (a deadzone of 0 must not make resuming impossible
     /// with a stick that rests a hair off zero).
-    public static let minimumCentreBand = 0.05
+    package static let minimumCentreBand = 0.05
 
     /// Deadzone with rescaling, then expo; `value` is clamped to −1…1, the result is in −1…1 and
     /// is exactly ±1 at full deflection.
-    public static func shape(_ value: Double, deadzone: Double, expo: Double) -> Double {
+    package static func shape(_ value: Double, deadzone: Double, expo: Double) -> Double {
         guard value.isFinite else { return 0 }
         let clamped = min(1, max(-1, value))
         let magnitude = clamped.magnitude
@@ -114,17 +114,17 @@ public struct GamepadMapping: Hashable, Sendable {
 
 /// What one pad reading means, before the stateful rules (deadman, stop latch, resume after
 /// neutral) are applied by ``GamepadSession``.
-public struct MappedInput: Hashable, Sendable {
+package struct MappedInput: Hashable, Sendable {
     /// The state the pad asks for.
-    public var state: ControllerState
+    package var state: ControllerState
     /// The steering stick is inside the deadzone (or the minimum centre band).
-    public var steeringCentred: Bool
+    package var steeringCentred: Bool
     /// nil when no enable button is configured.
-    public var enableHeld: Bool?
+    package var enableHeld: Bool?
     /// false when no stop button is configured.
-    public var stopHeld: Bool
+    package var stopHeld: Bool
 
-    public init(state: ControllerState, steeringCentred: Bool, enableHeld: Bool? = nil, stopHeld: Bool = false) {
+    package init(state: ControllerState, steeringCentred: Bool, enableHeld: Bool? = nil, stopHeld: Bool = false) {
         self.state = state
         self.steeringCentred = steeringCentred
         self.enableHeld = enableHeld
@@ -133,5 +133,5 @@ public struct MappedInput: Hashable, Sendable {
 
     /// Safe to resume from: no drive bit (forward/backward) and the stick centred. Other
     /// buttons (a, b, …) do not move the robot and do not matter.
-    public var isNeutral: Bool { state.isDriveNeutral && steeringCentred }
+    package var isNeutral: Bool { state.isDriveNeutral && steeringCentred }
 }

@@ -12,7 +12,7 @@
 /// checksum SDL 2.26 puts there.
 /// The choice is made again on every hot-plug, with the same rule: after an unplug, the
 /// first pad that then matches is taken (for `gamepad`, any pad).
-public enum GamepadSelector: Hashable, Sendable {
+package enum GamepadSelector: Hashable, Sendable {
     case first
     case index(Int)
     case guid(String)
@@ -20,7 +20,7 @@ public enum GamepadSelector: Hashable, Sendable {
 
     /// Parses the whole `--input` value (`gamepad`, `gamepad:…`). nil when it is not a gamepad
     /// input at all (`keyboard`, `gamepads`); throws for `gamepad:` with nothing after it.
-    public init?(input text: String) throws(GamepadSelectorError) {
+    package init?(input text: String) throws(GamepadSelectorError) {
         if text == "gamepad" {
             self = .first
             return
@@ -30,7 +30,7 @@ public enum GamepadSelector: Hashable, Sendable {
     }
 
     /// Parses what follows `gamepad:`.
-    public init(selector: String) throws(GamepadSelectorError) {
+    package init(selector: String) throws(GamepadSelectorError) {
         guard !selector.isEmpty else { throw GamepadSelectorError(text: selector) }
         if selector.allSatisfy(\.isASCII) && selector.allSatisfy(\.isNumber) {
             guard let index = Int(selector) else { throw GamepadSelectorError(text: selector) }
@@ -43,7 +43,7 @@ public enum GamepadSelector: Hashable, Sendable {
     }
 
     /// Why no pad was chosen.
-    public enum Miss: Error, Hashable, Sendable {
+    package enum Miss: Error, Hashable, Sendable {
         /// SDL sees no joystick at all.
         case nothingConnected
         /// Pads are connected but none matches (they are listed).
@@ -55,7 +55,7 @@ public enum GamepadSelector: Hashable, Sendable {
     }
 
     /// Picks from the current list (in index order): the first match that has a mapping.
-    public func choose(from pads: [PadInfo]) -> Result<PadInfo, Miss> {
+    package func choose(from pads: [PadInfo]) -> Result<PadInfo, Miss> {
         if pads.isEmpty { return .failure(.nothingConnected) }
         let matching = pads.filter(matches)
         if let usable = matching.first(where: \.hasMapping) { return .success(usable) }
@@ -63,7 +63,7 @@ public enum GamepadSelector: Hashable, Sendable {
         return .failure(.noMatch(connected: pads))
     }
 
-    public func matches(_ pad: PadInfo) -> Bool {
+    package func matches(_ pad: PadInfo) -> Bool {
         switch self {
         case .first: true
         case .index(let i): pad.index == i
@@ -86,7 +86,7 @@ extension GamepadSelector {
 
 extension GamepadSelector: CustomStringConvertible {
     /// How the selection reads in a status line: `any gamepad`, `gamepad index 2`, ….
-    public var description: String {
+    package var description: String {
         switch self {
         case .first: "any gamepad"
         case .index(let i): "gamepad index \(i)"
@@ -97,10 +97,10 @@ extension GamepadSelector: CustomStringConvertible {
 }
 
 /// `gamepad:` with an empty or unusable selector.
-public struct GamepadSelectorError: Error, Hashable, Sendable, CustomStringConvertible {
-    public let text: String
-    public init(text: String) { self.text = text }
-    public var description: String {
+package struct GamepadSelectorError: Error, Hashable, Sendable, CustomStringConvertible {
+    package let text: String
+    package init(text: String) { self.text = text }
+    package var description: String {
         "gamepad:\(text): expected gamepad, gamepad:INDEX, gamepad:NAME-PART or gamepad:GUID (32 hex digits; see `analog-remote gamepads`)"
     }
 }

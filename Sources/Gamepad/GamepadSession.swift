@@ -1,4 +1,4 @@
-public import RemoteWire
+import RemoteWire
 
 /// The safety rules between a pad and the wire: hot-plug, resume-after-neutral, deadman, and
 /// the stop latch. A value type fed with events and the time; it returns what to send and
@@ -18,8 +18,8 @@ public import RemoteWire
 ///   rule applies again. The latch survives unplugging (a new pad does not clear a stop). A
 ///   stop control already held when a pad is opened counts as a press.
 /// - While waiting for a pad, a reminder notice every ``reminderInterval``.
-public struct GamepadSession: Sendable {
-    public enum Event: Hashable, Sendable {
+package struct GamepadSession: Sendable {
+    package enum Event: Hashable, Sendable {
         /// The selected pad was opened; `input` is its reading at that moment.
         case connected(PadInfo, MappedInput)
         /// The open pad went away.
@@ -32,16 +32,16 @@ public struct GamepadSession: Sendable {
         case tick
     }
 
-    public let selector: GamepadSelector
-    public let enable: PadControl?
-    public let stop: PadControl?
-    public let reminderInterval: Duration
+    package let selector: GamepadSelector
+    package let enable: PadControl?
+    package let stop: PadControl?
+    package let reminderInterval: Duration
 
-    public private(set) var pad: PadInfo?
-    public private(set) var output: ControllerState = .neutral
-    public private(set) var status: GamepadStatus
+    package private(set) var pad: PadInfo?
+    package private(set) var output: ControllerState = .neutral
+    package private(set) var status: GamepadStatus
     /// When a ``Event/tick`` is due (nil = nothing timed is pending).
-    public private(set) var nextDeadline: ContinuousClock.Instant?
+    package private(set) var nextDeadline: ContinuousClock.Instant?
 
     private var miss: GamepadSelector.Miss = .nothingConnected
     private var waitingSince: ContinuousClock.Instant?
@@ -52,7 +52,7 @@ public struct GamepadSession: Sendable {
     private var started = false
     private var announcedWait = false
 
-    public init(selector: GamepadSelector, mapping: GamepadMapping, reminderInterval: Duration = .seconds(30)) {
+    package init(selector: GamepadSelector, mapping: GamepadMapping, reminderInterval: Duration = .seconds(30)) {
         self.selector = selector
         self.enable = mapping.enable
         self.stop = mapping.stop
@@ -62,7 +62,7 @@ public struct GamepadSession: Sendable {
 
     /// Starts with no pad: the neutral state, the waiting status and a notice. (Optional: the
     /// first ``handle(_:at:)`` starts the session too, without the notice if a pad is there.)
-    public mutating func start(at now: ContinuousClock.Instant) -> [GamepadEvent] {
+    package mutating func start(at now: ContinuousClock.Instant) -> [GamepadEvent] {
         var events = begin(at: now)
         if pad == nil && !announcedWait {
             announcedWait = true
@@ -82,7 +82,7 @@ public struct GamepadSession: Sendable {
         "waiting for a gamepad (\(selector)); plug one in — `analog-remote gamepads` lists what SDL sees"
     }
 
-    public mutating func handle(_ event: Event, at now: ContinuousClock.Instant) -> [GamepadEvent] {
+    package mutating func handle(_ event: Event, at now: ContinuousClock.Instant) -> [GamepadEvent] {
         var actions = begin(at: now)
         var notices: [String] = []
         switch event {
@@ -186,7 +186,7 @@ public struct GamepadSession: Sendable {
 }
 
 /// What a gamepad input yields: the state to send, the status line, log lines.
-public enum GamepadEvent: Hashable, Sendable {
+package enum GamepadEvent: Hashable, Sendable {
     /// The state to put on the wire now (emitted only when it changed).
     case state(ControllerState)
     /// The new status (emitted only when it changed); its description is the status text.
@@ -196,7 +196,7 @@ public enum GamepadEvent: Hashable, Sendable {
 }
 
 /// What the gamepad input is doing, for the status line.
-public enum GamepadStatus: Hashable, Sendable {
+package enum GamepadStatus: Hashable, Sendable {
     case noGamepad(GamepadSelector, GamepadSelector.Miss)
     case waitingForNeutral(PadInfo)
     case driving(PadInfo)
@@ -204,11 +204,11 @@ public enum GamepadStatus: Hashable, Sendable {
     case stopped(PadInfo, stop: PadControl?, releasesLeft: Int)
 
     /// True when the pad's input goes on the wire (the others send neutral).
-    public var isDriving: Bool { if case .driving = self { true } else { false } }
+    package var isDriving: Bool { if case .driving = self { true } else { false } }
 }
 
 extension GamepadStatus: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         switch self {
         case .noGamepad(let selector, .nothingConnected):
             return "no gamepad — waiting for one (\(selector))"

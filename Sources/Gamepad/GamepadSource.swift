@@ -1,6 +1,6 @@
 import CSDL2
 import SystemIO
-public import RemoteWire
+import RemoteWire
 import Synchronization
 
 /// A gamepad as a controller input: SDL on its own thread, hot-plug, selection, mapping and
@@ -25,21 +25,21 @@ import Synchronization
 /// Threading: every SDL call happens on the source's own thread; the methods here may be called
 /// from any thread. One source per process (SDL is process-global): a second throws
 /// ``GamepadError/busy`` until the first is closed.
-public final class GamepadSource: Sendable {
-    public struct Options: Sendable {
-        public var selector: GamepadSelector
-        public var config: GamepadConfig
+package final class GamepadSource: Sendable {
+    package struct Options: Sendable {
+        package var selector: GamepadSelector
+        package var config: GamepadConfig
         /// Pump period while a pad is open: the worst-case delay from the pad to an event.
-        public var activeInterval: Duration = .milliseconds(4)
+        package var activeInterval: Duration = .milliseconds(4)
         /// Pump period while waiting for a pad: how soon a plugged-in pad is noticed.
-        public var idleInterval: Duration = .milliseconds(100)
+        package var idleInterval: Duration = .milliseconds(100)
         /// How often to log "still no gamepad" while waiting.
-        public var reminderInterval: Duration = .seconds(30)
+        package var reminderInterval: Duration = .seconds(30)
         /// Extra SDL hints (name → value), set before SDL_Init; e.g. tests pass
         /// `SDL_JOYSTICK_HIDAPI=0` so no real HID device is scanned.
-        public var hints: [String: String] = [:]
+        package var hints: [String: String] = [:]
 
-        public init(selector: GamepadSelector = .first, config: GamepadConfig = GamepadConfig()) {
+        package init(selector: GamepadSelector = .first, config: GamepadConfig = GamepadConfig()) {
             self.selector = selector
             self.config = config
         }
@@ -50,7 +50,7 @@ public final class GamepadSource: Sendable {
 
     /// Starts SDL and begins looking for a pad. Throws when SDL cannot start or a mapping line
     /// is refused (``GamepadError/config(_:)``); never because no pad is there.
-    public init(_ options: Options) throws(GamepadError) {
+    package init(_ options: Options) throws(GamepadError) {
         let sink: EventSink
         do { sink = try EventSink() } catch { throw .system(error) }
         self.sink = sink
@@ -71,32 +71,32 @@ public final class GamepadSource: Sendable {
     deinit { sdl.close() }
 
     /// Readable while events are waiting; poll it, then call ``events()``.
-    public var descriptor: Int32 { sink.flag.descriptor.rawValue }
+    package var descriptor: Int32 { sink.flag.descriptor.rawValue }
 
     /// Takes every waiting event, oldest first (never blocks). Consecutive states are merged:
     /// only the latest of a run is kept.
-    public func events() -> [GamepadEvent] { sink.drain() }
+    package func events() -> [GamepadEvent] { sink.drain() }
 
     /// The last state emitted (neutral until a pad drives).
-    public var state: ControllerState { sink.latest.state }
+    package var state: ControllerState { sink.latest.state }
     /// The last status emitted.
-    public var status: GamepadStatus? { sink.latest.status }
+    package var status: GamepadStatus? { sink.latest.status }
 
     /// The joysticks SDL sees now.
-    public func pads() throws(GamepadError) -> [PadInfo] {
+    package func pads() throws(GamepadError) -> [PadInfo] {
         guard let pads = sdl.perform({ [sdl] in SDLPads.list(sdl.library) }) else { throw .closed }
         return pads
     }
 
     /// Stops the SDL thread (closing the pad, SDL_Quit). Safe to call twice. Emits nothing:
     /// the caller sends its own neutral state on the way out.
-    public func close() { sdl.close() }
+    package func close() { sdl.close() }
 
     // MARK: Virtual pads (tests and demos)
 
     /// Plugs in a virtual pad (see ``VirtualPad``); the source sees it as hot-plugged, with
     /// `axes` and `buttons` already in place (triggers default to released).
-    public func attachVirtualPad(name: String, gameController: Bool = true, axes: [PadAxis: Int16] = [:],
+    package func attachVirtualPad(name: String, gameController: Bool = true, axes: [PadAxis: Int16] = [:],
                                  buttons: [PadButton: Bool] = [:]) throws(GamepadError) -> VirtualPad {
         try Self.unwrap(sdl.perform { [sdl] in
             SDLVirtualPads.attach(sdl.library, name: name, gameController: gameController, axes: axes, buttons: buttons)
@@ -104,13 +104,13 @@ public final class GamepadSource: Sendable {
     }
 
     /// Sets raw axis readings and buttons of a virtual pad, all in one pump.
-    public func updateVirtualPad(_ pad: VirtualPad, axes: [PadAxis: Int16] = [:],
+    package func updateVirtualPad(_ pad: VirtualPad, axes: [PadAxis: Int16] = [:],
                                  buttons: [PadButton: Bool] = [:]) throws(GamepadError) {
         try Self.unwrap(sdl.perform { [sdl] in SDLVirtualPads.update(sdl.library, pad, axes: axes, buttons: buttons) })
     }
 
     /// Unplugs a virtual pad.
-    public func detachVirtualPad(_ pad: VirtualPad) throws(GamepadError) {
+    package func detachVirtualPad(_ pad: VirtualPad) throws(GamepadError) {
         try Self.unwrap(sdl.perform { [sdl] in SDLVirtualPads.detach(sdl.library, pad) })
     }
 
@@ -164,10 +164,10 @@ final class EventSink: Sendable {
 }
 
 /// A one-shot look at the joysticks SDL sees, for `analog-remote gamepads`.
-public enum GamepadCatalog {
+package enum GamepadCatalog {
     /// Starts SDL, lists, stops SDL. `config` contributes its extra mappings (so "mapping
     /// known" reflects them); `virtualPads` are attached first (tests and demos).
-    public static func list(config: GamepadConfig = GamepadConfig(), hints: [String: String] = [:],
+    package static func list(config: GamepadConfig = GamepadConfig(), hints: [String: String] = [:],
                             virtualPads: [String] = []) throws(GamepadError) -> [PadInfo] {
         let sdl = try SDLThread(hints: hints, mappings: config.sdlMappings, mappingsFile: config.file) { context in
             while !context.shouldStop { context.runJobs(thenSleepUntil: .now + .seconds(1)) }

@@ -6,9 +6,9 @@ import Foundation
 /// Why SDL may see no pad although one is plugged in: SDL silently skips input devices it
 /// cannot open, so a pad on a machine where the user is not in the `input` group (and has no
 /// seat ACL) is simply absent from the list.
-public enum InputDevices {
+package enum InputDevices {
     /// The `event*`/`js*` nodes under `directory` this process cannot read (sorted).
-    public static func unreadable(in directory: String = "/dev/input") -> [String] {
+    package static func unreadable(in directory: String = "/dev/input") -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.filter { $0.hasPrefix("event") || $0.hasPrefix("js") }
             .map { directory + "/" + $0 }

@@ -4,14 +4,14 @@
 /// Config spelling: a button name (`south`, `dpup`, …), `lefttrigger` / `righttrigger`, or a
 /// stick axis with a direction: `lefty-` (left stick up: SDL's y grows downwards), `leftx+`
 /// (left stick right).
-public enum PadControl: Hashable, Sendable {
+package enum PadControl: Hashable, Sendable {
     case button(PadButton)
     /// A trigger past the threshold.
     case trigger(PadAxis)
     /// A stick axis past the threshold in one direction (`positive` = right or down).
     case stick(PadAxis, positive: Bool)
 
-    public init?(name: String) {
+    package init?(name: String) {
         let lowered = name.lowercased()
         if let button = PadButton.allCases.first(where: { $0.name == lowered }) {
             self = .button(button)
@@ -27,7 +27,7 @@ public enum PadControl: Hashable, Sendable {
         self = .stick(axis, positive: sign == "+")
     }
 
-    public var name: String {
+    package var name: String {
         switch self {
         case .button(let b): b.name
         case .trigger(let a): a.name
@@ -36,13 +36,13 @@ public enum PadControl: Hashable, Sendable {
     }
 
     /// Every spelling accepted, for error messages.
-    public static var allNames: [String] {
+    package static var allNames: [String] {
         PadButton.allCases.map(\.name) + ["lefttrigger", "righttrigger"]
             + ["leftx", "lefty", "rightx", "righty"].flatMap { [$0 + "+", $0 + "-"] }
     }
 
     /// Held in `snapshot`? Axes count when strictly past `threshold` (0.5 = "past half").
-    public func isActive(in snapshot: PadSnapshot, threshold: Double) -> Bool {
+    package func isActive(in snapshot: PadSnapshot, threshold: Double) -> Bool {
         switch self {
         case .button(let b): snapshot.isHeld(b)
         case .trigger(let a): snapshot[a] > threshold

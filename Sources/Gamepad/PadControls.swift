@@ -5,7 +5,7 @@
 /// Face buttons are named by position. SDL calls them a/b/x/y (Xbox labels, which are
 /// positional there); a Nintendo pad's "A" is the east button, and we read it as `east`
 /// because the source sets `SDL_HINT_GAMECONTROLLER_USE_BUTTON_LABELS=0`.
-public enum PadButton: Int, CaseIterable, Hashable, Sendable {
+package enum PadButton: Int, CaseIterable, Hashable, Sendable {
     // Raw values are SDL_GameControllerButton's (SDL 2.26): keep the order.
     case south, east, west, north
     case back, guide, start
@@ -15,7 +15,7 @@ public enum PadButton: Int, CaseIterable, Hashable, Sendable {
     case misc1, paddle1, paddle2, paddle3, paddle4, touchpad
 
     /// The name used in config files and listings.
-    public var name: String {
+    package var name: String {
         switch self {
         case .south: "south"
         case .east: "east"
@@ -44,11 +44,11 @@ public enum PadButton: Int, CaseIterable, Hashable, Sendable {
 
 /// The axes of the standard layout. Sticks read −1…1 (x: right is +, y: DOWN is +, as in SDL);
 /// triggers read 0…1.
-public enum PadAxis: Int, CaseIterable, Hashable, Sendable {
+package enum PadAxis: Int, CaseIterable, Hashable, Sendable {
     // Raw values are SDL_GameControllerAxis's (SDL 2.26).
     case leftX, leftY, rightX, rightY, leftTrigger, rightTrigger
 
-    public var name: String {
+    package var name: String {
         switch self {
         case .leftX: "leftx"
         case .leftY: "lefty"
@@ -59,39 +59,39 @@ public enum PadAxis: Int, CaseIterable, Hashable, Sendable {
         }
     }
 
-    public var isTrigger: Bool { self == .leftTrigger || self == .rightTrigger }
+    package var isTrigger: Bool { self == .leftTrigger || self == .rightTrigger }
 
     /// SDL's raw reading (Int16) as a float: sticks −32768…32767 → −1…1 (−32768 counts as
     /// −32767, so both ends are exactly ±1, as ROS `joy` does); triggers 0…32767 → 0…1.
-    public func normalized(_ raw: Int16) -> Double {
+    package func normalized(_ raw: Int16) -> Double {
         if isTrigger { return Double(max(0, raw)) / 32767 }
         return Double(max(-32767, raw)) / 32767
     }
 }
 
 /// One reading of every control of a pad: the input of ``GamepadMapping/map(_:)``.
-public struct PadSnapshot: Hashable, Sendable {
+package struct PadSnapshot: Hashable, Sendable {
     /// Indexed by ``PadAxis/rawValue``; normalized (see ``PadAxis/normalized(_:)``).
-    public var axes: [Double]
+    package var axes: [Double]
     /// Bit n set = the ``PadButton`` with raw value n is held.
-    public var buttonBits: UInt32
+    package var buttonBits: UInt32
 
-    public init(axes: [PadAxis: Double] = [:], buttons: Set<PadButton> = []) {
+    package init(axes: [PadAxis: Double] = [:], buttons: Set<PadButton> = []) {
         self.axes = PadAxis.allCases.map { axes[$0] ?? 0 }
         self.buttonBits = buttons.reduce(0) { $0 | 1 << UInt32($1.rawValue) }
     }
 
-    public subscript(axis: PadAxis) -> Double {
+    package subscript(axis: PadAxis) -> Double {
         get { axes[axis.rawValue] }
         set { axes[axis.rawValue] = newValue }
     }
 
-    public func isHeld(_ button: PadButton) -> Bool { buttonBits & 1 << UInt32(button.rawValue) != 0 }
+    package func isHeld(_ button: PadButton) -> Bool { buttonBits & 1 << UInt32(button.rawValue) != 0 }
 
-    public mutating func set(_ button: PadButton, held: Bool) {
+    package mutating func set(_ button: PadButton, held: Bool) {
         let bit: UInt32 = 1 << UInt32(button.rawValue)
         buttonBits = held ? buttonBits | bit : buttonBits & ~bit
     }
 
-    public static let rest = PadSnapshot()
+    package static let rest = PadSnapshot()
 }

@@ -1,20 +1,20 @@
 /// A joystick SDL sees, as listed by `analog-remote gamepads` and matched by a
 /// ``GamepadSelector``.
-public struct PadInfo: Hashable, Sendable {
+package struct PadInfo: Hashable, Sendable {
     /// SDL's device index: the position in the current list (0 = first). It shifts when a pad
     /// before it is unplugged.
-    public var index: Int
-    public var name: String
+    package var index: Int
+    package var name: String
     /// SDL's joystick GUID as 32 lowercase hex digits (bus, vendor, product, version, …);
     /// identical pads share it.
-    public var guid: String
+    package var guid: String
     /// SDL knows how to read it as a standard gamepad (its database, an automatic mapping, or a
     /// `mappings` entry of the config). A pad without one is listed but never driven.
-    public var hasMapping: Bool
+    package var hasMapping: Bool
     /// SDL's instance id: new for every plug-in, so a replugged pad is a new instance.
-    public var instanceID: Int32
+    package var instanceID: Int32
 
-    public init(index: Int, name: String, guid: String, hasMapping: Bool, instanceID: Int32) {
+    package init(index: Int, name: String, guid: String, hasMapping: Bool, instanceID: Int32) {
         self.index = index
         self.name = name
         self.guid = guid
@@ -25,5 +25,5 @@ public struct PadInfo: Hashable, Sendable {
 
 extension PadInfo: CustomStringConvertible {
     /// `"Xbox 360 Controller" (index 0)`
-    public var description: String { "\"\(name)\" (index \(index))" }
+    package var description: String { "\"\(name)\" (index \(index))" }
 }

@@ -184,7 +184,7 @@ final class SDLThread: Sendable {
 }
 
 /// Why the gamepad input could not start or do what was asked.
-public enum GamepadError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum GamepadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An SDL call failed, with SDL_GetError's text.
     case sdl(call: String, message: String)
     /// libSDL2 is not installed (or too old): the loader's reason.
@@ -198,7 +198,7 @@ public enum GamepadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The source was closed.
     case closed
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .sdl(let call, let message): "gamepad: \(call) failed: \(message)"
         case .libraryMissing(let library, let reason): "gamepad: SDL2 (\(library)) cannot be loaded: \(reason)"

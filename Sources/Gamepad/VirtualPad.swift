@@ -6,18 +6,18 @@ import CSDL2
 /// Raw values are what the joystick reports, as with real hardware: sticks −32768…32767;
 /// triggers use the whole Int16 range too (−32768 = released, 32767 = fully pressed), which
 /// SDL's game-controller layer turns into 0…32767.
-public struct VirtualPad: Hashable, Sendable {
+package struct VirtualPad: Hashable, Sendable {
     /// SDL's instance id (also ``PadInfo/instanceID`` of the pad this creates).
-    public let instanceID: Int32
-    public let name: String
+    package let instanceID: Int32
+    package let name: String
 
     /// A stick position −1…1 as a raw reading.
-    public static func raw(stick value: Double) -> Int16 {
+    package static func raw(stick value: Double) -> Int16 {
         Int16((min(1, max(-1, value)) * 32767).rounded())
     }
 
     /// A trigger position 0…1 as a raw reading (see the type's note on trigger ranges).
-    public static func raw(trigger value: Double) -> Int16 {
+    package static func raw(trigger value: Double) -> Int16 {
         Int16((min(1, max(0, value)) * 65535 - 32768).rounded())
     }
 }

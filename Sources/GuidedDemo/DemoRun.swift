@@ -10,19 +10,19 @@ import SystemIO
 
 /// The demo's three processes and what it shows of them. Children are this same binary
 /// (/proc/self/exe), so the demo exercises exactly what a user runs by hand.
-public struct DemoRun {
+package struct DemoRun {
     let speed: Double
     /// The simulated board's firmware: the kit's published one (stock) unless asked otherwise.
     var firmware: BoardProfileKind = .stock
 
-    public init(speed: Double, firmware: BoardProfileKind = .stock) {
+    package init(speed: Double, firmware: BoardProfileKind = .stock) {
         self.speed = speed
         self.firmware = firmware
     }
 
     /// The square the controller plays (the same as config-examples/drive-square.script, which a test
     /// keeps equal to this).
-    public static let script = """
+    package static let script = """
         # drive-square.script: drive a square with the A button as a "horn" at each corner.
         # Used by `analog-remote demo`; play it yourself with
         #   analog-remote control --peer HOST:PORT --input script:config-examples/drive-square.script
@@ -59,7 +59,7 @@ public struct DemoRun {
         }.joined(separator: "\n")
     }
 
-    public func run() throws -> CommandOutcome {
+    package func run() throws -> CommandOutcome {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var template = Array("/tmp/analog-remote-demo.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {

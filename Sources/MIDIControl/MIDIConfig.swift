@@ -26,32 +26,29 @@ import TOMLKit
 /// [midi.chords]               # replaces the default chords: "KEY+KEY+…" = buttons
 /// "C3+E3+G3" = "a+b"
 /// ```
-public struct MIDIConfig: Hashable, Sendable {
-    public var mapping: MIDIMapping
+package struct MIDIConfig: Hashable, Sendable {
+    package var mapping: MIDIMapping
     /// The file it came from, for messages ("" = built-in defaults).
-    public var file: String
+    package var file: String
 
-    public init(mapping: MIDIMapping = .standard, file: String = "") {
+    package init(mapping: MIDIMapping = .standard, file: String = "") {
         self.mapping = mapping
         self.file = file
     }
 
-    public static let maximumChordWindowMilliseconds = 500
+    package static let maximumChordWindowMilliseconds = 500
 
-    public static func load(path: String) throws(MIDIConfigError) -> MIDIConfig {
-        let bytes: [UInt8]
+    package static func load(path: String) throws(MIDIConfigError) -> MIDIConfig {
+        let text: String
         do {
-            bytes = try FileContents.read(path: path)
+            text = try ConfigFileReader.read(path)
         } catch {
-            throw MIDIConfigError(file: path, key: nil, problem: "cannot read it: \(error.reason)")
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw MIDIConfigError(file: path, key: nil, problem: "not UTF-8 text")
+            throw MIDIConfigError(file: path, key: nil, problem: error.problem(what: "the MIDI config", allowedText: "a UTF-8 TOML file"))
         }
         return try parse(text, file: path)
     }
 
-    public static func parse(_ text: String, file: String) throws(MIDIConfigError) -> MIDIConfig {
+    package static func parse(_ text: String, file: String) throws(MIDIConfigError) -> MIDIConfig {
         let named = file.isEmpty ? "midi config" : file
         let root = try TOMLDocument.parse(text, file: named)
         var config = MIDIConfig(file: file)
@@ -70,7 +67,7 @@ public struct MIDIConfig: Hashable, Sendable {
 }
 
 /// A MIDI table that cannot be used: which file, which key, what is allowed. One line.
-public typealias MIDIConfigError = ConfigFileError
+package typealias MIDIConfigError = ConfigFileError
 
 private struct Reader {
     let file: String

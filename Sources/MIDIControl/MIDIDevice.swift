@@ -9,13 +9,13 @@ import SystemIO
 
 /// One opened MIDI input, whichever kind (``MIDIDeviceSpec``): a descriptor to poll and raw
 /// MIDI bytes out. The three kinds share one parser (``MIDIFraming/MIDIStreamDecoder``) above this.
-public final class MIDIDevice {
-    public let spec: MIDIDeviceSpec
+package final class MIDIDevice {
+    package let spec: MIDIDeviceSpec
     /// What it turned out to be, for messages: `midi:20:0 (Keystation 49)`, `midi-serial:/dev/pts/3`.
-    public let name: String
+    package let name: String
     /// False for a pipe, FIFO or regular file: its end is the end of the input, not an unplug
     /// (opening it again would replay a file or wait for a writer that is gone).
-    public let canReconnect: Bool
+    package let canReconnect: Bool
     private let kind: Kind
 
     private enum Kind {
@@ -25,7 +25,7 @@ public final class MIDIDevice {
     }
 
     /// What one ``read()`` found.
-    public enum Read: Equatable, Sendable {
+    package enum Read: Equatable, Sendable {
         case bytes([UInt8])
         case nothing
         /// Events were dropped (sequencer queue overflow): a release may be lost.
@@ -41,7 +41,7 @@ public final class MIDIDevice {
         self.kind = kind
     }
 
-    public static func open(_ spec: MIDIDeviceSpec) throws(MIDIDeviceError) -> MIDIDevice {
+    package static func open(_ spec: MIDIDeviceSpec) throws(MIDIDeviceError) -> MIDIDevice {
         switch spec {
         case .sequencer(let address):
             do {
@@ -73,7 +73,7 @@ public final class MIDIDevice {
     }
 
     /// The descriptor to poll for readability.
-    public var descriptor: Int32? {
+    package var descriptor: Int32? {
         switch kind {
         case .sequencer(let s): s.inputDescriptors.first
         case .rawMIDI(let r): r.inputDescriptors.first
@@ -82,7 +82,7 @@ public final class MIDIDevice {
     }
 
     /// What has arrived; never blocks.
-    public func read() -> Read {
+    package func read() -> Read {
         switch kind {
         case .sequencer(let s):
             do {
@@ -116,7 +116,7 @@ public final class MIDIDevice {
     }
 
     /// Safe to call twice.
-    public func close() {
+    package func close() {
         switch kind {
         case .sequencer(let s): s.close()
         case .rawMIDI(let r): r.close()
@@ -126,11 +126,11 @@ public final class MIDIDevice {
 }
 
 /// A MIDI input that cannot be opened: one line saying which and what to do.
-public struct MIDIDeviceError: Error, Hashable, Sendable, CustomStringConvertible {
-    public let spec: MIDIDeviceSpec
-    public let reason: String
+package struct MIDIDeviceError: Error, Hashable, Sendable, CustomStringConvertible {
+    package let spec: MIDIDeviceSpec
+    package let reason: String
 
-    public init(spec: MIDIDeviceSpec, reason: String) {
+    package init(spec: MIDIDeviceSpec, reason: String) {
         self.spec = spec
         self.reason = reason
     }
@@ -164,5 +164,5 @@ public struct MIDIDeviceError: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
-    public var description: String { "\(spec): \(reason)" }
+    package var description: String { "\(spec): \(reason)" }
 }

@@ -8,16 +8,16 @@ import SerialTTY
 /// | `midi:20:0`, `midi:Keystation`, `midi:Keystation:1` | an ALSA sequencer port (as `aconnect -i` lists them) |
 /// | `midi:hw:1,0,0` | an ALSA rawmidi device (the controller has it to itself) |
 /// | `midi-serial:PATH[@BAUD]` | a MIDI byte stream on a tty, FIFO or pipe (ttymidi-style bridges; default 115200) |
-public enum MIDIDeviceSpec: Hashable, Sendable, CustomStringConvertible {
+package enum MIDIDeviceSpec: Hashable, Sendable, CustomStringConvertible {
     /// nil = the first input port.
     case sequencer(String?)
     case rawMIDI(String)
     case serial(path: String, baud: Int)
 
-    public static let forms = "midi[:CLIENT:PORT|:NAME|:hw:C,D,S], midi-serial:PATH[@BAUD]"
+    package static let forms = "midi[:CLIENT:PORT|:NAME|:hw:C,D,S], midi-serial:PATH[@BAUD]"
 
     /// Parses `midi…` and `midi-serial:…` arguments; nil for anything else or a bad form.
-    public init?(argument text: String) {
+    package init?(argument text: String) {
         if text == "midi" {
             self = .sequencer(nil)
         } else if text.hasPrefix("midi-serial:") {
@@ -40,7 +40,7 @@ public enum MIDIDeviceSpec: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .sequencer(nil): "midi"
         case .sequencer(let name?): "midi:\(name)"

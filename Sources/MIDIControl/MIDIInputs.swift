@@ -2,20 +2,20 @@ import ALSAMIDI
 
 /// What `analog-remote midi-inputs` lists: the sequencer ports and rawmidi devices a keyboard
 /// can be read from, each as the `--input` argument that opens it.
-public enum MIDIInputs {
-    public struct Entry: Hashable, Sendable {
+package enum MIDIInputs {
+    package struct Entry: Hashable, Sendable {
         /// `midi:20:0`, `midi:hw:1,0,0`.
-        public let argument: String
-        public let details: String
+        package let argument: String
+        package let details: String
     }
 
-    public enum Listing: Hashable, Sendable {
+    package enum Listing: Hashable, Sendable {
         case entries([Entry])
         /// No /dev/snd here: nothing ALSA can list.
         case noSoundDevices
     }
 
-    public static func list() -> Listing {
+    package static func list() -> Listing {
         let ports: [SequencerPortInfo]
         do {
             ports = try SequencerPorts.list()
@@ -34,7 +34,7 @@ public enum MIDIInputs {
     }
 
     /// The text `midi-inputs` prints.
-    public static func text(_ listing: Listing) -> String {
+    package static func text(_ listing: Listing) -> String {
         switch listing {
         case .noSoundDevices:
             return "no MIDI inputs: this machine has no ALSA sound devices (/dev/snd is missing); a serial MIDI bridge works with --input midi-serial:PATH"

@@ -1,5 +1,5 @@
-public import MIDIFraming
-public import RemoteWire
+import MIDIFraming
+import RemoteWire
 
 /// The rules between a MIDI device and the wire: held keys, the chord window, the deadman,
 /// all-notes-off, active sensing, and unplugging. A value fed with events and the time
@@ -33,8 +33,8 @@ public import RemoteWire
 ///   Reset all controllers (CC 121) centres the tilt and lifts the deadman pedal.
 /// - **Active sensing**: once the device has sent FE, silence for ``activeSensingTimeout``
 ///   means the cable is out: every key is released and the tilt centred, as MIDI 1.0 asks.
-public struct MIDISession: Sendable {
-    public enum Event: Hashable, Sendable {
+package struct MIDISession: Sendable {
+    package enum Event: Hashable, Sendable {
         /// The device was opened; the text names it (`midi-serial:/dev/ttyUSB0`).
         case connected(String)
         /// The device went away; the text says what happened (`… end of stream`).
@@ -49,11 +49,11 @@ public struct MIDISession: Sendable {
 
     /// MIDI 1.0: a receiver that has seen active sensing assumes the link lost after 300 ms
     /// without any byte.
-    public static let activeSensingTimeout: Duration = .milliseconds(300)
+    package static let activeSensingTimeout: Duration = .milliseconds(300)
 
-    public let mapping: MIDIMapping
-    public private(set) var output: ControllerState = .neutral
-    public private(set) var status: MIDIStatus
+    package let mapping: MIDIMapping
+    package private(set) var output: ControllerState = .neutral
+    package private(set) var status: MIDIStatus
 
     private enum Role: Hashable, Sendable {
         /// Waiting for its chord window to close.
@@ -88,13 +88,13 @@ public struct MIDISession: Sendable {
     private var lastHeard: ContinuousClock.Instant?
     private var sensing = false
 
-    public init(mapping: MIDIMapping) {
+    package init(mapping: MIDIMapping) {
         self.mapping = mapping
         status = MIDIStatus(phase: .noDevice, device: nil, keys: [], tilt: 0, deadman: mapping.deadman)
     }
 
     /// When a ``Event/tick`` is due: the chord window's end, the active-sensing timeout.
-    public var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         var due = window?.closes
         if sensing, device != nil, let last = lastHeard {
             let t = last + Self.activeSensingTimeout
@@ -103,7 +103,7 @@ public struct MIDISession: Sendable {
         return due
     }
 
-    public mutating func handle(_ event: Event, at now: ContinuousClock.Instant) -> [MIDIEvent] {
+    package mutating func handle(_ event: Event, at now: ContinuousClock.Instant) -> [MIDIEvent] {
         var notices: [String] = []
         // A timeout that passed before this event counts first (a late tick must not let a
         // message arriving after the silence hide it).
@@ -309,7 +309,7 @@ public struct MIDISession: Sendable {
 }
 
 /// What a MIDI input yields: the state to send, the status line, log lines.
-public enum MIDIEvent: Hashable, Sendable {
+package enum MIDIEvent: Hashable, Sendable {
     /// The state to put on the wire now (emitted only when it changed).
     case state(ControllerState)
     /// The new status (emitted only when it changed).
@@ -321,20 +321,20 @@ public enum MIDIEvent: Hashable, Sendable {
 /// The MIDI input's part of the status line: the held keys by name and what they mean.
 ///
 /// `midi-serial:/dev/ttyUSB0: C4 forward · C3+E3+G3 a+b · tilt +0.79`
-public struct MIDIStatus: Hashable, Sendable, CustomStringConvertible {
-    public enum Phase: Hashable, Sendable {
+package struct MIDIStatus: Hashable, Sendable, CustomStringConvertible {
+    package enum Phase: Hashable, Sendable {
         case noDevice, waitingForNeutral, deadmanNotHeld, driving
     }
-    public var phase: Phase
+    package var phase: Phase
     /// The device, or the last one seen while none is connected.
-    public var device: String?
+    package var device: String?
     /// `C4 forward`, `C3+E3+G3 a+b`, `G3 …` (waiting for its chord window), `D5 —` (no meaning).
-    public var keys: [String]
+    package var keys: [String]
     /// The angle the keys and wheel ask for (before the deadman and neutral rules).
-    public var tilt: Float
-    public var deadman: MIDIMapping.Deadman?
+    package var tilt: Float
+    package var deadman: MIDIMapping.Deadman?
 
-    public var description: String {
+    package var description: String {
         let name = device ?? "MIDI device"
         var parts: [String] = []
         switch phase {

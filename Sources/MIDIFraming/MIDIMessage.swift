@@ -16,7 +16,7 @@
 ///  F0 … F7                     →  (nothing)                 SysEx: skipped, any length
 ///  F1 xx, F2 xx xx, F3 xx, F6  →  (nothing)                 system common: skipped
 /// ```
-public enum MIDIMessage: Hashable, Sendable {
+package enum MIDIMessage: Hashable, Sendable {
     case noteOn(channel: UInt8, note: UInt8, velocity: UInt8)
     case noteOff(channel: UInt8, note: UInt8, velocity: UInt8)
     case polyPressure(channel: UInt8, note: UInt8, pressure: UInt8)
@@ -29,7 +29,7 @@ public enum MIDIMessage: Hashable, Sendable {
     case realTime(UInt8)
 
     /// The channel of a channel message, nil for real-time.
-    public var channel: UInt8? {
+    package var channel: UInt8? {
         switch self {
         case .noteOn(let c, _, _), .noteOff(let c, _, _), .polyPressure(let c, _, _), .controlChange(let c, _, _),
              .programChange(let c, _), .channelPressure(let c, _), .pitchBend(let c, _):
@@ -40,26 +40,26 @@ public enum MIDIMessage: Hashable, Sendable {
     }
 
     /// Controller numbers with a meaning here (MIDI 1.0 "Control Change Messages" table).
-    public enum Controller {
+    package enum Controller {
         /// Damper (sustain) pedal: value ≥ 64 = down.
-        public static let sustain: UInt8 = 64
-        public static let allSoundOff: UInt8 = 120
-        public static let resetAllControllers: UInt8 = 121
-        public static let allNotesOff: UInt8 = 123
+        package static let sustain: UInt8 = 64
+        package static let allSoundOff: UInt8 = 120
+        package static let resetAllControllers: UInt8 = 121
+        package static let allNotesOff: UInt8 = 123
         /// 124–127 (omni off/on, mono, poly) also end every note, as all-notes-off does.
-        public static let modeChanges: ClosedRange<UInt8> = 124...127
+        package static let modeChanges: ClosedRange<UInt8> = 124...127
     }
 
-    public enum RealTime {
-        public static let activeSensing: UInt8 = 0xFE
-        public static let systemReset: UInt8 = 0xFF
+    package enum RealTime {
+        package static let activeSensing: UInt8 = 0xFE
+        package static let systemReset: UInt8 = 0xFF
     }
 }
 
 extension MIDIMessage {
     /// The bytes of this message with its status byte (no running status): for tests and
     /// for writing phrases.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         switch self {
         case .noteOn(let c, let k, let v): return [0x90 | c & 0x0F, k & 0x7F, v & 0x7F]
         case .noteOff(let c, let k, let v): return [0x80 | c & 0x0F, k & 0x7F, v & 0x7F]
@@ -78,7 +78,7 @@ extension MIDIMessage {
 extension MIDIMessage: CustomStringConvertible {
     /// `note-on 1 C4 100`, `note-off 1 C4 0`, `cc 1 64 127`, `bend 1 8192`, `program 1 5`,
     /// `pressure 1 20`, `poly 1 C4 20`, `realtime FE` — channels counted 1…16, as people do.
-    public var description: String {
+    package var description: String {
         switch self {
         case .noteOn(let c, let k, let v): "note-on \(c + 1) \(MIDINote(k).name) \(v)"
         case .noteOff(let c, let k, let v): "note-off \(c + 1) \(MIDINote(k).name) \(v)"

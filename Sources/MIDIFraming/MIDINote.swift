@@ -7,19 +7,19 @@
 /// Octaves run from −1 to 9. Names are written with sharps (`F#3`); reading also takes flats
 /// (`Gb3`, `♭`), `♯`, and a lower-case letter (`f#3`). An enharmonic name reaching across an
 /// octave means what it says: `B#3` = 60 = `C4`, `Cb4` = 59 = `B3`.
-public struct MIDINote: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public let number: UInt8
+package struct MIDINote: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package let number: UInt8
 
-    public static let pitchClassNames = ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"]
+    package static let pitchClassNames = ["C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B"]
 
     /// nil above 127.
-    public init?(number: Int) {
+    package init?(number: Int) {
         guard (0...127).contains(number) else { return nil }
         self.number = UInt8(number)
     }
 
     /// `C4`, `F#3`, `Bb2`, `C-1`, `G9`; nil for anything else or a note outside 0…127.
-    public init?(name text: String) {
+    package init?(name text: String) {
         var chars = Substring(text)
         guard let letter = chars.first?.uppercased(),
               let base = ["C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11][letter] else { return nil }
@@ -42,15 +42,15 @@ public struct MIDINote: Hashable, Sendable, Comparable, CustomStringConvertible 
         self.init(number: (octave + 1) * 12 + pitch)
     }
 
-    public init(_ number: UInt8) { self.number = number & 0x7F }
+    package init(_ number: UInt8) { self.number = number & 0x7F }
 
     /// −1…9.
-    public var octave: Int { Int(number) / 12 - 1 }
+    package var octave: Int { Int(number) / 12 - 1 }
     /// 0 = C … 11 = B.
-    public var pitchClass: Int { Int(number) % 12 }
+    package var pitchClass: Int { Int(number) % 12 }
     /// `C4`, `F#3`, `C-1`.
-    public var name: String { Self.pitchClassNames[pitchClass] + String(octave) }
-    public var description: String { name }
+    package var name: String { Self.pitchClassNames[pitchClass] + String(octave) }
+    package var description: String { name }
 
-    public static func < (a: Self, b: Self) -> Bool { a.number < b.number }
+    package static func < (a: Self, b: Self) -> Bool { a.number < b.number }
 }

@@ -17,7 +17,7 @@
 ///
 /// Trap: a stream that ends midway (``isPartial``) lost the end of a message; the caller says
 /// so rather than treating the missing bytes as silence.
-public struct MIDIStreamDecoder: Sendable, Hashable {
+package struct MIDIStreamDecoder: Sendable, Hashable {
     /// The channel status in force (running status), or a system-common status being skipped.
     private var status: UInt8?
     /// The first data byte of a two-data-byte message, once seen.
@@ -27,17 +27,17 @@ public struct MIDIStreamDecoder: Sendable, Hashable {
     private var commonLeft = 0
 
     /// Bytes dropped because no status was in force (for diagnostics).
-    public private(set) var strayDataBytes = 0
+    package private(set) var strayDataBytes = 0
     /// SysEx messages skipped (complete or cut short by a status byte).
-    public private(set) var sysExSkipped = 0
+    package private(set) var sysExSkipped = 0
 
-    public init() {}
+    package init() {}
 
     /// True in the middle of a message or a SysEx: an end of stream here cut something off.
-    public var isPartial: Bool { inSysEx || first != nil || commonLeft > 0 }
+    package var isPartial: Bool { inSysEx || first != nil || commonLeft > 0 }
 
     /// Feeds one byte; returns the message it completes, if any.
-    public mutating func decode(_ byte: UInt8) -> MIDIMessage? {
+    package mutating func decode(_ byte: UInt8) -> MIDIMessage? {
         if byte >= 0xF8 { return .realTime(byte) }
         if byte >= 0x80 { return take(status: byte) }
         if inSysEx { return nil }
@@ -96,7 +96,7 @@ public struct MIDIStreamDecoder: Sendable, Hashable {
     }
 
     /// Feeds `bytes`; returns the messages they complete, in order.
-    public mutating func decode(_ bytes: some Sequence<UInt8>) -> [MIDIMessage] {
+    package mutating func decode(_ bytes: some Sequence<UInt8>) -> [MIDIMessage] {
         var out: [MIDIMessage] = []
         for b in bytes {
             if let m = decode(b) { out.append(m) }

@@ -7,17 +7,17 @@
 ///              └ "\r\n" ┘ └ ">" + pad ┘
 /// ```
 /// On USB each note is the packet `09 90 c1 c2`; the Linux rawmidi stream carries `90 c1 c2`.
-public enum NotePairs {
-    public static let noteOn: UInt8 = 0x90
+package enum NotePairs {
+    package static let noteOn: UInt8 = 0x90
 
     /// The MIDI bytes the firmware's `midi_send` produces for `text` (each character masked to
     /// 7 bits, as the firmware does).
-    public static func encode(_ text: some Collection<UInt8>) -> [UInt8] {
+    package static func encode(_ text: some Collection<UInt8>) -> [UInt8] {
         packets(text).flatMap { [$0.byte1, $0.byte2, $0.byte3] }
     }
 
     /// The same as USB-MIDI event packets (cable 0, CIN 9).
-    public static func packets(_ text: some Collection<UInt8>) -> [USBMIDIPacket] {
+    package static func packets(_ text: some Collection<UInt8>) -> [USBMIDIPacket] {
         var out: [USBMIDIPacket] = []
         out.reserveCapacity((text.count + 1) / 2)
         var iterator = text.makeIterator()
@@ -38,15 +38,15 @@ public enum NotePairs {
 /// - real-time bytes (F8–FF) anywhere, other channel messages and SysEx: skipped;
 /// - any channel, not only channel 1.
 /// 0x00 is never text (the firmware's strings cannot hold NUL): pads are dropped.
-public struct NotePairDecoder: Sendable, Hashable {
+package struct NotePairDecoder: Sendable, Hashable {
     private var status: UInt8?
     private var first: UInt8?
     private var inSysEx = false
 
-    public init() {}
+    package init() {}
 
     /// Feeds one byte; returns the 0, 1 or 2 characters it completes, appended to `text`.
-    public mutating func decode(_ byte: UInt8, into text: inout [UInt8]) {
+    package mutating func decode(_ byte: UInt8, into text: inout [UInt8]) {
         if byte >= 0xF8 { return }                    // real-time: invisible to everything else
         if byte >= 0xF0 {                             // system common and SysEx: cancel running status
             inSysEx = byte == 0xF0
@@ -76,7 +76,7 @@ public struct NotePairDecoder: Sendable, Hashable {
         }
     }
 
-    public mutating func decode(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+    package mutating func decode(_ bytes: some Sequence<UInt8>) -> [UInt8] {
         var text: [UInt8] = []
         for b in bytes { decode(b, into: &text) }
         return text

@@ -7,23 +7,23 @@
 /// ```
 /// The range is lopsided (8192 steps down, 8191 up), so ``normalized(_:)`` divides each side by
 /// its own length: both ends are exactly ±1 and the centre exactly 0.
-public enum PitchBend {
-    public static let centre: UInt16 = 8192
-    public static let maximum: UInt16 = 16383
+package enum PitchBend {
+    package static let centre: UInt16 = 8192
+    package static let maximum: UInt16 = 16383
 
     /// The value of the two data bytes (each masked to 7 bits).
-    public static func value(lsb: UInt8, msb: UInt8) -> UInt16 {
+    package static func value(lsb: UInt8, msb: UInt8) -> UInt16 {
         UInt16(msb & 0x7F) << 7 | UInt16(lsb & 0x7F)
     }
 
     /// The two data bytes (LSB first, as on the wire) of `value` (clamped to 16383).
-    public static func bytes(_ value: UInt16) -> (lsb: UInt8, msb: UInt8) {
+    package static func bytes(_ value: UInt16) -> (lsb: UInt8, msb: UInt8) {
         let v = min(value, maximum)
         return (UInt8(v & 0x7F), UInt8(v >> 7))
     }
 
     /// −1…+1: below the centre over 8192 steps, above it over 8191.
-    public static func normalized(_ value: UInt16) -> Double {
+    package static func normalized(_ value: UInt16) -> Double {
         let v = Int(min(value, maximum)) - Int(centre)
         return v < 0 ? Double(v) / 8192 : Double(v) / 8191
     }

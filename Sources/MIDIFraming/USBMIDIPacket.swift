@@ -1,32 +1,32 @@
 /// A USB-MIDI 1.0 event packet: `[cable<<4 | CIN] [MIDI_0] [MIDI_1] [MIDI_2]`.
-public struct USBMIDIPacket: Hashable, Sendable, CustomStringConvertible {
-    public var header: UInt8
-    public var byte1: UInt8
-    public var byte2: UInt8
-    public var byte3: UInt8
+package struct USBMIDIPacket: Hashable, Sendable, CustomStringConvertible {
+    package var header: UInt8
+    package var byte1: UInt8
+    package var byte2: UInt8
+    package var byte3: UInt8
 
-    public init(header: UInt8, _ byte1: UInt8, _ byte2: UInt8, _ byte3: UInt8) {
+    package init(header: UInt8, _ byte1: UInt8, _ byte2: UInt8, _ byte3: UInt8) {
         self.header = header
         self.byte1 = byte1
         self.byte2 = byte2
         self.byte3 = byte3
     }
 
-    public var codeIndexNumber: UInt8 { header & 0x0F }
-    public var cable: UInt8 { header >> 4 }
-    public var bytes: [UInt8] { [header, byte1, byte2, byte3] }
+    package var codeIndexNumber: UInt8 { header & 0x0F }
+    package var cable: UInt8 { header >> 4 }
+    package var bytes: [UInt8] { [header, byte1, byte2, byte3] }
 
     /// MIDI bytes per CIN, as Linux copies them to the rawmidi input (`snd_usbmidi_cin_length`).
     static let cinLength: [Int] = [0, 0, 2, 3, 3, 1, 2, 3, 3, 3, 3, 3, 2, 2, 3, 1]
 
     /// What the Linux rawmidi input delivers for this packet: the CIN's byte count, copied
     /// verbatim; a packet whose header is 0 is skipped.
-    public var midiBytes: [UInt8] {
+    package var midiBytes: [UInt8] {
         guard header != 0 else { return [] }
         return Array([byte1, byte2, byte3].prefix(Self.cinLength[Int(codeIndexNumber)]))
     }
 
-    public var description: String {
+    package var description: String {
         bytes.map { b in
             let s = String(b, radix: 16, uppercase: true)
             return s.count < 2 ? "0" + s : s
@@ -41,22 +41,22 @@ public struct USBMIDIPacket: Hashable, Sendable, CustomStringConvertible {
 /// Its traps, kept on purpose: a status byte inside a SysEx aborts it with no end packet; data
 /// bytes with no status (plain ASCII without F0) are dropped; real-time bytes pass through at
 /// once, even inside a SysEx; channel messages keep running status.
-public struct USBMIDIPacketizer: Sendable, Hashable {
+package struct USBMIDIPacketizer: Sendable, Hashable {
     private enum State: Sendable, Hashable { case unknown, oneParam, twoParam1, twoParam2, sysex0, sysex1, sysex2 }
     private var state: State = .unknown
     private var data: (UInt8, UInt8) = (0, 0)
-    public var cable: UInt8
+    package var cable: UInt8
 
-    public init(cable: UInt8 = 0) { self.cable = cable }
+    package init(cable: UInt8 = 0) { self.cable = cable }
 
-    public static func == (a: Self, b: Self) -> Bool {
+    package static func == (a: Self, b: Self) -> Bool {
         a.state == b.state && a.data == b.data && a.cable == b.cable
     }
-    public func hash(into h: inout Hasher) {
+    package func hash(into h: inout Hasher) {
         h.combine(state); h.combine(data.0); h.combine(data.1); h.combine(cable)
     }
 
-    public mutating func push(_ b: UInt8, into out: inout [USBMIDIPacket]) {
+    package mutating func push(_ b: UInt8, into out: inout [USBMIDIPacket]) {
         let p0 = cable << 4
         func emit(_ cin: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) {
             out.append(USBMIDIPacket(header: p0 | cin, b1, b2, b3))
@@ -110,7 +110,7 @@ public struct USBMIDIPacketizer: Sendable, Hashable {
         }
     }
 
-    public mutating func push(_ bytes: some Sequence<UInt8>) -> [USBMIDIPacket] {
+    package mutating func push(_ bytes: some Sequence<UInt8>) -> [USBMIDIPacket] {
         var out: [USBMIDIPacket] = []
         for b in bytes { push(b, into: &out) }
         return out

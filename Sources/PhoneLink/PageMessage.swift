@@ -16,20 +16,20 @@ import RemoteWire
 /// Decoding applies Protocol.md §2.3 as a sender must: a non-finite angle is refused, a finite one
 /// beyond ±π/2 is clamped, and only the four buttons a page has (forward, backward, A, B) pass;
 /// any other bit is an error, so a page that sends garbage hears about it.
-public enum PageMessage: Equatable, Sendable {
+package enum PageMessage: Equatable, Sendable {
     case join(robot: String, name: String, code: String?)
     case state(ControllerState)
     case stop(why: String)
     case name(String)
 
     /// Longest text message a page may send (a join with a long name fits easily).
-    public static let maximumBytes = 512
+    package static let maximumBytes = 512
     /// Longest display name, in characters (Protocol.md's hello carries it as a str8).
-    public static let maximumNameLength = 32
+    package static let maximumNameLength = 32
     /// The button bits a page may set: forward, backward, A, B.
-    public static let pageButtons: UInt32 = 0xF
+    package static let pageButtons: UInt32 = 0xF
     /// Protocol.md §2.3 rule 3.
-    public static let maximumAngle = Float.pi / 2
+    package static let maximumAngle = Float.pi / 2
 
     private struct Wire: Decodable {
         var t: String
@@ -41,7 +41,7 @@ public enum PageMessage: Equatable, Sendable {
         var why: String?
     }
 
-    public static func decode(_ text: String) throws(PageMessageError) -> PageMessage {
+    package static func decode(_ text: String) throws(PageMessageError) -> PageMessage {
         guard text.utf8.count <= maximumBytes else { throw .tooLong(text.utf8.count) }
         // The state message, ~60 a second per page, in its one usual form; all else (and the
         // unusual forms of it) through JSONDecoder, with the same outcome (StateText's contract).
@@ -98,7 +98,7 @@ public enum PageMessage: Equatable, Sendable {
 }
 
 /// Why a page message was refused; ``description`` is the line the page shows.
-public enum PageMessageError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum PageMessageError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooLong(Int)
     case notJSON
     case missing(String)
@@ -108,7 +108,7 @@ public enum PageMessageError: Error, Equatable, Sendable, CustomStringConvertibl
     case badCode
     case unknownType(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .tooLong(let n): "message of \(n) bytes: at most \(PageMessage.maximumBytes)"
         case .notJSON: "not a JSON object with a \"t\" field"

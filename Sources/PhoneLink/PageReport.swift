@@ -19,15 +19,15 @@ import Foundation
 /// the receiver reports what the robot does for this controller (`robot` messages, Protocol.md
 /// §7.9), and the page shows that instead of the link phase. `robot`: that report's state name,
 /// the headline a driver sees, and its level (`ok`, `warn`, `bad`, or empty).
-public enum PageReport: Equatable, Sendable {
-    public struct Robot: Codable, Equatable, Sendable {
-        public var id: String
-        public var name: String
-        public var address: String
+package enum PageReport: Equatable, Sendable {
+    package struct Robot: Codable, Equatable, Sendable {
+        package var id: String
+        package var name: String
+        package var address: String
         /// The name of the phone of this server that drives it, if any.
-        public var driver: String?
+        package var driver: String?
 
-        public init(id: String, name: String, address: String, driver: String? = nil) {
+        package init(id: String, name: String, address: String, driver: String? = nil) {
             self.id = id
             self.name = name
             self.address = address
@@ -35,17 +35,17 @@ public enum PageReport: Equatable, Sendable {
         }
     }
 
-    public struct Status: Codable, Equatable, Sendable {
-        public var link: String
-        public var receiver: String?
-        public var rtt: Double?
-        public var loss: Double?
+    package struct Status: Codable, Equatable, Sendable {
+        package var link: String
+        package var receiver: String?
+        package var rtt: Double?
+        package var loss: Double?
         /// State packets sent so far.
-        public var sent: Int?
+        package var sent: Int?
         /// True once the receiver has sent a robot-state report (the page then shows that).
-        public var robotState: Bool?
+        package var robotState: Bool?
 
-        public init(link: String, receiver: String? = nil, rtt: Double? = nil, loss: Double? = nil, sent: Int? = nil,
+        package init(link: String, receiver: String? = nil, rtt: Double? = nil, loss: Double? = nil, sent: Int? = nil,
                     robotState: Bool? = nil) {
             self.link = link
             self.receiver = receiver
@@ -83,7 +83,7 @@ public enum PageReport: Equatable, Sendable {
     }
 
     /// The JSON text the page parses.
-    public var json: String {
+    package var json: String {
         var w = Wire(t: "")
         switch self {
         case .robots(let list): w.t = "robots"; w.robots = list

@@ -1,7 +1,9 @@
 import ControlPlane
+import ControlWire
 import Controller
 import Foundation
 import Logging
+import RemoteWire
 import Synchronization
 import SystemIO
 
@@ -14,13 +16,23 @@ import SystemIO
 /// once a second for 10 s, then every 10 s until it answers; an answer goes to
 /// ``PhoneHub/nameRobot(_:_:)``. A receiver that never answers keeps the name it was given
 /// (the address as typed). One small thread with one UDP socket per address family.
-public final class PeerNames: Sendable {
+///
+/// Which answer names a robot (Protocol.md §7.6, "What an answer may change"):
+/// - with the teacher key (`web --teacher-key-file`), only a reply signed with it for our query:
+///   an unsigned one (a receiver without the key, or a laptop answering at that address) never
+///   renames the robot the students see, and is logged as unverified;
+/// - without it nothing can be verified, so an answer is taken only when no other robot of the
+///   list already shows that name (compared as the roster compares: case does not matter), so a
+///   stranger cannot make two robots with one name nor take a name from the robot that has it.
+package final class PeerNames: Sendable {
     private let stopFlag: EventFlag
     private let running = Atomic<Bool>(true)
 
     /// `session`: the session ID the query names (a receiver of another session still answers
     /// with its name).
-    public init(robots: [PhoneHub.Robot], session: String, hub: PhoneHub, logger: Logger) throws(SystemError) {
+    /// `teacherKey`: the MAC key of the teacher key (``TeacherKey/macKey``), when the server has one.
+    package init(robots: [PhoneHub.Robot], session: String, hub: PhoneHub, teacherKey: [UInt8]? = nil,
+                logger: Logger) throws(SystemError) {
         stopFlag = try EventFlag()
         let stopFlag = stopFlag
         let connection = UInt32.random(in: 1...UInt32.max)
@@ -58,6 +70,19 @@ public final class PeerNames: Sendable {
                               case .stopAllReply(let reply)? = try? ControlMessage.decode(type: .stopAllReply, payload: d.payload),
                               let i = asking.firstIndex(where: { $0.robot.peer.address == from && $0.nonce == reply.nonce })
                         else { continue }
+                        if let key = teacherKey, !reply.verify(key: key) {
+                            // Keep asking: the robot may be restarted with the key.
+                            logger.warning("unverified reply: not signed with the teacher key; the robot keeps its name",
+                                           metadata: ["peer": "\(from)", "calls itself": "\(DisplayText.sanitised(reply.displayName))"])
+                            continue
+                        }
+                        let name = reply.displayName.lowercased()
+                        if teacherKey == nil, hub.robots.contains(where: { $0.id != asking[i].robot.id && $0.name.lowercased() == name }) {
+                            logger.warning("a robot answers with a name another robot has; it keeps its address",
+                                           metadata: ["peer": "\(from)", "name": "\(DisplayText.sanitised(reply.displayName))"])
+                            asking.remove(at: i)
+                            continue
+                        }
                         logger.info("robot named", metadata: ["peer": "\(from)", "name": "\(reply.displayName)"])
                         hub.nameRobot(asking[i].robot.id, reply.displayName)
                         asking.remove(at: i)
@@ -70,7 +95,7 @@ public final class PeerNames: Sendable {
     }
 
     /// Stops asking. Idempotent.
-    public func stop() {
+    package func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         stopFlag.raise()
     }

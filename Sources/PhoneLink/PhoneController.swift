@@ -18,17 +18,17 @@ import SystemIO
 /// Ways out, each ending in neutral ×3 then bye (the send loop's own way out): ``stop(_:)``
 /// (the page said stop, was hidden or closed, its WebSocket dropped), SIGINT/SIGTERM to the
 /// server, the page going silent (``PhoneSource/Timing/silent``), the receiver refusing.
-public final class PhoneController: Sendable {
-    public struct Options: Sendable {
-        public var displayName: String
-        public var pairingCode: String?
-        public var session: String
-        public var rate: Double
-        public var timing: PhoneSource.Timing
-        /// `web --record-dir`: this drive's recording (``DriveRecorder``), or nil.
-        public var recordPath: String?
+package final class PhoneController: Sendable {
+    package struct Options: Sendable {
+        package var displayName: String
+        package var pairingCode: String?
+        package var session: String
+        package var rate: Double
+        package var timing: PhoneSource.Timing
+        /// `web --record-dir`: where this drive is recorded (``DriveRecorder``), or nil.
+        package var recordings: PhoneRecordings?
 
-        public init(displayName: String, pairingCode: String?, session: String, rate: Double = Double(SendRate.standardHz),
+        package init(displayName: String, pairingCode: String?, session: String, rate: Double = Double(SendRate.standardHz),
                     timing: PhoneSource.Timing = .init()) {
             self.displayName = displayName
             self.pairingCode = pairingCode
@@ -38,12 +38,12 @@ public final class PhoneController: Sendable {
         }
     }
 
-    public let destination: Destination
+    package let destination: Destination
     private let mailbox: EventMailbox<PhoneInput>
     private let done: EventFlag
 
     /// Starts the controller's thread. `report` and `finished` are called on that thread.
-    public init(_ options: Options, peer: Destination.Peer, logger: Logger,
+    package init(_ options: Options, peer: Destination.Peer, logger: Logger,
                 report: @escaping @Sendable (PageReport) -> Void,
                 finished: @escaping @Sendable (EndReason) -> Void) throws(SystemError) {
         destination = try Destination(peer)
@@ -79,19 +79,19 @@ public final class PhoneController: Sendable {
     }
 
     /// Hands the page's state to the loop (any thread; never blocks).
-    public func post(_ input: PhoneInput) { mailbox.post(input) }
+    package func post(_ input: PhoneInput) { mailbox.post(input) }
 
     /// Ends the controller: neutral ×3 at once, then bye. Any thread; never blocks.
-    public func stop(_ why: String) { mailbox.post(.stop(why)) }
+    package func stop(_ why: String) { mailbox.post(.stop(why)) }
 
     /// True once the loop has ended (its neutral packets are out).
-    public var isFinished: Bool {
+    package var isFinished: Bool {
         (try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: .zero)).map { !$0.isEmpty } ?? false
     }
 
     /// Blocks until the loop has ended or `timeout` passed; returns whether it ended.
     @discardableResult
-    public func wait(timeout: Duration) -> Bool {
+    package func wait(timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while !isFinished {
             let left = deadline - .now

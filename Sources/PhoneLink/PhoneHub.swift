@@ -13,15 +13,15 @@ import SystemIO
 /// them at most ``Limits/pagesPerAddress`` from one client address, and ``Limits/drivers``
 /// controllers; a display name is unique among the pages of this server (case-insensitive); a
 /// page that joins again first ends its old controller.
-public final class PhoneHub: Sendable {
-    public struct Limits: Sendable {
-        public var pages: Int
-        public var drivers: Int
+package final class PhoneHub: Sendable {
+    package struct Limits: Sendable {
+        package var pages: Int
+        package var drivers: Int
         /// Pages one client address may hold, so that one client cannot take every slot.
-        public var pagesPerAddress: Int
+        package var pagesPerAddress: Int
 
         /// `pagesPerAddress` nil: ``defaultShare(of:)`` of `pages`.
-        public init(pages: Int = 256, drivers: Int = 100, pagesPerAddress: Int? = nil) {
+        package init(pages: Int = 256, drivers: Int = 100, pagesPerAddress: Int? = nil) {
             self.pages = pages
             self.drivers = drivers
             self.pagesPerAddress = pagesPerAddress ?? Self.defaultShare(of: pages)
@@ -29,15 +29,15 @@ public final class PhoneHub: Sendable {
 
         /// An eighth of the pages (at least 4, at most all): a classroom behind one NAT address
         /// needs `--max-pages-per-address`.
-        public static func defaultShare(of pages: Int) -> Int { min(pages, max(4, pages / 8)) }
+        package static func defaultShare(of pages: Int) -> Int { min(pages, max(4, pages / 8)) }
     }
 
     /// Why a page was not let in; ``description`` is the line the page shows.
-    public enum PageRefusal: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum PageRefusal: Error, Equatable, Sendable, CustomStringConvertible {
         case full(Int)
         case address(String, Int)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .full(let n): "the server is full: \(n) pages are open, try again later"
             case .address(let a, let n): "too many pages from your address (\(a)): at most \(n); close some tabs and reload"
@@ -45,7 +45,7 @@ public final class PhoneHub: Sendable {
         }
 
         /// The WebSocket close reason (at most 123 bytes).
-        public var closeReason: String {
+        package var closeReason: String {
             switch self {
             case .full: "server full"
             case .address: "too many pages from this address"
@@ -53,17 +53,17 @@ public final class PhoneHub: Sendable {
         }
     }
 
-    public struct Settings: Sendable {
-        public var session: String
-        public var rate: Double
-        public var timing: PhoneSource.Timing
-        public var limits: Limits
+    package struct Settings: Sendable {
+        package var session: String
+        package var rate: Double
+        package var timing: PhoneSource.Timing
+        package var limits: Limits
         /// `web --record-dir`: one recording per phone drive in this directory.
-        public var recordDirectory: String?
+        package var recordings: PhoneRecordings?
         /// `web --roster`: each page lists and may drive only the robot of the name it gave.
-        public var roster: RosterFilter?
+        package var roster: RosterFilter?
 
-        public init(session: String, rate: Double = Double(SendRate.standardHz), timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
+        package init(session: String, rate: Double = Double(SendRate.standardHz), timing: PhoneSource.Timing = .init(), limits: Limits = .init()) {
             self.session = session
             self.rate = rate
             self.timing = timing
@@ -72,20 +72,20 @@ public final class PhoneHub: Sendable {
     }
 
     /// A robot a page may pick: where it is, what it is called.
-    public struct Robot: Equatable, Sendable {
-        public var id: String
-        public var name: String
-        public var peer: Destination.Peer
+    package struct Robot: Equatable, Sendable {
+        package var id: String
+        package var name: String
+        package var peer: Destination.Peer
 
-        public init(id: String, name: String, peer: Destination.Peer) {
+        package init(id: String, name: String, peer: Destination.Peer) {
             self.id = id
             self.name = name
             self.peer = peer
         }
     }
 
-    public typealias PageID = UInt64
-    public typealias Sink = @Sendable (PageReport) -> Void
+    package typealias PageID = UInt64
+    package typealias Sink = @Sendable (PageReport) -> Void
 
     private struct Page {
         var sink: Sink
@@ -110,11 +110,11 @@ public final class PhoneHub: Sendable {
         var running: [ObjectIdentifier: PhoneController] = [:]
     }
 
-    public let settings: Settings
+    package let settings: Settings
     private let logger: Logger
     private let state = Mutex(State())
 
-    public init(settings: Settings, logger: Logger) {
+    package init(settings: Settings, logger: Logger) {
         self.settings = settings
         self.logger = logger
     }
@@ -122,13 +122,13 @@ public final class PhoneHub: Sendable {
     // MARK: Pages
 
     /// A new page; nil when ``Limits/pages`` are already connected (the caller tells the page).
-    public func open(sink: @escaping Sink) -> PageID? {
+    package func open(sink: @escaping Sink) -> PageID? {
         try? open(from: "", sink: sink)
     }
 
     /// A new page from the client at `address` (an IP address; "" is not counted per address).
     /// Throws when ``Limits/pages`` are connected, or ``Limits/pagesPerAddress`` from `address`.
-    public func open(from address: String, sink: @escaping Sink) throws(PageRefusal) -> PageID {
+    package func open(from address: String, sink: @escaping Sink) throws(PageRefusal) -> PageID {
         let opened = state.withLock { s -> Result<(PageID, [PageReport.Robot]), PageRefusal> in
             guard s.pages.count < settings.limits.pages else { return .failure(.full(settings.limits.pages)) }
             if !address.isEmpty, s.pages.values.count(where: { $0.address == address }) >= settings.limits.pagesPerAddress {
@@ -147,7 +147,7 @@ public final class PhoneHub: Sendable {
 
     /// The page is gone (tab closed, WebSocket dropped): its controller sends neutral ×3 and
     /// stops. Idempotent.
-    public func close(_ id: PageID, why: String) {
+    package func close(_ id: PageID, why: String) {
         let controller = state.withLock { s -> PhoneController? in
             s.pages.removeValue(forKey: id)?.controller
         }
@@ -156,7 +156,7 @@ public final class PhoneHub: Sendable {
     }
 
     /// What the page sent, decoded.
-    public func handle(_ message: PageMessage, from id: PageID) {
+    package func handle(_ message: PageMessage, from id: PageID) {
         switch message {
         case .join(let robot, let name, let code):
             join(id, robot: robot, name: name, code: code)
@@ -176,7 +176,7 @@ public final class PhoneHub: Sendable {
     }
 
     /// Tells the page what went wrong (one line) without ending anything.
-    public func refuse(_ id: PageID, _ text: String) {
+    package func refuse(_ id: PageID, _ text: String) {
         let sink = state.withLock { $0.pages[id]?.sink }
         sink?(.error(text))
     }
@@ -223,7 +223,7 @@ public final class PhoneHub: Sendable {
             }
             var options = PhoneController.Options(displayName: name, pairingCode: code, session: settings.session,
                                                   rate: settings.rate, timing: settings.timing)
-            options.recordPath = settings.recordDirectory.map { PhoneController.recordingPath(in: $0, driver: name) }
+            options.recordings = settings.recordings
             let controller: PhoneController
             do {
                 controller = try PhoneController(options, peer: robot.peer, logger: logger, report: report) { [weak self] reason in
@@ -265,7 +265,7 @@ public final class PhoneHub: Sendable {
 
     /// The robots pages may pick (a fixed `--peer` list, or the session's receivers as DNS-SD
     /// finds them). A robot that moved takes its drivers along.
-    public func setRobots(_ robots: [Robot]) {
+    package func setRobots(_ robots: [Robot]) {
         let moved = state.withLock { s -> [(PhoneController, Destination.Peer)] in
             s.robots = robots
             var moved: [(PhoneController, Destination.Peer)] = []
@@ -279,11 +279,11 @@ public final class PhoneHub: Sendable {
         broadcastRobots()
     }
 
-    public var robots: [Robot] { state.withLock { $0.robots } }
+    package var robots: [Robot] { state.withLock { $0.robots } }
 
     /// The name a robot's receiver gives itself (its stop-all reply, or its accept): every page
     /// lists it by that name from now on. Empty or unchanged names change nothing.
-    public func nameRobot(_ id: String, _ name: String) {
+    package func nameRobot(_ id: String, _ name: String) {
         let changed = state.withLock { s -> Bool in
             guard !name.isEmpty, let i = s.robots.firstIndex(where: { $0.id == id }), s.robots[i].name != name else { return false }
             s.robots[i].name = name
@@ -293,18 +293,18 @@ public final class PhoneHub: Sendable {
     }
 
     /// Pages connected, controllers running.
-    public var counts: (pages: Int, drivers: Int) {
+    package var counts: (pages: Int, drivers: Int) {
         state.withLock { s in (s.pages.count, s.pages.values.filter(\.drives).count) }
     }
 
     /// Controllers still running (their pages may be gone: they are sending their neutral packets).
-    public var running: Int {
+    package var running: Int {
         state.withLock { s in s.running.values.filter { !$0.isFinished }.count }
     }
 
     /// Stops every controller (the server is shutting down) and waits up to `timeout` for their
     /// neutral packets.
-    public func stopAll(timeout: Duration) {
+    package func stopAll(timeout: Duration) {
         let controllers = state.withLock { s in Array(s.running.values) }
         for c in controllers { c.stop("the server is stopping") }
         let deadline = ContinuousClock.now + timeout

@@ -3,7 +3,7 @@ import RemoteWire
 import SystemIO
 
 /// What the WebSocket side hands a phone's send loop (through ``PhoneSource/mailbox``).
-public enum PhoneInput: Equatable, Sendable {
+package enum PhoneInput: Equatable, Sendable {
     /// The page's whole state (already clamped by ``PageMessage/decode(_:)``).
     case state(ControllerState)
     /// End this controller: neutral ×3, bye. The text is what the log says (`the page was hidden`).
@@ -18,49 +18,49 @@ public enum PhoneInput: Equatable, Sendable {
 /// ``Timing/stale``, the controller goes neutral at once (and keeps running: the page may come
 /// back, and must send a resting state first like any controller after silence). If nothing
 /// arrives for ``Timing/silent``, the controller ends (neutral ×3, bye), freeing the robot.
-public final class PhoneSource: InputSource {
-    public struct Timing: Sendable, Equatable {
-        public var stale: Duration
-        public var silent: Duration
+package final class PhoneSource: InputSource {
+    package struct Timing: Sendable, Equatable {
+        package var stale: Duration
+        package var silent: Duration
 
-        public init(stale: Duration = .milliseconds(200), silent: Duration = .seconds(10)) {
+        package init(stale: Duration = .milliseconds(200), silent: Duration = .seconds(10)) {
             self.stale = stale
             self.silent = max(silent, stale)
         }
     }
 
-    public let mailbox: EventMailbox<PhoneInput>
-    public let timing: Timing
-    public let name: String
+    package let mailbox: EventMailbox<PhoneInput>
+    package let timing: Timing
+    package let name: String
     private var last: ContinuousClock.Instant?
     private var neutralForSilence = false
     private var ended = false
 
     /// `mailbox`: bounded, latest news wins, so a flood from one page cannot grow memory (the
     /// WebSocket side rate limits first; this is the bound behind it).
-    public init(name: String, mailbox: EventMailbox<PhoneInput>, timing: Timing = Timing()) {
+    package init(name: String, mailbox: EventMailbox<PhoneInput>, timing: Timing = Timing()) {
         self.mailbox = mailbox
         self.timing = timing
         self.name = name
     }
 
-    public var descriptor: Int32? { mailbox.descriptor }
+    package var descriptor: Int32? { mailbox.descriptor }
 
-    public var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         guard !ended, let last else { return nil }
         return neutralForSilence ? last + timing.silent : last + timing.stale
     }
 
-    public func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
+    package func start(now: ContinuousClock.Instant) throws -> [InputEvent] {
         last = now
         return [.state(.neutral)]
     }
 
-    public func read(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func read(now: ContinuousClock.Instant) -> [InputEvent] {
         Self.events(for: mailbox.drain(), now: now, into: self)
     }
 
-    public func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
+    package func deadlinePassed(now: ContinuousClock.Instant) -> [InputEvent] {
         guard !ended, let last else { return [] }
         if now - last >= timing.silent {
             ended = true

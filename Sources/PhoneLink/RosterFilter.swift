@@ -5,28 +5,28 @@
 /// ignoring case too); a robot by its receiver's display name or its id (DNS-SD instance name,
 /// or `pN` for `--peer N`), ignoring case. A student not on the roster sees no robot and may
 /// drive none.
-public struct RosterFilter: Equatable, Sendable {
+package struct RosterFilter: Equatable, Sendable {
     /// Folded student name → the robot as the roster names it.
     private let robotOf: [String: String]
 
     /// `assignments`: student → robot, as the roster file lists them (a student once).
-    public init(_ assignments: [(student: String, robot: String)]) {
+    package init(_ assignments: [(student: String, robot: String)]) {
         var map: [String: String] = [:]
         for a in assignments { map[Self.fold(a.student)] = a.robot }
         robotOf = map
     }
 
     /// The robot the roster gives `student`, as written there; nil for a student not on it.
-    public func robot(for student: String) -> String? { robotOf[Self.fold(student)] }
+    package func robot(for student: String) -> String? { robotOf[Self.fold(student)] }
 
     /// Whether `student` may see and drive `robot`.
-    public func allows(_ student: String, _ robot: PhoneHub.Robot) -> Bool {
+    package func allows(_ student: String, _ robot: PhoneHub.Robot) -> Bool {
         guard let mine = self.robot(for: student).map(Self.fold) else { return false }
         return Self.fold(robot.name) == mine || Self.fold(robot.id) == mine
     }
 
     /// Why `student` may not drive `robot` (one line for the page), or nil when they may.
-    public func refusal(_ student: String, _ robot: PhoneHub.Robot) -> String? {
+    package func refusal(_ student: String, _ robot: PhoneHub.Robot) -> String? {
         guard let mine = self.robot(for: student) else {
             return "\"\(student)\" is not on this class's roster: check how you spelled your name, or ask the teacher"
         }

@@ -10,14 +10,14 @@ import SystemIO
 /// mailbox; a small thread feeds ``ReceiverDirectory`` and hands the list to the hub on every
 /// change. Each robot's id is its DNS-SD instance name (unique on the link); its resend period
 /// follows its announced timing contract (Protocol.md §6.3).
-public final class SessionRobots: Sendable {
+package final class SessionRobots: Sendable {
     private let browser: SessionBrowser
     private let stopFlag: EventFlag
     private let running = Atomic<Bool>(true)
 
     /// Starts browsing. No mDNS responder: ``DiscoveryError/noResponder(call:)`` (the CLI maps it
     /// to exit status 5 and offers `--peer`).
-    public init(session: SessionID, hub: PhoneHub, logger: Logger) throws {
+    package init(session: SessionID, hub: PhoneHub, logger: Logger) throws {
         let mailbox = try EventMailbox<BrowserEvent>()
         stopFlag = try EventFlag()
         browser = try SessionBrowser(session: session, onEvent: mailbox.post)
@@ -50,7 +50,7 @@ public final class SessionRobots: Sendable {
     }
 
     /// Stops browsing and the thread. Idempotent.
-    public func stop() {
+    package func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         stopFlag.raise()
         browser.stop()

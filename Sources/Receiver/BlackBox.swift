@@ -9,22 +9,22 @@ import Logging
 import SystemIO
 
 /// `receive --black-box DIR`: where, how much and how long.
-public struct BlackBoxSettings: Sendable, Equatable {
-    public var directory: String
+package struct BlackBoxSettings: Sendable, Equatable {
+    package var directory: String
     /// How far back a black box file reaches.
-    public var window: Duration = .seconds(BlackBoxSettings.defaultWindowSeconds)
+    package var window: Duration = .seconds(BlackBoxSettings.defaultWindowSeconds)
     /// All black box files in the directory together; the oldest go first past it.
-    public var maximumBytes: Int = BlackBoxSettings.defaultMegabytes << 20
+    package var maximumBytes: Int = BlackBoxSettings.defaultMegabytes << 20
 
-    public init(directory: String) { self.directory = directory }
+    package init(directory: String) { self.directory = directory }
 
-    public static let defaultWindowSeconds = 30
-    public static let windowRange = 1...600
-    public static let defaultMegabytes = 50
-    public static let megabyteRange = 1...10_000
+    package static let defaultWindowSeconds = 30
+    package static let windowRange = 1...600
+    package static let defaultMegabytes = 50
+    package static let megabyteRange = 1...10_000
     /// Black boxes written on events (failsafe, teacher stop, board lost) come at most this
     /// often; SIGUSR1 and exit always write one.
-    public static let spacing: Duration = .seconds(5)
+    package static let spacing: Duration = .seconds(5)
     static let prefix = "black-box-"
     static let suffix = ".jsonl"
 }
@@ -36,10 +36,12 @@ public struct BlackBoxSettings: Sendable, Equatable {
 ///
 /// The receive loop only appends to the ring (no I/O, no encoding); a write copies the ring and
 /// hands the copy to a queue of its own, which encodes it, writes it beside a temporary name,
-/// renames it into place and rotates the directory. Exit waits for that queue.
-public final class BlackBox {
-    public let settings: BlackBoxSettings
+/// renames it into place and rotates the directory (mode 0600, ``SafeDirectory``). Exit waits for that queue.
+package final class BlackBox {
+    package let settings: BlackBoxSettings
     private let logger: Logger
+    /// The directory, opened and checked once (``SafeDirectory``).
+    private let directory: SafeDirectory
     private let origin: ContinuousClock.Instant
     private let startUnixMillis: UInt64
     private(set) var ring: BlackBoxRing
@@ -52,23 +54,30 @@ public final class BlackBox {
     /// The state last recorded as applied (the service records changes only).
     var lastApplied: (angle: Float, buttons: UInt32)?
 
-    /// Creates the directory if needed and starts listening for SIGUSR1.
-    public init(settings: BlackBoxSettings, logger: Logger, now: ContinuousClock.Instant = .now) throws(SystemError) {
+    /// Creates the directory if needed (mode 0700), checks it (``SafeDirectory``) and starts
+    /// listening for SIGUSR1.
+    package init(settings: BlackBoxSettings, logger: Logger, now: ContinuousClock.Instant = .now) throws(SafeFileError) {
         self.settings = settings
         self.logger = logger
-        try DirectoryListing.ensure(settings.directory)
-        guard access(settings.directory, W_OK) == 0 else { throw SystemError(call: "access", errno: errno, subject: settings.directory) }
+        directory = try SafeDirectory(settings.directory)
+        guard access(settings.directory, W_OK) == 0 else {
+            throw SafeFileError("\(settings.directory): cannot write in it: \(SystemError(call: "", errno: errno).reason)")
+        }
+        do {
+            request = try EventFlag()
+        } catch {
+            throw SafeFileError("cannot set up SIGUSR1: \(error)")
+        }
         origin = now
         startUnixMillis = WallClock.unixMillis()
         ring = BlackBoxRing(window: settings.window)
-        let flag = try EventFlag()
-        request = flag
+        let flag = request
         registration = SignalHub.register([SIGUSR1]) { _ in flag.raise() }
     }
 
     deinit { SignalHub.unregister(registration) }
 
-    public func append(_ event: RecordEvent, at now: ContinuousClock.Instant) {
+    package func append(_ event: RecordEvent, at now: ContinuousClock.Instant) {
         let (s, atto) = (now - origin).components
         ring.append(RecordEntry(micros: max(0, s * 1_000_000 + atto / 1_000_000_000_000), event: event))
     }
@@ -79,7 +88,7 @@ public final class BlackBox {
     /// Writes the ring now, marked with `reason`. An automatic write (an event, not a request)
     /// within ``BlackBoxSettings/spacing`` of the last one is skipped: its entries are in the
     /// next file anyway. `wait` blocks until this and every earlier write is on disk (exit).
-    public func write(_ reason: String, at now: ContinuousClock.Instant, automatic: Bool = false, wait: Bool = false) {
+    package func write(_ reason: String, at now: ContinuousClock.Instant, automatic: Bool = false, wait: Bool = false) {
         if automatic {
             if let last = lastAutomatic, now - last < BlackBoxSettings.spacing { return }
             lastAutomatic = now
@@ -90,33 +99,27 @@ public final class BlackBox {
                                   entries: ring.entries)
         let stamp = RecordTime.iso8601(unixMillis: WallClock.unixMillis()).replacingColons
         let name = "\(BlackBoxSettings.prefix)\(stamp)-\(written)-\(reason.slug)\(BlackBoxSettings.suffix)"
-        let (settings, logger) = (settings, logger)
+        let (settings, logger, directory) = (settings, logger, directory)
         let job: @Sendable () -> Void = {
             let path = "\(settings.directory)/\(name)"
-            do throws(SystemError) {
-                try LineFile.replace(path, with: recording.encode())
+            do throws(SafeFileError) {
+                try directory.replace(name, with: Array(recording.encode().utf8))
                 logger.notice("black box written: \(path) (\(recording.entries.count) entries, \(reason))")
             } catch {
-                logger.warning("black box: cannot write \(path): \(error.reason)")
+                logger.warning("black box: \(error)")
                 return
             }
-            Self.rotate(settings, keeping: name, logger: logger)
+            Self.rotate(directory, settings, keeping: name, logger: logger)
         }
         if wait { queue.sync(execute: job) } else { queue.async(execute: job) }
     }
 
     /// Removes the oldest black box files until they fit ``BlackBoxSettings/maximumBytes``
     /// (never `keeping`, the one just written).
-    static func rotate(_ settings: BlackBoxSettings, keeping: String, logger: Logger) {
-        var files = DirectoryListing.files(in: settings.directory, prefix: BlackBoxSettings.prefix, suffix: BlackBoxSettings.suffix)
-            .sorted { ($0.modified, $0.name) < ($1.modified, $1.name) }
-        var total = files.reduce(0) { $0 + $1.size }
-        while total > settings.maximumBytes, let oldest = files.first, oldest.name != keeping {
-            files.removeFirst()
-            if DirectoryListing.remove(oldest.name, in: settings.directory) {
-                total -= oldest.size
-                logger.info("black box rotated out: \(oldest.name)")
-            }
+    static func rotate(_ directory: SafeDirectory, _ settings: BlackBoxSettings, keeping: String, logger: Logger) {
+        for name in directory.rotate(prefix: BlackBoxSettings.prefix, suffix: BlackBoxSettings.suffix,
+                                     maximumBytes: settings.maximumBytes, keeping: [keeping]) {
+            logger.info("black box rotated out: \(name)")
         }
     }
 }

@@ -4,20 +4,20 @@ import DriveRecord
 /// allocated once. Appending drops what is older than the window and, past the capacity, the
 /// oldest entry, so memory stays flat however long the receiver runs and whatever arrives.
 /// A value with time passed in (entries carry it); the receiver owns one.
-public struct BlackBoxRing: Sendable {
-    public let window: Duration
-    public let capacity: Int
+package struct BlackBoxRing: Sendable {
+    package let window: Duration
+    package let capacity: Int
     private var storage: [RecordEntry]
     /// Index of the oldest entry.
     private var head = 0
-    public private(set) var count = 0
+    package private(set) var count = 0
     private let windowMicros: Int64
 
     /// Entries kept per second of window, at most (a receiver at 100 Hz writes about 200: a
     /// state and a board write per packet that changes anything).
-    public static let entriesPerSecond = 500
+    package static let entriesPerSecond = 500
 
-    public init(window: Duration, capacity: Int? = nil) {
+    package init(window: Duration, capacity: Int? = nil) {
         self.window = window
         let seconds = max(1, Int(window.components.seconds))
         self.capacity = max(64, capacity ?? seconds * Self.entriesPerSecond)
@@ -26,7 +26,7 @@ public struct BlackBoxRing: Sendable {
         storage.reserveCapacity(self.capacity)
     }
 
-    public mutating func append(_ entry: RecordEntry) {
+    package mutating func append(_ entry: RecordEntry) {
         while count > 0, storage[head].micros < entry.micros - windowMicros { dropOldest() }
         if count == capacity { dropOldest() }
         let slot = (head + count) % capacity
@@ -40,10 +40,10 @@ public struct BlackBoxRing: Sendable {
     }
 
     /// The entries, oldest first.
-    public var entries: [RecordEntry] {
+    package var entries: [RecordEntry] {
         (0..<count).map { storage[(head + $0) % capacity] }
     }
 
     /// The slots allocated (never more than ``capacity``).
-    public var allocated: Int { storage.count }
+    package var allocated: Int { storage.count }
 }

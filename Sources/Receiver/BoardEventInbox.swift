@@ -3,8 +3,8 @@ import SystemIO
 
 /// Board link events crossing from the link's thread to the receive loop. At most 64 wait: the
 /// loop only needs to know that the link changed, not every flap.
-public typealias BoardEventInbox = EventMailbox<BoardEvent>
+package typealias BoardEventInbox = EventMailbox<BoardEvent>
 
 extension EventMailbox where Event == BoardEvent {
-    public convenience init() throws(SystemError) { try self.init(capacity: 64) }
+    package convenience init() throws(SystemError) { try self.init(capacity: 64) }
 }

@@ -3,26 +3,26 @@ import BoardProtocol
 import ConfigFile
 
 /// `--profile`: which board profile the receiver drives.
-public enum ProfileChoice: String, Sendable, Hashable, CaseIterable {
+package enum ProfileChoice: String, Sendable, Hashable, CaseIterable {
     /// Whatever the probe finds (a mapping file's `profile` key, if any, decides instead).
     case auto
     case stock
     case motors
 
-    public var kind: BoardProfileKind? { BoardProfileKind(rawValue: rawValue) }
+    package var kind: BoardProfileKind? { BoardProfileKind(rawValue: rawValue) }
 }
 
 /// What the receiver will drive once a probe told what the board is: the profile (`--profile`,
 /// else the mapping file's `profile`, else the board's), the mapping (the file's, else the
 /// profile's default), and the check that every address the mapping writes is on the board.
-public struct BoardPlan: Sendable {
-    public var choice: ProfileChoice
+package struct BoardPlan: Sendable {
+    package var choice: ProfileChoice
     /// `--map FILE`, read and checked.
-    public var document: MappingDocument?
+    package var document: MappingDocument?
     /// A mapping given in code (tests, the bench): used as is, only checked against the board.
-    public var fixed: Mapping?
+    package var fixed: Mapping?
 
-    public init(choice: ProfileChoice = .auto, document: MappingDocument? = nil, fixed: Mapping? = nil) {
+    package init(choice: ProfileChoice = .auto, document: MappingDocument? = nil, fixed: Mapping? = nil) {
         self.choice = choice
         self.document = document
         self.fixed = fixed
@@ -30,17 +30,17 @@ public struct BoardPlan: Sendable {
 
     /// The profile and mapping for a board, decided before the board is opened: when
     /// `--profile` or the file names one (or a fixed mapping is given). nil: the probe decides.
-    public var decidedProfile: BoardProfileKind? { choice.kind ?? document?.profile ?? fixed?.profile }
+    package var decidedProfile: BoardProfileKind? { choice.kind ?? document?.profile ?? fixed?.profile }
 
     /// A `--profile` that contradicts the file's `profile` key: one line, or nil.
-    public var conflict: String? {
+    package var conflict: String? {
         guard let forced = choice.kind, let document, let named = document.profile, named != forced else { return nil }
         return "--profile \(forced.rawValue) but \(document.file) says profile = \"\(named.rawValue)\"; "
             + "give the profile the file is written for, or leave --profile out"
     }
 
     /// What to drive on the board `identity` (at `device`), or the one line refusing it.
-    public func resolve(_ identity: BoardIdentity, device: String) -> Result<BoardResolution, BoardPlanRefusal> {
+    package func resolve(_ identity: BoardIdentity, device: String) -> Result<BoardResolution, BoardPlanRefusal> {
         guard let kind = decidedProfile ?? identity.profile, identity.profile != nil else {
             return .failure(BoardPlanRefusal(reason: BoardRefusal.unknownFirmware(identity, device: device)))
         }
@@ -71,16 +71,16 @@ public struct BoardPlan: Sendable {
 }
 
 /// What the receiver drives on a board it accepted.
-public struct BoardResolution: Sendable, Hashable {
-    public let kind: BoardProfileKind
-    public let mapping: Mapping
+package struct BoardResolution: Sendable, Hashable {
+    package let kind: BoardProfileKind
+    package let mapping: Mapping
     /// The board link's profile: the safe state written first after every connect.
-    public let profile: MemoryMapProfile
-    public let identity: BoardIdentity
+    package let profile: MemoryMapProfile
+    package let identity: BoardIdentity
 }
 
 /// Why a board will not be driven: one line naming the device, the address, the board's map
 /// size and what to do.
-public struct BoardPlanRefusal: Error, Sendable, Hashable {
-    public let reason: String
+package struct BoardPlanRefusal: Error, Sendable, Hashable {
+    package let reason: String
 }

@@ -1,4 +1,5 @@
 import BoardProtocol
+import SystemIO
 
 /// Where the receiver's memory-map values go: the board link, or an in-memory board.
 ///
@@ -9,7 +10,7 @@ import BoardProtocol
 ///   latest value for an address wins, and only changes need to reach the board;
 /// - ``writeSafeState(timeout:)`` blocks until the board has confirmed the safe state (motors 0)
 ///   or `timeout` passes, and says which.
-public protocol BoardSink: Sendable {
+package protocol BoardSink: Sendable {
     func setDesired(_ values: [UInt8: UInt8])
     func writeSafeState(timeout: Duration) -> Bool
     /// Releases the device; called once, after the safe state, at exit.
@@ -17,9 +18,13 @@ public protocol BoardSink: Sendable {
     /// What the start-up probe found and what is driven on it: profile, identity, mapping
     /// (nil: not probed, e.g. an in-memory board; the configuration's mapping is driven).
     var resolution: BoardResolution? { get }
+    /// When the thread that lets the board's commands out last went round its loop (nil: the
+    /// sink has no such thread). The watchdog keep-alive waits while it is stale.
+    var linkBeat: Tick? { get }
 }
 
 extension BoardSink {
-    public func close() {}
-    public var resolution: BoardResolution? { nil }
+    package func close() {}
+    package var resolution: BoardResolution? { nil }
+    package var linkBeat: Tick? { nil }
 }

@@ -13,23 +13,23 @@ import SystemIO
 /// decides the profile and the mapping, and a board that lacks an address the mapping writes is
 /// refused with one line (exit 2) after its own safe state. On every later connect the board
 /// must be the same kind: a different one is refused the same way (``BoardEvent/refused(device:reason:)``).
-public enum BoardSinks {
+package enum BoardSinks {
     /// How long start-up waits for the probe's answer (and the safe state after it).
-    public static let probeTimeout: Duration = .seconds(3)
+    package static let probeTimeout: Duration = .seconds(3)
 
     /// The board link's profile for a mapping on the motors firmware (kept for callers that
     /// know their board runs it).
-    public static func profile(for mapping: Mapping) -> MemoryMapProfile {
+    package static func profile(for mapping: Mapping) -> MemoryMapProfile {
         mapping.linkProfile(base: mapping.profile.profile)
     }
 
     /// Opens a board driven with `mapping` as given (the bench): only checked against the board.
-    public static func open(spec: String, mapping: Mapping, events: BoardEventInbox,
+    package static func open(spec: String, mapping: Mapping, events: BoardEventInbox,
                             traceBoard: Bool) throws(CommandFailure) -> any BoardSink {
         try open(spec: spec, plan: BoardPlan(fixed: mapping), events: events, traceBoard: traceBoard)
     }
 
-    public static func open(spec: String, plan: BoardPlan, events: BoardEventInbox,
+    package static func open(spec: String, plan: BoardPlan, events: BoardEventInbox,
                             traceBoard: Bool) throws(CommandFailure) -> any BoardSink {
         let parsed: BoardSpec
         do {
@@ -103,6 +103,7 @@ final class ConnectedBoard: BoardSink {
     func setDesired(_ values: [UInt8: UInt8]) { connection.setDesired(values) }
     func writeSafeState(timeout: Duration) -> Bool { connection.writeSafeState(timeout: timeout) }
     func close() { connection.close() }
+    var linkBeat: Tick? { connection.lastBeat }
     var resolution: BoardResolution? { resolved }
     private var resolved: BoardResolution { _resolution }
 }
@@ -133,4 +134,5 @@ final class TracingBoardSink: BoardSink {
 
     func close() { inner.close() }
     var resolution: BoardResolution? { inner.resolution }
+    var linkBeat: Tick? { inner.linkBeat }
 }

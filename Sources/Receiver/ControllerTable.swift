@@ -3,28 +3,28 @@ import SystemIO
 
 /// What the receiver knows about one source address (controller), for the status line, logs and
 /// the summary.
-public struct ControllerRecord: Sendable, Equatable {
+package struct ControllerRecord: Sendable, Equatable {
     /// The last valid state it sent (applied or not).
-    public var lastState: ControllerState?
+    package var lastState: ControllerState?
     /// When its first and its latest datagram came (``Tick``: compared on every datagram).
-    public var firstTick: Tick
-    public var lastTick: Tick
-    public var firstSeen: ContinuousClock.Instant { firstTick.instant }
-    public var lastSeen: ContinuousClock.Instant { lastTick.instant }
+    package var firstTick: Tick
+    package var lastTick: Tick
+    package var firstSeen: ContinuousClock.Instant { firstTick.instant }
+    package var lastSeen: ContinuousClock.Instant { lastTick.instant }
     /// Every datagram from it.
-    public var datagrams = 0
+    package var datagrams = 0
     /// Valid state packets.
-    public var states = 0
+    package var states = 0
     /// 8-byte datagrams refused by the decoder (NaN/infinite angle).
-    public var bad = 0
+    package var bad = 0
     /// Datagrams of other sizes (reserved for control messages), dropped.
-    public var control = 0
+    package var control = 0
     /// Valid states dropped because another controller owns the robot.
-    public var ignored = 0
+    package var ignored = 0
     /// Set once its first ignored/bad packet has been logged ("logged once per source").
-    public var loggedIgnored = false
-    public var loggedBad = false
-    public var loggedControl = false
+    package var loggedIgnored = false
+    package var loggedBad = false
+    package var loggedControl = false
 
     // Packets per second: datagrams counted in one-second windows.
     var windowStart: Tick
@@ -54,35 +54,35 @@ public struct ControllerRecord: Sendable, Equatable {
     }
 
     /// Datagrams in the last full one-second window (0 after two quiet seconds).
-    public func packetsPerSecond(at now: Tick) -> Int {
+    package func packetsPerSecond(at now: Tick) -> Int {
         var copy = self
         copy.roll(to: now)
         return copy.previousWindowCount
     }
 
-    public func packetsPerSecond(at now: ContinuousClock.Instant) -> Int { packetsPerSecond(at: Tick(now)) }
+    package func packetsPerSecond(at now: ContinuousClock.Instant) -> Int { packetsPerSecond(at: Tick(now)) }
 }
 
 /// Per-source bookkeeping with a hard cap: a flood of source ports cannot grow memory without
-/// limit. When full, the stalest quarter is evicted in one pass (amortised O(1) per new
+/// limit. When full, the stalest fourth is evicted in one pass (amortised O(1) per new
 /// source), never the one the caller protects (the owner).
-public struct ControllerTable<Source: Hashable & Sendable>: Sendable {
-    public let capacity: Int
-    public private(set) var records: [Source: ControllerRecord] = [:]
+package struct ControllerTable<Source: Hashable & Sendable>: Sendable {
+    package let capacity: Int
+    package private(set) var records: [Source: ControllerRecord] = [:]
     /// Records dropped to stay under ``capacity``.
-    public private(set) var evicted = 0
+    package private(set) var evicted = 0
 
-    public init(capacity: Int = 1024) {
+    package init(capacity: Int = 1024) {
         precondition(capacity >= 4)
         self.capacity = capacity
         records.reserveCapacity(capacity)
     }
 
-    public subscript(source: Source) -> ControllerRecord? { records[source] }
-    public var count: Int { records.count }
+    package subscript(source: Source) -> ControllerRecord? { records[source] }
+    package var count: Int { records.count }
 
     /// Counts one datagram from `source` and returns its record for the caller to update in place.
-    public mutating func touch(_ source: Source, at now: Tick, protecting owner: Source?,
+    package mutating func touch(_ source: Source, at now: Tick, protecting owner: Source?,
                                _ update: (inout ControllerRecord) -> Void) {
         // Count first: a table that is not full needs no lookup here (one hash a datagram, not two).
         if records.count >= capacity && records[source] == nil {

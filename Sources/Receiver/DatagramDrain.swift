@@ -9,8 +9,8 @@ import SystemIO
 /// (``DatagramBatch``, buffers allocated once and reused), until a call comes back short (the
 /// queue was empty) or `capacity` datagrams were read, whichever comes first. The receive loop
 /// then handles the owner's datagrams before anyone else's, so however many sources flood the
-/// port, the owner's states in the wake-up are seen first (issue 19), and hands the board one
-/// `setDesired` for the whole wake-up (issue 16).
+/// port, the owner's states in the wake-up are seen first, and hands the board one
+/// `setDesired` for the whole wake-up.
 ///
 /// The only place the receiver reads its socket.
 ///

@@ -15,8 +15,8 @@ import SystemIO
 /// Tripping returns true exactly once, and the caller then writes the stop values (motors 0).
 /// While waiting, states are *held*: none reaches the board, but they still prove the
 /// controller is alive (ownership keeps it).
-public struct Failsafe: Sendable {
-    public enum Reason: String, Sendable, Equatable {
+package struct Failsafe: Sendable {
+    package enum Reason: String, Sendable, Equatable {
         /// Nothing has driven yet since start-up.
         case startup
         /// The driving controller went quiet for the failsafe timeout.
@@ -31,13 +31,13 @@ public struct Failsafe: Sendable {
         case reloaded
     }
 
-    public enum State: Sendable, Equatable {
+    package enum State: Sendable, Equatable {
         case waitingForNeutral(Reason)
         /// Driving; `lastState` is when the last applied state arrived.
         case driving(lastState: Tick)
     }
 
-    public enum Verdict: Sendable, Equatable {
+    package enum Verdict: Sendable, Equatable {
         /// Apply the state (the robot was already driving).
         case drive
         /// Apply the state: it was resting, so the failsafe is lifted from now on.
@@ -46,46 +46,46 @@ public struct Failsafe: Sendable {
         case hold
     }
 
-    public let timeout: Duration
+    package let timeout: Duration
     /// ``timeout`` in nanoseconds (the time the state machine works in, see ``Tick``).
-    public let timeoutNanoseconds: Int64
-    public private(set) var state: State = .waitingForNeutral(.startup)
+    package let timeoutNanoseconds: Int64
+    package private(set) var state: State = .waitingForNeutral(.startup)
 
-    public init(timeout: Duration) {
+    package init(timeout: Duration) {
         self.timeout = timeout
         timeoutNanoseconds = Tick.nanoseconds(timeout)
     }
 
-    public var isDriving: Bool {
+    package var isDriving: Bool {
         if case .driving = state { return true }
         return false
     }
 
     /// When the failsafe trips unless another state arrives; nil while already tripped.
-    public var deadlineTick: Tick? {
+    package var deadlineTick: Tick? {
         if case .driving(let last) = state { return last + timeoutNanoseconds }
         return nil
     }
 
     /// ``deadlineTick`` as an instant.
-    public var deadline: ContinuousClock.Instant? { deadlineTick?.instant }
+    package var deadline: ContinuousClock.Instant? { deadlineTick?.instant }
 
     /// Trips on silence. Returns true when it has just tripped (write the stop values now).
-    public mutating func tick(at now: Tick) -> Bool {
+    package mutating func tick(at now: Tick) -> Bool {
         guard let deadline = deadlineTick, now >= deadline else { return false }
         state = .waitingForNeutral(.silence)
         return true
     }
 
-    public mutating func tick(at now: ContinuousClock.Instant) -> Bool { tick(at: Tick(now)) }
+    package mutating func tick(at now: ContinuousClock.Instant) -> Bool { tick(at: Tick(now)) }
 
-    public mutating func state(resting: Bool, at now: ContinuousClock.Instant) -> Verdict {
+    package mutating func state(resting: Bool, at now: ContinuousClock.Instant) -> Verdict {
         state(resting: resting, at: Tick(now))
     }
 
     /// A valid state from the controller that may drive (the owner) at `now`.
     /// `resting`: the state would not move the robot.
-    public mutating func state(resting: Bool, at now: Tick) -> Verdict {
+    package mutating func state(resting: Bool, at now: Tick) -> Verdict {
         _ = tick(at: now)
         switch state {
         case .driving(let last):
@@ -100,7 +100,7 @@ public struct Failsafe: Sendable {
 
     /// Trips for `reason` (board link events, shutdown). Returns true if it was driving.
     @discardableResult
-    public mutating func trip(_ reason: Reason) -> Bool {
+    package mutating func trip(_ reason: Reason) -> Bool {
         let was = isDriving
         state = .waitingForNeutral(reason)
         return was

@@ -8,17 +8,17 @@ import RemoteWire
 ///
 /// The formula is normative (Protocol.md §3.4); ``Mapping/wheelSpeeds(for:)`` is its one
 /// implementation, and the golden table in the tests pins it.
-public struct Mapping: Sendable, Hashable {
+package struct Mapping: Sendable, Hashable {
     /// The board profile this mapping is made for (its default, and the map it must fit).
-    public var profile: BoardProfileKind
-    public var drive: DriveMapping
+    package var profile: BoardProfileKind
+    package var drive: DriveMapping
     /// In file order: when two pressed bindings write the same address, the later one wins.
-    public var buttons: [ButtonBinding]
+    package var buttons: [ButtonBinding]
     /// Where the low byte of the button word goes (bit 0 forward … bit 7 r), for a program on
     /// the board; nil: nowhere.
-    public var buttonsByte: UInt8?
+    package var buttonsByte: UInt8?
 
-    public init(profile: BoardProfileKind = .motors, drive: DriveMapping = DriveMapping(),
+    package init(profile: BoardProfileKind = .motors, drive: DriveMapping = DriveMapping(),
                 buttons: [ButtonBinding] = Mapping.kitButtons, buttonsByte: UInt8? = nil) {
         self.profile = profile
         self.drive = drive
@@ -28,8 +28,8 @@ public struct Mapping: Sendable, Hashable {
 
     /// The motors profile's default (today's kit mapping): motors at 0x22/0x23, left mirrored,
     /// A → LED1, B → LED2.
-    public static let kit = Mapping()
-    public static let motors = kit
+    package static let kit = Mapping()
+    package static let motors = kit
 
     /// The stock profile's default, for the published firmware (no motors): what a person sees
     /// and hears on the board, and what a program running on it can read.
@@ -42,7 +42,7 @@ public struct Mapping: Sendable, Hashable {
     /// | right wheel, signed | VAR2 0x13 | the same |
     /// | buttons | VAR3 0x14 | bit 0 forward, 1 backward, 2 a, 3 b, 4 x, 5 y, 6 l, 7 r |
     /// | horn (A) | buzzer 0x09/0x0a | tone 22 (A4, 440 Hz) for up to 2 s while held; 0/0 on release |
-    public static let stock = Mapping(
+    package static let stock = Mapping(
         profile: .stock,
         drive: DriveMapping(left: DriveMapping.Motor(address: 0x12, inverted: false, led: 0x0F),
                             right: DriveMapping.Motor(address: 0x13, inverted: false, led: 0x10)),
@@ -50,16 +50,16 @@ public struct Mapping: Sendable, Hashable {
         buttonsByte: 0x14)
 
     /// The horn: tone 22 of the firmware's table (A4, 440 Hz) for 125 × 16 ms = 2 s at most.
-    public static let hornTone: UInt8 = 22
-    public static let hornTime: UInt8 = 125
+    package static let hornTone: UInt8 = 22
+    package static let hornTime: UInt8 = 125
 
     /// The built-in default of `profile`.
-    public static func `default`(for profile: BoardProfileKind) -> Mapping {
+    package static func `default`(for profile: BoardProfileKind) -> Mapping {
         profile == .stock ? stock : motors
     }
 
     /// A → LED1 full, B → LED2 full; released → 0.
-    public static let kitButtons: [ButtonBinding] = [
+    package static let kitButtons: [ButtonBinding] = [
         ButtonBinding(button: .a, address: KitProfile.led1, on: [255], off: [0]),
         ButtonBinding(button: .b, address: KitProfile.led2, on: [255], off: [0]),
     ]
@@ -69,31 +69,31 @@ public struct Mapping: Sendable, Hashable {
 ///
 /// Merge note: this is the receiver's copy of `MemoryMapProfile.kit` (BoardProtocol). Addresses
 /// reach the receiver only through a ``Mapping``; nothing else in this module names them.
-public enum KitProfile {
-    public static let size = 36
-    public static let buzzerTone: UInt8 = 0x09
-    public static let buzzerTime: UInt8 = 0x0A
-    public static let led1: UInt8 = 0x0F
-    public static let led2: UInt8 = 0x10
-    public static let motorLeft: UInt8 = 0x22
-    public static let motorRight: UInt8 = 0x23
+package enum KitProfile {
+    package static let size = 36
+    package static let buzzerTone: UInt8 = 0x09
+    package static let buzzerTime: UInt8 = 0x0A
+    package static let led1: UInt8 = 0x0F
+    package static let led2: UInt8 = 0x10
+    package static let motorLeft: UInt8 = 0x22
+    package static let motorRight: UInt8 = 0x23
 }
 
 /// Throttle from forward/backward, steering from the tilt, mixed into left/right speeds.
-public struct DriveMapping: Sendable, Hashable {
+package struct DriveMapping: Sendable, Hashable {
     /// Motor speed for a held forward/backward and for full steering, 0…127.
-    public var speed: Int
+    package var speed: Int
     /// Tilt (radians) that gives full steering; more saturates.
-    public var fullLock: Float
+    package var fullLock: Float
     /// Tilt (radians) around level that steers nothing. Also the resume tolerance: after a
     /// failsafe the robot resumes only on a state whose tilt is inside it (see ``Mapping/isResting(_:)``).
-    public var deadzone: Float
+    package var deadzone: Float
     /// 0 = linear steering; 1 = cubic (fine control near level).
-    public var expo: Float
-    public var left: Motor
-    public var right: Motor
+    package var expo: Float
+    package var left: Motor
+    package var right: Motor
 
-    public init(speed: Int = 64, fullLock: Float = Float(Double.pi / 4), deadzone: Float = 0.05, expo: Float = 0,
+    package init(speed: Int = 64, fullLock: Float = Float(Double.pi / 4), deadzone: Float = 0.05, expo: Float = 0,
                 left: Motor = Motor(address: KitProfile.motorLeft, inverted: true),
                 right: Motor = Motor(address: KitProfile.motorRight, inverted: false)) {
         self.speed = speed
@@ -104,26 +104,26 @@ public struct DriveMapping: Sendable, Hashable {
         self.right = right
     }
 
-    public struct Motor: Sendable, Hashable {
-        public var address: UInt8
+    package struct Motor: Sendable, Hashable {
+        package var address: UInt8
         /// The motor is mounted mirrored: a logical speed v is written as −v.
-        public var inverted: Bool
+        package var inverted: Bool
         /// Where the wheel's speed also shows as brightness (an LED), |v| × 2; nil: nowhere.
-        public var led: UInt8?
+        package var led: UInt8?
 
-        public init(address: UInt8, inverted: Bool, led: UInt8? = nil) {
+        package init(address: UInt8, inverted: Bool, led: UInt8? = nil) {
             self.address = address
             self.inverted = inverted
             self.led = led
         }
 
         /// The memory-map byte for a logical speed in −127…127 (two's complement).
-        public func byte(for speed: Int) -> UInt8 {
+        package func byte(for speed: Int) -> UInt8 {
             UInt8(bitPattern: Int8(inverted ? -speed : speed))
         }
 
         /// The brightness for a logical speed: |v| × 2, 0…254 (the direction is in the signed byte).
-        public static func brightness(for speed: Int) -> UInt8 {
+        package static func brightness(for speed: Int) -> UInt8 {
             UInt8(min(255, 2 * min(127, abs(speed))))
         }
     }
@@ -131,13 +131,13 @@ public struct DriveMapping: Sendable, Hashable {
 
 /// One button driving one address or a run of consecutive addresses (`on.count` bytes from
 /// `address`): `on` while the button is held, `off` otherwise.
-public struct ButtonBinding: Sendable, Hashable {
-    public var button: Buttons
-    public var address: UInt8
-    public var on: [UInt8]
-    public var off: [UInt8]
+package struct ButtonBinding: Sendable, Hashable {
+    package var button: Buttons
+    package var address: UInt8
+    package var on: [UInt8]
+    package var off: [UInt8]
 
-    public init(button: Buttons, address: UInt8, on: [UInt8], off: [UInt8]) {
+    package init(button: Buttons, address: UInt8, on: [UInt8], off: [UInt8]) {
         precondition(on.count == off.count && !on.isEmpty, "a binding needs as many off values as on values")
         self.button = button
         self.address = address
@@ -157,7 +157,7 @@ extension Mapping {
     /// left = clamp(round(speed·(t + s))),  right = clamp(round(speed·(t − s)))
     /// ```
     /// `round` is to nearest, ties away from zero; `clamp` is to −127…127.
-    public func wheelSpeeds(for state: ControllerState) -> (left: Int, right: Int) {
+    package func wheelSpeeds(for state: ControllerState) -> (left: Int, right: Int) {
         let d = drive
         let magnitude = Double(state.angle.magnitude)
         let deadzone = Double(d.deadzone)
@@ -179,7 +179,7 @@ extension Mapping {
     }
 
     /// Every value the mapping controls for `state`: both motors and every bound address.
-    public func values(for state: ControllerState) -> [UInt8: UInt8] {
+    package func values(for state: ControllerState) -> [UInt8: UInt8] {
         let (l, r) = wheelSpeeds(for: state)
         return values(left: l, right: r, buttons: state.buttons)
     }
@@ -209,11 +209,11 @@ extension Mapping {
 
     /// What the board is set to at start-up and on exit: the drive at 0, every bound address
     /// released, the buttons byte 0.
-    public var restValues: [UInt8: UInt8] { values(left: 0, right: 0, buttons: []) }
+    package var restValues: [UInt8: UInt8] { values(left: 0, right: 0, buttons: []) }
 
     /// What the failsafe writes: the drive at rest — both signed speeds 0, their LEDs 0, the
     /// buttons byte 0. Bound outputs (an LED, the horn) keep their values.
-    public var stopValues: [UInt8: UInt8] {
+    package var stopValues: [UInt8: UInt8] {
         var out = driveValues(left: 0, right: 0)
         if let address = buttonsByte { out[address] = 0 }
         return out
@@ -221,7 +221,7 @@ extension Mapping {
 
     /// Every address the mapping may write, with the key that names it (for the one-line
     /// refusal when a board lacks one), in address order.
-    public var addresses: [(address: UInt8, key: String)] {
+    package var addresses: [(address: UInt8, key: String)] {
         var out: [UInt8: String] = [:]
         for (i, binding) in buttons.enumerated().reversed() {
             for offset in binding.on.indices { out[binding.address &+ UInt8(offset)] = "buttons[\(i)].address" }
@@ -235,7 +235,7 @@ extension Mapping {
     }
 
     /// The first address a board of `mapSize` bytes lacks, with its key; nil when it fits.
-    public func firstMissing(onMapOf mapSize: Int) -> (address: UInt8, key: String)? {
+    package func firstMissing(onMapOf mapSize: Int) -> (address: UInt8, key: String)? {
         addresses.first { Int($0.address) >= mapSize }
     }
 
@@ -243,7 +243,7 @@ extension Mapping {
     /// bytes, with the mapping's signed drive bytes (motors or variables) and buttons byte
     /// added to the safe state, so the link's safe state (written first after every open) puts
     /// this drive at rest.
-    public func linkProfile(base: MemoryMapProfile) -> MemoryMapProfile {
+    package func linkProfile(base: MemoryMapProfile) -> MemoryMapProfile {
         var profile = base
         let roles = Set([base.motorLeft, base.motorRight].compactMap { $0 } + [base.led1, base.led2, base.buzzerTone, base.buzzerTime])
         var variables = base.driveVariables
@@ -258,7 +258,7 @@ extension Mapping {
     /// True when `state` would not move the robot: no forward/backward held
     /// (``ControllerState/isDriveNeutral``) and the tilt inside the deadzone, so both wheel
     /// speeds are 0. The failsafe resumes only on such a state.
-    public func isResting(_ state: ControllerState) -> Bool {
+    package func isResting(_ state: ControllerState) -> Bool {
         guard state.isDriveNeutral else { return false }
         let (l, r) = wheelSpeeds(for: state)
         return l == 0 && r == 0

@@ -11,11 +11,11 @@ import SystemIO
 /// A mapping file that cannot be used, said in one line: the file, the key (or line), what was
 /// found and what is allowed, e.g.
 /// `kit.toml: drive.speed: got the integer 200; allowed: an integer 0…127`.
-public typealias MappingFileError = ConfigFileError
+package typealias MappingFileError = ConfigFileError
 
 extension ConfigFileError {
     /// `location`: a dotted key (`drive.left.address`, `buttons[1].on`) or `line N`.
-    public init(file: String, location: String, problem: String) {
+    package init(file: String, location: String, problem: String) {
         self.init(file: file, key: location, problem: problem)
     }
 }
@@ -29,17 +29,17 @@ extension ConfigFileError {
 /// missing key keeps the profile's default; a missing `buttons` keeps its bindings,
 /// `buttons = []` removes them. Unknown keys are errors (a typo must not silently fall back to
 /// a default). Addresses must be inside the profile's map (0x00–0x21 stock, 0x00–0x23 motors).
-public enum MappingFile {
-    public static let maximumSize = 1 << 20
+package enum MappingFile {
+    package static let maximumSize = 1 << 20
 
     /// The file's mapping for the profile it names, or for the motors profile.
-    public static func load(path: String) throws(MappingFileError) -> Mapping {
+    package static func load(path: String) throws(MappingFileError) -> Mapping {
         let document = try self.document(path: path)
         return try document.mapping(for: document.profile ?? .motors)
     }
 
     /// Reads and checks the file; the mapping itself depends on the profile (``MappingDocument``).
-    public static func document(path: String) throws(MappingFileError) -> MappingDocument {
+    package static func document(path: String) throws(MappingFileError) -> MappingDocument {
         let name = path
         let lowered = path.lowercased()
         let isJSON: Bool
@@ -55,14 +55,14 @@ public enum MappingFile {
     }
 
     /// Parses the text of a mapping file; `file` only names it in errors.
-    public static func parse(_ text: String, json: Bool, file: String) throws(MappingFileError) -> Mapping {
+    package static func parse(_ text: String, json: Bool, file: String) throws(MappingFileError) -> Mapping {
         let document = try parseDocument(text, json: json, file: file)
         return try document.mapping(for: document.profile ?? .motors)
     }
 
     /// Parses the text of a mapping file and checks it against the profile it names (or, when it
     /// names none, the motors profile's map: the larger one).
-    public static func parseDocument(_ text: String, json: Bool, file: String) throws(MappingFileError) -> MappingDocument {
+    package static func parseDocument(_ text: String, json: Bool, file: String) throws(MappingFileError) -> MappingDocument {
         if let nul = text.utf8.firstIndex(of: 0) {
             let offset = text.utf8.distance(from: text.utf8.startIndex, to: nul)
             throw MappingFileError(file: file, location: "", problem: "a NUL byte at offset \(offset); allowed: text without NUL bytes")
@@ -81,17 +81,17 @@ public enum MappingFile {
 }
 
 /// A mapping file, read and checked: the profile it names, and its mapping for a profile.
-public struct MappingDocument: Sendable {
-    public let file: String
+package struct MappingDocument: Sendable {
+    package let file: String
     /// `profile = "stock"` or `"motors"` in the file; nil when it names none (it then fits the
     /// board's profile, `--profile auto`).
-    public let profile: BoardProfileKind?
+    package let profile: BoardProfileKind?
     let root: ConfigValue
 
     /// The file's keys over `profile`'s defaults. Addresses are checked against the map of the
     /// profile the file names; a file that names none may use any address of the larger
     /// (motors) map, and the board link refuses a board that lacks one (``Mapping/firstMissing(onMapOf:)``).
-    public func mapping(for profile: BoardProfileKind) throws(MappingFileError) -> Mapping {
+    package func mapping(for profile: BoardProfileKind) throws(MappingFileError) -> Mapping {
         try Reader(file: file, profile: profile, size: self.profile == nil ? MemoryMapProfile.motors.size : profile.profile.size)
             .mapping(root)
     }

@@ -7,7 +7,7 @@ import Synchronization
 /// With a `trace` it reports the whole map after every change as `map <hex>` — 2 hex digits per
 /// byte, 72 for the kit — the same line `analog-remote board-sim --trace` prints, so an
 /// end-to-end test reads motors the same way from either.
-public final class MemoryBoardSink: BoardSink {
+package final class MemoryBoardSink: BoardSink {
     private struct State {
         var map: [UInt8]
         var calls = 0
@@ -16,10 +16,10 @@ public final class MemoryBoardSink: BoardSink {
 
     private let state: Mutex<State>
     /// Written by ``writeSafeState(timeout:)``.
-    public let safeState: [UInt8: UInt8]
+    package let safeState: [UInt8: UInt8]
     private let trace: (@Sendable (String) -> Void)?
 
-    public init(size: Int = KitProfile.size, safeState: [UInt8: UInt8],
+    package init(size: Int = KitProfile.size, safeState: [UInt8: UInt8],
                 trace: (@Sendable (String) -> Void)? = nil) {
         precondition(size > 0 && size <= 256)
         state = Mutex(State(map: [UInt8](repeating: 0, count: size)))
@@ -27,23 +27,23 @@ public final class MemoryBoardSink: BoardSink {
         self.trace = trace
     }
 
-    public func setDesired(_ values: [UInt8: UInt8]) {
+    package func setDesired(_ values: [UInt8: UInt8]) {
         apply(values, safe: false)
     }
 
-    public func writeSafeState(timeout: Duration) -> Bool {
+    package func writeSafeState(timeout: Duration) -> Bool {
         apply(safeState, safe: true)
         return true
     }
 
     /// The current memory map.
-    public var map: [UInt8] { state.withLock { $0.map } }
+    package var map: [UInt8] { state.withLock { $0.map } }
     /// How many times ``setDesired(_:)`` was called.
-    public var calls: Int { state.withLock { $0.calls } }
-    public var safeStateWrites: Int { state.withLock { $0.safeStateWrites } }
+    package var calls: Int { state.withLock { $0.calls } }
+    package var safeStateWrites: Int { state.withLock { $0.safeStateWrites } }
 
     /// The map as a trace line: `map 0101…`.
-    public static func traceLine(_ map: [UInt8]) -> String { "map " + Hex.string(map) }
+    package static func traceLine(_ map: [UInt8]) -> String { "map " + Hex.string(map) }
 
     private func apply(_ values: [UInt8: UInt8], safe: Bool) {
         let line: String? = state.withLock { s in

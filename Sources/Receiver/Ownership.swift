@@ -8,13 +8,13 @@ import SystemIO
 /// anyone else are ignored meanwhile (under `paired`/`secret` only admitted sources get this far).
 /// The failsafe stops the motors after `timeout` of silence; the `reclaim` window after it keeps the
 /// robot for the same owner, so a flood that starves the owner for a moment cannot hand the robot
-/// to one of the flooding sources (issue 19). Under `any`: every valid state is accepted and its
+/// to one of the flooding sources. Under `any`: every valid state is accepted and its
 /// source becomes the owner (latest wins). Rejected packets (bad length, NaN/infinite angle) must not be offered at all: they do
 /// not refresh the owner's liveness.
 ///
 /// Generic over the source type so tests can use plain strings.
-public struct Ownership<Source: Hashable & Sendable>: Sendable {
-    public enum Verdict: Equatable, Sendable {
+package struct Ownership<Source: Hashable & Sendable>: Sendable {
+    package enum Verdict: Equatable, Sendable {
         /// From the owner: use it.
         case accepted
         /// The sender just became the owner. `previous` is the owner it replaced: only under
@@ -24,17 +24,17 @@ public struct Ownership<Source: Hashable & Sendable>: Sendable {
         case ignored(owner: Source)
     }
 
-    public let policy: AcceptMode
-    public let timeout: Duration
+    package let policy: AcceptMode
+    package let timeout: Duration
     /// How long after `timeout` of silence the robot stays reserved for its owner (every mode but `any`).
-    public let reclaim: Duration
-    public private(set) var owner: Source?
+    package let reclaim: Duration
+    package private(set) var owner: Source?
     /// When the owner last sent a valid state.
-    public private(set) var ownerLastSeen: Tick?
+    package private(set) var ownerLastSeen: Tick?
     /// `timeout` + `reclaim` in nanoseconds: how long the owner may be silent.
     let lapse: Int64
 
-    public init(policy: AcceptMode, timeout: Duration, reclaim: Duration = .zero) {
+    package init(policy: AcceptMode, timeout: Duration, reclaim: Duration = .zero) {
         self.policy = policy
         self.timeout = timeout
         self.reclaim = policy != .any ? max(.zero, reclaim) : .zero
@@ -42,16 +42,16 @@ public struct Ownership<Source: Hashable & Sendable>: Sendable {
     }
 
     /// When the owner's ownership lapses, if there is an owner.
-    public var deadlineTick: Tick? {
+    package var deadlineTick: Tick? {
         owner == nil ? nil : ownerLastSeen.map { $0 + lapse }
     }
 
     /// ``deadlineTick`` as an instant.
-    public var deadline: ContinuousClock.Instant? { deadlineTick?.instant }
+    package var deadline: ContinuousClock.Instant? { deadlineTick?.instant }
 
     /// Releases an owner silent for `timeout` + `reclaim` or longer; returns the released owner.
     @discardableResult
-    public mutating func expire(at now: Tick) -> Source? {
+    package mutating func expire(at now: Tick) -> Source? {
         guard let owner, let deadline = deadlineTick, now >= deadline else { return nil }
         self.owner = nil
         ownerLastSeen = nil
@@ -59,14 +59,14 @@ public struct Ownership<Source: Hashable & Sendable>: Sendable {
     }
 
     @discardableResult
-    public mutating func expire(at now: ContinuousClock.Instant) -> Source? { expire(at: Tick(now)) }
+    package mutating func expire(at now: ContinuousClock.Instant) -> Source? { expire(at: Tick(now)) }
 
-    public mutating func offer(from source: Source, at now: ContinuousClock.Instant) -> Verdict {
+    package mutating func offer(from source: Source, at now: ContinuousClock.Instant) -> Verdict {
         offer(from: source, at: Tick(now))
     }
 
     /// A valid state from `source` at `now`.
-    public mutating func offer(from source: Source, at now: Tick) -> Verdict {
+    package mutating func offer(from source: Source, at now: Tick) -> Verdict {
         expire(at: now)
         if owner == source {
             ownerLastSeen = now
@@ -83,13 +83,13 @@ public struct Ownership<Source: Hashable & Sendable>: Sendable {
 
     /// The owner talks from a new source (the same controller on another address, recognised by
     /// its connection): it stays the owner, its liveness unchanged. Nothing if `old` is not it.
-    public mutating func move(from old: Source, to new: Source) {
+    package mutating func move(from old: Source, to new: Source) {
         guard owner == old else { return }
         owner = new
     }
 
     /// Forgets the owner at once (e.g. on shutdown).
-    public mutating func release() {
+    package mutating func release() {
         owner = nil
         ownerLastSeen = nil
     }

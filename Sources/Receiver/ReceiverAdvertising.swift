@@ -1,24 +1,24 @@
-public import Discovery
-public import Logging
-public import RemoteWire
+import Discovery
+import Logging
+import RemoteWire
 import Synchronization
 
 /// What `receive` announces on the LAN (DNS-SD, Protocol.md §6): its session, its name and its
 /// timing contract. The CLI validates, this only carries.
-public struct AdvertisingOptions: Sendable {
+package struct AdvertisingOptions: Sendable {
     /// The session ID `receive` uses when none is given. Controllers find it with
     /// `control --session AnalogRemote`.
-    public static let defaultSession = "AnalogRemote"
+    package static let defaultSession = "AnalogRemote"
 
-    public var session: SessionID
+    package var session: SessionID
     /// The instance name; nil = the daemon's host name.
-    public var name: String?
+    package var name: String?
     /// Announced as TXT `failsafe=` and `rate=`; controllers derive their resend period from it.
-    public var timing: TimingContract
+    package var timing: TimingContract
     /// Announced as TXT `robot=` (Protocol.md §6.2).
-    public var robot: RobotID?
+    package var robot: RobotID?
 
-    public init(session: SessionID, name: String?, timing: TimingContract, robot: RobotID? = nil) {
+    package init(session: SessionID, name: String?, timing: TimingContract, robot: RobotID? = nil) {
         self.session = session
         self.name = name
         self.timing = timing
@@ -36,8 +36,8 @@ public struct AdvertisingOptions: Sendable {
 ///   for good is logged, and the receiver keeps driving either way.
 /// - Events arrive on the discovery thread; they are logged there and kept for the status line
 ///   (``summary``), so the receive loop needs no extra descriptor.
-public final class ReceiverAdvertising: Sendable {
-    public let options: AdvertisingOptions
+package final class ReceiverAdvertising: Sendable {
+    package let options: AdvertisingOptions
     private let logger: Logger
     private let state = Mutex<State>(State())
 
@@ -48,7 +48,7 @@ public final class ReceiverAdvertising: Sendable {
         var summary = "announcing…"
     }
 
-    public init(options: AdvertisingOptions, logger: Logger) {
+    package init(options: AdvertisingOptions, logger: Logger) {
         self.options = options
         self.logger = logger
     }
@@ -60,7 +60,7 @@ public final class ReceiverAdvertising: Sendable {
     /// refused the registration: exit status 1).
     /// `peer`: TXT `peer=` (the control plane's peer id, so a program that found the receiver
     /// by DNS-SD knows it again by its accept); nil picks a random one.
-    public func start(port: UInt16, peer: String? = nil) throws(DiscoveryError) {
+    package func start(port: UInt16, peer: String? = nil) throws(DiscoveryError) {
         let session = options.session
         let advertiser = try SessionAdvertiser(session: session, name: options.name, port: port, peer: peer ?? PeerID.random(),
                                                timing: options.timing, robot: options.robot) {
@@ -78,13 +78,13 @@ public final class ReceiverAdvertising: Sendable {
     }
 
     /// For the status line: `announced as "robot #2"`, or what is wrong with the announcement.
-    public var summary: String { state.withLock { $0.summary } }
+    package var summary: String { state.withLock { $0.summary } }
 
     /// The instance name in use, once registered.
-    public var registeredName: String? { state.withLock { $0.registered } }
+    package var registeredName: String? { state.withLock { $0.registered } }
 
     /// Withdraws the announcement (a goodbye goes out). Idempotent.
-    public func stop() {
+    package func stop() {
         let advertiser = state.withLock { s -> SessionAdvertiser? in
             defer { s.advertiser = nil }
             return s.advertiser

@@ -14,28 +14,28 @@ import SystemIO
 ///   resting state (``Mapping/isResting(_:)``);
 /// - a write is produced only when a value changes (``Step/write`` is then every value the
 ///   mapping controls, so a board link that replaces rather than merges still gets them all).
-public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
-    public private(set) var mapping: Mapping
-    public private(set) var ownership: Ownership<Source>
-    public private(set) var failsafe: Failsafe
-    public private(set) var controllers: ControllerTable<Source>
-    public private(set) var counters = ReceiverCounters()
+package struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
+    package private(set) var mapping: Mapping
+    package private(set) var ownership: Ownership<Source>
+    package private(set) var failsafe: Failsafe
+    package private(set) var controllers: ControllerTable<Source>
+    package private(set) var counters = ReceiverCounters()
     /// The values last handed to the board (every address the mapping controls once started).
-    public private(set) var board: [UInt8: UInt8] = [:]
+    package private(set) var board: [UInt8: UInt8] = [:]
     /// Logical wheel speeds last handed to the board (forward positive).
-    public private(set) var wheels = WheelSpeeds(left: 0, right: 0)
+    package private(set) var wheels = WheelSpeeds(left: 0, right: 0)
     /// The state last applied; nil after a stop (so the next state is mapped afresh).
-    public private(set) var applied: ControllerState?
+    package private(set) var applied: ControllerState?
     /// A teacher's stop-all holds the robot at rest: every state is `held` until the release
     /// (Protocol.md §7.6), and after it the failsafe waits for a resting state.
-    public private(set) var stoppedByTeacher = false
+    package private(set) var stoppedByTeacher = false
     private var announcedHold = false
 
-    public struct WheelSpeeds: Sendable, Equatable {
-        public var left: Int
-        public var right: Int
+    package struct WheelSpeeds: Sendable, Equatable {
+        package var left: Int
+        package var right: Int
 
-        public init(left: Int, right: Int) {
+        package init(left: Int, right: Int) {
             self.left = left
             self.right = right
         }
@@ -43,7 +43,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
 
     /// Something worth a log line. The engine reports "once per source" notices only the first
     /// time for each source it has a record of.
-    public enum Notice: Sendable, Equatable {
+    package enum Notice: Sendable, Equatable {
         case tookOwnership(Source, previous: Source?)
         case ownerSilent(Source)
         /// First valid state from a source while another owns the robot.
@@ -66,18 +66,18 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         case teacher(stopped: Bool)
     }
 
-    public struct Step: Sendable, Equatable {
+    package struct Step: Sendable, Equatable {
         /// Hand these to the board (`BoardSink.setDesired`), or nothing to do.
-        public var write: [UInt8: UInt8]?
-        public var notices: [Notice] = []
+        package var write: [UInt8: UInt8]?
+        package var notices: [Notice] = []
 
-        public init(write: [UInt8: UInt8]? = nil, notices: [Notice] = []) {
+        package init(write: [UInt8: UInt8]? = nil, notices: [Notice] = []) {
             self.write = write
             self.notices = notices
         }
     }
 
-    public init(mapping: Mapping, policy: AcceptMode, timeout: Duration, capacity: Int = 1024,
+    package init(mapping: Mapping, policy: AcceptMode, timeout: Duration, capacity: Int = 1024,
                 reclaim: Duration = .zero) {
         self.mapping = mapping
         ownership = Ownership(policy: policy, timeout: timeout, reclaim: reclaim)
@@ -86,7 +86,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     }
 
     /// The earliest time ``tick(at:)`` has something to do, or nil (wait for packets only).
-    public var deadlineTick: Tick? {
+    package var deadlineTick: Tick? {
         switch (failsafe.deadlineTick, ownership.deadlineTick) {
         case let (a?, b?): min(a, b)
         case let (a?, nil): a
@@ -96,15 +96,15 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     }
 
     /// ``deadlineTick`` as an instant.
-    public var deadline: ContinuousClock.Instant? { deadlineTick?.instant }
+    package var deadline: ContinuousClock.Instant? { deadlineTick?.instant }
 
     /// Start-up: the board is set to rest (motors 0, bound outputs released).
-    public mutating func start() -> Step {
+    package mutating func start() -> Step {
         Step(write: hand(mapping.restValues))
     }
 
     /// Deadlines: failsafe on silence, ownership lapse.
-    public mutating func tick(at now: Tick) -> Step {
+    package mutating func tick(at now: Tick) -> Step {
         var step = Step()
         if failsafe.tick(at: now) {
             counters.failsafeTrips += 1
@@ -119,14 +119,14 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
 
     /// A datagram from `source` dropped undecoded by the rate limit: counted, nothing else (it
     /// is not a sign of life).
-    public mutating func limited(from source: Source, at now: Tick) {
+    package mutating func limited(from source: Source, at now: Tick) {
         counters.datagrams += 1
         counters.limited += 1
     }
 
     /// The controller `source` said bye. If it owns the robot: motors 0 at once, the robot is
     /// free for the next controller, which must rest first (like after silence).
-    public mutating func released(_ source: Source, at now: Tick) -> Step {
+    package mutating func released(_ source: Source, at now: Tick) -> Step {
         var step = tick(at: now)
         guard ownership.owner == source else { return step }
         ownership.release()
@@ -138,7 +138,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
 
     /// The controller at `old` now talks from `new` (its control connection recognised it):
     /// if it owns the robot it stays the owner — no failsafe, no resting state needed.
-    public mutating func moved(from old: Source, to new: Source, at now: Tick) -> Step {
+    package mutating func moved(from old: Source, to new: Source, at now: Tick) -> Step {
         ownership.move(from: old, to: new)
         return tick(at: now)
     }
@@ -146,7 +146,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     /// A teacher's stop-all (`stop` true) or its release. Stop: the rest values (motors 0, every
     /// bound output off) go to the board at once and every state is held until the release.
     /// Release: the failsafe waits for a resting state, as after silence.
-    public mutating func teacher(stop: Bool, at now: Tick) -> Step {
+    package mutating func teacher(stop: Bool, at now: Tick) -> Step {
         var step = tick(at: now)
         guard stop != stoppedByTeacher else { return step }
         stoppedByTeacher = stop
@@ -168,7 +168,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     /// `arrived`: when the datagram reached the host (the kernel's stamp), if known. The
     /// failsafe judges the controller's silence by it — a state that waited in the queue while
     /// this process was not scheduled arrived in time — and everything else by `now`.
-    public mutating func datagram(_ bytes: some Collection<UInt8>, length: Int, from source: Source,
+    package mutating func datagram(_ bytes: some Collection<UInt8>, length: Int, from source: Source,
                                   at now: Tick, arrived: Tick? = nil,
                                   admitted: Bool = true) -> Step {
         let judged = arrived.map { min($0, now) } ?? now
@@ -268,7 +268,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
 
     /// The board link dropped or came back: whatever the board holds is unknown, so stop and
     /// require a resting state again.
-    public mutating func boardLink(_ event: BoardEvent, at now: Tick) -> Step {
+    package mutating func boardLink(_ event: BoardEvent, at now: Tick) -> Step {
         var step = tick(at: now)
         switch event {
         case .connected:
@@ -286,7 +286,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     }
 
     /// Exit: the values to leave on the board (rest: motors 0, bound outputs released).
-    public mutating func shutdown() -> [UInt8: UInt8] {
+    package mutating func shutdown() -> [UInt8: UInt8] {
         failsafe.trip(.startup)
         ownership.release()
         applied = nil
@@ -299,7 +299,7 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     /// mapping's rest values go out first (motors 0 and bound outputs off at its addresses, which
     /// the new one may not control) and it drives again only after a resting state — as after a
     /// board link event. An equal mapping changes nothing.
-    public mutating func replaceMapping(_ new: Mapping, at now: Tick) -> Step {
+    package mutating func replaceMapping(_ new: Mapping, at now: Tick) -> Step {
         var step = tick(at: now)
         guard new != mapping else { return step }
         let rest = mapping.restValues
@@ -317,35 +317,35 @@ public struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     // The same calls with instants (tests, callers off the per-datagram path): each converts
     // once and goes on in ``Tick``s.
 
-    public mutating func tick(at now: ContinuousClock.Instant) -> Step { tick(at: Tick(now)) }
+    package mutating func tick(at now: ContinuousClock.Instant) -> Step { tick(at: Tick(now)) }
 
-    public mutating func limited(from source: Source, at now: ContinuousClock.Instant) {
+    package mutating func limited(from source: Source, at now: ContinuousClock.Instant) {
         limited(from: source, at: Tick(now))
     }
 
-    public mutating func released(_ source: Source, at now: ContinuousClock.Instant) -> Step {
+    package mutating func released(_ source: Source, at now: ContinuousClock.Instant) -> Step {
         released(source, at: Tick(now))
     }
 
-    public mutating func moved(from old: Source, to new: Source, at now: ContinuousClock.Instant) -> Step {
+    package mutating func moved(from old: Source, to new: Source, at now: ContinuousClock.Instant) -> Step {
         moved(from: old, to: new, at: Tick(now))
     }
 
-    public mutating func teacher(stop: Bool, at now: ContinuousClock.Instant) -> Step {
+    package mutating func teacher(stop: Bool, at now: ContinuousClock.Instant) -> Step {
         teacher(stop: stop, at: Tick(now))
     }
 
-    public mutating func datagram(_ bytes: some Collection<UInt8>, length: Int, from source: Source,
+    package mutating func datagram(_ bytes: some Collection<UInt8>, length: Int, from source: Source,
                                   at now: ContinuousClock.Instant, arrived: ContinuousClock.Instant? = nil,
                                   admitted: Bool = true) -> Step {
         datagram(bytes, length: length, from: source, at: Tick(now), arrived: arrived.map { Tick($0) }, admitted: admitted)
     }
 
-    public mutating func boardLink(_ event: BoardEvent, at now: ContinuousClock.Instant) -> Step {
+    package mutating func boardLink(_ event: BoardEvent, at now: ContinuousClock.Instant) -> Step {
         boardLink(event, at: Tick(now))
     }
 
-    public mutating func replaceMapping(_ new: Mapping, at now: ContinuousClock.Instant) -> Step {
+    package mutating func replaceMapping(_ new: Mapping, at now: ContinuousClock.Instant) -> Step {
         replaceMapping(new, at: Tick(now))
     }
 

@@ -5,6 +5,7 @@ import Musl
 #endif
 import ControlPlane
 import Console
+import ControlWire
 import Logging
 import RemoteWire
 import SystemIO

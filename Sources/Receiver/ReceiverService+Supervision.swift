@@ -8,12 +8,12 @@ import SystemIO
 
 /// What `systemctl reload` (SIGHUP) gives the running receiver: the settings that can change
 /// without a restart, read again from the config file and the command line.
-public struct ReceiverReload: Sendable {
-    public var mapping: Mapping
+package struct ReceiverReload: Sendable {
+    package var mapping: Mapping
     /// Settings that changed but need a restart (`port`, `board`, …), one line each, logged.
-    public var needsRestart: [String]
+    package var needsRestart: [String]
 
-    public init(mapping: Mapping, needsRestart: [String] = []) {
+    package init(mapping: Mapping, needsRestart: [String] = []) {
         self.mapping = mapping
         self.needsRestart = needsRestart
     }
@@ -21,14 +21,16 @@ public struct ReceiverReload: Sendable {
 
 /// Re-reads the configuration for the board in use (its probe result, nil when not probed);
 /// throws (one line, the running settings stay) when it is bad or does not fit the board.
-public typealias ReceiverReloader = @Sendable (BoardResolution?) throws(CommandFailure) -> ReceiverReload
+package typealias ReceiverReloader = @Sendable (BoardResolution?) throws(CommandFailure) -> ReceiverReload
 
 /// The receiver under a service manager (docs/robot-install.md):
 /// - `READY=1` once the port is bound, the board open and, when advertising, the name
 ///   announced (registered with the responder) — so `systemctl start` returns when a controller
 ///   can find and drive the robot;
 /// - `WATCHDOG=1` from the receive loop at half of `WatchdogSec` (a stalled loop sends none,
-///   and systemd restarts the service);
+///   and systemd aborts and restarts the service), and only while the board link's thread —
+///   which lets the loop's commands out after each reply — still goes round: a due keep-alive
+///   waits for it (looked at again every ``linkRecheck``), so a stuck link is aborted too;
 /// - SIGHUP: `RELOADING=1`, the reloader, the new mapping applied (the owner keeps the robot),
 ///   `READY=1` again; a bad config is logged and the running one kept;
 /// - `STOPPING=1` on the way out.
@@ -45,6 +47,10 @@ final class ServiceSupervision {
     private let stallAt: ContinuousClock.Instant?
     /// While waiting for the announcement to be registered: how often to look.
     private let readinessPoll: Duration = .milliseconds(20)
+    /// A due keep-alive held back by a stale board link: how soon to look again.
+    static let linkRecheck: Duration = .milliseconds(50)
+    /// Whether the last due keep-alive was held back (said once per episode).
+    private var heldBack = false
 
     init(notifier: ServiceNotifier?, reloader: ReceiverReloader?, stallAfter: Duration?) throws(SystemError) {
         self.notifier = notifier
@@ -85,8 +91,9 @@ final class ServiceSupervision {
         return hangups.clear()
     }
 
-    /// Sends `READY=1` once `isReady`; keep-alives when due.
-    func tick(at now: ContinuousClock.Instant, isReady: () -> Bool, status: () -> String, logger: Logger) {
+    /// Sends `READY=1` once `isReady`; keep-alives when due and `linkStale` says nil (else the
+    /// milliseconds since the board link's thread last went round).
+    func tick(at now: ContinuousClock.Instant, isReady: () -> Bool, linkStale: () -> Int64?, status: () -> String, logger: Logger) {
         guard let notifier else { return }
         if !readySent, isReady() {
             readySent = true
@@ -97,6 +104,15 @@ final class ServiceSupervision {
             }
         }
         if let due = nextKeepAlive, now >= due, let interval = notifier.keepAliveInterval {
+            if let ms = linkStale() {
+                if !heldBack {
+                    logger.warning("the board link's thread has not run for \(ms) ms; holding the watchdog keep-alive back until it does")
+                }
+                heldBack = true
+                nextKeepAlive = now + Self.linkRecheck
+                return
+            }
+            heldBack = false
             send(["WATCHDOG=1"], logger: logger)
             // From now, not from `due`: after a late wake-up the next one is a full interval away.
             nextKeepAlive = now + interval
@@ -133,6 +149,18 @@ extension ReceiverService {
             logger.error("reload failed, keeping the running configuration: \(error.message)")
         }
         supervision.send(["READY=1", "STATUS=\(readyStatus())"], logger: logger)
+    }
+
+    /// The board link's thread goes round at least once per reconnect interval (300 ms; per
+    /// reply timeout, 100 ms, while the board is up): silent longer than this, it is stuck.
+    static let linkStaleAfter: Duration = .milliseconds(500)
+
+    /// Milliseconds since the board link's thread last went round, when that is too long; nil
+    /// when it is alive (or the sink has no such thread).
+    func staleLink(at tick: Tick) -> Int64? {
+        guard let beat = board.linkBeat else { return nil }
+        let age = tick - beat
+        return age > Tick.nanoseconds(Self.linkStaleAfter) ? age / 1_000_000 : nil
     }
 
     /// Whether a controller can find and drive this receiver now.

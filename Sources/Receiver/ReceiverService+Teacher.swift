@@ -1,5 +1,6 @@
 import BoardProtocol
 import ControlPlane
+import ControlWire
 import Logging
 import RemoteWire
 import SystemIO
@@ -38,11 +39,13 @@ extension ReceiverService {
     }
 
     /// Frees the robot from `source`: motors stop (as at a bye), the driver gets a deny that says
-    /// why, and its states are not taken for ``TeacherDesk/kickHold``.
+    /// why, and it may not take the robot back for ``TeacherDesk/kickHold`` — by its name, or by
+    /// its address when it has none (``KickHold``).
     func kick(_ source: SocketAddress, deny: ControlMessage.Deny, at now: ContinuousClock.Instant) {
-        let name = plane.displayName(of: source) ?? "\(source)"
+        let named = plane.displayName(of: source)
+        let name = named ?? "\(source)"
         logger.notice("kicked by the teacher: \(deny.text)", metadata: ["controller": "\(name)", "address": "\(source)"])
-        desk.kick(source, now: now)
+        desk.kick(source, host: source.anyPort, name: named, now: now)
         if plane.peers.hasChannel(source) {
             sendReport(reporter.denied(deny), to: source)
             handle(plane.deny(deny, to: source, now: now), at: now)
@@ -57,15 +60,33 @@ extension ReceiverService {
         // is read before the call, because an autoclosure over `self` made the compiler copy the
         // whole desk for each call (callgrind: 840 instructions a datagram).
         guard deskSummary.restricts else { return true }
-        let name = desk.lockedTo == nil ? nil : plane.displayName(of: source)
-        return desk.allows(source, name: name, now: now)
+        // Every hold over and no lock: forget the kicks, so the next datagrams skip all this.
+        if desk.lockedTo == nil, desk.kicks.isIdle(now: now) {
+            _ = desk.forgetEndedKicks(now: now)
+            return true
+        }
+        return desk.allows(source, host: source.anyPort, name: plane.displayName(of: source), now: now)
     }
 
-    /// A state packet the teacher does not let through: a controller that said hello and now
-    /// meets a lock is told so (kicked with reason `locked`) once; anything else is just dropped.
+    /// A state packet the teacher does not let through. A controller that said hello is told why
+    /// once: one held by a kick (the kicked student under a new port or address) with reason
+    /// `kicked` and the seconds left, without moving the hold's end; one that meets a lock is
+    /// kicked with reason `locked`. Anything else (a plain sender) is just dropped.
     func refusedByTeacher(_ source: SocketAddress, at now: ContinuousClock.Instant) {
-        guard let lock = desk.lockedTo, !desk.isKicked(source, now: now), plane.peers.hasChannel(source),
-              plane.displayName(of: source) != nil else { return }
+        guard plane.peers.hasChannel(source), let name = plane.displayName(of: source) else { return }
+        let host = source.anyPort
+        if case .held(let until, let told) = desk.kicks.verdict(source, host: host, name: name, now: now) {
+            guard !told else { return }
+            desk.kicks.turnedAway(source, host: host, until: until, now: now)
+            let seconds = Int(((until - now) / .seconds(1)).rounded(.up))
+            let deny = ControlMessage.Deny(reason: .kicked, text: "the teacher freed this robot from \(name): it can be taken back in \(seconds) s")
+            logger.notice("refused a kicked student: \(deny.text)", metadata: ["controller": "\(name)", "address": "\(source)"])
+            sendReport(reporter.denied(deny), to: source)
+            handle(plane.deny(deny, to: source, now: now), at: now)
+            reporter.left(source)
+            return
+        }
+        guard let lock = desk.lockedTo, !desk.isKicked(source, now: now) else { return }
         kick(source, deny: .init(reason: .locked, text: "the teacher gave this robot to \(lock)"), at: now)
     }
 

@@ -13,62 +13,62 @@ import RemoteWire
 import SystemIO
 
 /// What `analog-remote receive` was asked to do (the CLI validates, this only carries).
-public struct ReceiverConfiguration: Sendable {
+package struct ReceiverConfiguration: Sendable {
     /// 0 = any free port (printed at start-up).
-    public var port: UInt16 = 0
+    package var port: UInt16 = 0
     /// Who may drive (`--accept`), pairing, teacher key, rate limit: the control plane (Protocol.md §7).
-    public var classroom = ClassroomSettings()
-    public var failsafe = FailsafeTimeout.standard
-    public var mapping: Mapping = .kit
+    package var classroom = ClassroomSettings()
+    package var failsafe = FailsafeTimeout.standard
+    package var mapping: Mapping = .kit
     /// False with `--no-advertise` (the service is then given no ``ReceiverAdvertising``).
-    public var advertise = true
+    package var advertise = true
     /// How long exit waits for the board to confirm the safe state.
-    public var safeStateTimeout: Duration = .seconds(1)
+    package var safeStateTimeout: Duration = .seconds(1)
     /// Most datagrams read per wake-up (the socket is drained until EAGAIN or this many) before
     /// signals and deadlines are looked at again.
-    public var batch = 1024
+    package var batch = 1024
     /// Drain pacing (``DrainPacing``): above `busyRate` datagrams/s the socket is read after a
     /// pause that grows with the rate up to `drainPause` (reached at twice `busyRate`); 0 reads
     /// it on every wake-up.
-    public var drainPause: Duration = .milliseconds(1)
+    package var drainPause: Duration = .milliseconds(1)
     /// The failsafe judges states by when they arrived (kernel stamps, Protocol.md §3.3); false
     /// judges by read time (a benchmark hook's comparison only).
-    public var arrivalStamps = true
-    public var busyRate: Double = DrainPacing.defaultBusyRate
+    package var arrivalStamps = true
+    package var busyRate: Double = DrainPacing.defaultBusyRate
     /// After a failsafe caused by silence, the robot stays reserved for its owner this long
     /// (`--reclaim-s`), so no other source — a flood's least of all — can take it meanwhile.
-    public var reclaim: Duration = .seconds(ReceiverConfiguration.defaultReclaimSeconds)
+    package var reclaim: Duration = .seconds(ReceiverConfiguration.defaultReclaimSeconds)
     /// All datagrams of sources other than the owner together (`first`/`paired` only): per second
     /// and burst, checked before the per-source limit. Far above a classroom (64 controllers ×
     /// 100 Hz = 6,400/s), far below a flood.
-    public var strangerRate: Double = 20_000
-    public var strangerBurst: Double = 4_000
+    package var strangerRate: Double = 20_000
+    package var strangerBurst: Double = 4_000
     /// Source addresses tracked at once (the stalest are evicted beyond it).
-    public var controllerCapacity = 1024
+    package var controllerCapacity = 1024
     /// The board as drivers are told it in robot-state reports (Protocol.md §7.9).
-    public var boardName = "sim"
+    package var boardName = "sim"
     /// The software version, told to the teacher's dashboard.
-    public var version = ""
+    package var version = ""
     /// systemd's notify socket (`Type=notify`, `WatchdogSec=`), or nil when not run by it.
-    public var notifier: ServiceNotifier?
+    package var notifier: ServiceNotifier?
     /// SIGHUP (`systemctl reload`) reads the configuration again through this; nil = SIGHUP
     /// keeps its default action.
-    public var reloader: ReceiverReloader?
+    package var reloader: ReceiverReloader?
     /// Test hook only (`ANALOG_REMOTE_TEST_STALL_AFTER_MS`): the loop stops serving after this
     /// long, so a test can see the watchdog keep-alives stop.
-    public var stallAfter: Duration?
+    package var stallAfter: Duration?
     /// The `receiving on udp port N` and `summary …` lines on stdout (the CLI's contract); off
     /// for a receiver embedded in someone else's program.
-    public var writesStandardOutput = true
+    package var writesStandardOutput = true
     /// The signals that stop the receiver (as ``ReceiverService/stop()`` does).
-    public var stopSignals: [Int32] = [SIGINT, SIGTERM]
+    package var stopSignals: [Int32] = [SIGINT, SIGTERM]
     /// `--black-box DIR`: keep the last seconds in memory, write them on trouble (``BlackBox``).
-    public var blackBox: BlackBoxSettings?
+    package var blackBox: BlackBoxSettings?
 
-    public init() {}
+    package init() {}
 
-    public static let defaultReclaimSeconds = 3
-    public static let reclaimRange = 0...60
+    package static let defaultReclaimSeconds = 3
+    package static let reclaimRange = 0...60
 }
 
 /// The receive loop: one thread, one `poll` over the UDP socket, the signal watcher and the
@@ -78,7 +78,7 @@ public struct ReceiverConfiguration: Sendable {
 /// Exit paths — SIGINT/SIGTERM, and any error in the loop — all leave through
 /// ``ReceiverService/finish(_:)``, which writes the rest values and the board's safe state
 /// before the process exits.
-public final class ReceiverService {
+package final class ReceiverService {
     let configuration: ReceiverConfiguration
     let socket: UDPSocket
     let signals: SignalWatcher
@@ -90,7 +90,7 @@ public final class ReceiverService {
     let supervision: ServiceSupervision
     /// The board the start-up probe found and what is driven on it (profile, firmware id and
     /// version, map size, mapping); nil for a board that is not probed.
-    public let boardResolution: BoardResolution?
+    package let boardResolution: BoardResolution?
     /// Set while the board is refused (a different board on reconnect, a dropped write).
     private(set) var boardRefusal: String?
     var engine: ReceiverEngine<SocketAddress>
@@ -128,7 +128,7 @@ public final class ReceiverService {
     /// during start-up still ends cleanly), then the port (a busy port must not touch the
     /// board), then the DNS-SD announcement of that port (no mDNS responder must not touch it
     /// either), then the board.
-    public init(configuration: ReceiverConfiguration, status: StatusLine, logger: Logger,
+    package init(configuration: ReceiverConfiguration, status: StatusLine, logger: Logger,
                 advertising: ReceiverAdvertising? = nil,
                 openBoard: (BoardEventInbox) throws(CommandFailure) -> any BoardSink) throws {
         self.configuration = configuration
@@ -145,7 +145,7 @@ public final class ReceiverService {
         }
         // A black box that cannot write is said, not fatal: the robot must drive without one.
         do {
-            blackBox = try configuration.blackBox.map { settings throws(SystemError) in try BlackBox(settings: settings, logger: logger) }
+            blackBox = try configuration.blackBox.map { settings throws(SafeFileError) in try BlackBox(settings: settings, logger: logger) }
         } catch {
             logger.error("--black-box: \(error) (give a directory the receiver may write); running without a black box")
             blackBox = nil
@@ -196,16 +196,16 @@ public final class ReceiverService {
     }
 
     /// The UDP port the receiver listens on (the one chosen for `port` 0).
-    public var port: UInt16? { try? socket.localAddress().port }
+    package var port: UInt16? { try? socket.localAddress().port }
 
     /// Ends ``run()`` as SIGTERM would (rest values, safe state, goodbye) when called, from any
     /// thread, also while `run()` blocks its own.
-    public var stopper: @Sendable () -> Void {
+    package var stopper: @Sendable () -> Void {
         { [signals] in signals.raise(SIGTERM) }
     }
 
     /// Runs until a signal; returns the exit status (success when stopped on request).
-    public func run() throws(CommandFailure) -> CommandOutcome {
+    package func run() throws(CommandFailure) -> CommandOutcome {
         let port: UInt16
         do {
             port = try socket.localAddress().port
@@ -287,7 +287,7 @@ public final class ReceiverService {
             if supervision.takeHangup(ready[3...]) { reload(at: now) }
             serviceBlackBox(ready)
             if supervision.shouldStall(at: now) { try stall(); return }
-            supervision.tick(at: now, isReady: { isReady }, status: readyStatus, logger: logger)
+            supervision.tick(at: now, isReady: { isReady }, linkStale: { staleLink(at: tick) }, status: readyStatus, logger: logger)
             if status.enabled && now >= nextStatus {
                 status.update(statusText(at: now))
                 nextStatus = now + statusPeriod
@@ -329,8 +329,7 @@ public final class ReceiverService {
 
     /// Rest values, then the board's own safe state (blocking, bounded), then the summary.
     private func finish(_ error: CommandFailure?) throws(CommandFailure) -> CommandOutcome {
-        board.setDesired(engine.shutdown())
-        let confirmed = board.writeSafeState(timeout: configuration.safeStateTimeout)
+        let confirmed = BoardRest.leave(board, values: engine.shutdown(), timeout: configuration.safeStateTimeout)
         board.close()
         closeBlackBox()
         advertising?.stop()

@@ -1,15 +1,15 @@
-public import RemoteWire
+import RemoteWire
 import SystemIO
 
 /// The receiver's robot id (Protocol.md §6.2), made once and kept in its state directory as the
 /// file `robot-id`: 8 characters and a newline.
-public enum RobotIdentity {
-    public static let fileName = "robot-id"
+package enum RobotIdentity {
+    package static let fileName = "robot-id"
 
     /// The id kept in `directory`, made there on the first start. When the directory cannot be
     /// used, or its file holds no robot id, the id is made for this run only and `warning` says
     /// so in one line: the receiver runs either way.
-    public static func load(directory: String) -> (id: RobotID, warning: String?) {
+    package static func load(directory: String) -> (id: RobotID, warning: String?) {
         var rng = SystemRandomNumberGenerator()
         let fresh = RobotID.random(using: &rng)
         do {

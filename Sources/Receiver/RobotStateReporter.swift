@@ -1,5 +1,6 @@
 import ControlPlane
 import BoardLink
+import ControlWire
 import RemoteWire
 
 /// Which robot-state report (Protocol.md §7.9) each controller that said hello should see, and
@@ -13,14 +14,14 @@ import RemoteWire
 /// - Cost: the reports are recomputed only when something they depend on changed (the owner,
 ///   the failsafe state, the teacher's hold, the board) or a controller was added; a batch of
 ///   state packets from the owner that changes none of these costs one comparison.
-public struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
+package struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
     /// The board as the receiver knows it (profile / firmware name, or the `--board` spec).
-    public var board: String
+    package var board: String
     /// Why the board is missing; nil while the link is up.
-    public private(set) var boardMissing: String?
+    package private(set) var boardMissing: String?
     /// The controllers that said hello and were accepted, with the last report each was sent
     /// (nil: none yet).
-    public private(set) var sent: [Source: RobotReport?] = [:]
+    package private(set) var sent: [Source: RobotReport?] = [:]
     private var pendingRepeat: Set<Source> = []
     private var revision: UInt32 = 0
     /// The last controller that owned the robot: after its silence it still sees the failsafe
@@ -40,16 +41,16 @@ public struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
         var board: String
     }
 
-    public init(board: String) { self.board = board }
+    package init(board: String) { self.board = board }
 
     /// A controller was accepted: it gets a report now and from then on.
-    public mutating func accepted(_ source: Source) {
+    package mutating func accepted(_ source: Source) {
         if sent[source] == nil { sent[source] = .some(nil) }
         dirty = true
     }
 
     /// A controller left (bye) or was forgotten.
-    public mutating func left(_ source: Source) {
+    package mutating func left(_ source: Source) {
         sent[source] = nil
         pendingRepeat.remove(source)
         if lastOwner == source { lastOwner = nil }
@@ -57,24 +58,24 @@ public struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
 
     /// At most once a second: forgets controllers `keep` no longer wants (gone without a bye: the
     /// control plane dropped their channel), so the table stays bounded by the control plane's.
-    public mutating func prune(now: ContinuousClock.Instant, keep: (Source) -> Bool) {
+    package mutating func prune(now: ContinuousClock.Instant, keep: (Source) -> Bool) {
         if let nextPrune, now < nextPrune { return }
         nextPrune = now + .seconds(1)
         for source in sent.keys where !keep(source) { left(source) }
     }
 
     /// A hello was denied: the one report that says so (state 4), with a fresh revision.
-    public mutating func denied(_ deny: ControlMessage.Deny) -> RobotReport {
+    package mutating func denied(_ deny: ControlMessage.Deny) -> RobotReport {
         revision &+= 1
         return RobotReport(revision: revision, state: .refused(deny.reason, deny.text), board: board)
     }
 
     /// The receiver answered a ping from `source`: its current report goes out again.
-    public mutating func pinged(_ source: Source) {
+    package mutating func pinged(_ source: Source) {
         if sent[source] != nil { pendingRepeat.insert(source) }
     }
 
-    public mutating func boardLink(_ event: BoardEvent) {
+    package mutating func boardLink(_ event: BoardEvent) {
         switch event {
         case .connected, .reconnected: boardMissing = nil
         case .disconnected(let device, let reason): boardMissing = reason.isEmpty ? device : "\(device): \(reason)"
@@ -84,7 +85,7 @@ public struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
     }
 
     /// The report `source` should see now (revision not yet assigned).
-    public func state(for source: Source, engine: ReceiverEngine<Source>, name: (Source) -> String) -> RobotReport.State {
+    package func state(for source: Source, engine: ReceiverEngine<Source>, name: (Source) -> String) -> RobotReport.State {
         if let boardMissing { return .boardMissing(why: boardMissing) }
         if engine.stoppedByTeacher { return .teacherStop }
         let owner = engine.ownership.owner
@@ -115,7 +116,7 @@ public struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
     /// The reports to send this loop turn: every controller whose report changed, then the
     /// repeats owed for pongs. Call once per loop turn, after the engine and the control plane
     /// have taken everything that arrived.
-    public mutating func due(engine: ReceiverEngine<Source>, name: (Source) -> String) -> [(Source, RobotReport)] {
+    package mutating func due(engine: ReceiverEngine<Source>, name: (Source) -> String) -> [(Source, RobotReport)] {
         if let owner = engine.ownership.owner { lastOwner = owner }
         // Asked on every wake-up: with nobody to report to (no hello accepted) there is nothing
         // to compare. `accepted` sets `dirty`, so the first report after it is still computed.

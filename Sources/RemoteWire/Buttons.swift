@@ -7,23 +7,32 @@ public struct Buttons: OptionSet, Hashable, Sendable {
     public let rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
+    /// Drive forward (the original controller's up key; d-pad up on a gamepad).
     public static let forward = Buttons(rawValue: 1 << 0)
+    /// Drive backward (d-pad down).
     public static let backward = Buttons(rawValue: 1 << 1)
+    /// Button A: the kit's default mapping lights LED1 (the stock firmware's sounds the horn).
     public static let a = Buttons(rawValue: 1 << 2)
+    /// Button B: the kit's default mapping lights LED2.
     public static let b = Buttons(rawValue: 1 << 3)
+    /// Gamepad button X. No default mapping drives anything with X…``right``: they reach the
+    /// receiver's mapping file and an embedded receiver (AnalogRemoteKit's `RobotReceiver`) as bits to use.
     public static let x = Buttons(rawValue: 1 << 4)
+    /// Gamepad button Y.
     public static let y = Buttons(rawValue: 1 << 5)
     /// Left shoulder.
     public static let l = Buttons(rawValue: 1 << 6)
     /// Right shoulder.
     public static let r = Buttons(rawValue: 1 << 7)
+    /// Start (menu).
     public static let start = Buttons(rawValue: 1 << 8)
+    /// Select (back, view).
     public static let select = Buttons(rawValue: 1 << 9)
     /// The guide / home button.
     public static let home = Buttons(rawValue: 1 << 10)
-    /// Left stick pressed in.
+    /// Left stick pressed in (L3).
     public static let l3 = Buttons(rawValue: 1 << 11)
-    /// Right stick pressed in.
+    /// Right stick pressed in (R3).
     public static let r3 = Buttons(rawValue: 1 << 12)
     /// D-pad left (d-pad up and down are ``forward`` and ``backward``).
     public static let left = Buttons(rawValue: 1 << 13)

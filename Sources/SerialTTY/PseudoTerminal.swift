@@ -12,13 +12,13 @@ import SystemIO
 /// open, because termios settings live only while some descriptor is open, a cooked slave echoes
 /// the board's own output back to it, and a master whose slave was never opened (or was closed
 /// by its last client) reads EIO.
-public final class PseudoTerminal: Sendable {
-    public let master: Descriptor
+package final class PseudoTerminal: Sendable {
+    package let master: Descriptor
     /// `/dev/pts/N`.
-    public let slavePath: String
+    package let slavePath: String
     private let heldSlave: Descriptor
 
-    public init() throws(SystemError) {
+    package init() throws(SystemError) {
         let functions = try PTYFunctions.load()
         let fd = try Syscall.call("posix_openpt") { functions.openpt(O_RDWR | O_NOCTTY | O_CLOEXEC) }
         master = Descriptor(adopting: fd, label: "pty master")
@@ -38,7 +38,7 @@ public final class PseudoTerminal: Sendable {
         try SerialPort.makeRaw(master, speed: nil)
     }
 
-    public func close() {
+    package func close() {
         heldSlave.close()
         master.close()
     }

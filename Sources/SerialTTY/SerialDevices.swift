@@ -6,23 +6,23 @@ import Musl
 
 /// A serial device that may be a board: `/dev/ttyACM*` (USB CDC, the kit's Leonardo/Pro Micro)
 /// and `/dev/ttyUSB*` (USB-UART bridges), with what sysfs knows of its USB device.
-public struct SerialDevice: Hashable, Sendable {
-    public let path: String
+package struct SerialDevice: Hashable, Sendable {
+    package let path: String
     /// `2341:8036` when known.
-    public let usbID: String?
+    package let usbID: String?
     /// `Arduino LLC Arduino Leonardo` when known.
-    public let product: String?
+    package let product: String?
 
-    public init(path: String, usbID: String?, product: String?) {
+    package init(path: String, usbID: String?, product: String?) {
         self.path = path
         self.usbID = usbID
         self.product = product
     }
 }
 
-public enum SerialDevices {
+package enum SerialDevices {
     /// The candidates, sorted by path; empty when there are none.
-    public static func list(devDirectory: String = "/dev", sysClass: String = "/sys/class/tty") -> [SerialDevice] {
+    package static func list(devDirectory: String = "/dev", sysClass: String = "/sys/class/tty") -> [SerialDevice] {
         guard let dir = opendir(devDirectory) else { return [] }
         defer { closedir(dir) }
         var names: [String] = []

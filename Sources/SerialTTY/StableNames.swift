@@ -7,10 +7,10 @@ import Musl
 /// The udev symlinks that point at a device: `/dev/programland`, `/dev/programland-HIDPC`
 /// (packaging/70-analog-remote.rules), so `boards` and `doctor` can show the name that survives
 /// replugging instead of `ttyACM0`, which may become `ttyACM1`.
-public enum StableNames {
+package enum StableNames {
     /// Links directly in `devDirectory` whose name starts with `prefix` and that resolve to
     /// `device`, sorted (the shorter, generic name first).
-    public static func links(to device: String, in devDirectory: String = "/dev", prefix: String = "programland") -> [String] {
+    package static func links(to device: String, in devDirectory: String = "/dev", prefix: String = "programland") -> [String] {
         guard let target = resolved(device), let dir = opendir(devDirectory) else { return [] }
         defer { closedir(dir) }
         var out: [String] = []

@@ -10,18 +10,18 @@ import RemoteWire
 import SystemIO
 
 /// What `analog-remote stop-all` was asked to do.
-public struct StopAllOptions: Sendable {
-    public var session: String
-    public var release: Bool
-    public var teacherKey: TeacherKey?
+package struct StopAllOptions: Sendable {
+    package var session: String
+    package var release: Bool
+    package var teacherKey: TeacherKey?
     /// `HOST:PORT` each; when given, no mDNS is used.
-    public var peers: [String]
+    package var peers: [String]
     /// How long to browse the session for receivers (without --peer).
-    public var timeout: Duration
+    package var timeout: Duration
     /// `--robot`: only these robots (empty: every receiver of the session).
-    public var robots: Set<RobotID>
+    package var robots: Set<RobotID>
 
-    public init(session: String, release: Bool, teacherKey: TeacherKey?, peers: [String], timeout: Duration, robots: Set<RobotID> = []) {
+    package init(session: String, release: Bool, teacherKey: TeacherKey?, peers: [String], timeout: Duration, robots: Set<RobotID> = []) {
         self.session = session
         self.release = release
         self.teacherKey = teacherKey
@@ -39,8 +39,8 @@ public struct StopAllOptions: Sendable {
 /// Prints a line per receiver on stdout as it answers — `stopped "NAME" ADDRESS`,
 /// `released …`, `refused by "NAME" ADDRESS: WHY` — then `no answer from …` for the silent ones
 /// and `reached N of M receivers`. Exit 0 when every receiver took the command, 1 otherwise.
-public enum StopAllCommand {
-    public static func run(_ options: StopAllOptions, status: StatusLine) throws -> CommandOutcome {
+package enum StopAllCommand {
+    package static func run(_ options: StopAllOptions, status: StatusLine) throws -> CommandOutcome {
         do {
             let runtime = try CommandRuntime<BrowserEvent>()
             let start = ContinuousClock.now

@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import RemoteWire
 import SystemIO
 
@@ -6,31 +7,36 @@ import SystemIO
 /// time go in; datagrams to send, lines to print and the end come out. ``StopAllCommand`` owns
 /// the sockets, the browse, the signals and the clock, and does what the actions say.
 ///
-/// Each receiver first gets an unsigned query, answered with its name and robot id; then a
-/// command signed for that receiver alone (its target `id:` and its robot id, or its name from a
-/// receiver without one; the nonce fresh). With ``Settings/robots``, only those robots get a
-/// command: a receiver whose TXT or reply names another id (or none) is left alone, uncounted. Each datagram goes
-/// out up to ``Settings/repeats`` times, ``Settings/spacing`` apart, until the receiver answers.
-/// The run ends when nothing is left to send, no reply is still expected (``Settings/replyGrace``
-/// after the last send) and the browse is over — or on ``Event/interrupted``.
+/// The stop is the emergency: it goes out signed the moment a receiver is known — aimed at its
+/// robot id when that is known (TXT `robot=`), else at the whole session (empty target: a
+/// `--peer`, or a receiver that announces no id) — and its reply names the receiver. Nothing is
+/// asked first. A release, and any command under `--robot` to a receiver whose id is not known,
+/// waits for an unsigned query's answer (its name and robot id) and is then signed for that
+/// receiver alone (its target `id:` and its robot id, or its name from a receiver without one):
+/// so a captured release is refused by every other robot. The nonce is fresh per receiver.
+/// With ``Settings/robots``, only those robots get a command: a receiver whose TXT or reply
+/// names another id (or none) is left alone, uncounted. Each datagram goes out up to
+/// ``Settings/repeats`` times, ``Settings/spacing`` apart, until the receiver answers. The run
+/// ends when nothing is left to send, no reply is still expected (``Settings/replyGrace`` after
+/// the last send) and the browse is over — or on ``Event/interrupted``.
 ///
 /// To extend (a signed reply, a robot id): a new ``Event`` case for what comes in, a new
 /// ``Action`` case for what goes out; datagrams come in as bytes, so checking them is in here.
-public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable {
-    public struct Settings: Sendable {
-        public var session: String
-        public var release: Bool
-        public var teacherKey: TeacherKey?
+package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable {
+    package struct Settings: Sendable {
+        package var session: String
+        package var release: Bool
+        package var teacherKey: TeacherKey?
         /// How long receivers may still turn up (the DNS-SD browse); zero when they are all given.
-        public var browseFor: Duration
+        package var browseFor: Duration
         /// `--robot`: only these robots (empty: every receiver found).
-        public var robots: Set<RobotID> = []
-        public var repeats = 10
-        public var spacing: Duration = .milliseconds(50)
+        package var robots: Set<RobotID> = []
+        package var repeats = 10
+        package var spacing: Duration = .milliseconds(50)
         /// How long to wait for a reply after the last send.
-        public var replyGrace: Duration = .milliseconds(300)
+        package var replyGrace: Duration = .milliseconds(300)
 
-        public init(session: String, release: Bool, teacherKey: TeacherKey?, browseFor: Duration) {
+        package init(session: String, release: Bool, teacherKey: TeacherKey?, browseFor: Duration) {
             self.session = session
             self.release = release
             self.teacherKey = teacherKey
@@ -39,17 +45,17 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
     }
 
     /// A receiver to reach.
-    public struct Receiver: Sendable, Equatable {
+    package struct Receiver: Sendable, Equatable {
         /// The name shown (the DNS-SD name), nil for `--peer` (the reply's name is shown).
-        public var label: String?
+        package var label: String?
         /// The DNS-SD instance: a receiver is counted once however many addresses it has (nil
         /// for `--peer`, where the address is all there is).
-        public var identity: String?
-        public var address: SocketAddress
+        package var identity: String?
+        package var address: SocketAddress
         /// Its robot id from TXT `robot=`, when announced.
-        public var robot: RobotID?
+        package var robot: RobotID?
 
-        public init(label: String?, identity: String?, address: SocketAddress, robot: RobotID? = nil) {
+        package init(label: String?, identity: String?, address: SocketAddress, robot: RobotID? = nil) {
             self.label = label
             self.identity = identity
             self.address = address
@@ -57,7 +63,7 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         }
     }
 
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// What one look at the browse found (possibly nothing): new receivers are added, and
         /// the status line says how many there are.
         case browsed([Receiver])
@@ -67,7 +73,7 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         case interrupted
     }
 
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         case send([UInt8], to: SocketAddress)
         /// One line on stdout (the status line out of its way).
         case print(String)
@@ -76,7 +82,7 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         case finish(Result)
     }
 
-    public enum Result: Sendable, Equatable {
+    package enum Result: Sendable, Equatable {
         case everyReceiverTookIt
         case notEveryReceiverTookIt
         /// Nothing was found to send to.
@@ -87,10 +93,11 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         var receiver: Receiver
         var sent = 0
         var nextSend: ContinuousClock.Instant
-        /// The query first, then (once the receiver named itself) the command signed for it.
+        /// The command at once (a stop), or the query first and then (once the receiver named
+        /// itself) the command signed for it.
         var nonce: UInt64
         var datagram: [UInt8]
-        var querying = true
+        var querying: Bool
         var reply: ControlMessage.StopAllReply?
         /// With a teacher key: a reply to the command that claims success but is not signed with
         /// that key (another key, or forged): shown at the end if no signed one came, never counted.
@@ -99,18 +106,18 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         var leftAlone = false
     }
 
-    public let settings: Settings
+    package let settings: Settings
     private let connection: UInt32
     private var random: Random
     private(set) var targets: [Target] = []
     private let browseEnd: ContinuousClock.Instant
     private var lastSendAt: ContinuousClock.Instant
     private var lastTick: ContinuousClock.Instant
-    public private(set) var isFinished = false
+    package private(set) var isFinished = false
 
     /// `peers`: the receivers given on the command line (reached at once); with none, the run
     /// browses for ``Settings/browseFor``.
-    public init(settings: Settings, peers: [SocketAddress], now: ContinuousClock.Instant, wallMillis: UInt64, random: Random) {
+    package init(settings: Settings, peers: [SocketAddress], now: ContinuousClock.Instant, wallMillis: UInt64, random: Random) {
         self.settings = settings
         self.random = random
         connection = UInt32.random(in: 1...UInt32.max, using: &self.random)
@@ -123,12 +130,12 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
     }
 
     /// What to show before the first tick.
-    public var opening: [Action] {
+    package var opening: [Action] {
         targets.isEmpty ? [.status("looking for the receivers of session \"\(settings.session)\"…", force: true)] : []
     }
 
     /// Sends what is due; finishes when nothing more can happen.
-    public mutating func tick(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func tick(now: ContinuousClock.Instant) -> [Action] {
         guard !isFinished else { return [] }
         lastTick = now
         var out: [Action] = []
@@ -143,7 +150,7 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
     }
 
     /// When ``tick(now:)`` has something to do next; nil once finished.
-    public var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         guard !isFinished else { return nil }
         var times = targets.filter { !$0.done(settings) }.map(\.nextSend)
         if browseEnd > lastTick { times.append(browseEnd) }
@@ -151,7 +158,7 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
         return times.min()
     }
 
-    public mutating func handle(_ event: Event, now: ContinuousClock.Instant, wallMillis: UInt64) -> [Action] {
+    package mutating func handle(_ event: Event, now: ContinuousClock.Instant, wallMillis: UInt64) -> [Action] {
         guard !isFinished else { return [] }
         switch event {
         case .interrupted:
@@ -200,7 +207,19 @@ public struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendable
     private mutating func add(_ receiver: Receiver, now: ContinuousClock.Instant, wallMillis: UInt64) {
         let nonce = random.next() as UInt64
         let query = ControlMessage.StopAll(action: .query, unixMillis: wallMillis, nonce: nonce, session: settings.session)
-        targets.append(Target(receiver: receiver, nextSend: now, nonce: nonce, datagram: datagram(query)))
+        targets.append(Target(receiver: receiver, nextSend: now, nonce: nonce, datagram: datagram(query), querying: true))
+        if let target = immediateTarget(receiver) {
+            command(targets.count - 1, target: target, now: now, wallMillis: wallMillis)
+        }
+    }
+
+    /// The target of a command sent without asking first, or nil when the receiver must name
+    /// itself first: a stop goes at once, to the robot id the receiver announced or else to the
+    /// whole session; a release, or a command for `--robot` to a receiver of unknown id, waits.
+    func immediateTarget(_ receiver: Receiver) -> String? {
+        if let robot = receiver.robot { return robot.target }
+        guard !settings.release, settings.robots.isEmpty else { return nil }
+        return ""
     }
 
     /// The receiver named itself: the command signed for it alone, with a fresh nonce.

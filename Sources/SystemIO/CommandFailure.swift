@@ -1,9 +1,9 @@
 /// A command that could not do its job, as the role or adapter running it saw it: one line for
 /// the person at the terminal (what happened and how to fix it) and the kind of thing that went
 /// wrong. Nothing below the CLI knows exit codes: ErrorReporting maps ``Kind`` to one.
-public struct CommandFailure: Error, CustomStringConvertible, Sendable {
+package struct CommandFailure: Error, CustomStringConvertible, Sendable {
     /// What went wrong, in the terms a script reading the exit code cares about.
-    public enum Kind: Sendable, Equatable, CaseIterable {
+    package enum Kind: Sendable, Equatable, CaseIterable {
         /// A runtime failure not covered below; also a receiver's `deny` of a controller.
         case failed
         /// A configuration file or option value is wrong (mapping, controller config, script).
@@ -20,20 +20,20 @@ public struct CommandFailure: Error, CustomStringConvertible, Sendable {
         case badArgument
     }
 
-    public let message: String
-    public let kind: Kind
+    package let message: String
+    package let kind: Kind
 
-    public init(_ message: String, kind: Kind) {
+    package init(_ message: String, kind: Kind) {
         self.message = message
         self.kind = kind
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// How a command that ran to its end finished; a command that could not run throws
 /// ``CommandFailure`` instead.
-public enum CommandOutcome: Sendable, Equatable {
+package enum CommandOutcome: Sendable, Equatable {
     /// Done, or stopped on request (EOF, SIGINT, SIGTERM, `q`).
     case done
     /// Ran to its end without getting everything done, and has said so itself (a stop-all that

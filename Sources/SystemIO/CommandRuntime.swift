@@ -17,11 +17,11 @@ import Musl
 ///
 /// Once a signal is watched its default action is gone for good (``SignalWatcher``), so a
 /// command that watches one must end by itself when it arrives.
-public enum StopSignals {
+package enum StopSignals {
     /// SIGINT and SIGTERM: every long-running command.
-    public static let standard: [Int32] = [SIGINT, SIGTERM]
+    package static let standard: [Int32] = [SIGINT, SIGTERM]
     /// Also SIGHUP, for a command tied to its terminal.
-    public static let terminal: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    package static let terminal: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 }
 
 /// The lifecycle of one long-running command: the stop signals (``StopSignals``), a mailbox for
@@ -37,38 +37,38 @@ public enum StopSignals {
 ///     if wake.ready[0].contains(.readable) { … }
 /// }
 /// ```
-public final class CommandRuntime<Event: Sendable>: Sendable {
+package final class CommandRuntime<Event: Sendable>: Sendable {
     /// Post events here from any thread; ``wait(_:until:)`` hands them over.
-    public let mailbox: EventMailbox<Event>
+    package let mailbox: EventMailbox<Event>
     private let signals: SignalWatcher
 
     /// Watches `stopOn` from now on (see ``StopSignals`` for which to pass).
-    public init(stopOn: [Int32] = StopSignals.standard, mailboxCapacity: Int = 256) throws(SystemError) {
+    package init(stopOn: [Int32] = StopSignals.standard, mailboxCapacity: Int = 256) throws(SystemError) {
         signals = try SignalWatcher(signals: stopOn)
         mailbox = try EventMailbox(capacity: mailboxCapacity)
     }
 
     /// What ended a wait.
-    public struct Wake {
+    package struct Wake {
         /// The stop signal, once one has arrived (it stays set).
-        public var stop: Int32?
+        package var stop: Int32?
         /// The events posted since the last wait, oldest first.
-        public var events: [Event]
+        package var events: [Event]
         /// For each descriptor passed to ``CommandRuntime/wait(_:until:)``, in order, what it is ready for.
-        public var ready: [Poller.Events]
+        package var ready: [Poller.Events]
         /// The deadline given has passed.
-        public var deadlinePassed: Bool
+        package var deadlinePassed: Bool
     }
 
     /// The stop signal caught so far, or nil.
-    public var stop: Int32? { signals.signal }
+    package var stop: Int32? { signals.signal }
 
     /// Readable once a stop signal has arrived, for a loop that waits inside a library call.
-    public var stopDescriptor: Int32 { signals.readableDescriptor }
+    package var stopDescriptor: Int32 { signals.readableDescriptor }
 
     /// Waits until a stop signal, an event, one of `descriptors` or `deadline` (nil: none).
     /// Returns at once when a stop signal has already arrived.
-    public func wait(_ descriptors: [(fd: Int32, events: Poller.Events)] = [],
+    package func wait(_ descriptors: [(fd: Int32, events: Poller.Events)] = [],
                      until deadline: ContinuousClock.Instant?) throws(SystemError) -> Wake {
         let all = [(signals.readableDescriptor, Poller.Events.readable), (mailbox.descriptor, .readable)] + descriptors
         let ready = try Poller.wait(all, until: deadline)

@@ -8,11 +8,11 @@ import Musl
 /// (``UDPSocket/receive(into:)``): allocated once, reused for every call, so a receive allocates
 /// nothing. Datagram `i < count` is ``bytes(_:)`` from ``source(_:)``; a datagram longer than a
 /// slot arrives cut to ``slotSize`` bytes with its real ``length(_:)`` (`MSG_TRUNC`).
-public struct DatagramBatch {
-    public let capacity: Int
-    public let slotSize: Int
+package struct DatagramBatch {
+    package let capacity: Int
+    package let slotSize: Int
     /// Datagrams held since the last receive.
-    public private(set) var count = 0
+    package private(set) var count = 0
     private var buffer: [UInt8]
     private var names: [sockaddr_storage]
     private var vectors: [iovec]
@@ -22,7 +22,7 @@ public struct DatagramBatch {
     /// declarations): a `msghdr`, then the `unsigned int msg_len`, padded to 8 bytes.
     private var headers: [UInt64]
 
-    public init(capacity: Int = 64, slotSize: Int = 2048) {
+    package init(capacity: Int = 64, slotSize: Int = 2048) {
         precondition(capacity >= 1 && slotSize >= 1)
         self.capacity = capacity
         self.slotSize = slotSize
@@ -34,12 +34,12 @@ public struct DatagramBatch {
     }
 
     /// The datagram's real length (may exceed the bytes kept, see ``bytes(_:)``).
-    public func length(_ i: Int) -> Int {
+    package func length(_ i: Int) -> Int {
         headers.withUnsafeBytes { Int($0.load(fromByteOffset: i * MultipleMessages.stride + MultipleMessages.lengthOffset, as: UInt32.self)) }
     }
 
     /// The bytes kept of datagram `i` (all of it unless it was longer than a slot); no copy.
-    public func bytes(_ i: Int) -> ArraySlice<UInt8> {
+    package func bytes(_ i: Int) -> ArraySlice<UInt8> {
         buffer[i * slotSize ..< i * slotSize + min(length(i), slotSize)]
     }
 
@@ -47,12 +47,12 @@ public struct DatagramBatch {
     /// ``UDPSocket/enableArrivalTimestamps()``) and `wall` (CLOCK_REALTIME, read just after the
     /// receive); nil when it carries no stamp. Never negative: a wall clock stepped back
     /// reads as 0.
-    public func age(_ i: Int, at wall: timespec) -> Duration? {
+    package func age(_ i: Int, at wall: timespec) -> Duration? {
         ageNanoseconds(i, at: wall).map { .nanoseconds($0) }
     }
 
     /// ``age(_:at:)`` in nanoseconds (the receive loop's ``Tick`` arithmetic: no `Duration`).
-    public func ageNanoseconds(_ i: Int, at wall: timespec) -> Int64? {
+    package func ageNanoseconds(_ i: Int, at wall: timespec) -> Int64? {
         let header = headers.withUnsafeBytes { $0.load(fromByteOffset: i * MultipleMessages.stride, as: msghdr.self) }
         guard header.msg_controllen >= ArrivalStamp.headerSize + MemoryLayout<timespec>.size else { return nil }
         return controls.withUnsafeBytes { raw -> Int64? in
@@ -67,7 +67,7 @@ public struct DatagramBatch {
         }
     }
 
-    public func source(_ i: Int) -> SocketAddress {
+    package func source(_ i: Int) -> SocketAddress {
         let length = headers.withUnsafeBytes { $0.load(fromByteOffset: i * MultipleMessages.stride, as: msghdr.self).msg_namelen }
         return withUnsafeBytes(of: names[i]) { SocketAddress(raw: $0.baseAddress!, length: Int(length)) }
     }
@@ -138,7 +138,7 @@ extension UDPSocket {
     /// `recvmmsg(2)`; returns how many (0 when nothing is waiting). Fewer than asked means the
     /// queue was empty at that moment.
     @discardableResult
-    public func receive(into batch: inout DatagramBatch, maximum: Int = .max) throws(SystemError) -> Int {
+    package func receive(into batch: inout DatagramBatch, maximum: Int = .max) throws(SystemError) -> Int {
         try batch.receive(fd: descriptor.rawValue, maximum: maximum)
     }
 }

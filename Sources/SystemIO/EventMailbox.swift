@@ -6,22 +6,22 @@ import Synchronization
 ///
 /// Bounded: beyond ``capacity`` queued events the oldest are dropped, so a flapping source
 /// cannot grow memory while the loop is busy (the loop needs the latest news, not every one).
-public final class EventMailbox<Event: Sendable>: Sendable {
+package final class EventMailbox<Event: Sendable>: Sendable {
     private let flag: EventFlag
     private let queue = Mutex<[Event]>([])
-    public let capacity: Int
+    package let capacity: Int
 
-    public init(capacity: Int = 256) throws(SystemError) {
+    package init(capacity: Int = 256) throws(SystemError) {
         precondition(capacity > 0)
         flag = try EventFlag()
         self.capacity = capacity
     }
 
     /// Readable while events wait.
-    public var descriptor: Int32 { flag.descriptor.rawValue }
+    package var descriptor: Int32 { flag.descriptor.rawValue }
 
     /// Queues `event` from any thread and wakes the loop.
-    public func post(_ event: Event) {
+    package func post(_ event: Event) {
         queue.withLock { q in
             if q.count >= capacity { q.removeFirst(q.count - capacity + 1) }
             q.append(event)
@@ -31,7 +31,7 @@ public final class EventMailbox<Event: Sendable>: Sendable {
 
     /// Every waiting event, oldest first. The flag is cleared before the queue is taken, so an
     /// event posted in between leaves the flag raised: the loop wakes once more, never misses it.
-    public func drain() -> [Event] {
+    package func drain() -> [Event] {
         flag.clear()
         return queue.withLock { q in
             let all = q

@@ -9,11 +9,11 @@ import Musl
 /// whoever had it before (the Swift runtime's backtracer, or the default core dump).
 ///
 /// The handler itself may only make async-signal-safe calls; ``chain(_:previous:)`` is one.
-public enum FatalSignals {
-    public static let signals: [Int32] = [SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE, SIGTRAP, SIGQUIT]
+package enum FatalSignals {
+    package static let signals: [Int32] = [SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE, SIGTRAP, SIGQUIT]
 
     /// Room for every signal number's previous action; allocate once, before installing.
-    public static func allocatePrevious() -> UnsafeMutablePointer<sigaction> {
+    package static func allocatePrevious() -> UnsafeMutablePointer<sigaction> {
         let p = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
         p.initialize(repeating: sigaction(), count: 65)
         return p
@@ -23,7 +23,7 @@ public enum FatalSignals {
     /// Also unblocks them: a parent that spawns us from a Dispatch thread (Foundation's Process)
     /// passes some blocked, the mask is inherited across exec, and a blocked SIGABRT would never
     /// reach the handler.
-    public static func install(_ handler: @convention(c) (Int32) -> Void, previous: UnsafeMutablePointer<sigaction>) {
+    package static func install(_ handler: @convention(c) (Int32) -> Void, previous: UnsafeMutablePointer<sigaction>) {
         for sig in signals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = handler
@@ -41,7 +41,7 @@ public enum FatalSignals {
     /// From a handler: puts the previous action back and delivers `sig` again. It is blocked
     /// while the handler runs, so it arrives as soon as the handler returns (or the faulting
     /// instruction faults again).
-    public static func chain(_ sig: Int32, previous: UnsafeMutablePointer<sigaction>) {
+    package static func chain(_ sig: Int32, previous: UnsafeMutablePointer<sigaction>) {
         _ = sigaction(sig, previous + Int(sig), nil)
         _ = raise(sig)
     }

@@ -7,90 +7,54 @@ import Musl
 /// A text file written a line at a time (a recording, a black box): each line goes out in one
 /// `write(2)`, so a process that dies mid-drive leaves every line it finished on disk, and at
 /// worst the one it was writing cut short.
-public final class LineFile {
-    public let path: String
+package final class LineFile {
+    package let path: String
     private let file: Descriptor
 
-    /// Creates (or empties) `path`, mode 0644.
-    public init(creating path: String) throws(SystemError) {
+    /// Creates `path` new, mode `mode` (``SafeDirectory``: its directory checked, never through
+    /// a link). An existing regular file of ours by that name is replaced; a link or anyone
+    /// else's file there is refused.
+    package init(creating path: String, mode: mode_t = 0o600) throws(SafeFileError) {
         self.path = path
-        let fd = try Syscall.call("open", subject: path) { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
-        file = Descriptor(adopting: fd, label: path)
+        let (directory, name) = SafeDirectory.split(path)
+        file = try SafeDirectory(directory, create: false).createReplacing(name, mode: mode)
+    }
+
+    /// A file already created in a ``SafeDirectory`` (``SafeDirectory/createUnique(stem:suffix:mode:)``).
+    package init(_ file: Descriptor, path: String) {
+        self.path = path
+        self.file = file
     }
 
     /// Appends `line` and a newline.
-    public func append(_ line: String) throws(SystemError) {
+    package func append(_ line: String) throws(SystemError) {
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
         try file.writeAll(bytes)
     }
 
     /// Appends text that already ends in newlines (many lines in one write).
-    public func appendRaw(_ text: String) throws(SystemError) {
+    package func appendRaw(_ text: String) throws(SystemError) {
         try file.writeAll(Array(text.utf8))
     }
 
-    public func close() { file.close() }
+    package func close() { file.close() }
 
-    /// Writes `text` to `path` as a whole: into a hidden temporary beside it, then renamed over
-    /// it, so a reader never sees half a file.
-    public static func replace(_ path: String, with text: String) throws(SystemError) {
-        let slash = path.lastIndex(of: "/")
-        let dir = slash.map { String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        let temporary = "\(dir)/.\(name).\(getpid()).tmp"
-        let file = try LineFile(creating: temporary)
-        do {
-            try file.appendRaw(text)
-            file.close()
-            try Syscall.call("rename", subject: path) { rename(temporary, path) }
-        } catch {
-            file.close()
-            unlink(temporary)
-            throw error
-        }
+    /// Writes `text` to `path` as a whole (``SafeDirectory/replace(_:with:mode:)``): into an
+    /// unpredictable hidden temporary beside it, then renamed over it, so a reader never sees
+    /// half a file and a link at `path` is replaced, not followed.
+    package static func replace(_ path: String, with text: String, mode: mode_t = 0o600) throws(SafeFileError) {
+        let (directory, name) = SafeDirectory.split(path)
+        try SafeDirectory(directory, create: false).replace(name, with: Array(text.utf8), mode: mode)
     }
 }
 
-/// The plain files of a directory, for rotation.
-public enum DirectoryListing {
-    public struct File: Equatable, Sendable {
-        public var name: String
-        public var size: Int
+/// The plain files of a directory, for rotation (``SafeDirectory/files(prefix:suffix:)``).
+package enum DirectoryListing {
+    package struct File: Equatable, Sendable {
+        package var name: String
+        package var size: Int
         /// Modification time, seconds since 1970.
-        public var modified: Int
-    }
-
-    /// The regular files in `directory` whose names start with `prefix` and end with `suffix`.
-    public static func files(in directory: String, prefix: String, suffix: String) -> [File] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var out: [File] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { continue }
-            var info = stat()
-            guard stat("\(directory)/\(name)", &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-            out.append(File(name: name, size: Int(info.st_size), modified: Int(info.st_mtim.tv_sec)))
-        }
-        return out
-    }
-
-    /// Removes `directory/name`; false when it could not.
-    @discardableResult
-    public static func remove(_ name: String, in directory: String) -> Bool {
-        unlink("\(directory)/\(name)") == 0
-    }
-
-    /// Creates `directory` (one level) when it does not exist yet.
-    public static func ensure(_ directory: String) throws(SystemError) {
-        var info = stat()
-        if stat(directory, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw SystemError(call: "mkdir", errno: ENOTDIR, subject: directory) }
-            return
-        }
-        try Syscall.call("mkdir", subject: directory) { mkdir(directory, 0o755) }
+        package var modified: Int
     }
 }

@@ -12,19 +12,19 @@ import Musl
 /// declare it), it falls back to poll(2) with the timeout rounded up to whole milliseconds.
 /// Either way a wait never ends before its timeout (unless a descriptor is ready), so a loop
 /// that waits for `deadline` and then compares the clock finds it passed: no zero-wait spinning.
-public enum Poller {
-    public struct Events: OptionSet, Sendable, Hashable {
-        public let rawValue: Int16
-        public init(rawValue: Int16) { self.rawValue = rawValue }
-        public static let readable = Events(rawValue: Int16(POLLIN))
-        public static let writable = Events(rawValue: Int16(POLLOUT))
+package enum Poller {
+    package struct Events: OptionSet, Sendable, Hashable {
+        package let rawValue: Int16
+        package init(rawValue: Int16) { self.rawValue = rawValue }
+        package static let readable = Events(rawValue: Int16(POLLIN))
+        package static let writable = Events(rawValue: Int16(POLLOUT))
         /// Hang-up or error: the peer is gone (reported even when not asked for).
-        public static let hangUp = Events(rawValue: Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL))
+        package static let hangUp = Events(rawValue: Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL))
     }
 
     /// Waits until one of `descriptors` is ready or `timeout` passes (nil = forever).
     /// Returns the events seen for each descriptor, in order (empty events = not ready).
-    public static func wait(_ descriptors: [(fd: Int32, events: Events)],
+    package static func wait(_ descriptors: [(fd: Int32, events: Events)],
                             timeout: Duration?) throws(SystemError) -> [Events] {
         // On the stack: the receive loop and the controller call this on every wake-up.
         try withUnsafeTemporaryAllocation(of: pollfd.self, capacity: descriptors.count) { fds throws(SystemError) in
@@ -51,13 +51,13 @@ public enum Poller {
         }
     }
 
-    public static func wait(for fd: Int32, events: Events, timeout: Duration?) throws(SystemError) -> Events {
+    package static func wait(for fd: Int32, events: Events, timeout: Duration?) throws(SystemError) -> Events {
         try wait([(fd, events)], timeout: timeout)[0]
     }
 
     /// Waits until `deadline` (nil = forever). Trap: EINTR restarts with the full timeout, so
     /// callers loop on their own deadline rather than trusting one call.
-    public static func wait(_ descriptors: [(fd: Int32, events: Events)],
+    package static func wait(_ descriptors: [(fd: Int32, events: Events)],
                             until deadline: ContinuousClock.Instant?) throws(SystemError) -> [Events] {
         let timeout = deadline.map { max(.zero, $0 - .now) }
         return try wait(descriptors, timeout: timeout)

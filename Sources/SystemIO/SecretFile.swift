@@ -6,13 +6,13 @@ import Musl
 
 /// Files that hold secrets (a teacher key, a robot's secret, a config with one inline), read the
 /// way ssh reads a private key: refused when anyone but the owner may read or write it.
-public enum SecretFile {
+package enum SecretFile {
     /// The permission bits that must all be clear: any access by the group or others.
-    public static let forbiddenBits: mode_t = 0o077
+    package static let forbiddenBits: mode_t = 0o077
 
     /// Why `path` may not hold a secret (one line that says how to fix it), or nil when it may.
     /// Checked on the open file, so what is checked is what is read.
-    public static func problem(descriptor fd: Int32, path: String) -> String? {
+    package static func problem(descriptor fd: Int32, path: String) -> String? {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return "\(path): cannot stat it (errno \(errno))" }
         guard info.st_mode & S_IFMT == S_IFREG else { return "\(path) is not a regular file" }
@@ -25,7 +25,7 @@ public enum SecretFile {
     }
 
     /// Permission check of a file read elsewhere (a config file holding a secret inline).
-    public static func problem(path: String) -> String? {
+    package static func problem(path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return "\(path): \(String(cString: strerror(errno)))" }
         defer { close(fd) }
@@ -35,7 +35,7 @@ public enum SecretFile {
     /// The text of a secret file, without surrounding whitespace (a trailing newline). Refused:
     /// a file the group or others may access, one that is not a regular file, over 4 KiB, empty
     /// or not UTF-8. The error is one line that names the file and says how to fix it.
-    public static func read(path: String) throws(SecretFileError) -> String {
+    package static func read(path: String) throws(SecretFileError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             let why = errno == ELOOP ? "is a symbolic link (give the file itself)" : String(cString: strerror(errno))
@@ -64,9 +64,9 @@ public enum SecretFile {
 }
 
 /// A secret file refused: one line naming the file and what to do.
-public struct SecretFileError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct SecretFileError: Error, CustomStringConvertible, Sendable {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 extension String {

@@ -18,15 +18,15 @@ import Musl
 /// when it is meant for one process only: keep-alives (`WATCHDOG=1`) are due at half the
 /// timeout, as `sd_watchdog_enabled(3)` recommends. Nothing here reads the clock: the caller's
 /// loop sends them, so a stalled loop stops them and systemd restarts the service.
-public final class ServiceNotifier: Sendable {
+package final class ServiceNotifier: Sendable {
     /// `$NOTIFY_SOCKET` as given.
-    public let address: String
+    package let address: String
     /// Half of `$WATCHDOG_USEC`, or nil when no watchdog is asked for (or it is another pid's).
-    public let keepAliveInterval: Duration?
+    package let keepAliveInterval: Duration?
     private let socket: Descriptor
 
     /// Opens the datagram socket for `address`; nil when `address` is empty.
-    public init?(address: String, watchdogMicroseconds: UInt64? = nil) throws(SystemError) {
+    package init?(address: String, watchdogMicroseconds: UInt64? = nil) throws(SystemError) {
         guard !address.isEmpty else { return nil }
         self.address = address
         keepAliveInterval = watchdogMicroseconds.flatMap { $0 > 0 ? Duration.microseconds(Int64($0 / 2)) : nil }
@@ -38,7 +38,7 @@ public final class ServiceNotifier: Sendable {
 
     /// From the process environment: nil when `$NOTIFY_SOCKET` is unset (not run by systemd).
     /// `$WATCHDOG_USEC` counts only when `$WATCHDOG_PID` is unset or this process.
-    public static func fromEnvironment() throws(SystemError) -> ServiceNotifier? {
+    package static func fromEnvironment() throws(SystemError) -> ServiceNotifier? {
         guard let address = environment("NOTIFY_SOCKET") else { return nil }
         var usec = environment("WATCHDOG_USEC").flatMap { UInt64($0) }
         if let pid = environment("WATCHDOG_PID").flatMap({ Int32($0) }), pid != getpid() { usec = nil }
@@ -46,7 +46,7 @@ public final class ServiceNotifier: Sendable {
     }
 
     /// Sends `fields` (`["READY=1", "STATUS=…"]`) as one datagram. Fails when nobody listens.
-    public func send(_ fields: [String]) throws(SystemError) {
+    package func send(_ fields: [String]) throws(SystemError) {
         let message = Array(fields.map { $0 + "\n" }.joined().utf8)
         var storage = sockaddr_un()
         storage.sun_family = sa_family_t(AF_UNIX)
@@ -73,7 +73,7 @@ public final class ServiceNotifier: Sendable {
         }
     }
 
-    public func close() { socket.close() }
+    package func close() { socket.close() }
 
     private static func environment(_ name: String) -> String? {
         guard let value = getenv(name) else { return nil }

@@ -13,7 +13,7 @@ import Synchronization
 /// gone for good, so the process must react to ``readableDescriptor`` — write the safe state,
 /// then exit with ``exitCode``. Dispatch delivers the signal whatever thread it hit; any number
 /// of watchers may watch the same signal (``SignalHub`` fans it out).
-public final class SignalWatcher: Sendable {
+package final class SignalWatcher: Sendable {
     private let wake: EventFlag
     private let caught = CaughtSignal()
     private let registration: Int
@@ -23,7 +23,7 @@ public final class SignalWatcher: Sendable {
     }
 
     /// Returns once the signals are really caught (see ``SignalHub/register(_:handler:)``).
-    public init(signals: [Int32] = [SIGINT, SIGTERM]) throws(SystemError) {
+    package init(signals: [Int32] = [SIGINT, SIGTERM]) throws(SystemError) {
         let wake = try EventFlag()
         self.wake = wake
         registration = SignalHub.register(signals) { [caught] sig in
@@ -35,19 +35,19 @@ public final class SignalWatcher: Sendable {
     deinit { SignalHub.unregister(registration) }
 
     /// Readable once a signal has arrived.
-    public var readableDescriptor: Int32 { wake.descriptor.rawValue }
+    package var readableDescriptor: Int32 { wake.descriptor.rawValue }
     /// The first signal caught, or nil.
-    public var signal: Int32? { let s = caught.value.load(ordering: .acquiring); return s == 0 ? nil : s }
+    package var signal: Int32? { let s = caught.value.load(ordering: .acquiring); return s == 0 ? nil : s }
     /// The conventional exit status for the caught signal: 128 + number (130 SIGINT, 143 SIGTERM).
-    public var exitCode: Int32 { 128 + (signal ?? 0) }
+    package var exitCode: Int32 { 128 + (signal ?? 0) }
     /// Acts as if `sig` had arrived (first one wins): how an embedding program stops a loop
     /// that watches this, without sending a real signal to the whole process.
-    public func raise(_ sig: Int32) {
+    package func raise(_ sig: Int32) {
         _ = caught.value.compareExchange(expected: 0, desired: sig, ordering: .acquiringAndReleasing)
         wake.raise()
     }
     /// Blocks until a signal arrives (for tools with nothing else to wait on).
-    public func wait() { while signal == nil { _ = try? Poller.wait(for: readableDescriptor, events: .readable, timeout: nil) } }
+    package func wait() { while signal == nil { _ = try? Poller.wait(for: readableDescriptor, events: .readable, timeout: nil) } }
 }
 
 /// One dispatch signal source per signal for the whole process, fanning each signal out to
@@ -58,7 +58,7 @@ public final class SignalWatcher: Sendable {
 /// watcher naively would) replaces that handler and silences every watcher of the signal, and a
 /// signal that arrives before the handler is in place is ignored and lost. So each signal gets
 /// one source, created once, and registering waits until its handler is installed.
-public enum SignalHub {
+package enum SignalHub {
     private struct State {
         var next = 0
         var handlers: [Int: (signals: Set<Int32>, deliver: @Sendable (Int32) -> Void)] = [:]
@@ -70,7 +70,7 @@ public enum SignalHub {
 
     /// Calls `handler` (on a dispatch queue) for every one of `signals` that arrives, from the
     /// moment this returns; returns a token for ``unregister(_:)``.
-    public static func register(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) -> Int {
+    package static func register(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) -> Int {
         let (id, fresh) = state.withLock { s -> (Int, [Int32]) in
             let id = s.next
             s.next += 1
@@ -99,7 +99,7 @@ public enum SignalHub {
         return id
     }
 
-    public static func unregister(_ id: Int) {
+    package static func unregister(_ id: Int) {
         _ = state.withLock { $0.handlers.removeValue(forKey: id) }
     }
 
@@ -111,12 +111,12 @@ public enum SignalHub {
 
 /// A level-triggered "something happened" flag across threads: a non-blocking pipe whose read
 /// end (``descriptor``) a poll loop watches. Raising it from any thread wakes the loop.
-public final class EventFlag: Sendable {
+package final class EventFlag: Sendable {
     /// The read end: readable while the flag is raised.
-    public let descriptor: Descriptor
+    package let descriptor: Descriptor
     private let writeEnd: Descriptor
 
-    public init() throws(SystemError) {
+    package init() throws(SystemError) {
         var fds: [Int32] = [-1, -1]
         try Syscall.call("pipe") { pipe(&fds) }
         descriptor = Descriptor(adopting: fds[0], label: "wake pipe")
@@ -128,14 +128,14 @@ public final class EventFlag: Sendable {
     }
 
     /// Raises the flag. Async-signal-safe and never blocks (a full pipe is already raised).
-    public func raise() {
+    package func raise() {
         var one: UInt8 = 1
         _ = Glibc.write(writeEnd.rawValue, &one, 1)
     }
 
     /// Clears the flag; returns true if it was raised.
     @discardableResult
-    public func clear() -> Bool {
+    package func clear() -> Bool {
         var buffer = [UInt8](repeating: 0, count: 64)
         var any = false
         while Glibc.read(descriptor.rawValue, &buffer, buffer.count) > 0 { any = true }

@@ -8,7 +8,7 @@ extension SocketAddress {
     /// An address from raw record data: 4 bytes (DNS A) or 16 bytes (DNS AAAA), in network order.
     /// `scopeID` (an interface index) is kept only for IPv6 link-local addresses (fe80::/10),
     /// which are unusable without it. Nil for any other length.
-    public init?(addressBytes bytes: [UInt8], port: UInt16, scopeID: UInt32 = 0) {
+    package init?(addressBytes bytes: [UInt8], port: UInt16, scopeID: UInt32 = 0) {
         switch bytes.count {
         case 4:
             var sa = sockaddr_in()
@@ -29,7 +29,7 @@ extension SocketAddress {
     }
 
     /// True for IPv6 link-local (fe80::/10) and IPv4 link-local (169.254/16) addresses.
-    public var isLinkLocal: Bool {
+    package var isLinkLocal: Bool {
         storage.withUnsafeBytes { raw in
             if family == .inet {
                 let a = raw.loadUnaligned(as: sockaddr_in.self).sin_addr
@@ -41,7 +41,7 @@ extension SocketAddress {
     }
 
     /// The IPv6 scope id (interface index), 0 for IPv4 or global addresses.
-    public var scopeID: UInt32 {
+    package var scopeID: UInt32 {
         family == .inet6 ? storage.withUnsafeBytes { $0.loadUnaligned(as: sockaddr_in6.self).sin6_scope_id } : 0
     }
 }

@@ -2,7 +2,7 @@ extension SocketAddress {
     /// `HOST`, `IPv4`, `[IPv6]` or a bare IPv6 address without a port get `port`; a text that
     /// already has a port is returned as it is. nil when the text cannot be a host, with or
     /// without a port (`host:`, `host:abc`, `host:0`, empty).
-    public static func withDefaultPort(_ text: String, port: UInt16) -> String? {
+    package static func withDefaultPort(_ text: String, port: UInt16) -> String? {
         if split(text) != nil { return text }
         guard !text.isEmpty, !text.contains(where: \.isWhitespace) else { return nil }
         if text.hasPrefix("[") {

@@ -6,14 +6,14 @@ import Musl
 
 /// An IPv4 or IPv6 socket address (with scope id for link-local IPv6), hashable so it can key
 /// per-controller bookkeeping. IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`) print as IPv4.
-public struct SocketAddress: Hashable, Sendable {
-    public enum Family: Sendable { case inet, inet6 }
+package struct SocketAddress: Hashable, Sendable {
+    package enum Family: Sendable { case inet, inet6 }
     /// The raw sockaddr bytes (sockaddr_in or sockaddr_in6), inline: no allocation per address,
     /// and equality and hashing are a few word compares (the receiver keys every datagram's
     /// source by it).
     let storage: RawSockAddr
 
-    public var family: Family {
+    package var family: Family {
         storage.withUnsafeBytes { $0.load(as: sa_family_t.self) } == sa_family_t(AF_INET6) ? .inet6 : .inet
     }
 
@@ -21,7 +21,7 @@ public struct SocketAddress: Hashable, Sendable {
         storage = RawSockAddr(UnsafeRawBufferPointer(start: raw, count: length))
     }
 
-    public var port: UInt16 {
+    package var port: UInt16 {
         storage.withUnsafeBytes { raw in
             family == .inet6 ? UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port)
                              : UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
@@ -29,7 +29,7 @@ public struct SocketAddress: Hashable, Sendable {
     }
 
     /// The host part as text: `127.0.0.1`, `::1`, `fe80::1%eth0`.
-    public var host: String {
+    package var host: String {
         storage.withUnsafeBytes { raw -> String in
             var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
             if family == .inet {
@@ -59,7 +59,7 @@ public struct SocketAddress: Hashable, Sendable {
 
     /// The raw sockaddr for a C call (e.g. `sendto` from a signal handler, which cannot use Swift
     /// wrappers); the pointer is valid only inside `body`.
-    public func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+    package func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
         storage.withUnsafeBytes { raw in
             body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
         }
@@ -67,7 +67,7 @@ public struct SocketAddress: Hashable, Sendable {
 
     /// Resolves `host` (a name, an IPv4 or IPv6 literal, `fe80::1%eth0`) to UDP addresses.
     /// An empty or `*` host means the wildcard address (for binding).
-    public static func resolve(host: String, port: UInt16, passive: Bool = false) throws(AddressError) -> [SocketAddress] {
+    package static func resolve(host: String, port: UInt16, passive: Bool = false) throws(AddressError) -> [SocketAddress] {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
         hints.ai_family = AF_UNSPEC
@@ -92,7 +92,7 @@ public struct SocketAddress: Hashable, Sendable {
     }
 
     /// Parses `HOST:PORT`, `[IPv6]:PORT` and `[fe80::1%eth0]:PORT` and resolves it; IPv4 first.
-    public static func resolve(_ hostPort: String) throws(AddressError) -> SocketAddress {
+    package static func resolve(_ hostPort: String) throws(AddressError) -> SocketAddress {
         guard let (host, port) = split(hostPort) else {
             throw AddressError(host: hostPort, port: 0, reason: "expected HOST:PORT, [IPv6]:PORT or IPv4:PORT")
         }
@@ -103,7 +103,7 @@ public struct SocketAddress: Hashable, Sendable {
         return best
     }
 
-    public static func split(_ hostPort: String) -> (String, UInt16)? {
+    package static func split(_ hostPort: String) -> (String, UInt16)? {
         var host: Substring
         var portText: Substring
         if hostPort.hasPrefix("[") {
@@ -125,17 +125,17 @@ public struct SocketAddress: Hashable, Sendable {
 
 extension SocketAddress: CustomStringConvertible {
     /// `127.0.0.1:5000` or `[::1]:5000`.
-    public var description: String {
+    package var description: String {
         let h = host
         return h.contains(":") ? "[\(h)]:\(port)" : "\(h):\(port)"
     }
 }
 
-public struct AddressError: Error, Hashable, Sendable, CustomStringConvertible {
-    public let host: String
-    public let port: UInt16
-    public let reason: String
-    public var description: String { "cannot resolve \(host)\(port == 0 ? "" : ":\(port)"): \(reason)" }
+package struct AddressError: Error, Hashable, Sendable, CustomStringConvertible {
+    package let host: String
+    package let port: UInt16
+    package let reason: String
+    package var description: String { "cannot resolve \(host)\(port == 0 ? "" : ":\(port)"): \(reason)" }
 }
 
 /// C strings to Swift, without the deprecated `String(cString:)` on arrays.

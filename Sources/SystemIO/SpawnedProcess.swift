@@ -12,11 +12,11 @@ import Synchronization
 /// are back to their default action and unblocked in the child (a parent that ignores or blocks
 /// them would pass that on), and no other descriptor of the parent is inherited. Stopped by pid — SIGTERM, then SIGKILL — by ``stop(grace:meanwhile:)``
 /// or at deinit, so an error in the parent never leaves it running.
-public final class SpawnedProcess: Sendable {
-    public let pid: pid_t
-    public let label: String
+package final class SpawnedProcess: Sendable {
+    package let pid: pid_t
+    package let label: String
     /// The write end of its stdin, when it has one.
-    public let stdin: Descriptor?
+    package let stdin: Descriptor?
     private let out: Collector
     private let err: Collector
     private let status = Mutex<Int32?>(nil)
@@ -67,7 +67,7 @@ public final class SpawnedProcess: Sendable {
     /// Starts `executable arguments…` (a path, not looked up on PATH) with the parent's
     /// environment plus `environment`. Only the first `keepStdout`/`keepStderr` bytes are kept.
     /// `onOutput` is called (on a reader thread) whenever stdout or stderr grew.
-    public init(executable: String, arguments: [String], label: String, withStdin: Bool = false,
+    package init(executable: String, arguments: [String], label: String, withStdin: Bool = false,
                 environment: [String: String] = [:], keepStdout: Int = 1 << 20, keepStderr: Int = 64 * 1024,
                 onOutput: (@Sendable () -> Void)? = nil) throws(SystemError) {
         self.label = label
@@ -162,13 +162,13 @@ public final class SpawnedProcess: Sendable {
         return entries + overrides.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
     }
 
-    public var stdout: String { out.text }
-    public var stderr: String { err.text }
+    package var stdout: String { out.text }
+    package var stderr: String { err.text }
     /// Lines written to stderr so far (log lines).
-    public var stderrLines: Int { err.lines }
+    package var stderrLines: Int { err.lines }
 
     /// Reaps the child if it has exited; true once it has.
-    public var hasExited: Bool {
+    package var hasExited: Bool {
         status.withLock { status in
             if status != nil { return true }
             var raw: Int32 = 0
@@ -181,25 +181,25 @@ public final class SpawnedProcess: Sendable {
     }
 
     /// The exit code (or 128 + signal), once exited.
-    public var exitStatus: Int32? {
+    package var exitStatus: Int32? {
         guard hasExited, let raw = status.withLock({ $0 }) else { return nil }
         let signal = raw & 0x7F
         return signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
     }
 
-    public func signal(_ sig: Int32) {
+    package func signal(_ sig: Int32) {
         if !hasExited { kill(pid, sig) }
     }
 
     /// Closes its stdin: a command reading stdin sees end of file and stops.
-    public func closeStdin() {
+    package func closeStdin() {
         stdin?.close()
     }
 
     /// Waits until it exits, calling `meanwhile` between checks (e.g. to answer the board it is
     /// shutting down); returns whether it exited in time. Its output is then read to the end.
     @discardableResult
-    public func wait(timeout: Duration, meanwhile: () -> Void = {}) -> Bool {
+    package func wait(timeout: Duration, meanwhile: () -> Void = {}) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while !hasExited {
             if ContinuousClock.now >= deadline { return false }
@@ -212,7 +212,7 @@ public final class SpawnedProcess: Sendable {
     }
 
     /// SIGTERM, then SIGKILL after `grace`. Safe to call twice.
-    public func stop(grace: Duration, meanwhile: () -> Void = {}) {
+    package func stop(grace: Duration, meanwhile: () -> Void = {}) {
         guard !hasExited else { return }
         kill(pid, SIGTERM)
         if !wait(timeout: grace, meanwhile: meanwhile) {

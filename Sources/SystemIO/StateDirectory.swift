@@ -6,11 +6,11 @@ import Musl
 
 /// Where a command keeps what must outlive a restart (the receiver's robot id, the web server's
 /// certificate), and the one way to keep a small file there.
-public enum StateDirectory {
+package enum StateDirectory {
     /// systemd's `$STATE_DIRECTORY` (the unit's `StateDirectory=`; the first of a colon-separated
     /// list), else `$XDG_STATE_HOME/analog-remote`, else `~/.local/state/analog-remote`. Relative
     /// values are ignored, as the XDG specification asks. Not created here.
-    public static func path(environment: [String: String]) -> String {
+    package static func path(environment: [String: String]) -> String {
         if let systemd = environment["STATE_DIRECTORY"]?.split(separator: ":").first, systemd.hasPrefix("/") {
             return String(systemd)
         }
@@ -20,7 +20,7 @@ public enum StateDirectory {
     }
 
     /// The process environment, for ``path(environment:)``.
-    public static var processEnvironment: [String: String] {
+    package static var processEnvironment: [String: String] {
         var out: [String: String] = [:]
         for key in ["STATE_DIRECTORY", "XDG_STATE_HOME", "HOME"] {
             if let value = getenv(key) { out[key] = String(cString: value) }
@@ -29,50 +29,25 @@ public enum StateDirectory {
     }
 
     /// The bytes of `name` in `directory`; when it is not there yet, `make()`'s bytes are written
-    /// to it first (mode 0644; the directory is made with mode 0755 when missing). Two processes
-    /// starting at once agree: the file appears whole (written aside, then linked into place) and
-    /// the first one linked wins. Throws one line naming the directory and what failed.
-    public static func keep(_ name: String, in directory: String, make: () -> [UInt8]) throws(StateDirectoryError) -> [UInt8] {
-        let path = directory + "/" + name
-        if let bytes = try? FileContents.read(path: path, limit: 4096) { return bytes }
-        if mkdir(directory, 0o755) != 0, errno != EEXIST, !makeParents(directory) {
-            throw StateDirectoryError(directory: directory, problem: "cannot create it (\(String(cString: strerror(errno))))")
-        }
-        let aside = path + ".\(getpid()).new"
-        let fd = open(aside, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StateDirectoryError(directory: directory, problem: "cannot write in it (\(String(cString: strerror(errno))))") }
-        let bytes = make()
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        defer { unlink(aside) }
-        guard written == bytes.count, synced else {
-            throw StateDirectoryError(directory: directory, problem: "cannot write \(name) in it (\(String(cString: strerror(errno))))")
-        }
-        if link(aside, path) != 0, errno != EEXIST {
-            throw StateDirectoryError(directory: directory, problem: "cannot create \(name) in it (\(String(cString: strerror(errno))))")
-        }
-        do {
-            return try FileContents.read(path: path, limit: 4096)
+    /// to it first (mode 0644; the directory is made with mode 0755 when missing, and checked:
+    /// ``SafeDirectory``). Two processes starting at once agree: the file appears whole (written
+    /// aside, then linked into place) and the first one linked wins. A link is never followed.
+    /// Throws one line naming the directory and what failed.
+    package static func keep(_ name: String, in directory: String, make: () -> [UInt8]) throws(StateDirectoryError) -> [UInt8] {
+        do throws(SafeFileError) {
+            let dir = try SafeDirectory(directory, mode: 0o755)
+            if let bytes = try? dir.read(name, limit: 4096) { return bytes }
+            try dir.createOnce(name, with: make(), mode: 0o644)
+            return try dir.read(name, limit: 4096)
         } catch {
-            throw StateDirectoryError(directory: directory, problem: "cannot read \(name) back: \(error)")
+            throw StateDirectoryError(directory: directory, problem: error.description)
         }
-    }
-
-    /// `mkdir -p`; false (errno set) when a component cannot be made.
-    static func makeParents(_ directory: String) -> Bool {
-        var prefix = ""
-        for part in directory.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += "/" + part
-            if mkdir(prefix, 0o755) != 0, errno != EEXIST { return false }
-        }
-        return true
     }
 }
 
 /// A state directory that cannot be used: which one, and what failed.
-public struct StateDirectoryError: Error, CustomStringConvertible, Sendable {
-    public let directory: String
-    public let problem: String
-    public var description: String { "\(directory): \(problem)" }
+package struct StateDirectoryError: Error, CustomStringConvertible, Sendable {
+    package let directory: String
+    package let problem: String
+    package var description: String { problem.hasPrefix(directory) ? problem : "\(directory): \(problem)" }
 }

@@ -5,20 +5,20 @@ import Musl
 #endif
 
 /// A failed system call: which call, on what, and the errno it left.
-public struct SystemError: Error, Hashable, Sendable {
-    public let call: String
-    public let errno: Int32
+package struct SystemError: Error, Hashable, Sendable {
+    package let call: String
+    package let errno: Int32
     /// What the call was about (a path, an address), for the message; may be empty.
-    public let subject: String
+    package let subject: String
 
-    public init(call: String, errno: Int32, subject: String = "") {
+    package init(call: String, errno: Int32, subject: String = "") {
         self.call = call
         self.errno = errno
         self.subject = subject
     }
 
     /// `strerror` text, lowercased as in `permission denied`.
-    public var reason: String {
+    package var reason: String {
         guard let text = strerror(errno) else { return "errno \(errno)" }
         let s = String(cString: text)
         return s.prefix(1).lowercased() + s.dropFirst()
@@ -26,7 +26,7 @@ public struct SystemError: Error, Hashable, Sendable {
 }
 
 extension SystemError: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         subject.isEmpty ? "\(call): \(reason)" : "\(subject): \(call): \(reason)"
     }
 }
@@ -37,10 +37,10 @@ extension SystemError: CustomStringConvertible {
 /// Non-blocking callers that expect EAGAIN use ``Syscall/nonBlocking(_:subject:_:)`` instead.
 ///
 /// `subject` is evaluated only when the call fails: a subject such as `"udp \(peer)"` formats an
-/// address, which on the controller's send path cost more than the `sendto` itself (issue 30).
-public enum Syscall {
+/// address, which on the controller's send path cost more than the `sendto` itself.
+package enum Syscall {
     @discardableResult
-    public static func call<T: FixedWidthInteger>(_ name: String, subject: @autoclosure () -> String = "",
+    package static func call<T: FixedWidthInteger>(_ name: String, subject: @autoclosure () -> String = "",
                                                   _ body: () -> T) throws(SystemError) -> T {
         while true {
             let result = body()
@@ -52,7 +52,7 @@ public enum Syscall {
     }
 
     /// Like ``call(_:subject:_:)`` but a would-block (EAGAIN/EWOULDBLOCK) result is nil.
-    public static func nonBlocking<T: FixedWidthInteger>(_ name: String, subject: @autoclosure () -> String = "",
+    package static func nonBlocking<T: FixedWidthInteger>(_ name: String, subject: @autoclosure () -> String = "",
                                                          _ body: () -> T) throws(SystemError) -> T? {
         while true {
             let result = body()
@@ -66,13 +66,13 @@ public enum Syscall {
 
     /// One `read(2)` into `buffer` (owned by the caller, reused across calls: no allocation).
     /// 0 = end of file; nil = nothing there yet (EAGAIN on a non-blocking descriptor).
-    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: String = "") throws(SystemError) -> Int? {
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, subject: String = "") throws(SystemError) -> Int? {
         try nonBlocking("read", subject: subject) { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
     /// One `read(2)` of at most `max` bytes from `fd` (owned or not). Empty array = end of
     /// file; nil = nothing there yet (EAGAIN on a non-blocking descriptor).
-    public static func read(_ fd: Int32, max: Int, subject: String = "") throws(SystemError) -> [UInt8]? {
+    package static func read(_ fd: Int32, max: Int, subject: String = "") throws(SystemError) -> [UInt8]? {
         var buffer = [UInt8](repeating: 0, count: max)
         let n = try nonBlocking("read", subject: subject) {
             buffer.withUnsafeMutableBytes { p in Glibc.read(fd, p.baseAddress, p.count) }

@@ -10,7 +10,7 @@ import Musl
 ///
 /// Why not `ContinuousClock.Instant`: the standard library is built resiliently, so outside it an
 /// `Instant` (and every struct or enum holding one) is copied, compared and added through
-/// out-of-line calls, and `Duration` arithmetic is `Int128` (callgrind, issue 30: most of the
+/// out-of-line calls, and `Duration` arithmetic is `Int128` (callgrind: most of the
 /// receive engine's ~3,400 instructions a datagram). The receive loop reads the clock as a
 /// `Tick` (``now()``) and makes an `Instant` of it only for what still takes one.
 ///
@@ -22,15 +22,15 @@ import Musl
 /// - Arithmetic saturates at `Int64`'s ends (±292 years) instead of trapping: a huge timeout or
 ///   a far-off instant from a test never crashes the receiver.
 @frozen
-public struct Tick: Comparable, Hashable, Sendable, CustomStringConvertible {
+package struct Tick: Comparable, Hashable, Sendable, CustomStringConvertible {
     /// Nanoseconds since the continuous clock's epoch (`ContinuousClock().systemEpoch`).
-    public var nanoseconds: Int64
+    package var nanoseconds: Int64
 
     @inlinable
-    public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
+    package init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
 
     /// Now, on the continuous clock: one `clock_gettime`, no `Instant`.
-    public static func now() -> Tick {
+    package static func now() -> Tick {
         var ts = timespec()
         clock_gettime(CLOCK_BOOTTIME, &ts)
         return Tick(nanoseconds: Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec))
@@ -38,15 +38,15 @@ public struct Tick: Comparable, Hashable, Sendable, CustomStringConvertible {
 
     /// The instant (truncated below a nanosecond, saturating). One `Int128` division: for the
     /// loop's edges and for tests, not per datagram.
-    public init(_ instant: ContinuousClock.Instant) {
+    package init(_ instant: ContinuousClock.Instant) {
         nanoseconds = Tick.nanoseconds(instant - ContinuousClock().systemEpoch)
     }
 
     /// The same point as a `ContinuousClock.Instant`.
-    public var instant: ContinuousClock.Instant { ContinuousClock().systemEpoch + .nanoseconds(nanoseconds) }
+    package var instant: ContinuousClock.Instant { ContinuousClock().systemEpoch + .nanoseconds(nanoseconds) }
 
     /// A duration in whole nanoseconds (truncated below a nanosecond, saturating).
-    public static func nanoseconds(_ duration: Duration) -> Int64 {
+    package static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }
@@ -54,21 +54,21 @@ public struct Tick: Comparable, Hashable, Sendable, CustomStringConvertible {
     }
 
     @inlinable
-    public static func < (a: Tick, b: Tick) -> Bool { a.nanoseconds < b.nanoseconds }
+    package static func < (a: Tick, b: Tick) -> Bool { a.nanoseconds < b.nanoseconds }
 
     /// `tick` moved by `nanoseconds`.
     @inlinable
-    public static func + (tick: Tick, nanoseconds: Int64) -> Tick {
+    package static func + (tick: Tick, nanoseconds: Int64) -> Tick {
         Tick(nanoseconds: saturating(tick.nanoseconds, nanoseconds))
     }
 
     /// Nanoseconds from `b` to `a`.
     @inlinable
-    public static func - (a: Tick, b: Tick) -> Int64 { saturating(a.nanoseconds, -max(b.nanoseconds, -.max)) }
+    package static func - (a: Tick, b: Tick) -> Int64 { saturating(a.nanoseconds, -max(b.nanoseconds, -.max)) }
 
     /// `a + b`, clamped to `Int64`'s range.
     @inlinable
-    public static func saturating(_ a: Int64, _ b: Int64) -> Int64 {
+    package static func saturating(_ a: Int64, _ b: Int64) -> Int64 {
         let (sum, overflow) = a.addingReportingOverflow(b)
         return overflow ? (b < 0 ? .min : .max) : sum
     }
@@ -76,9 +76,9 @@ public struct Tick: Comparable, Hashable, Sendable, CustomStringConvertible {
     /// Seconds in `nanoseconds`, as `Duration.components` would give them for the same span
     /// (whole seconds plus the fraction, each converted apart: the same `Double` bit for bit).
     @inlinable
-    public static func seconds(_ nanoseconds: Int64) -> Double {
+    package static func seconds(_ nanoseconds: Int64) -> Double {
         Double(nanoseconds / 1_000_000_000) + Double(nanoseconds % 1_000_000_000) / 1e9
     }
 
-    public var description: String { "Tick(\(nanoseconds) ns)" }
+    package var description: String { "Tick(\(nanoseconds) ns)" }
 }

@@ -13,18 +13,18 @@ import Musl
 /// main thread before any other thread starts, so that every thread of the process has it.
 /// It only changes timed wake-ups; a wake-up because a descriptor became ready is not delayed by
 /// timer slack in the first place.
-public enum TimerSlack {
+package enum TimerSlack {
     /// Sets the calling thread's slack to `nanoseconds` (1 = as exact as the timers allow).
     /// Returns false where prctl(2) is not available (looked up at run time: Glibc's Swift
     /// module does not declare it) or refuses.
     @discardableResult
-    public static func tighten(to nanoseconds: UInt = 1) -> Bool {
+    package static func tighten(to nanoseconds: UInt = 1) -> Bool {
         guard let set = prctl else { return false }
         return set(29 /* PR_SET_TIMERSLACK */, nanoseconds, 0, 0, 0) == 0
     }
 
     /// The calling thread's slack in nanoseconds, nil where prctl(2) is not available.
-    public static var current: UInt? {
+    package static var current: UInt? {
         guard let get = prctl else { return nil }
         let value = get(30 /* PR_GET_TIMERSLACK */, 0, 0, 0, 0)
         return value >= 0 ? UInt(value) : nil

@@ -10,7 +10,7 @@ extension UDPSocket {
     /// kernel reports an ICMP port unreachable as ECONNREFUSED on the next send or receive, so
     /// "nothing listens there" shows at once instead of never. Calling it again moves it to
     /// another peer.
-    public func connect(to peer: SocketAddress) throws(SystemError) {
+    package func connect(to peer: SocketAddress) throws(SystemError) {
         let fd = descriptor.rawValue
         try Syscall.call("connect", subject: "udp \(peer)") {
             peer.withSockAddr { sa, len in Glibc.connect(fd, sa, len) }

@@ -6,13 +6,13 @@ import Musl
 
 /// A non-blocking UDP socket. ``bind(port:)`` listens on IPv6 and IPv4 at once (a dual-stack
 /// `[::]` socket with IPV6_V6ONLY off), falling back to IPv4 only where IPv6 is absent.
-public final class UDPSocket: Sendable {
-    public let descriptor: Descriptor
+package final class UDPSocket: Sendable {
+    package let descriptor: Descriptor
 
     init(descriptor: Descriptor) { self.descriptor = descriptor }
 
     /// Binds to `port` on every address (0 = any free port; read ``localAddress()``).
-    public static func bind(port: UInt16, host: String = "") throws(SystemError) -> UDPSocket {
+    package static func bind(port: UInt16, host: String = "") throws(SystemError) -> UDPSocket {
         if host.isEmpty {
             if let s = try? open(family: AF_INET6, dualStack: true) {
                 var a = sockaddr_in6()
@@ -38,7 +38,7 @@ public final class UDPSocket: Sendable {
     }
 
     /// An unbound socket for sending to `peer` (the kernel picks the source port on first send).
-    public static func sender(for peer: SocketAddress) throws(SystemError) -> UDPSocket {
+    package static func sender(for peer: SocketAddress) throws(SystemError) -> UDPSocket {
         try open(family: peer.family == .inet6 ? AF_INET6 : AF_INET, dualStack: false)
     }
 
@@ -65,7 +65,7 @@ public final class UDPSocket: Sendable {
     /// it for its own bookkeeping). A larger buffer lets a burst from one source be read and
     /// rate-limited by us instead of overflowing the kernel queue and taking the owner's
     /// packets with it.
-    public func setReceiveBufferSize(_ bytes: Int32) throws(SystemError) {
+    package func setReceiveBufferSize(_ bytes: Int32) throws(SystemError) {
         var size = bytes
         let fd = descriptor.rawValue
         try Syscall.call("setsockopt(SO_RCVBUF)") {
@@ -77,7 +77,7 @@ public final class UDPSocket: Sendable {
     /// CLOCK_REALTIME), read back with ``DatagramBatch/age(_:at:)``. A receiver that was not
     /// scheduled for a while can then tell a datagram that waited in its queue from one that
     /// was sent late.
-    public func enableArrivalTimestamps() throws(SystemError) {
+    package func enableArrivalTimestamps() throws(SystemError) {
         var on: Int32 = 1
         let fd = descriptor.rawValue
         try Syscall.call("setsockopt(SO_TIMESTAMPNS)") {
@@ -85,7 +85,7 @@ public final class UDPSocket: Sendable {
         }
     }
 
-    public func localAddress() throws(SystemError) -> SocketAddress {
+    package func localAddress() throws(SystemError) -> SocketAddress {
         var storage = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let fd = descriptor.rawValue
@@ -100,7 +100,7 @@ public final class UDPSocket: Sendable {
     /// Sends one datagram. Returns false if the socket buffer is full (the datagram is dropped:
     /// state packets are unreliable by design, the next one replaces it).
     @discardableResult
-    public func send(_ bytes: [UInt8], to peer: SocketAddress) throws(SystemError) -> Bool {
+    package func send(_ bytes: [UInt8], to peer: SocketAddress) throws(SystemError) -> Bool {
         let fd = descriptor.rawValue
         let sent = try Syscall.nonBlocking("sendto", subject: "udp \(peer)") {
             peer.withSockAddr { sa, len in
@@ -112,7 +112,7 @@ public final class UDPSocket: Sendable {
 
     /// Receives one datagram into `buffer` (its capacity bounds the size; longer datagrams are
     /// truncated and reported with their full length). nil when nothing is waiting.
-    public func receive(into buffer: inout [UInt8]) throws(SystemError) -> (length: Int, from: SocketAddress)? {
+    package func receive(into buffer: inout [UInt8]) throws(SystemError) -> (length: Int, from: SocketAddress)? {
         var storage = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let fd = descriptor.rawValue
@@ -131,7 +131,7 @@ public final class UDPSocket: Sendable {
     }
 
     /// Waits up to `timeout` for a datagram.
-    public func receive(into buffer: inout [UInt8], timeout: Duration) throws(SystemError) -> (length: Int, from: SocketAddress)? {
+    package func receive(into buffer: inout [UInt8], timeout: Duration) throws(SystemError) -> (length: Int, from: SocketAddress)? {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let got = try receive(into: &buffer) { return got }
@@ -141,5 +141,5 @@ public final class UDPSocket: Sendable {
         }
     }
 
-    public func close() { descriptor.close() }
+    package func close() { descriptor.close() }
 }

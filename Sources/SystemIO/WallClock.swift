@@ -1,20 +1,20 @@
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #elseif canImport(Musl)
-public import Musl
+import Musl
 #endif
 
 /// The wall clock (CLOCK_REALTIME), for times that leave the process: a stop-all's timestamp, log
 /// lines, a results file's name. It may jump; durations and deadlines use `ContinuousClock`.
-public enum WallClock {
-    public static func now() -> timespec {
+package enum WallClock {
+    package static func now() -> timespec {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return ts
     }
 
     /// Milliseconds since 1970 (0 for a clock set before it).
-    public static func unixMillis() -> UInt64 {
+    package static func unixMillis() -> UInt64 {
         let ts = now()
         return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(max(0, ts.tv_nsec)) / 1_000_000
     }

@@ -3,10 +3,10 @@ import CQRencode
 /// A QR code for the terminal, so a phone joins by scanning (`analog-remote web` prints its URL
 /// this way). libqrencode makes the symbol; this draws it with half blocks, two modules a
 /// character cell, black on white with a quiet zone, whatever the terminal's own colours.
-public enum TerminalQR {
+package enum TerminalQR {
     /// The symbol's modules, row by row (true = dark), error correction level M; nil when the
     /// text does not fit a QR code (over ~2 kB) or libqrencode fails.
-    public static func modules(_ text: String) -> [[Bool]]? {
+    package static func modules(_ text: String) -> [[Bool]]? {
         guard let code = QRcode_encodeString(text, 0, QR_ECLEVEL_M, QR_MODE_8, 1) else { return nil }
         defer { QRcode_free(code) }
         let width = Int(code.pointee.width)
@@ -16,7 +16,7 @@ public enum TerminalQR {
 
     /// The code as lines of text with ANSI colours; a one-line note when the text cannot be
     /// encoded.
-    public static func render(_ text: String, quietZone: Int = 2) -> String {
+    package static func render(_ text: String, quietZone: Int = 2) -> String {
         guard let rows = modules(text) else { return "(no QR code: the text is too long)\n" }
         let width = rows.count + 2 * quietZone
         func dark(_ x: Int, _ y: Int) -> Bool {

@@ -11,22 +11,22 @@
 /// Trap: the `Host` header is no proof. A page at `evil.example` whose name resolves to our
 /// address (DNS rebinding) sends `Host` and `Origin` that agree with each other, so "Origin equals
 /// Host" would let it in; the list here is built from the server's own addresses and names only.
-public struct OriginPolicy: Sendable {
+package struct OriginPolicy: Sendable {
     /// An origin as browsers serialise it (RFC 6454 §6.2), compared exactly: scheme and host in
     /// lower case, the port always explicit.
-    public struct Origin: Hashable, Sendable, CustomStringConvertible {
-        public var scheme: String
-        public var host: String
-        public var port: Int
+    package struct Origin: Hashable, Sendable, CustomStringConvertible {
+        package var scheme: String
+        package var host: String
+        package var port: Int
 
-        public init(scheme: String, host: String, port: Int) {
+        package init(scheme: String, host: String, port: Int) {
             self.scheme = scheme.lowercased()
             self.host = host.lowercased()
             self.port = port
         }
 
         /// `scheme://host[:port]` (a trailing `/` is tolerated); nil for anything else, also `null`.
-        public init?(_ text: String) {
+        package init?(_ text: String) {
             var rest = Substring(text)
             if rest.hasSuffix("/") { rest = rest.dropLast() }
             guard let sep = rest.firstRange(of: "://") else { return nil }
@@ -54,20 +54,20 @@ public struct OriginPolicy: Sendable {
             self.init(scheme: scheme, host: String(host), port: port)
         }
 
-        public var description: String { "\(scheme)://\(host):\(port)" }
+        package var description: String { "\(scheme)://\(host):\(port)" }
     }
 
     /// `http` or `https`: what this server speaks.
-    public let scheme: String
+    package let scheme: String
     /// The TCP port the server is bound to (known only once it is bound with `--port 0`).
     let port: @Sendable () -> Int
     /// The host names and addresses this server answers to, asked at each check (an address
     /// can come and go while the server runs).
     let hosts: @Sendable () -> [String]
     /// `--allow-origin`.
-    public let extra: Set<Origin>
+    package let extra: Set<Origin>
 
-    public init(scheme: String, port: @escaping @Sendable () -> Int, hosts: @escaping @Sendable () -> [String], extra: Set<Origin> = []) {
+    package init(scheme: String, port: @escaping @Sendable () -> Int, hosts: @escaping @Sendable () -> [String], extra: Set<Origin> = []) {
         self.scheme = scheme
         self.port = port
         self.hosts = hosts
@@ -76,7 +76,7 @@ public struct OriginPolicy: Sendable {
 
     /// Nil when a WebSocket from `origin` (the header's value, nil when absent) may open; else
     /// the one line the refusal says, naming the way out.
-    public func refusal(_ origin: String?) -> String? {
+    package func refusal(_ origin: String?) -> String? {
         guard let origin, !origin.isEmpty else {
             return "a WebSocket needs an Origin header (browsers send one): open the page this server serves"
         }

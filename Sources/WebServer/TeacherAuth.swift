@@ -73,13 +73,24 @@ final class TeacherAuth: Sendable {
     /// Does the request carry a live session cookie?
     func admits(_ fields: HTTPFields, now: ContinuousClock.Instant = .now) -> Bool {
         guard let token = Self.token(in: fields) else { return false }
-        return state.withLock { s in s.sessions[token].map { $0 > now } ?? false }
+        return isLive(token, now: now)
     }
 
-    func logout(_ fields: HTTPFields) {
-        guard let token = Self.token(in: fields) else { return }
-        _ = state.withLock { $0.sessions.removeValue(forKey: token) }
+    /// Is the session of `token` still on? The dashboard's WebSocket asks before it obeys any
+    /// message, so a socket opened before a logout does nothing after it.
+    func isLive(_ token: String, now: ContinuousClock.Instant = .now) -> Bool {
+        state.withLock { s in s.sessions[token].map { $0 > now } ?? false }
     }
+
+    /// Ends the request's session (true if there was one). Sessions live in this process only:
+    /// a restart of the server ends every one of them. A login does not end the other
+    /// sessions (the teacher may have the dashboard open on a laptop and a phone at once).
+    @discardableResult
+    func logout(_ fields: HTTPFields) -> Bool {
+        guard let token = Self.token(in: fields) else { return false }
+        return state.withLock { $0.sessions.removeValue(forKey: token) } != nil
+    }
+
 
     static func token(in fields: HTTPFields) -> String? {
         for header in fields[values: .cookie] {

@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import Controller
 import Foundation
 import Logging
@@ -7,45 +8,75 @@ import RemoteWire
 import Synchronization
 import SystemIO
 
-/// The dashboard's UDP side (Protocol.md §7.10–§7.12): while a dashboard is open, a signed
-/// `watch` to every robot of the hub once a second; the `watch-report`s, `teacher-reply`s and
-/// `stop-all reply`s that come back fill one row per robot; the teacher's buttons become signed
-/// stop-alls (aimed at one receiver by its robot id once known, else its name, §7.6.1) and
-/// teacher commands. One thread, one socket per robot (so a reply's robot is its socket),
-/// polled with a 50 ms timeout and woken at once by a queued command. A row takes only reports
-/// signed for one of this link's own live watches of that robot (``WatchReportGate``); the
-/// others are counted and dropped. A command's signed reply changes its row at once
+/// The dashboard's UDP side (Protocol.md §7.10–§7.12): while a dashboard is open, each robot of
+/// the hub is asked who it is with an unsigned stop-all `query` until a reply signed with the
+/// teacher key names it; from then on it gets a signed `watch` once a second, aimed at the robot
+/// that signed (its robot id, else its signed display name, §7.6.1). The `watch-report`s,
+/// `teacher-reply`s and `stop-all reply`s that come back fill one row per robot; the teacher's
+/// buttons become signed stop-alls and teacher commands aimed the same way. One thread, one
+/// socket per robot (so a reply's robot is its socket), polled with a 50 ms timeout and woken at
+/// once by a queued command. A command's signed reply changes its row at once
 /// (``WatchReport/after(_:)``), the next report confirms it.
+///
+/// Identity only from signatures: a row's name, its robot id and the target of every signed
+/// command come from messages that verify under the teacher key (a reply answering one of our
+/// nonces, a report signed for one of our live watches, ``WatchReportGate``), or from the
+/// roster and `--peer` the teacher typed. Nothing signed goes to a robot before it has proven
+/// the key, and never for the empty target (every receiver of the session): a plain socket
+/// listed as a robot gets only unsigned queries, so it has nothing to forward to a real robot.
+/// A reply that does not verify is shown as what it is (``Row/unverified``) and changes
+/// nothing else; the row's buttons stay off and say why (``Row/off``).
+///
+/// A robot whose answers come unsigned (a receiver without a teacher key, ``Row/keyless``) is
+/// labelled by its address or the roster/`--peer` label, never by what it says, and takes one
+/// thing only: Stop, sent to the address it answered from as a stop-all signed for the whole
+/// session (empty target). Forwarded anywhere, that can only stop a robot of the session, which
+/// is safe; a release, a kick, a lock or an identify is never sent that way.
 ///
 /// A robot that has answered once keeps its row while the lesson runs: when DNS-SD no longer
 /// lists it (a killed receiver's responder withdraws its service), the row stays, marked
-/// ``Row/gone``, and is still watched at its last address, until it is listed again or the
+/// ``Row/gone``, and is still asked at its last address, until it is listed again or the
 /// teacher dismisses it (``dismiss(robot:)``). A killed receiver cannot write the safe state:
 /// its robot may still be moving.
 final class TeacherLink: Sendable {
     struct Row: Sendable {
         var id: String
         var label: String
-        /// The receiver's display name, once it has answered.
+        /// Where the robot is reached (and the only source its answers are read from).
+        var address: String?
+        /// The receiver's display name, from a message signed with the teacher key only.
         var name: String?
         var report: WatchReport?
         var heard: ContinuousClock.Instant?
-        /// Why the robot will not be watched (its teacher-reply), or a command's refusal.
+        /// Why the robot will not be watched (its signed teacher-reply), or a command's refusal.
         var refusal: String?
+        /// The last answer that did not verify under the teacher key, as what it is:
+        /// `unverified reply from ADDR: …`. It never names the row nor aims a command.
+        var unverified: String?
+        /// Why the row's buttons cannot work (nil: they can): the robot has not proven the key.
+        var off: String?
         /// The outcome of the last stop-all sent to it.
         var stop: String?
-        /// The robot said it has no teacher key (``TeacherGuard/noKey``): it takes a stop-all
-        /// (unsigned), not a watch or a teacher command, and its replies cannot be verified.
+        /// Its answers come unsigned (no teacher key on it) and it has proven nothing: it takes
+        /// only Stop, a session-wide signed stop-all to its address. Cleared once it proves the key.
         var keyless = false
         /// The last stop or release sent to it ("stop", "release") and when: all the dashboard
         /// knows of a keyless robot, with ``stop``.
         var sent: (action: String, at: ContinuousClock.Instant)?
-        /// Where it last answered from (a kept row is watched there).
-        var address: SocketAddress?
+        /// Where it last answered from (a kept row is still asked there).
+        var reachedAt: SocketAddress?
         /// No longer among the hub's robots (DNS-SD removed it) but answered during the lesson:
-        /// kept, and watched at its last address, until it is back or dismissed.
+        /// kept, and asked at its last address, until it is back or dismissed.
         var gone = false
     }
+
+    /// The row's buttons are off until the robot proves the key.
+    static let notReached = "not reached yet: no answer signed with the teacher key from this robot so far"
+    static let notProven = "its buttons are off: this robot has not proven the teacher key (a receiver started without "
+        + "--teacher-key or with another key, or not a robot at all), so the dashboard neither watches nor commands it"
+    /// A keyless robot's other buttons: only Stop can be sent safely without its name.
+    static let keylessOff = "no teacher key on this robot: only Stop reaches it (a stop-all for the whole session, sent to "
+        + "the address it answered from); Release, Identify, Kick and Lock need the teacher key on the robot"
 
     enum Command: Sendable {
         case stop, release, identify, kick(String), lock(String), unlock
@@ -78,6 +109,8 @@ final class TeacherLink: Sendable {
     private let state = Mutex(State())
     private let hub: PhoneHub
     private let key: [UInt8]
+    /// The MAC key of the teacher key (the phone page's robot names are verified with it too).
+    var macKey: [UInt8] { key }
     private let session: String
     private let logger: Logger
     let events: TeacherLog
@@ -118,7 +151,7 @@ final class TeacherLink: Sendable {
     }
 
     /// The teacher dismisses a row: hidden until its robot answers again; a robot DNS-SD no
-    /// longer lists is forgotten (and no longer watched).
+    /// longer lists is forgotten (and no longer asked).
     func dismiss(robot: String) {
         let listed = hub.robots.contains { $0.id == robot }
         state.withLock { s in
@@ -141,8 +174,9 @@ final class TeacherLink: Sendable {
         return state.withLock { s in
             var out: [Row] = []
             for r in robots {
-                var row = s.rows[r.id] ?? Row(id: r.id, label: r.name)
+                var row = s.rows[r.id] ?? Row(id: r.id, label: r.name, off: Self.notReached)
                 row.label = r.name
+                row.address = "\(r.peer.address)"
                 s.rows[r.id]?.label = r.name
                 if let at = s.dismissed[r.id] {
                     guard let heard = row.heard, heard > at else { continue }
@@ -165,7 +199,7 @@ final class TeacherLink: Sendable {
         state.withLock { s in
             var kept: [String: SocketAddress] = [:]
             for (id, row) in s.rows where !listed.contains(id) && row.heard != nil && s.dismissed[id] == nil {
-                if let address = row.address { kept[id] = address }
+                if let address = row.reachedAt { kept[id] = address }
             }
             return kept
         }
@@ -194,19 +228,37 @@ final class TeacherLink: Sendable {
         _ = try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: .seconds(2))
     }
 
+    /// Who a robot is, as a message signed with the teacher key said.
+    private struct Identity {
+        var name: String
+        var robotID: RobotID?
+        /// What every signed command to it names: `id:` and its robot id (a clone with the same
+        /// display name refuses it, Protocol.md §7.6.1), else its signed display name; never
+        /// empty (which would be every receiver of the session).
+        var target: String? { robotID?.target ?? (name.isEmpty ? nil : name) }
+    }
+
     private struct Link {
         var socket: UDPSocket
         var address: SocketAddress
-        var name: String?
+        /// nil until a reply or report signed with the teacher key names the robot.
+        var proven: Identity?
         var pending: [(nonce: UInt64, datagram: [UInt8], left: Int, next: ContinuousClock.Instant)] = []
-        /// The nonces of the last commands sent to it: a reply to anything else is not ours.
+        /// The nonces of the last queries and commands sent to it: a reply to anything else is
+        /// not ours.
         var sent: [UInt64] = []
-        /// What the teacher asked by each of those nonces (watches are not here): a signed reply
-        /// changes the row by it at once.
+        /// What the teacher asked by each of those nonces (queries and watches are not here): a
+        /// signed reply changes the row by it at once.
         var asked: [UInt64: Command] = [:]
-        /// `id:` and its robot id (Protocol.md §7.6.1), once a report or a signed reply told it:
-        /// commands then name the robot, not its display name, which a clone may share.
-        var idTarget: String?
+        /// The nonces of the last queries (their replies name the robot and are not a stop's outcome).
+        var queries: [UInt64] = []
+        /// The next `query` (while the robot is unproven or silent).
+        var nextQuery = ContinuousClock.now
+        /// A signed report was last taken then (a robot silent for a while is asked again who it
+        /// is: it may have restarted with another id).
+        var lastReport: ContinuousClock.Instant?
+        /// Just proven: watch it now rather than at the next tick.
+        var watchNow = false
         /// The nonces of the watches sent to this robot that its reports may be signed for.
         var gate = WatchReportGate()
     }
@@ -233,7 +285,15 @@ final class TeacherLink: Sendable {
                 let robots = hub.robots
                 for r in robots where links[r.id]?.address != r.peer.address {
                     links[r.id]?.socket.close()
+                    links[r.id] = nil
                     if let s = try? UDPSocket.sender(for: r.peer.address) { links[r.id] = Link(socket: s, address: r.peer.address) }
+                    // Another robot (or none yet) at that place: nothing it said before counts.
+                    state.withLock { s in
+                        var row = Row(id: r.id, label: r.name, address: "\(r.peer.address)", off: Self.notReached)
+                        row.stop = nil
+                        s.rows[r.id] = row
+                        s.version += 1
+                    }
                 }
                 let listed = Set(robots.map(\.id))
                 let kept = keptRobots(besides: listed)
@@ -244,23 +304,43 @@ final class TeacherLink: Sendable {
                 order = Array(links.keys)
             }
 
-            if watching, now >= nextWatch {
-                nextWatch = now + .seconds(1)
-                for id in links.keys {
-                    let watch = ControlMessage.teacher(signed(.watch, target: links[id]!.name ?? "", argument: ""))
-                    send(watch, on: &links[id]!, connection: connection, repeats: 0)
+            // Who is it? An unsigned query (it changes nothing on any receiver, so a socket that
+            // forwards it gains nothing) to each robot not yet proven (once a second), or proven
+            // but silent for 3 s (every 3 s: it may have restarted with another id).
+            if watching || !queue.isEmpty {
+                for id in links.keys where now >= links[id]!.nextQuery
+                    && (links[id]!.proven == nil || (links[id]!.lastReport.map { now - $0 > .seconds(3) } ?? true)) {
+                    links[id]!.nextQuery = now + (links[id]!.proven == nil ? .seconds(1) : .seconds(3))
+                    send(.stopAll(.init(action: .query, unixMillis: WallClock.unixMillis(), nonce: .random(in: 1...UInt64.max),
+                                        session: session)), on: &links[id]!, connection: connection, repeats: 0)
+                }
+            }
+            let tick = now >= nextWatch
+            if watching {
+                if tick { nextWatch = now + .seconds(1) }
+                for id in links.keys where tick || links[id]!.watchNow {
+                    links[id]!.watchNow = false
+                    // Only a robot that proved the key is watched, and only under its own name.
+                    guard let target = links[id]!.proven?.target else { continue }
+                    send(.teacher(signed(.watch, target: target, argument: "")), on: &links[id]!, connection: connection, repeats: 0)
                 }
             }
             for (robot, command) in queue {
                 guard links[robot] != nil else { continue }
-                // A command names its receiver (so a captured one is refused by every other):
-                // before the robot has answered once, its name is unknown.
-                guard let target = links[robot]!.idTarget ?? links[robot]!.name else {
-                    state.withLock { s in
-                        var row = s.rows[robot] ?? Row(id: robot, label: robot)
-                        row.refusal = "not reached yet: no answer from this robot so far"
-                        s.rows[robot] = row
-                    }
+                // A command names its receiver (so a captured one is refused by every other), as
+                // a signed reply named it: a robot that has not proven the key gets none.
+                let keyless = state.withLock { s in s.rows[robot]?.keyless ?? false }
+                if links[robot]!.proven == nil, keyless, case .stop = command {
+                    // No name to aim at: a stop for the whole session, to the address it answered
+                    // from only. Wherever it ends up, it can only stop a robot.
+                    markSent("stop", robot: robot)
+                    send(.stopAll(stopAll(.stop, target: "")), on: &links[robot]!, connection: connection, repeats: 9, command: command)
+                    continue
+                }
+                guard let target = links[robot]!.proven?.target else {
+                    let why = state.withLock { s in s.rows[robot]?.off ?? Self.notReached }
+                    events.record(robot: links[robot]!.proven?.name ?? "\(links[robot]!.address)", event: "not-sent",
+                                  detail: "\(Self.commandName(command)): \(why)")
                     continue
                 }
                 if case .stop = command { markSent("stop", robot: robot) }
@@ -312,6 +392,17 @@ final class TeacherLink: Sendable {
 
     /// A watch report reaches a row only from the robot's address, whole, signed for one of
     /// this link's live watches and newer than the last one taken (Protocol.md §7.12).
+    static func commandName(_ command: Command) -> String {
+        switch command {
+        case .stop: "stop"
+        case .release: "release"
+        case .identify: "identify"
+        case .kick: "kick"
+        case .lock: "lock"
+        case .unlock: "unlock"
+        }
+    }
+
     private func report(_ d: ControlDatagram, from: SocketAddress, robot: String, link: inout Link) {
         let why: String
         if from != link.address {
@@ -336,16 +427,18 @@ final class TeacherLink: Sendable {
         }
         if let total = log {
             logger.warning("dropped a watch report: \(why); forged or stale reports dropped so far: \(total)",
-                           metadata: ["robot": "\(link.name ?? robot)"])
+                           metadata: ["robot": "\(link.proven?.name ?? "\(link.address)")"])
         }
     }
 
+    /// `message` came from the robot's address. Reports reach here only once verified (above).
     private func take(_ message: ControlMessage, robot: String, link: inout Link) {
         let now = ContinuousClock.now
         switch message {
         case .watchReport(let report):
-            link.name = report.name
-            if let id = RobotID(value: report.robotID) { link.idTarget = id.target }
+            let id = RobotID(value: report.robotID) ?? link.proven?.robotID
+            proven(Identity(name: report.name, robotID: id), robot: robot, link: &link)
+            link.lastReport = now
             state.withLock { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 if let old = row.report, old.state != report.state || old.driver != report.driver {
@@ -358,19 +451,22 @@ final class TeacherLink: Sendable {
                 row.report = report
                 row.name = report.name
                 row.heard = now
-                row.address = link.address
-                row.keyless = false
+                row.reachedAt = link.address
                 if let roster, roster.students(of: report.name).contains(report.driver) { s.arrived.insert(report.driver) }
                 row.refusal = nil
                 s.rows[robot] = row
             }
         case .teacherReply(let reply):
-            // Done only when signed with our key and answering a command we sent (Protocol.md
-            // §7.11): a forged reply cannot show a command as done. A refusal may come unsigned
-            // (a receiver without a key cannot sign), and is shown as one.
-            guard link.sent.contains(reply.nonce), reply.outcome == .refused || reply.verify(key: key) else { return }
+            // Counted only when signed with our key and answering a command we sent (Protocol.md
+            // §7.11): a forged reply cannot show a command as done, and only a signed one names
+            // the robot. Anything else answering our nonce is shown as unverified, nothing more.
+            guard link.sent.contains(reply.nonce) else { return }
+            guard reply.verify(key: key) else {
+                unverified(name: reply.displayName, signed: !reply.mac.isEmpty, text: reply.text, robot: robot, link: link)
+                return
+            }
             link.pending.removeAll { $0.nonce == reply.nonce }
-            link.name = reply.displayName
+            proven(Identity(name: reply.displayName, robotID: link.proven?.robotID), robot: robot, link: &link)
             guard reply.outcome == .refused else {
                 if reply.action != .watch { events.record(robot: reply.displayName, event: reply.action.name, detail: "done") }
                 if let command = link.asked[reply.nonce] { changeRow(robot, by: command) }
@@ -381,43 +477,96 @@ final class TeacherLink: Sendable {
             state.withLock { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 row.refusal = reply.text
-                row.name = reply.displayName
                 row.heard = now
-                row.address = link.address
-                if reply.text == TeacherGuard.noKey, !row.keyless {
-                    row.keyless = true
-                    s.version += 1
-                }
+                row.reachedAt = link.address
                 s.rows[robot] = row
+                s.version += 1
             }
         case .stopAllReply(let reply):
-            // As for teacher replies: `stopped` or `released` only when signed with our key (§7.6).
-            // A robot without a key cannot sign: its answer is shown as an answer, not as proof.
+            // As for teacher replies: `stopped` or `released` only when signed with our key (§7.6);
+            // a signed reply to our query names the robot (and its robot id) for what follows.
             guard link.sent.contains(reply.nonce) else { return }
-            let signed = reply.verify(key: key)
-            let keyless = state.withLock { $0.rows[robot]?.keyless ?? false }
-            guard reply.outcome == .refused || signed || keyless else { return }
+            guard reply.verify(key: key) else {
+                unverified(name: reply.displayName, signed: !reply.mac.isEmpty, text: reply.outcome == .refused ? reply.text : "",
+                           robot: robot, link: link)
+                // A keyless robot's answer to the stop sent to it: shown as an answer, not as proof.
+                if link.proven == nil, reply.mac.isEmpty, !link.queries.contains(reply.nonce), link.asked[reply.nonce] != nil {
+                    link.pending.removeAll { $0.nonce == reply.nonce }
+                    let text = (reply.outcome == .refused ? "refused: \(DisplayText.sanitised(reply.text).prefix(120))" : reply.outcome == .stopped ? "stopped" : "released")
+                        + " (unsigned)"
+                    events.record(robot: "\(link.address)", event: "stop-all", detail: text)
+                    state.withLock { s in
+                        var row = s.rows[robot] ?? Row(id: robot, label: robot)
+                        if row.stop != text { s.version += 1 }
+                        row.stop = text
+                        s.rows[robot] = row
+                    }
+                }
+                return
+            }
             link.pending.removeAll { $0.nonce == reply.nonce }
-            link.name = reply.displayName
-            if signed, let id = reply.robotID { link.idTarget = id.target }
-            var text: String = switch reply.outcome {
+            proven(Identity(name: reply.displayName, robotID: reply.robotID ?? link.proven?.robotID), robot: robot, link: &link)
+            if link.queries.contains(reply.nonce) { return }
+            let text: String = switch reply.outcome {
             case .stopped: "stopped"
             case .released: "released"
             case .refused: "refused: \(reply.text)"
             }
-            if reply.outcome != .refused, !signed { text += " (unsigned)" }
             events.record(robot: reply.displayName, event: "stop-all", detail: text)
             state.withLock { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 if row.stop != text { s.version += 1 }
                 row.stop = text
-                if !signed { row.heard = now }
                 s.rows[robot] = row
             }
-            if signed, reply.outcome != .refused, let command = link.asked[reply.nonce] { changeRow(robot, by: command) }
+            if reply.outcome != .refused, let command = link.asked[reply.nonce] { changeRow(robot, by: command) }
         default:
             break
         }
+    }
+
+    /// A message signed with the teacher key named the robot: its row's name, and the target of
+    /// what is signed for it from now on. A robot just proven is watched at once.
+    private func proven(_ identity: Identity, robot: String, link: inout Link) {
+        let first = link.proven == nil
+        link.proven = identity
+        if first { link.watchNow = true }
+        let off: String? = identity.target == nil ? "its buttons are off: the robot signed a reply naming neither a robot id nor a display name" : nil
+        state.withLock { s in
+            var row = s.rows[robot] ?? Row(id: robot, label: robot)
+            if row.name != identity.name || row.off != off || row.unverified != nil || row.keyless { s.version += 1 }
+            row.name = identity.name
+            row.off = off
+            row.unverified = nil
+            row.keyless = false
+            row.reachedAt = link.address
+            s.rows[robot] = row
+        }
+    }
+
+    /// An answer to one of our nonces that does not verify under the teacher key: shown as what
+    /// it is, logged once per change. It names nothing and aims nothing; an unproven robot's
+    /// buttons stay off, but Stop if the answer came unsigned (``Row/keyless``). It answered
+    /// from the robot's address: the row was heard.
+    private func unverified(name: String, signed: Bool, text: String, robot: String, link: Link) {
+        let claim = String(DisplayText.sanitised(name).prefix(40))
+        let why = text.isEmpty ? "" : ": " + String(DisplayText.sanitised(text).prefix(120))
+        let note = "unverified reply from \(link.address) (\(signed ? "signed with another key" : "unsigned: no teacher key"), "
+            + "calls itself \"\(claim)\")\(why)"
+        let changed = state.withLock { s -> Bool in
+            var row = s.rows[robot] ?? Row(id: robot, label: robot)
+            row.heard = .now
+            row.reachedAt = link.address
+            let keyless = link.proven == nil && !signed
+            guard row.unverified != note || row.keyless != keyless else { s.rows[robot] = row; return false }
+            row.unverified = note
+            row.keyless = keyless
+            if link.proven == nil { row.off = keyless ? Self.keylessOff : Self.notProven }
+            s.rows[robot] = row
+            s.version += 1
+            return true
+        }
+        if changed { events.record(robot: "\(link.address)", event: "unverified-reply", detail: note) }
     }
 
     /// A signed reply says the command was done: the row shows it now, not at the next report.
@@ -451,6 +600,10 @@ final class TeacherLink: Sendable {
         default: nil
         }
         if case .teacher(let c) = message, c.action == .watch { link.gate.sent(watch: c.nonce, now: .now) }
+        if case .stopAll(let c) = message, c.action == .query {
+            link.queries.append(c.nonce)
+            if link.queries.count > 8 { link.queries.removeFirst(link.queries.count - 8) }
+        }
         if let nonce {
             link.sent.append(nonce)
             if let command { link.asked[nonce] = command }

@@ -1,4 +1,6 @@
 import Foundation
+import RemoteWire
+import SystemIO
 import Synchronization
 
 /// The lesson's log: every event the dashboard sees or causes (a robot's state or driver
@@ -18,20 +20,26 @@ final class TeacherLog: Sendable {
     private let file: Mutex<FileHandle?>
     let path: String?
 
-    /// `directory` nil: memory only. Throws when the directory cannot be written.
-    init(directory: String?) throws {
+    /// `directory` nil: memory only. Throws one line when the directory cannot be used: it is
+    /// made (mode 0700) and checked, and the file created new in it, mode 0600, never through a
+    /// link (``SafeDirectory``).
+    init(directory: String?) throws(SafeFileError) {
         guard let directory else { path = nil; file = Mutex(nil); return }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let stamp = Self.stamp(Date())
-        let p = (directory as NSString).appendingPathComponent("lesson-\(stamp).jsonl")
-        guard FileManager.default.createFile(atPath: p, contents: nil), let h = FileHandle(forWritingAtPath: p) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: p])
-        }
-        path = p
-        file = Mutex(h)
+        let dir = try SafeDirectory(directory)
+        let (name, fd) = try dir.createUnique(stem: "lesson-\(Self.stamp(Date()))", suffix: ".jsonl")
+        // The handle takes the descriptor over: a copy, so that the Descriptor closing its own does no harm.
+        let copy = dup(fd.rawValue)
+        fd.close()
+        guard copy >= 0 else { throw SafeFileError("\(dir.path)/\(name): cannot open it (errno \(errno))") }
+        let handle = FileHandle(fileDescriptor: copy, closeOnDealloc: true)
+        path = dir.path + "/" + name
+        file = Mutex(handle)
     }
 
+    /// Names and texts from the network or a page are kept as ``DisplayText`` shows them (no
+    /// control character reaches the file, the CSV or a page); the CSV neutralises formulas.
     func record(robot: String, event: String, detail: String) {
+        let robot = DisplayText.sanitised(robot), detail = DisplayText.sanitised(detail)
         let entry = Entry(unixMillis: UInt64(Date().timeIntervalSince1970 * 1000), robot: robot, event: event, detail: detail)
         entries.withLock {
             if $0.count >= Self.capacity { $0.removeFirst($0.count - Self.capacity + 1) }
@@ -42,15 +50,12 @@ final class TeacherLog: Sendable {
         file.withLock { $0?.write(data + Data([0x0A])) }
     }
 
-    /// time,robot,event,detail — quoted where needed (RFC 4180).
+    /// time,robot,event,detail (``CSVText``: RFC 4180, a cell a spreadsheet would run as a
+    /// formula neutralised; robot names and details come from the network and from students).
     func csv() -> String {
         let rows = entries.withLock { $0 }
-        func field(_ s: String) -> String {
-            s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s
-        }
-        return "time,robot,event,detail\r\n" + rows.map { e in
-            [Self.iso(e.unixMillis), e.robot, e.event, e.detail].map(field).joined(separator: ",") + "\r\n"
-        }.joined()
+        return CSVText.row(["time", "robot", "event", "detail"])
+            + rows.map { CSVText.row([Self.iso($0.unixMillis), $0.robot, $0.event, $0.detail]) }.joined()
     }
 
     static func iso(_ millis: UInt64) -> String {

@@ -1,10 +1,12 @@
 import ControlPlane
+import ControlWire
 import RemoteWire
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOWebSocket
 
 /// `/teacher` on the phone server: the login form, the dashboard (only with a session cookie,
 /// TeacherAuth.swift), its script, the lesson's log as CSV, and `/teacher/ws`, which pushes the
@@ -47,8 +49,10 @@ struct TeacherDashboard: Sendable {
                                            plain: !auth.secureCookie)
             }
         }
+        // Ends the cookie's session: every dashboard socket opened with it closes at once and
+        // obeys nothing more (serve(…)); other sessions (another browser) stay.
         router.post("/teacher/logout") { request, _ -> Response in
-            auth.logout(request.headers)
+            if auth.logout(request.headers) { link.events.record(robot: "", event: "logout", detail: "teacher logged out") }
             var headers = HTTPFields()
             headers[.location] = "/teacher"
             headers[.setCookie] = auth.clearCookie
@@ -70,17 +74,34 @@ struct TeacherDashboard: Sendable {
             auth.admits(request.headers) ? .upgrade([:]) : .dontUpgrade
         }) { inbound, outbound, context in
             // The Origin gate (OriginGateChannel) has already passed this upgrade; nothing follows a Close.
-            await WebSocketCloseGuard.install(on: context.requestContext.channel)
-            try await serve(inbound: inbound, outbound: outbound)
+            let channel = context.requestContext.channel
+            await WebSocketCloseGuard.install(on: channel)
+            guard let token = TeacherAuth.token(in: context.request.headers) else { return }
+            try await serve(inbound: inbound, outbound: outbound, session: token) { channel.close(promise: nil) }
         }
     }
 
-    func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    /// The close code a dashboard's WebSocket ends with when its session ended (logged out, or
+    /// expired): the page then shows the login form.
+    static let sessionEnded = WebSocketErrorCode.unknown(4401)
+
+    /// One open dashboard for the session cookie `token`. Its socket lives only as long as the
+    /// session: once the session ends (``TeacherAuth/logout(_:)``, expiry) no message on it is
+    /// obeyed, a Close (4401) goes out within 25 ms, and the connection is cut 1 s later if
+    /// the page has not closed it by then.
+    func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session token: String,
+               cut: @escaping @Sendable () -> Void) async throws {
         link.dashboardOpen()
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var pushed = (version: -1, at: ContinuousClock.now)
                 while !Task.isCancelled {
+                    guard auth.isLive(token) else {
+                        try? await outbound.close(Self.sessionEnded, reason: "the teacher logged out")
+                        try? await Task.sleep(for: .seconds(1))
+                        cut()
+                        return
+                    }
                     let now = ContinuousClock.now, version = link.version
                     if now - pushed.at >= Self.pushPeriod || (version != pushed.version && now - pushed.at >= Self.pushSoonest) {
                         link.dashboardOpen()
@@ -95,6 +116,11 @@ struct TeacherDashboard: Sendable {
             var bucket = TokenBucket(rate: 20, burst: 40)
             do {
                 for try await message in inbound.messages(maxSize: 1024) {
+                    // The session is checked on every message, not only at the upgrade.
+                    guard auth.isLive(token) else {
+                        try? await outbound.close(Self.sessionEnded, reason: "the teacher logged out")
+                        break
+                    }
                     guard bucket.take(now: .now), case .text(let text) = message else { continue }
                     command(text)
                 }
@@ -157,7 +183,12 @@ enum TeacherRows {
     /// natural order of their names ("robot 2" before "robot 10").
     static func ordered(_ rows: [TeacherLink.Row], roster: Roster?) -> [TeacherLink.Row] {
         let place = roster?.robotOrder ?? [:]
-        let keyed = rows.map { (row: $0, name: $0.name ?? $0.label, place: place[($0.name ?? $0.label).lowercased()] ?? Int.max) }
+        // By what the page shows: the signed name, else the address (an unproven robot's own
+        // words order nothing either).
+        let keyed = rows.map { row in
+            let shown = row.name ?? row.address ?? row.label
+            return (row: row, name: shown, place: place[shown.lowercased()] ?? Int.max)
+        }
         return keyed.sorted { a, b in
             if a.place != b.place { return a.place < b.place }
             if a.name != b.name { return NaturalOrder.less(a.name, b.name) }
@@ -168,7 +199,8 @@ enum TeacherRows {
     /// `dropped`: watch reports the link dropped as forged or stale (Protocol.md §7.12); the page
     /// says so under the header when there are any. Each row: `offline` (silent for
     /// ``offlineAfter`` or never heard), `gone` (no longer listed by DNS-SD, kept until back or
-    /// dismissed), `keyless` (no teacher key: only stop and release reach it), `sent` and
+    /// dismissed), `keyless` (answers unsigned: only Stop reaches it, as a stop-all
+    /// for the whole session sent to its address), `sent` and
     /// `sentAge` (the last stop or release sent to it, ms ago).
     /// `watchingSince`: when the link began watching without a break (a robot is not offline
     /// for the silence before it was asked).
@@ -186,6 +218,9 @@ enum TeacherRows {
             if let stop = row.stop { o["stop"] = stop }
             if let name = row.name { o["name"] = name }
             if let students = roster?.students(of: row.name ?? row.label), !students.isEmpty { o["students"] = students }
+            if let address = row.address { o["address"] = address }
+            if let unverified = row.unverified { o["unverified"] = unverified }
+            if let off = row.off { o["off"] = off }
             guard let r = row.report else { return o }
             if let students = roster?.students(of: r.name), !students.isEmpty { o["students"] = students }
             o["robotId"] = RobotID(value: r.robotID)?.text ?? String(r.robotID, radix: 16)

@@ -1,4 +1,4 @@
-import ControlPlane
+import ControlWire
 
 extension WatchReport {
     /// The row once a command the robot signed as done has taken effect, as the robot's next

@@ -13,18 +13,19 @@ import X509
 /// ten years, `CN=analog-remote web`, SANs for the host's names) and kept in the user's state
 /// directory, so phones that trusted it once keep trusting it; or the teacher's own files.
 ///
-/// Files: `DIR/web-cert.pem` and `DIR/web-key.pem` (mode 0600, DIR made 0700), DIR =
+/// Files: `DIR/web-cert.pem` (mode 0644) and `DIR/web-key.pem` (mode 0600), DIR made 0700 and
+/// checked (``SafeDirectory``; each file written whole, never through a link), DIR =
 /// `$XDG_STATE_HOME/analog-remote`, default `~/.local/state/analog-remote`.
-public struct WebCertificate: Sendable {
-    public let certificatePEM: String
-    public let privateKeyPEM: String
+package struct WebCertificate: Sendable {
+    package let certificatePEM: String
+    package let privateKeyPEM: String
     /// True when it was made by this start.
-    public let created: Bool
+    package let created: Bool
     /// Where it came from (for the log line).
-    public let origin: String
+    package let origin: String
 
     /// `AB:CD:…` — SHA-256 over the certificate's DER bytes, as browsers show it.
-    public var fingerprint: String {
+    package var fingerprint: String {
         guard let der = try? PEMDocument(pemString: certificatePEM).derBytes else { return "?" }
         return SHA256.hash(data: der).map { byte in
             let hex = String(byte, radix: 16, uppercase: true)
@@ -33,40 +34,46 @@ public struct WebCertificate: Sendable {
     }
 
     /// The state directory (not created here).
-    public static func stateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func stateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         StateDirectory.path(environment: environment)
     }
 
     /// Reads `--tls-cert` and `--tls-key`.
-    public static func load(certificate: String, key: String) throws(WebCertificateError) -> WebCertificate {
-        let cert = try read(certificate)
-        let key = try read(key)
+    package static func load(certificate: String, key: String) throws(WebCertificateError) -> WebCertificate {
+        try checked(certificate: try read(certificate), certificate, key: try read(key), key)
+    }
+
+    static func checked(certificate cert: String, _ certificate: String, key: String, _ keyPath: String) throws(WebCertificateError) -> WebCertificate {
         guard cert.contains("-----BEGIN CERTIFICATE-----") else {
             throw WebCertificateError("\(certificate): not a PEM certificate (expected -----BEGIN CERTIFICATE-----)")
         }
         guard key.contains("PRIVATE KEY-----") else {
-            throw WebCertificateError("\(key): not a PEM private key (expected -----BEGIN … PRIVATE KEY-----)")
+            throw WebCertificateError("\(keyPath): not a PEM private key (expected -----BEGIN … PRIVATE KEY-----)")
         }
         return WebCertificate(certificatePEM: cert, privateKeyPEM: key, created: false, origin: certificate)
     }
 
     /// The self-signed certificate in `directory`, made there first if it is not there yet.
-    public static func selfSigned(directory: String, hostNames: [String], now: Date = Date()) throws(WebCertificateError) -> WebCertificate {
-        let certPath = directory + "/web-cert.pem"
-        let keyPath = directory + "/web-key.pem"
-        if FileManager.default.fileExists(atPath: certPath), FileManager.default.fileExists(atPath: keyPath) {
-            let cert = try load(certificate: certPath, key: keyPath)
-            return WebCertificate(certificatePEM: cert.certificatePEM, privateKeyPEM: cert.privateKeyPEM, created: false, origin: certPath)
+    package static func selfSigned(directory: String, hostNames: [String], now: Date = Date()) throws(WebCertificateError) -> WebCertificate {
+        let dir: SafeDirectory
+        do {
+            dir = try SafeDirectory(directory, mode: 0o700)
+        } catch {
+            throw WebCertificateError("\(error) (or set XDG_STATE_HOME, or give --tls-cert/--tls-key)")
+        }
+        let certPath = dir.path + "/web-cert.pem"
+        if let cert = try? dir.read("web-cert.pem", limit: 1 << 20), let key = try? dir.read("web-key.pem", limit: 1 << 20) {
+            return try checked(certificate: String(decoding: cert, as: UTF8.self), certPath,
+                               key: String(decoding: key, as: UTF8.self), dir.path + "/web-key.pem")
         }
         let (certPEM, keyPEM) = try make(hostNames: hostNames, now: now)
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            // Replaced whole, never through a link: a stale half pair is overwritten.
+            try dir.replace("web-key.pem", with: Array(keyPEM.utf8), mode: 0o600)
+            try dir.replace("web-cert.pem", with: Array(certPEM.utf8), mode: 0o644)
         } catch {
-            throw WebCertificateError("cannot create \(directory): \(error.localizedDescription) (set XDG_STATE_HOME, or give --tls-cert/--tls-key)")
+            throw WebCertificateError("\(error) (set XDG_STATE_HOME, or give --tls-cert/--tls-key)")
         }
-        try write(keyPEM, to: keyPath, mode: 0o600)
-        try write(certPEM, to: certPath, mode: 0o644)
         return WebCertificate(certificatePEM: certPEM, privateKeyPEM: keyPEM, created: true, origin: certPath)
     }
 
@@ -109,25 +116,9 @@ public struct WebCertificate: Sendable {
         }
         return text
     }
-
-    private static func write(_ text: String, to path: String, mode: mode_t) throws(WebCertificateError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        guard fd >= 0 else {
-            throw WebCertificateError("cannot write \(path): \(String(cString: strerror(errno))) (set XDG_STATE_HOME, or give --tls-cert/--tls-key)")
-        }
-        defer { close(fd) }
-        _ = fchmod(fd, mode)
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw WebCertificateError("cannot write \(path): \(String(cString: strerror(errno)))") }
-            bytes = bytes.dropFirst(n)
-        }
-    }
 }
 
-public struct WebCertificateError: Error, CustomStringConvertible, Sendable {
-    public let description: String
+package struct WebCertificateError: Error, CustomStringConvertible, Sendable {
+    package let description: String
     init(_ description: String) { self.description = description }
 }

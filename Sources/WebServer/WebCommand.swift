@@ -19,15 +19,16 @@ import TerminalQR
 import SystemIO
 
 /// What `analog-remote web` was asked to do (parsed and validated by the CLI).
-public struct WebOptions: Sendable {
-    public enum Robots: Sendable {
-        /// `--peer HOST:PORT`, repeatable: a fixed list (label as typed, resolved address).
+package struct WebOptions: Sendable {
+    package enum Robots: Sendable {
+        /// `--peer HOST:PORT`, repeatable: a fixed list (label as typed, resolved address), in
+        /// ``WebOptions/session`` when `--session` is given too (no DNS-SD either way).
         case peers([(label: String, address: SystemIO.SocketAddress)])
         /// `--session ID`: the session's receivers, live, from DNS-SD.
         case session(SessionID)
     }
 
-    public enum Security: Sendable {
+    package enum Security: Sendable {
         /// The self-signed certificate in this directory (made on first start).
         case selfSigned(directory: String)
         /// `--tls-cert FILE --tls-key FILE`.
@@ -36,30 +37,33 @@ public struct WebOptions: Sendable {
         case plainHTTP
     }
 
-    public var robots: Robots
-    public var security: Security
-    public var host: String
-    public var port: Int
-    /// The session ID the hellos carry (empty with `--peer`).
-    public var session: String
-    public var rate: Double
-    public var timing: PhoneSource.Timing
-    public var limits: PhoneHub.Limits
+    package var robots: Robots
+    package var security: Security
+    package var host: String
+    package var port: Int
+    /// The session ID the hellos, the dashboard's commands and the name queries carry (empty with
+    /// `--peer` alone: the receivers' default session for commands, none checked for hellos).
+    package var session: String
+    package var rate: Double
+    package var timing: PhoneSource.Timing
+    package var limits: PhoneHub.Limits
     /// Print the URL as a QR code on stderr.
-    public var qrCode: Bool
+    package var qrCode: Bool
     /// `--allow-origin`: pages of these origins may open the WebSocket too (``OriginPolicy``).
-    public var allowedOrigins: Set<OriginPolicy.Origin> = []
+    package var allowedOrigins: Set<OriginPolicy.Origin> = []
     /// `--teacher-key-file`: serve `/teacher`, the teacher's dashboard (TeacherRoutes.swift).
-    public var teacherKeyFile: String?
+    package var teacherKeyFile: String?
     /// `--log-dir`: the lesson's log as JSON Lines (TeacherLog.swift).
-    public var logDirectory: String?
+    package var logDirectory: String?
     /// `--roster`: student → robot: each phone sees and drives only its student's robot, and
     /// the dashboard shows who is missing (Roster.swift).
-    public var rosterFile: String?
+    package var rosterFile: String?
     /// `--record-dir`: record every phone's drive there, one file each.
-    public var recordDirectory: String?
+    package var recordDirectory: String?
+    /// The caps of `--record-dir` (files per driver per minute, bytes in the directory).
+    package var recordQuota = RecordingQuota()
 
-    public init(robots: Robots, security: Security, host: String = "0.0.0.0", port: Int = 8443, session: String = "",
+    package init(robots: Robots, security: Security, host: String = "0.0.0.0", port: Int = 8443, session: String = "",
                 rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: PhoneHub.Limits = .init(), qrCode: Bool = true) {
         self.robots = robots
         self.security = security
@@ -76,8 +80,8 @@ public struct WebOptions: Sendable {
 /// `analog-remote web`: serve the phone page; each page that picks a robot becomes one
 /// controller (``PhoneController``). Runs until SIGINT/SIGTERM; then every phone's controller
 /// sends neutral ×3 and bye before the server stops.
-public enum WebCommand {
-    public static func run(_ options: WebOptions, status: StatusLine) throws -> CommandOutcome {
+package enum WebCommand {
+    package static func run(_ options: WebOptions, status: StatusLine) throws -> CommandOutcome {
         _ = WebServer.tasksRunOnEventLoops
         let logger = Logger(label: "web")
         _ = signal(SIGPIPE, SIG_IGN)
@@ -116,7 +120,13 @@ public enum WebCommand {
         }
 
         var settings = PhoneHub.Settings(session: options.session, rate: options.rate, timing: options.timing, limits: options.limits)
-        settings.recordDirectory = options.recordDirectory
+        if let directory = options.recordDirectory {
+            do {
+                settings.recordings = try PhoneRecordings(path: directory, quota: options.recordQuota)
+            } catch {
+                throw CommandFailure("web: --record-dir \(error)", kind: .badConfiguration)
+            }
+        }
         var roster: Roster?
         if let file = options.rosterFile {
             do {
@@ -127,6 +137,8 @@ public enum WebCommand {
             settings.roster = roster?.filter
         }
         let hub = PhoneHub(settings: settings, logger: logger)
+        let teacher = try TeacherSetup.dashboard(options, hub: hub, roster: roster, logger: logger)
+        defer { teacher?.game.stop(); teacher?.link.stop() }
         var sessionRobots: SessionRobots?
         var peerNames: PeerNames?
         switch options.robots {
@@ -135,16 +147,15 @@ public enum WebCommand {
                 PhoneHub.Robot(id: "p\(i + 1)", name: p.label, peer: Destination.Peer(address: p.address, label: p.label))
             }
             hub.setRobots(robots)
-            // Until a receiver names itself, its robot is listed as typed (HOST:PORT).
+            // Until a receiver names itself, its robot is listed as typed (HOST:PORT); with a
+            // teacher key, only a reply signed with it names a robot.
             peerNames = try? PeerNames(robots: robots, session: options.session.isEmpty ? "AnalogRemote" : options.session,
-                                       hub: hub, logger: logger)
+                                       hub: hub, teacherKey: teacher?.link.macKey, logger: logger)
         case .session(let id):
             sessionRobots = try SessionRobots(session: id, hub: hub, logger: logger)
         }
         defer { sessionRobots?.stop(); peerNames?.stop() }
 
-        let teacher = try TeacherSetup.dashboard(options, hub: hub, roster: roster, logger: logger)
-        defer { teacher?.game.stop(); teacher?.link.stop() }
         let server = try WebServer(hub: hub, tls: tls, host: options.host, port: options.port,
                                    allowedOrigins: options.allowedOrigins, logger: logger, teacher: teacher)
         let port: Int

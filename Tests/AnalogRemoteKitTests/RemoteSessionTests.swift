@@ -57,13 +57,75 @@ import Testing
         await bob.close()
     }
 
+    /// A reliable message sent before the other side makes its `messages` sequence is held for
+    /// it, not lost: Bob iterates only after Ada has left, and still gets everything she sent.
+    @Test func messagesSentBeforeAnyoneIteratesArrive() async throws {
+        let ada = try await RemoteSession(sessionID: "kit-early", displayName: "Ada", discovery: false)
+        let bob = try await RemoteSession(sessionID: "kit-early", displayName: "Bob", discovery: false)
+        let bobChanges = bob.peerChanges
+        let peer = try await ada.connect(to: "127.0.0.1:\(bob.port)")
+        try ada.send(Data("early".utf8), to: [peer])
+        try ada.send(Data("second".utf8), to: [peer])
+        // The goodbye travels on the same reliable channel after both messages, in order: once
+        // Bob's session reports Ada disconnected, both have reached it.
+        ada.disconnect(from: peer)
+        let left = await within {
+            for await change in bobChanges where change.state == .disconnected { return true }
+            return false
+        }
+        #expect(left, "Bob never saw Ada leave")
+        let inbox = bob.messages
+        let received = await within {
+            var received: [Data] = []
+            for await message in inbox {
+                received.append(message.data)
+                if received.count == 2 { break }
+            }
+            return received
+        }
+        #expect(received == [Data("early".utf8), Data("second".utf8)])
+        #expect(bob.droppedMessages == 0)
+        await ada.close()
+        await bob.close()
+    }
+
+    /// The inbox is bounded: past ``RemoteSession/inboxLimit`` waiting messages, the next are
+    /// dropped and counted, and the first ones are still delivered in order.
+    @Test func aFullInboxDropsAndCounts() async throws {
+        let ada = try await RemoteSession(sessionID: "kit-full", displayName: "Ada", discovery: false)
+        let bob = try await RemoteSession(sessionID: "kit-full", displayName: "Bob", discovery: false)
+        let bobChanges = bob.peerChanges
+        let peer = try await ada.connect(to: "127.0.0.1:\(bob.port)")
+        let extra = 10
+        for i in 0..<(RemoteSession.inboxLimit + extra) { try ada.send(Data("\(i)".utf8), to: [peer]) }
+        ada.disconnect(from: peer)
+        let left = await within(.seconds(30)) {
+            for await change in bobChanges where change.state == .disconnected { return true }
+            return false
+        }
+        #expect(left, "Bob never saw Ada leave")
+        #expect(bob.droppedMessages == extra)
+        let inbox = bob.messages
+        let received = await within {
+            var received: [String] = []
+            for await message in inbox {
+                received.append(String(decoding: message.data, as: UTF8.self))
+                if received.count == RemoteSession.inboxLimit { break }
+            }
+            return received
+        }
+        #expect(received == (0..<RemoteSession.inboxLimit).map { "\($0)" })
+        await ada.close()
+        await bob.close()
+    }
+
     @Test func anotherSessionIsRefused() async throws {
         let ada = try await RemoteSession(sessionID: "one", displayName: "Ada")
         let eve = try await RemoteSession(sessionID: "two", displayName: "Eve")
         do {
             _ = try await ada.connect(to: "127.0.0.1:\(eve.port)")
             Issue.record("a peer of another session connected")
-        } catch {
+        } catch let error as AnalogRemoteError {
             #expect(error.code == .refused, "\(error)")
         }
         await ada.close()

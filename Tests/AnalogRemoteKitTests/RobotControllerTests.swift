@@ -70,7 +70,7 @@ import Testing
         do {
             _ = try await RobotController(.address(receiver.address), displayName: "no-code", pairingCode: "1234")
             Issue.record("a wrong pairing code was accepted")
-        } catch {
+        } catch let error as AnalogRemoteError {
             #expect(error.code == .refused, "\(error)")
         }
         let robot = try await RobotController(.address(receiver.address), displayName: "with-code", pairingCode: "4711")

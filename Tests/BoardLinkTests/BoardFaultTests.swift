@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BoardFirmware
 import BoardLink
 import BoardProtocol
 import BoardSimulator

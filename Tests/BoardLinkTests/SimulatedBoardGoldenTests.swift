@@ -1,3 +1,4 @@
+import BoardFirmware
 import BoardProtocol
 import BoardSimulator
 import MIDIFraming

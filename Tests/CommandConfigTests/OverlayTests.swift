@@ -121,3 +121,44 @@ private func file(_ text: String) throws -> String {
         #expect(used.blames("--failsafe-ms 9 is out of range", typed: ["--config", path, "--failsafe-ms", "9"]) == nil)
     }
 }
+
+/// A command that takes a few settings of `Sample`'s file (as `rest` takes receive's board).
+private struct Narrow: ParsableCommand {
+    @Option var name: String?
+    @Option var port: UInt16 = 0
+    @Option var config: String?
+}
+
+@Suite struct KeepingTests {
+    @Test func onlyTheKeptKeysOfTheFileReachTheParserAndTypedOnesStillWin() throws {
+        let path = try file("""
+            port = 5000
+            name = "robot-7"
+            peer = ["a:1"]
+            no-advertise = true
+            """)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // Checked whole (with Sample's keys), then narrowed: Narrow would refuse --peer and --no-advertise.
+        let overlay = try ConfigOverlay.resolve(["--config", path, "--port", "6000"], keys: keys, defaultFile: nil)
+            .keeping(["name", "port"])
+        #expect(overlay.fileKeys.sorted() == ["name", "port"])
+        #expect(overlay.fileArguments == ["--name=robot-7", "--port=5000"])
+        let n = try Narrow.parse(overlay.arguments)
+        #expect(n.name == "robot-7" && n.port == 6000 && n.config == path)
+    }
+
+    @Test func aDefaultFileKeepsItsConfigArgumentAndNoFileChangesNothing() throws {
+        let path = try file("name = \"x\"\nno-advertise = true\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let overlay = try ConfigOverlay.resolve([], keys: keys, defaultFile: path).keeping(["name"])
+        #expect(overlay.arguments == ["--name=x", "--config=\(path)"])
+        let none = try ConfigOverlay.resolve(["--name", "y"], keys: keys, defaultFile: nil)
+        #expect(none.keeping(["port"]) == none)
+    }
+
+    @Test func aKeyTheWholeFileMayNotHaveIsStillRefused() throws {
+        let path = try file("nmae = \"x\"\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(throws: ConfigFileError.self) { try ConfigOverlay.resolve(["--config", path], keys: keys, defaultFile: nil).keeping(["name"]) }
+    }
+}

@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import RemoteWire
 import Testing
 

@@ -1,3 +1,4 @@
+import ControlWire
 import Foundation
 import ControlPlane
 import RemoteWire

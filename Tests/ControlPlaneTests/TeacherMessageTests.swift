@@ -1,3 +1,4 @@
+import ControlWire
 import Crypto
 import Foundation
 import ControlPlane

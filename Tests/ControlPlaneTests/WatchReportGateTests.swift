@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import Testing
 
 /// The dashboard's check of watch reports (ControlPlane/WatchReportGate.swift, Protocol.md §7.12)

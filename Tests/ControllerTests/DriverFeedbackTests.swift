@@ -1,3 +1,4 @@
+import ControlWire
 import Controller
 import ControlPlane
 import RemoteWire

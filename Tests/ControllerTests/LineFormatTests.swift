@@ -147,7 +147,29 @@ import Testing
         #expect {
             try Script.load(path: "/nonexistent/x.script")
         } throws: { error in
-            (error as? Script.Problem)?.description == "/nonexistent/x.script: no such file or directory"
+            (error as? Script.Problem)?.description == "/nonexistent/x.script: cannot read the script: no such file or directory"
+        }
+    }
+
+    /// A FIFO is refused before it is opened (opening one blocks until a writer comes), and a
+    /// NUL byte is named: the script goes through the config files' reader.
+    @Test func aFIFOOrANULByteIsRefusedInOneLine() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("analog-remote-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.path + "/drive.script"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect {
+            try Script.load(path: fifo)
+        } throws: { error in
+            (error as? Script.Problem)?.description == "\(fifo): a FIFO, not a regular file; allowed: a regular file"
+        }
+        let nul = dir.path + "/nul.script"
+        try Data("0 0 0\n\0 10 0.5 f\n".utf8).write(to: URL(fileURLWithPath: nul))
+        #expect {
+            try Script.load(path: nul)
+        } throws: { error in
+            (error as? Script.Problem)?.description == "\(nul): a NUL byte at offset 6 (line 2); allowed: text without NUL bytes"
         }
     }
 

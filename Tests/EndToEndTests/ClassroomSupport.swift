@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import Foundation
 import Game
 import RemoteWire

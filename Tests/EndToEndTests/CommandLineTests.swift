@@ -10,9 +10,9 @@ import Testing
         (["receive", "--no-advertise", "--port", "0", "--failsafe-ms", "10"], "analog-remote: --failsafe-ms 10 is out of range; allowed: 50…5000 milliseconds"),
         (["control", "--peer", "127.0.0.1:9", "--rate", "0"], "analog-remote: --rate 0.0: must be between 1 and 1000 packets per second."),
         (["receive", "--no-advertise", "--port", "0", "--pairing-code", "12"], "analog-remote: --pairing-code needs --accept paired (other modes take any controller)"),
-        (["recieve"], "analog-remote: unknown command \"recieve\" (did you mean \"receive\"?); commands: demo, receive, control, browse, advertise, board-sim, boards, gamepads, midi-inputs, stop-all, game, web, bench, doctor, plot, keygen (analog-remote help COMMAND shows its options)"),
-        (["help", "nonexist"], "analog-remote: unknown command \"nonexist\"; commands: demo, receive, control, browse, advertise, board-sim, boards, gamepads, midi-inputs, stop-all, game, web, bench, doctor, plot, keygen (analog-remote help COMMAND shows its options)"),
-        (["help", "contrl"], "analog-remote: unknown command \"contrl\" (did you mean \"control\"?); commands: demo, receive, control, browse, advertise, board-sim, boards, gamepads, midi-inputs, stop-all, game, web, bench, doctor, plot, keygen (analog-remote help COMMAND shows its options)"),
+        (["recieve"], "analog-remote: unknown command \"recieve\" (did you mean \"receive\"?); commands: demo, receive, rest, control, browse, advertise, board-sim, boards, gamepads, midi-inputs, stop-all, game, web, bench, doctor, plot, keygen (analog-remote help COMMAND shows its options)"),
+        (["help", "nonexist"], "analog-remote: unknown command \"nonexist\"; commands: demo, receive, rest, control, browse, advertise, board-sim, boards, gamepads, midi-inputs, stop-all, game, web, bench, doctor, plot, keygen (analog-remote help COMMAND shows its options)"),
+        (["help", "contrl"], "analog-remote: unknown command \"contrl\" (did you mean \"control\"?); commands: demo, receive, rest, control, browse, advertise, board-sim, boards, gamepads, midi-inputs, stop-all, game, web, bench, doctor, plot, keygen (analog-remote help COMMAND shows its options)"),
     ])
     func usageErrorsAreOneLineAndExit64(arguments: [String], line: String) throws {
         let p = try ChildProcess(analogRemote: arguments)

@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import Foundation
 import RemoteWire
 import SystemIO
@@ -102,7 +103,7 @@ import Testing
     @Test func aStateDirectoryThatCannotBeWrittenIsOneClearLineAndTheRobotRuns() throws {
         // A regular file where a directory should be: not even root can write under it.
         let file = Self.stateDir()
-        FileManager.default.createFile(atPath: file, contents: Data("not a directory\n".utf8))
+        _ = FileManager.default.createFile(atPath: file, contents: Data("not a directory\n".utf8))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let r = try ClassroomReceiver(["--session", "class-3b", "--state-dir", file + "/state"])
         let c = try ClassroomPeer(port: r.port)

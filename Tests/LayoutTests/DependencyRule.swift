@@ -26,6 +26,9 @@ struct DependencyRule {
     /// Role → the roles it may import, from the allow-list under the tiers (`//   Role → A B`).
     var roleEdges: [String: Set<String>] = [:]
     var targets: [String: Target] = [:]
+    /// The targets of the library products (`.library(name:targets:)`): the only modules with a
+    /// public surface; every other module declares `package` at most.
+    var libraryTargets: Set<String> = []
 
     /// Reads the tier table and the targets from Package.swift's text.
     init(package text: String) {
@@ -73,6 +76,13 @@ struct DependencyRule {
             let variable = String(parts[1].dropLast())
             if let name = Self.quoted(in: line.split(separator: "name:", maxSplits: 1).last ?? "").first {
                 products[variable] = name
+            }
+        }
+
+        // `.library(name: "RemoteWire", targets: ["RemoteWire"])`
+        for line in text.split(separator: "\n") where line.contains(".library(name:") {
+            if let list = line.split(separator: "targets:", maxSplits: 1).dropFirst().first {
+                libraryTargets.formUnion(Self.quoted(in: list))
             }
         }
 
@@ -152,8 +162,8 @@ struct DependencyRule {
             }
             switch tier {
             case .codecs:
-                for module in imported.sorted() {
-                    out.append("\(name) is a codec and imports \(module) (codecs use the standard library only)")
+                for module in imported.sorted() where tiers[module] != .codecs {
+                    out.append("\(name) is a codec and imports \(module) (codecs use the standard library and other codecs only)")
                 }
             case .adapters:
                 for module in imported.sorted() where tiers[module] == .roles || tiers[module] == .cli {
@@ -175,6 +185,10 @@ struct DependencyRule {
             case .cli:
                 break
             }
+            let publics = (files[name] ?? []).reduce(0) { $0 + Self.publicDeclarations(in: $1) }
+            if publics > 0, !libraryTargets.contains(name) {
+                out.append("\(name) has \(publics) public declaration\(publics == 1 ? "" : "s") (only the library products' modules have a public surface: use package)")
+            }
             if tier != .cli, (files[name] ?? []).contains(where: Self.namesExitStatus) {
                 out.append("\(name) names ExitStatus (exit codes belong to the CLI: throw a typed error, ErrorReporting maps it)")
             }
@@ -191,6 +205,25 @@ struct DependencyRule {
     }
 
     static let cLibraryFiles: Set<String> = ["module.modulemap", "shim.h"]
+
+    /// Declarations (and imports) marked `public` or `open`: the word after nothing but
+    /// attributes and modifiers on its line; comments and multi-line strings are passed over.
+    static func publicDeclarations(in source: String) -> Int {
+        let modifiers: Set<Substring> = ["final", "nonisolated", "static", "class", "override", "required", "convenience",
+                                         "indirect", "mutating", "dynamic", "lazy", "weak", "unowned"]
+        var count = 0
+        var inString = false
+        for raw in source.split(separator: "\n") {
+            let quotes = raw.components(separatedBy: "\"\"\"").count - 1
+            defer { if quotes % 2 == 1 { inString.toggle() } }
+            guard !inString, quotes == 0 else { continue }
+            for word in raw.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+                if word == "public" || word.hasPrefix("public(") || word == "open" { count += 1; break }
+                guard word.hasPrefix("@") || modifiers.contains(word) else { break }
+            }
+        }
+        return count
+    }
 
     /// `ExitStatus` as a word (not `SomeExitStatus`, not `exitStatus`), anywhere in the text.
     static func namesExitStatus(_ text: String) -> Bool {

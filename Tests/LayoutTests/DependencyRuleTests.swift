@@ -92,7 +92,7 @@ import Testing
     static let clean: [String: [String]] = [
         "Wire": ["struct Packet {}"],
         "Net": ["#if canImport(Glibc)\nimport Glibc\n#endif\nimport CThing\nimport Wire\n"],
-        "Console": ["public import Logging\n"],
+        "Console": ["package import Logging\n"],
         "Player": ["import Net\nimport Wire\nimport Foundation\n"],
         "Referee": ["import Player\nlet rules = \"\"\"\n    import Net\n    \"\"\"\n"],
         "Tool": ["import Player\nimport Console\nimport Logging\n"],
@@ -160,7 +160,29 @@ import Testing
         var files = Self.clean
         files["Wire"] = ["#if canImport(Glibc)\nimport Glibc\n#endif\nstruct Packet {}"]
         #expect(DependencyRule(package: Self.fixture).violations(files: files)
-                == ["Wire is a codec and imports Glibc (codecs use the standard library only)"])
+                == ["Wire is a codec and imports Glibc (codecs use the standard library and other codecs only)"])
+    }
+
+    @Test func aCodecMayImportACodecButNotAnAdapter() {
+        let package = Self.fixture
+            .replacingOccurrences(of: "//   codecs    Wire  ", with: "//   codecs    Wire Frame")
+            .replacingOccurrences(of: #".target(name: "Wire"),"#,
+                                  with: #".target(name: "Wire"), .target(name: "Frame", dependencies: ["Wire", "Net"]),"#)
+        var files = Self.clean
+        files["Frame"] = ["import Wire\nimport Net\nstruct Frame {}"]
+        #expect(DependencyRule(package: package).violations(files: files)
+                == ["Frame is a codec and imports Net (codecs use the standard library and other codecs only)"])
+    }
+
+    @Test func aPublicDeclarationOutsideTheLibraryProductsIsAViolation() {
+        let package = Self.fixture.replacingOccurrences(of: "let package = Package(targets: [",
+                                                        with: "let package = Package(products: [.library(name: \"Wire\", targets: [\"Wire\"])], targets: [")
+        var files = Self.clean
+        files["Wire"] = ["public struct Packet {\n    public init() {}\n}"]
+        files["Player"] = ["import Net\nimport Wire\n/// public by design\n@MainActor public final class Game {\n    package init() {}\n}\nlet s = \"\"\"\n    public x\n    \"\"\"\n"]
+        #expect(DependencyRule(package: package).violations(files: files)
+                == ["Player has 1 public declaration (only the library products' modules have a public surface: use package)"])
+        #expect(DependencyRule.publicDeclarations(in: "    public private(set) var a = 1\n    @inlinable public func f() {}\n    package var b = 2\n    // public c\n") == 2)
     }
 
     @Test func anAdapterThatImportsARoleIsAViolation() {

@@ -104,6 +104,20 @@ import Testing
         #expect(throws: MIDIConfigError.self) { try MIDIConfig.load(path: "/nonexistent/midi.toml") }
     }
 
+    /// The MIDI config goes through the config files' reader: a FIFO is never opened.
+    @Test func aFIFOIsRefusedWithoutHanging() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("analog-remote-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.path + "/midi.toml"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect {
+            try MIDIConfig.load(path: fifo)
+        } throws: { error in
+            "\(error)".contains("a FIFO, not a regular file")
+        }
+    }
+
     @Test func theExampleFileIsTheDefault() throws {
         let config = try MIDIConfig.load(path: Paths.repositoryFile("config-examples/midi.toml").path)
         #expect(config.mapping == .standard)

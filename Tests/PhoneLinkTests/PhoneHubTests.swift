@@ -87,9 +87,8 @@ import Testing
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                 file: String, function: String, line: UInt) {
-            guard message.description == "phone joined" else { return }
+        func log(event: LogEvent) {
+            guard event.message.description == "phone joined" else { return }
             let deadline = ContinuousClock.now + .seconds(1)
             while ContinuousClock.now < deadline, !reports.all.contains(where: { if case .status = $0 { true } else { false } }) {
                 Thread.sleep(forTimeInterval: 0.005)

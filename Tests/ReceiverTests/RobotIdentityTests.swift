@@ -9,7 +9,7 @@ import Testing
     private func directory(holding bytes: [UInt8]?) -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("analog-remote-id-\(UUID().uuidString)").path
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        if let bytes { FileManager.default.createFile(atPath: dir + "/" + RobotIdentity.fileName, contents: Data(bytes)) }
+        if let bytes { _ = FileManager.default.createFile(atPath: dir + "/" + RobotIdentity.fileName, contents: Data(bytes)) }
         return dir
     }
 

@@ -1,4 +1,5 @@
 import BoardLink
+import ControlWire
 import Receiver
 import ControlPlane
 import RemoteWire

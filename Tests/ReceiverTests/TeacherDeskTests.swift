@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import Receiver
 import Testing
 
@@ -87,10 +88,11 @@ import Testing
 
     @Test func kickAndLock() {
         var desk = TeacherDesk<Int>(now: t0)
-        desk.kick(3, now: t0)
-        #expect(!desk.allows(3, name: "Ann", now: t0 + .seconds(9)))
-        #expect(desk.allows(3, name: "Ann", now: t0 + .seconds(10)))
+        desk.kick(3, host: 1, name: "Ann", now: t0)
+        #expect(!desk.allows(3, host: 1, name: "Ann", now: t0 + .seconds(9)))
+        #expect(desk.allows(3, host: 1, name: "Ann", now: t0 + .seconds(10)))
+        #expect(desk.restricts && desk.forgetEndedKicks(now: t0 + .seconds(10)) && !desk.restricts, "ended holds are forgotten")
         desk.lockedTo = "Ben"
-        #expect(!desk.allows(4, name: "Ann", now: t0) && !desk.allows(4, name: nil, now: t0) && desk.allows(5, name: "Ben", now: t0))
+        #expect(!desk.allows(4, host: 2, name: "Ann", now: t0) && !desk.allows(4, host: 2, name: nil, now: t0) && desk.allows(5, host: 2, name: "Ben", now: t0))
     }
 }

@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import RemoteWire
 import StopAll
 import SystemIO
@@ -57,7 +58,7 @@ final class StopAllRig {
 @Suite struct StopAllMachineTests {
     let robot = try! SocketAddress.resolve("127.0.0.1:45678")
 
-    @Test func aSilentReceiverGetsTenQueriesFiftyMillisecondsApartThenTheSummary() throws {
+    @Test func aSilentReceiverGetsTenStopsFiftyMillisecondsApartThenTheSummary() throws {
         let rig = try StopAllRig()
         var queries: [ControlMessage.StopAll] = []
         var ms = 0
@@ -69,28 +70,74 @@ final class StopAllRig {
             ms = Int((next - rig.start) / .milliseconds(1))
         }
         #expect(queries.count == 10)
-        #expect(queries.allSatisfy { $0.action == .query && $0.session == "class-3b" && $0.target.isEmpty })
-        // The last query at 450 ms, then 300 ms for a late reply.
+        #expect(queries.allSatisfy { $0.action == .stop && $0.session == "class-3b" && $0.target.isEmpty })
+        #expect(Set(queries.map(\.nonce)).count == 1, "repeats of one command")
+        // The last repeat at 450 ms, then 300 ms for a late reply.
         #expect(ms == 750)
         #expect(StopAllRig.prints(last) == ["no answer from 127.0.0.1:45678 (sent 10 times; is it running?)", "reached 0 of 1 receiver"])
         #expect(last.last == .finish(.notEveryReceiverTookIt))
     }
 
-    @Test func theQueryIsFollowedByACommandSignedForTheReceiverThatNamedItself() throws {
-        let rig = try StopAllRig(teacherKey: "k")
+    /// The emergency first: the signed stop is the very first datagram to a receiver given by
+    /// address, aimed at the session (its robot id is not known yet); no query is ever sent,
+    /// and the signed reply names the receiver.
+    @Test func theStopGoesOutAtOnceSignedBeforeAnyQuery() throws {
+        let rig = try StopAllRig(peers: ["127.0.0.1:45678", "127.0.0.1:45679"], teacherKey: "k")
+        let first = rig.tick(0)
+        let sent = StopAllRig.sent(first)
+        #expect(sent.count == 2 && first.count == 2, "one datagram per receiver, nothing else: \(first)")
+        #expect(sent.allSatisfy { $0.action == .stop && $0.target.isEmpty && $0.session == "class-3b" && $0.verify(key: Array("k".utf8)) })
+        #expect(sent[0].nonce != sent[1].nonce, "a fresh nonce per receiver")
+        var all = sent
+        let other = try SocketAddress.resolve("127.0.0.1:45679")
+        #expect(StopAllRig.prints(rig.handle(.datagram(StopAllRig.reply(sent[0].nonce, .stopped, name: "robot", text: "id:k3m9x2ab",
+                                                                        signedWith: "k"), from: robot), 4))
+                == ["stopped \"robot\" 127.0.0.1:45678"])
+        var ms = 0
+        while let next = rig.machine.nextDeadline {
+            ms = Int((next - rig.start) / .milliseconds(1))
+            let actions = rig.tick(ms)
+            all += StopAllRig.sent(actions)
+            if ms == 100 {
+                _ = rig.handle(.datagram(StopAllRig.reply(sent[1].nonce, .stopped, name: "robot2", signedWith: "k"), from: other), 100)
+            }
+        }
+        #expect(!all.contains { $0.action == .query }, "a query went out: \(all.map(\.action))")
+        #expect(all.filter { $0.nonce == sent[1].nonce }.count == 3, "repeated until it answered")
+    }
+
+    /// A receiver announced with its robot id (TXT `robot=`) gets the stop aimed at that id at
+    /// once; one that announces none, the stop aimed at the session, also at once.
+    @Test func aBrowsedReceiverGetsTheStopAtOnceAimedAtItsAnnouncedID() throws {
+        let rig = try StopAllRig(peers: [], browseMs: 2000, teacherKey: "k")
+        #expect(rig.tick(0).isEmpty)
+        let v6 = try SocketAddress.resolve("[::1]:45678")
+        _ = rig.handle(.browsed([.init(label: "robot", identity: "robot", address: robot, robot: RobotID("k3m9x2ab")),
+                                 .init(label: "old", identity: "old", address: v6)]), 30)
+        let sent = StopAllRig.sent(rig.tick(30))
+        #expect(sent.map(\.action) == [.stop, .stop])
+        #expect(sent.map(\.target) == ["id:k3m9x2ab", ""])
+        #expect(sent.allSatisfy { $0.verify(key: Array("k".utf8)) })
+    }
+
+    /// A release is not an emergency: the receiver names itself first (an unsigned query), then
+    /// gets the release signed for it alone, so a captured release is refused by every other robot.
+    @Test func aReleaseIsSignedForTheReceiverThatNamedItself() throws {
+        let rig = try StopAllRig(teacherKey: "k", release: true)
         let query = try #require(StopAllRig.sent(rig.tick(0)).first)
+        #expect(query.action == .query)
         #expect(rig.handle(.datagram(StopAllRig.reply(query.nonce, .stopped, name: "robot"), from: robot), 10).isEmpty)
         let command = try #require(StopAllRig.sent(rig.tick(10)).first)
-        #expect(command.action == .stop)
+        #expect(command.action == .release)
         #expect(command.target == "robot")
         #expect(command.nonce != query.nonce)
         #expect(command.verify(key: Array("k".utf8)))
         // A stale reply (the query's nonce) is not the command's answer.
         #expect(rig.handle(.datagram(StopAllRig.reply(query.nonce, .stopped), from: robot), 20).isEmpty)
         // With a key, an unsigned "stopped" (forged) is not the answer; the signed one is.
-        #expect(rig.handle(.datagram(StopAllRig.reply(command.nonce, .stopped), from: robot), 25).isEmpty)
-        #expect(StopAllRig.prints(rig.handle(.datagram(StopAllRig.reply(command.nonce, .stopped, signedWith: "k"), from: robot), 30))
-                == ["stopped \"robot\" 127.0.0.1:45678"])
+        #expect(rig.handle(.datagram(StopAllRig.reply(command.nonce, .released), from: robot), 25).isEmpty)
+        #expect(StopAllRig.prints(rig.handle(.datagram(StopAllRig.reply(command.nonce, .released, signedWith: "k"), from: robot), 30))
+                == ["released \"robot\" 127.0.0.1:45678"])
         // Every receiver has answered: the next tick ends the run.
         let end = rig.tick(40)
         #expect(StopAllRig.prints(end) == ["reached 1 of 1 receiver"])
@@ -101,7 +148,7 @@ final class StopAllRig {
     /// A receiver that names its robot id gets a command aimed at that id, not at its name
     /// (Protocol.md §7.6.1): its clone with the same name refuses a captured one.
     @Test func aReceiverWithARobotIDGetsACommandAimedAtTheID() throws {
-        let rig = try StopAllRig(teacherKey: "k")
+        let rig = try StopAllRig(teacherKey: "k", release: true)
         let query = try #require(StopAllRig.sent(rig.tick(0)).first)
         _ = rig.handle(.datagram(StopAllRig.reply(query.nonce, .stopped, name: "robot", text: "id:k3m9x2ab"), from: robot), 5)
         let command = try #require(StopAllRig.sent(rig.tick(5)).first)
@@ -114,8 +161,9 @@ final class StopAllRig {
         let wanted = try #require(RobotID("k3m9x2ab"))
         let rig = try StopAllRig(peers: ["127.0.0.1:45678", "127.0.0.1:45679"], browseMs: 0, robots: [wanted])
         let clone = try SocketAddress.resolve("127.0.0.1:45679")
+        // Never a stop aimed at the session: it would stop robots not asked for.
         let queries = StopAllRig.sent(rig.tick(0))
-        #expect(queries.count == 2)
+        #expect(queries.count == 2 && queries.allSatisfy { $0.action == .query })
         _ = rig.handle(.datagram(StopAllRig.reply(queries[0].nonce, .released, name: "robot", text: "id:k3m9x2ab"), from: robot), 5)
         _ = rig.handle(.datagram(StopAllRig.reply(queries[1].nonce, .released, name: "robot", text: "id:k3m9x2ac"), from: clone), 6)
         let sent = rig.tick(10)
@@ -131,19 +179,12 @@ final class StopAllRig {
         let browsing = try StopAllRig(peers: [], browseMs: 100, robots: [wanted])
         _ = browsing.handle(.browsed([.init(label: "robot", identity: "robot [1]", address: clone, robot: RobotID("k3m9x2ac"))]), 1)
         #expect(StopAllRig.sent(browsing.tick(1)).isEmpty, "a receiver announced with another robot id is not queried")
-        let none = browsing.tick(100)
-        #expect(none.last == .finish(.noReceivers))
-    }
-
-    @Test func aReleaseIsSentAsARelease() throws {
-        let rig = try StopAllRig(release: true)
-        let query = try #require(StopAllRig.sent(rig.tick(0)).first)
-        _ = rig.handle(.datagram(StopAllRig.reply(query.nonce, .released), from: robot), 5)
-        #expect(StopAllRig.sent(rig.tick(5)).map(\.action) == [.release])
+        _ = browsing.handle(.browsed([.init(label: "robot", identity: "robot [2]", address: robot, robot: wanted)]), 2)
+        #expect(StopAllRig.sent(browsing.tick(2)).map(\.target) == ["id:k3m9x2ab"], "the one announced with that id: stopped at once")
     }
 
     @Test func aRefusedQueryIsSaidAtOnceAndCountsAsNotTaken() throws {
-        let rig = try StopAllRig()
+        let rig = try StopAllRig(release: true)
         let query = try #require(StopAllRig.sent(rig.tick(0)).first)
         let said = rig.handle(.datagram(StopAllRig.reply(query.nonce, .refused, name: "robot", text: "another session"), from: robot), 5)
         #expect(StopAllRig.prints(said) == ["refused by \"robot\" 127.0.0.1:45678: another session"])
@@ -159,7 +200,7 @@ final class StopAllRig {
         let stranger = try SocketAddress.resolve("127.0.0.2:45678")
         #expect(rig.handle(.datagram(StopAllRig.reply(query.nonce, .stopped), from: stranger), 5).isEmpty)
         #expect(rig.handle(.datagram([0, 1, 2, 3], from: robot), 6).isEmpty)
-        #expect(StopAllRig.sent(rig.tick(50)).map(\.action) == [.query])
+        #expect(StopAllRig.sent(rig.tick(50)).map(\.action) == [.stop])
     }
 
     @Test func browsingFindsReceiversOnceEachAndEndsWithNoneWhenNoneTurnUp() throws {

@@ -23,13 +23,13 @@ import Testing
 
     @Test func aDirectoryThatCannotBeMadeIsOneLine() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("analog-remote-state-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: file, contents: Data())
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         defer { try? FileManager.default.removeItem(atPath: file) }
         #expect(throws: StateDirectoryError.self) { try StateDirectory.keep("robot-id", in: file + "/sub") { [1] } }
         do {
             _ = try StateDirectory.keep("robot-id", in: file + "/sub") { [1] }
         } catch {
-            #expect(error.description == "\(file)/sub: cannot create it (Not a directory)")
+            #expect(error.description == "\(file)/sub: cannot create it: not a directory")
         }
     }
 }

@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import Foundation
 import PhoneLink
 import RemoteWire
@@ -8,18 +9,24 @@ import Testing
 
 /// The dashboard through a lesson, over real UDP on loopback: a robot that stops answering and
 /// that DNS-SD no longer lists keeps its row (OFFLINE) until the teacher dismisses it; a stop's
-/// signed reply changes the row at once; a robot without a teacher key is not offline and shows
-/// what was sent to it; the tiles come in natural and roster order.
+/// signed reply changes the row at once; a robot without a teacher key is not offline, is named by
+/// its address, gets Stop only (a stop-all for the whole session) and shows what was sent to it;
+/// the tiles come in natural and roster order.
 @Suite(.serialized) struct TeacherLinkLessonTests {
     typealias Dashboard = TeacherLinkReportTests.Dashboard
 
-    /// A stand-in robot on loopback: answers the dashboard as a receiver with the key would.
+    /// A stand-in robot on loopback: answers the dashboard's queries as a receiver with the key
+    /// would (signed, naming robot-1 and its id), or as one without (unsigned, `keyed: false`).
     final class StandIn {
         let socket: UDPSocket
+        let keyed: Bool
         var watch: (nonce: UInt64, from: SocketAddress)?
         var buffer = [UInt8](repeating: 0, count: 2048)
 
-        init() throws { socket = try UDPSocket.bind(port: 0, host: "127.0.0.1") }
+        init(keyed: Bool = true) throws {
+            socket = try UDPSocket.bind(port: 0, host: "127.0.0.1")
+            self.keyed = keyed
+        }
 
         var port: UInt16 { get throws { try socket.localAddress().port } }
 
@@ -31,6 +38,12 @@ import Testing
                       let d = try? ControlDatagram.decode(Array(buffer[..<n])),
                       let m = try? ControlMessage.decode(type: d.header.type, payload: d.payload) else { continue }
                 if case .teacher(let c) = m, c.action == .watch { watch = (c.nonce, from) }
+                if case .stopAll(let c) = m, c.action == .query {
+                    var reply = ControlMessage.StopAllReply(nonce: c.nonce, outcome: .stopped, displayName: keyed ? "robot-1" : "robot 5",
+                                                            text: keyed ? "id:k3m9x2ab" : "")
+                    if keyed { reply.sign(key: TeacherLinkReportTests.macKey) }
+                    try send(.stopAllReply(reply), to: from)
+                }
                 if wanted(m) { return (m, from) }
             }
             return nil
@@ -140,34 +153,52 @@ import Testing
         #expect(Self.rows(dashboard).first?["state"] as? String == "teacher-stop", "an unsigned reply changed the row")
     }
 
-    /// A receiver without a teacher key refuses the watch: its row is "not watched" (not offline
-    /// while it answers), marked keyless, and shows the stop sent to it and its unsigned answer.
-    @Test func aKeylessRobotIsNotOfflineAndShowsWhatWasSent() throws {
-        let robot = try StandIn()
+    /// A receiver without a teacher key answers the dashboard's query unsigned: its row is "not
+    /// watched" (not offline while it answers), marked keyless and named by nothing it says. Stop
+    /// reaches it as a stop-all signed for the whole session; its unsigned answer is shown as an
+    /// answer. Release and every teacher command are not sent to it.
+    @Test func aKeylessRobotGetsStopOnlyAndIsNotOffline() throws {
+        let robot = try StandIn(keyed: false)
         defer { robot.socket.close() }
         let dashboard = try Dashboard(ports: [try robot.port])
         defer { dashboard.close() }
-        let refuse = { (m: ControlMessage, from: SocketAddress) throws in
-            guard case .teacher(let c) = m else { return }
-            try robot.send(.teacherReply(TeacherReply(nonce: c.nonce, action: c.action, outcome: .refused, displayName: "robot 5",
-                                                      text: TeacherGuard.noKey)), to: from)
-        }
-        let (watch, from) = try #require(try robot.next(Self.isWatch), "no watch")
-        try refuse(watch, from)
+        _ = try #require(try robot.next(Self.isQuery), "no query")
         try dashboard.waitFor("the keyless row") { Self.rows(dashboard).first?["keyless"] as? Bool == true }
-        // It answers every watch with its refusal: never offline.
+        // It answers every query: never offline, never named by its own words.
         for _ in 0..<3 {
-            let (w, f) = try #require(try robot.next(Self.isWatch))
-            try refuse(w, f)
-            #expect(Self.rows(dashboard).first?["offline"] as? Bool == false, "\(Self.rows(dashboard))")
+            _ = try #require(try robot.next(Self.isQuery))
+            Thread.sleep(forTimeInterval: 0.05)
+            let row = Self.rows(dashboard).first ?? [:]
+            #expect(row["offline"] as? Bool == false && row["name"] == nil && row["off"] != nil, "\(row)")
         }
+        #expect(!Self.isWatchSent(robot), "a keyless robot was watched")
         dashboard.link.enqueue(.stop, robot: "r0")
-        let (message, to) = try #require(try robot.next(timeout: .seconds(2)) { if case .stopAll = $0 { true } else { false } })
+        let (message, to) = try #require(try robot.next(timeout: .seconds(2)) { if case .stopAll(let c) = $0 { c.action == .stop } else { false } })
         guard case .stopAll(let stop) = message else { return }
+        #expect(stop.target.isEmpty && stop.session == "AnalogRemote" && stop.verify(key: TeacherLinkReportTests.macKey),
+                "the keyless robot's stop: target \"\(stop.target)\", session \(stop.session)")
         try robot.send(.stopAllReply(.init(nonce: stop.nonce, outcome: .stopped, displayName: "robot 5")), to: to)
         try dashboard.waitFor("the unsigned answer") { Self.rows(dashboard).first?["stop"] as? String == "stopped (unsigned)" }
         #expect(Self.rows(dashboard).first?["sent"] as? String == "stop")
+        #expect(Self.rows(dashboard).first?["name"] == nil, "the unsigned answer named the row")
+        // Release, identify, kick: not sent (a release for the whole session, forwarded, would free a stopped robot).
+        dashboard.link.enqueue(.release, robot: "r0")
+        dashboard.link.enqueue(.identify, robot: "r0")
+        dashboard.link.enqueue(.kick("bye"), robot: "r0")
+        let other = try robot.next(timeout: .milliseconds(1500)) { m in
+            if case .stopAll(let c) = m { return c.action != .query }
+            if case .teacher = m { return true }
+            return false
+        }
+        #expect(other == nil, "a keyless robot got more than Stop: \(String(describing: other?.0))")
     }
+
+    static func isQuery(_ m: ControlMessage) -> Bool {
+        if case .stopAll(let c) = m { return c.action == .query }
+        return false
+    }
+
+    static func isWatchSent(_ robot: StandIn) -> Bool { robot.watch != nil }
 
     @Test func tilesComeInNaturalOrderThenRosterOrder() throws {
         let names = ["robot 10", "robot 2", "Robot 1", "robot 02", "robot 11", "arm", "robot 1a", "robot 20", "robot 3"]

@@ -1,4 +1,5 @@
 import ControlPlane
+import ControlWire
 import Controller
 import Foundation
 import Logging
@@ -112,16 +113,27 @@ import Testing
         let dashboard = try Dashboard(ports: [try robot.localAddress().port])
         defer { dashboard.close() }
 
-        // The dashboard's watch: its nonce and where it comes from.
+        // The dashboard asks who the robot is (an unsigned query) and watches it once a signed
+        // reply has named it: the watch's nonce, and where it comes from.
         var buffer = [UInt8](repeating: 0, count: 2048)
         var watch: (nonce: UInt64, from: SocketAddress)?
         let end = ContinuousClock.now + .seconds(5)
         while watch == nil, ContinuousClock.now < end {
             guard let (n, from) = try robot.receive(into: &buffer, timeout: .milliseconds(200)),
-                  let d = try? ControlDatagram.decode(Array(buffer[..<n])),
-                  case .teacher(let c)? = try? ControlMessage.decode(type: d.header.type, payload: d.payload) else { continue }
-            #expect(c.action == .watch && c.verify(key: Self.macKey))
-            watch = (c.nonce, from)
+                  let d = try? ControlDatagram.decode(Array(buffer[..<n])) else { continue }
+            switch try? ControlMessage.decode(type: d.header.type, payload: d.payload) {
+            case .stopAll(let q)?:
+                #expect(q.action == .query)
+                var reply = ControlMessage.StopAllReply(nonce: q.nonce, outcome: .released, displayName: "robot-1", text: "id:k3m9x2ab")
+                reply.sign(key: Self.macKey)
+                _ = try robot.send(ControlDatagram(header: ControlHeader(type: .stopAllReply, connection: 0x1234),
+                                                   payload: ControlMessage.stopAllReply(reply).encodePayload()[...]).encode(), to: from)
+            case .teacher(let c)?:
+                #expect(c.action == .watch && c.verify(key: Self.macKey) && c.target == "id:k3m9x2ab", "\(c)")
+                watch = (c.nonce, from)
+            default:
+                continue
+            }
         }
         let (nonce, to) = try #require(watch, "the dashboard sent no watch")
 

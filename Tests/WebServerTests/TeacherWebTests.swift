@@ -29,6 +29,21 @@ struct TeacherWebTests {
         #expect(auth.failed >= 9)
     }
 
+    /// Logout ends the session on the server (what every open dashboard socket checks before it
+    /// obeys a message); another login's session stays.
+    @Test func logoutEndsThatSessionOnlyAndOnTheServer() throws {
+        let auth = TeacherAuth(key: "maple tree")
+        guard case .ok(let laptop) = auth.login(key: "maple tree", from: "10.0.0.1"),
+              case .ok(let phone) = auth.login(key: "maple tree", from: "10.0.0.2") else { Issue.record("login refused"); return }
+        var fields = HTTPFields()
+        fields[.cookie] = "\(TeacherAuth.cookie)=\(laptop)"
+        #expect(auth.isLive(laptop) && auth.isLive(phone))
+        #expect(auth.logout(fields))
+        #expect(!auth.isLive(laptop) && !auth.admits(fields), "the session survived its logout")
+        #expect(auth.isLive(phone), "a logout ended another login's session")
+        #expect(!auth.logout(fields), "a second logout found a session")
+    }
+
     /// Issue 25: the limit is per client address first, so a student hammering the form from
     /// their laptop does not lock the teacher out; many addresses together still meet the
     /// limit for everyone.

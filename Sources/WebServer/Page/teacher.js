@@ -1,10 +1,12 @@
 // The teacher's dashboard: one tile per robot in a grid sized so that the whole class fits the
 // screen, pushed by /teacher/ws four times a second (the server orders them: the roster's robots
 // first, then names in natural order). Each tile (.row) carries data-id (the hub's id),
-// data-robot (the receiver's name) and data-state: Protocol.md §7.9's names (driving, failsafe,
+// data-robot (the receiver's name as a message signed with the teacher key gave it; the address it
+// is reached at, or the label the teacher typed, while it has proven nothing) and data-state: Protocol.md §7.9's names (driving, failsafe,
 // teacher-stop, board-missing, free), "offline" (silent for 2 s while watched, or never heard),
-// "not-watched" (the robot refused to be watched: no teacher key) or "asking" (watched for less
-// than 2 s, no answer yet). The summary's
+// "not-watched" (no signed answer: no teacher key on the robot, or another key) or "asking"
+// (watched for less than 2 s, no answer yet). A robot's buttons are off, with the reason as their
+// title, when the server says they cannot work (r.off); a keyless robot keeps Stop. The summary's
 // counts are #summary [data-count=STATE] b. A tile's menu button opens #detail: everything else
 // about that robot and its other actions. The button game's scores: #scores li with data-player
 // and data-points; #game has data-playing. Glyphs are inline SVG: no font needs to have them.
@@ -153,11 +155,12 @@ function seconds(ms) { return ms < 1000 ? "just now" : (ms / 1000).toFixed(ms < 
 
 // What a row is: the state the tile shows, and the words for it.
 function view(r) {
-  const name = r.name || r.label;
-  const heardOnce = r.state !== undefined || r.keyless;
+  // Only a signed name names a row; an unproven robot is its address, else the typed label.
+  const name = r.name || r.address || r.label;
+  const heardOnce = r.state !== undefined || r.keyless || (r.unverified && r.age !== undefined);
   let state;
   if (r.offline) state = "offline";
-  else if (r.keyless || (r.state === undefined && r.refusal)) state = "not-watched";
+  else if (r.keyless || (r.state === undefined && (r.refusal || r.unverified))) state = "not-watched";
   else state = r.state || "asking";
   let cause = "";
   let note = "";
@@ -171,8 +174,8 @@ function view(r) {
       note = "Not answering. Dismiss it once you know where it is.";
     }
   } else if (state === "not-watched") {
-    cause = r.keyless ? "no teacher key" : "";
-    note = r.refusal || "";
+    cause = r.keyless ? "no teacher key" : r.unverified ? "not proven" : "";
+    note = [r.refusal, r.unverified, r.off].filter(Boolean).join(" · ");
   } else if (r.identifying) {
     cause = "identifying…";
   } else if (state === "failsafe") {
@@ -181,6 +184,7 @@ function view(r) {
     cause = r.text || "";
   }
   if (!note && r.stop && r.stop.startsWith("refused")) note = "Stop " + r.stop;
+  if (!note && r.off) note = r.off;
   const tone = state === "driving" ? "good" : state === "free" ? "idle" : state === "teacher-stop" ? "stopped"
     : state === "failsafe" ? "warn" : state === "not-watched" || state === "asking" ? "none" : "bad";
   return { name, state, cause, note, tone, lost: state === "offline" && heardOnce };
@@ -188,7 +192,7 @@ function view(r) {
 
 // A keyless robot: all the teacher can know is what was sent and whether it answered.
 function keylessText(r) {
-  if (!r.sent) return "stop and release only";
+  if (!r.sent) return "Stop only";
   const answered = r.stop ? "answered " + r.stop.replace(" (unsigned)", "") : "no answer";
   return `${r.sent} sent ${seconds(r.sentAge)} · ${answered}`;
 }
@@ -234,6 +238,10 @@ function renderTile(tile, r) {
   }
   set(p.note, v.note);
   p.note.hidden = !v.note;
+  // Stop works on a proven robot, and on a keyless one (a stop for the session, to its address).
+  const stopOff = r.keyless ? "" : r.off || "";
+  if (p.stop.disabled !== !!stopOff) p.stop.disabled = !!stopOff;
+  if (p.stop.title !== stopOff) p.stop.title = stopOff;
   p.dismiss.hidden = v.state !== "offline";
 }
 
@@ -349,6 +357,7 @@ function renderDetail() {
   add("state", [STATE_TEXT[v.state], v.cause].filter(Boolean).join(" · "));
   add("robot id", r.robotId ? r.robotId : "");
   add("instance", r.label !== v.name ? r.label : "");
+  add("address", r.address && r.address !== v.name ? r.address : "");
   add("driver", r.keyless ? "unknown (no teacher key)" : r.driver || (r.state ? "nobody" : ""));
   add("locked to", r.locked || "");
   add("roster", r.students ? r.students.join(", ") : "");
@@ -367,20 +376,21 @@ function renderDetail() {
   set(note, v.note);
   note.hidden = !v.note;
   const actions = detailEl.querySelector(".actions");
-  const key = [r.keyless, r.locked, v.state === "offline", r.driver].join("|");
+  const key = [r.keyless, r.locked, v.state === "offline", r.driver, r.off].join("|");
   if (actions.dataset.key !== key) {
     actions.dataset.key = key;
     actions.textContent = "";
-    actions.appendChild(button("stop", r.id, "Stop", "stop", "stop"));
-    actions.appendChild(button("release", r.id, "Release"));
+    const off = (b, why) => { if (why) { b.disabled = true; b.title = why; } return b; };
+    actions.appendChild(off(button("stop", r.id, "Stop", "stop", "stop"), r.keyless ? "" : r.off));
     if (!r.keyless) {
-      actions.appendChild(button("identify", r.id, "Identify"));
-      actions.appendChild(button("kick", r.id, "Kick"));
-      const lock = button(r.locked ? "unlock" : "lock", r.id, r.locked ? "Unlock" : "Lock", "", "lock");
+      actions.appendChild(off(button("release", r.id, "Release"), r.off));
+      actions.appendChild(off(button("identify", r.id, "Identify"), r.off));
+      actions.appendChild(off(button("kick", r.id, "Kick"), r.off));
+      const lock = off(button(r.locked ? "unlock" : "lock", r.id, r.locked ? "Unlock" : "Lock", "", "lock"), r.off);
       lock.dataset.driver = r.driver || "";
       actions.appendChild(lock);
     } else {
-      actions.appendChild(el("p", "hint", "Identify, Kick and Lock need the teacher key on the robot."));
+      actions.appendChild(el("p", "hint", "Release, Identify, Kick and Lock need the teacher key on the robot."));
     }
     if (v.state === "offline") actions.appendChild(button("dismiss", r.id, "Dismiss", "", "close"));
   }
@@ -450,7 +460,9 @@ function connect() {
     const m = JSON.parse(ev.data);
     if (m.t === "rows") { render(m.rows, m.missing, m.dropped); renderGame(m.game); window.dashboardUpdates = (window.dashboardUpdates || 0) + 1; }
   };
-  socket.onclose = () => {
+  socket.onclose = (ev) => {
+    // The session ended (logged out here or in another tab, or expired): back to the login form.
+    if (ev.code === 4401) { location.href = "/teacher"; return; }
     linkEl.hidden = false;
     linkEl.textContent = "Connection to the server lost: reconnecting…";
     setTimeout(connect, 1000);

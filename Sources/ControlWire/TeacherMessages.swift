@@ -5,8 +5,8 @@
 
 /// Dashboard → receiver, type 0x0C. Signed like a stop-all: the MAC is the first 16 bytes of
 /// HMAC-SHA256 keyed with the teacher key over every payload byte before it.
-public struct TeacherCommand: Hashable, Sendable {
-    public enum Action: UInt8, Hashable, Sendable, CaseIterable {
+package struct TeacherCommand: Hashable, Sendable {
+    package enum Action: UInt8, Hashable, Sendable, CaseIterable {
         /// Send `watch-report`s to this source for the next ``TeacherCommand/watchLifetime``.
         case watch = 1
         /// Blink the board's LEDs and beep for 3 s; the motors are never touched.
@@ -17,7 +17,7 @@ public struct TeacherCommand: Hashable, Sendable {
         case lock = 4
         case unlock = 5
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .watch: "watch"
             case .identify: "identify"
@@ -29,35 +29,32 @@ public struct TeacherCommand: Hashable, Sendable {
     }
 
     /// A watch is good for this long after it was taken; a dashboard renews it every second.
-    public static let watchLifetime: Duration = .seconds(3)
+    package static let watchLifetime: Duration = .seconds(3)
 
-    public var action: Action
+    package var action: Action
     /// Sender's wall clock, ms since 1970 (refused more than 30 s from the receiver's).
-    public var unixMillis: UInt64
+    package var unixMillis: UInt64
     /// Fresh per command: a receiver takes a nonce at most once.
-    public var nonce: UInt64
-    public var session: String
+    package var nonce: UInt64
+    package var session: String
     /// The receiver's display name, or empty: every receiver of the session.
-    public var target: String
+    package var target: String
     /// kick: why (shown to the driver); lock: the display name that may drive; else empty.
-    public var argument: String
-    public var mac: [UInt8]
+    package var argument: String
+    package var mac: [UInt8]
 
-    public init(action: Action, unixMillis: UInt64, nonce: UInt64, session: String, target: String = "",
+    package init(action: Action, unixMillis: UInt64, nonce: UInt64, session: String, target: String = "",
                 argument: String = "", mac: [UInt8] = .init(repeating: 0, count: 16)) {
         self.action = action; self.unixMillis = unixMillis; self.nonce = nonce; self.session = session
         self.target = target; self.argument = argument; self.mac = mac
     }
 
     /// The bytes the MAC covers.
-    public var signedBytes: [UInt8] {
+    package var signedBytes: [UInt8] {
         var w = ByteWriter()
         w.u8(action.rawValue); w.u64(unixMillis); w.u64(nonce); w.str8(session); w.str8(target); w.str8(argument)
         return w.bytes
     }
-
-    public mutating func sign(key: [UInt8]) { mac = TeacherMAC.tag(signedBytes, key: key) }
-    public func verify(key: [UInt8]) -> Bool { TeacherMAC.matches(mac, signedBytes, key: key) }
 
     func encode(into w: inout ByteWriter) {
         w.raw(signedBytes)
@@ -73,55 +70,41 @@ public struct TeacherCommand: Hashable, Sendable {
     }
 }
 
-/// The teacher key's MAC, shared by stop-all (§7.6) and teacher commands (§7.10).
-public enum TeacherMAC {
-    public static let size = 16
-
-    public static func tag(_ bytes: [UInt8], key: [UInt8]) -> [UInt8] {
-        Array(HMACSHA256.authenticate(bytes, key: key).prefix(size))
-    }
-
-    /// Constant-time comparison of `mac` with the tag of `bytes`.
-    public static func matches(_ mac: [UInt8], _ bytes: [UInt8], key: [UInt8]) -> Bool {
-        guard mac.count == size else { return false }
-        let expected = tag(bytes, key: key)
-        var diff: UInt8 = 0
-        for i in 0..<size { diff |= expected[i] ^ mac[i] }
-        return diff == 0
-    }
+/// The teacher key's MAC, shared by stop-all (§7.6) and teacher commands (§7.10): its size on
+/// the wire; computing and checking it is ControlPlane's (HMAC-SHA256 needs a crypto library).
+package enum TeacherMAC {
+    package static let size = 16
 }
 
 /// Receiver → dashboard, type 0x0D: what it made of one teacher command.
-public struct TeacherReply: Hashable, Sendable {
-    public enum Outcome: UInt8, Hashable, Sendable { case done = 1, refused = 2 }
-    public var nonce: UInt64
-    public var action: TeacherCommand.Action
-    public var outcome: Outcome
-    public var displayName: String
+package struct TeacherReply: Hashable, Sendable {
+    package enum Outcome: UInt8, Hashable, Sendable { case done = 1, refused = 2 }
+    package var nonce: UInt64
+    package var action: TeacherCommand.Action
+    package var outcome: Outcome
+    package var displayName: String
     /// Why it was refused; empty otherwise.
-    public var text: String
+    package var text: String
     /// From a receiver with a teacher key: the first 16 bytes of HMAC-SHA256(MAC key,
     /// "AR teacher reply" ‖ every payload byte before it), so that a forged reply cannot show a
     /// command as done (Protocol.md §7.11). Empty: unsigned (a receiver without a key).
-    public var mac: [UInt8]
+    package var mac: [UInt8]
 
-    public init(nonce: UInt64, action: TeacherCommand.Action, outcome: Outcome, displayName: String, text: String = "",
+    package init(nonce: UInt64, action: TeacherCommand.Action, outcome: Outcome, displayName: String, text: String = "",
                 mac: [UInt8] = []) {
         self.nonce = nonce; self.action = action; self.outcome = outcome; self.displayName = displayName; self.text = text
         self.mac = mac
     }
 
-    static let label = Array("AR teacher reply".utf8)
+    /// Says what the MAC is for (signing is ControlPlane's).
+    package static let label = Array("AR teacher reply".utf8)
 
     /// The bytes the MAC covers (after its label).
-    public var signedBytes: [UInt8] {
+    package var signedBytes: [UInt8] {
         var w = ByteWriter()
         w.u64(nonce); w.u8(action.rawValue); w.u8(outcome.rawValue); w.str8(displayName); w.str8(text)
         return w.bytes
     }
-
-    public mutating func sign(key: [UInt8]) { mac = TeacherMAC.tag(Self.label + signedBytes, key: key) }
-    public func verify(key: [UInt8]) -> Bool { TeacherMAC.matches(mac, Self.label + signedBytes, key: key) }
 
     func encode(into w: inout ByteWriter) {
         w.raw(signedBytes)
@@ -154,51 +137,51 @@ public struct TeacherReply: Hashable, Sendable {
 /// renewed with, which the dashboard knows. So a report verifies only at the dashboard it was
 /// made for, and only while that watch lives. Decoding needs the MAC; checking it is the
 /// dashboard's (``WatchReportGate``).
-public struct WatchReport: Hashable, Sendable {
+package struct WatchReport: Hashable, Sendable {
     /// 0xFFFF in a 16-bit figure: not measured (no driver, or a driver that does not answer pings).
-    public static let unknown: UInt16 = 0xFFFF
+    package static let unknown: UInt16 = 0xFFFF
 
     /// Counts reports to this watcher from 1 (the dashboard's loss and order).
-    public var serial: UInt32
+    package var serial: UInt32
     /// Seconds since the receiver started.
-    public var uptimeSeconds: UInt32
+    package var uptimeSeconds: UInt32
     /// The robot as a whole: §7.9's states as seen from no controller in particular (`driving`,
     /// `failsafe` with its cause, `teacher-stop`, `board-missing`, `free`).
-    public var state: RobotReport.State
+    package var state: RobotReport.State
     /// Bit 0: a student lock is set; bit 1: identifying now.
-    public var flags: UInt8
+    package var flags: UInt8
     /// The receiver's robot id (``RobotID/value``, Protocol.md §6.2) shown on the dashboard; from a
     /// receiver that has none (an embedded one), its GameKit peer id, wider than 40 bits.
-    public var robotID: UInt64
+    package var robotID: UInt64
     /// Round-trip time to the driver over the last 5 s, ms: mean and max.
-    public var rttMeanMillis: UInt16
-    public var rttMaxMillis: UInt16
+    package var rttMeanMillis: UInt16
+    package var rttMaxMillis: UInt16
     /// Pings to the driver without a pong over the last 5 s, per mille.
-    public var lossPerMille: UInt16
+    package var lossPerMille: UInt16
     /// State packets that reached the receiver per second (the last report interval).
-    public var statesPerSecond: UInt16
+    package var statesPerSecond: UInt16
     /// Failsafe trips since the receiver started.
-    public var failsafes: UInt32
+    package var failsafes: UInt32
     /// The receiver's display name (its instance name in the session).
-    public var name: String
+    package var name: String
     /// Who drives (display name, or ADDRESS:PORT for a plain sender); empty: nobody.
-    public var driver: String
+    package var driver: String
     /// The display name the robot is locked to; empty: not locked.
-    public var lockedTo: String
+    package var lockedTo: String
     /// As in §7.9 (profile and firmware, or the `--board` spec).
-    public var board: String
+    package var board: String
     /// How the board is reached: `serial`, `midi`, `sim`, `memory`.
-    public var transport: String
+    package var transport: String
     /// The receiver's software version.
-    public var version: String
+    package var version: String
     /// The first 16 bytes of HMAC-SHA256(MAC key, ``label`` ‖ watch nonce ‖ the row's bytes);
     /// zeros until ``sign(key:watchNonce:)``.
-    public var mac: [UInt8]
+    package var mac: [UInt8]
 
-    public static let lockedFlag: UInt8 = 1
-    public static let identifyingFlag: UInt8 = 2
+    package static let lockedFlag: UInt8 = 1
+    package static let identifyingFlag: UInt8 = 2
 
-    public init(serial: UInt32, uptimeSeconds: UInt32, state: RobotReport.State, flags: UInt8 = 0, robotID: UInt64,
+    package init(serial: UInt32, uptimeSeconds: UInt32, state: RobotReport.State, flags: UInt8 = 0, robotID: UInt64,
                 rttMeanMillis: UInt16 = unknown, rttMaxMillis: UInt16 = unknown, lossPerMille: UInt16 = unknown,
                 statesPerSecond: UInt16 = 0, failsafes: UInt32 = 0, name: String = "", driver: String = "", lockedTo: String = "",
                 board: String = "", transport: String = "", version: String = "",
@@ -210,34 +193,17 @@ public struct WatchReport: Hashable, Sendable {
     }
 
     /// Says what the MAC is for: a watch report's MAC never verifies as another message's.
-    public static let label = Array("AR watch report".utf8)
+    package static let label = Array("AR watch report".utf8)
 
     /// The row's bytes: the payload before the MAC.
-    public var signedBytes: [UInt8] {
+    package var signedBytes: [UInt8] {
         var w = ByteWriter()
         encodeRow(into: &w)
         return w.bytes
     }
 
-    /// Signs the report for the watch whose command carried `watchNonce`.
-    public mutating func sign(key: [UInt8], watchNonce: UInt64) {
-        mac = TeacherMAC.tag(Self.macInput(signedBytes[...], watchNonce: watchNonce), key: key)
-    }
-
-    /// Whether the MAC is right for the watch whose command carried `watchNonce`.
-    public func verify(key: [UInt8], watchNonce: UInt64) -> Bool {
-        TeacherMAC.matches(mac, Self.macInput(signedBytes[...], watchNonce: watchNonce), key: key)
-    }
-
-    /// Checks a report's payload as it arrived (row bytes, then the MAC), not as decoded: a
-    /// decoder escapes control characters in the strings, which would change the bytes.
-    public static func verify(payload: ArraySlice<UInt8>, key: [UInt8], watchNonce: UInt64) -> Bool {
-        guard payload.count > TeacherMAC.size else { return false }
-        let row = payload.dropLast(TeacherMAC.size)
-        return TeacherMAC.matches(Array(payload.suffix(TeacherMAC.size)), macInput(row, watchNonce: watchNonce), key: key)
-    }
-
-    static func macInput(_ row: ArraySlice<UInt8>, watchNonce: UInt64) -> [UInt8] {
+    /// What the MAC covers: ``label`` ‖ watch nonce ‖ the row's bytes.
+    package static func macInput(_ row: ArraySlice<UInt8>, watchNonce: UInt64) -> [UInt8] {
         var w = ByteWriter()
         w.raw(label); w.u64(watchNonce); w.raw(row)
         return w.bytes

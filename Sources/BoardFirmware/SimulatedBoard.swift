@@ -24,26 +24,26 @@ import MIDIFraming
 /// random byte and advances the timer. The buzzer is set only by a write that touches 0x09 or
 /// 0x0a (``buzzer``). Not modelled: bytecode programs (EXEC_MODE is stored, nothing runs). Where the firmware overflows a buffer (a `G` reply over 85 bytes, a SysEx
 /// body over 256 bytes), the simulator answers in full or drops the excess instead.
-public struct SimulatedBoard: Sendable {
-    public enum Framing: String, Sendable, Hashable {
+package struct SimulatedBoard: Sendable {
+    package enum Framing: String, Sendable, Hashable {
         case text, midi
     }
 
     /// What the board's own sensors read (the firmware overwrites these addresses every loop).
-    public struct Inputs: Sendable, Hashable {
-        public var random: UInt8 = 0
-        public var timer: UInt8 = 0
-        public var temperature: UInt8 = 0
-        public var humidity: UInt8 = 0
-        public var sensors: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
-        public var switchPressed = false
-        public init() {}
+    package struct Inputs: Sendable, Hashable {
+        package var random: UInt8 = 0
+        package var timer: UInt8 = 0
+        package var temperature: UInt8 = 0
+        package var humidity: UInt8 = 0
+        package var sensors: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
+        package var switchPressed = false
+        package init() {}
 
-        public static func == (a: Inputs, b: Inputs) -> Bool {
+        package static func == (a: Inputs, b: Inputs) -> Bool {
             a.random == b.random && a.timer == b.timer && a.temperature == b.temperature && a.humidity == b.humidity
                 && a.sensors == b.sensors && a.switchPressed == b.switchPressed
         }
-        public func hash(into h: inout Hasher) {
+        package func hash(into h: inout Hasher) {
             h.combine(random); h.combine(timer); h.combine(temperature); h.combine(humidity)
             h.combine(sensors.0); h.combine(sensors.1); h.combine(sensors.2); h.combine(sensors.3)
             h.combine(switchPressed)
@@ -51,18 +51,18 @@ public struct SimulatedBoard: Sendable {
     }
 
     /// One line the board took (a command, an empty line, or a discarded overlong line).
-    public struct Line: Sendable, Hashable {
+    package struct Line: Sendable, Hashable {
         /// As received: text framing includes the terminator; MIDI framing is the SysEx body.
-        public let bytes: [UInt8]
+        package let bytes: [UInt8]
         /// What the firmware made of it; nil for an undefined command or a discarded line.
-        public let command: BoardCommand?
+        package let command: BoardCommand?
         /// The line reached 256 characters without a terminator and was dropped.
-        public let discarded: Bool
+        package let discarded: Bool
         /// The memory map changed.
-        public let changedMap: Bool
+        package let changedMap: Bool
 
         /// The line without a trailing terminator, for traces.
-        public var text: [UInt8] {
+        package var text: [UInt8] {
             var b = bytes
             if let last = b.last, BoardCommand.isTerminator(last) { b.removeLast() }
             return b
@@ -70,46 +70,46 @@ public struct SimulatedBoard: Sendable {
     }
 
     /// Firmware constants.
-    public static let eepromSize = 1024
-    public static let receiveBufferLength = 256
-    public static let prompt: [UInt8] = BoardReplyDecoder.prompt
+    package static let eepromSize = 1024
+    package static let receiveBufferLength = 256
+    package static let prompt: [UInt8] = BoardReplyDecoder.prompt
     static let productID: UInt8 = 1
     static let version: UInt8 = 1
 
     /// Fixed firmware addresses (the published firmware's `#define`s).
-    public typealias Address = MemoryMapProfile.Address
+    package typealias Address = MemoryMapProfile.Address
 
     /// A never-written EEPROM reads 0xff: a new board boots with LEDs, buzzer and variables at 0xff.
-    public static let erasedEEPROM = [UInt8](repeating: 0xFF, count: eepromSize)
+    package static let erasedEEPROM = [UInt8](repeating: 0xFF, count: eepromSize)
 
     /// What the buzzer does: the firmware calls `tone()` only when a write touched the tone or
     /// time byte (0x09/0x0a), with the values then in the map.
-    public struct Buzzer: Sendable, Hashable {
+    package struct Buzzer: Sendable, Hashable {
         /// The tone byte at the last write: 0 (or anything past the 37-note table) is silence.
-        public var tone: UInt8 = 0
+        package var tone: UInt8 = 0
         /// How long it sounds; 0 = until the next write (Arduino's `tone()` without a duration).
-        public var duration: Duration = .zero
+        package var duration: Duration = .zero
         /// ``SimulatedBoard/now`` when it was written.
-        public var started: Duration = .zero
+        package var started: Duration = .zero
         /// Buzzer writes since boot.
-        public var writes = 0
+        package var writes = 0
 
         /// The note, 1…37 = C3…C6, or nil for silence.
-        public var note: UInt8? { (1...37).contains(tone) ? tone : nil }
+        package var note: UInt8? { (1...37).contains(tone) ? tone : nil }
     }
 
-    public let profile: MemoryMapProfile
-    public let framing: Framing
-    public private(set) var memoryMap: [UInt8]
-    public private(set) var eeprom: [UInt8]
-    public var inputs = Inputs()
+    package let profile: MemoryMapProfile
+    package let framing: Framing
+    package private(set) var memoryMap: [UInt8]
+    package private(set) var eeprom: [UInt8]
+    package var inputs = Inputs()
     /// Lines taken since boot.
-    public private(set) var linesTaken = 0
+    package private(set) var linesTaken = 0
     /// Time since boot, as of the last ``loop(at:)``.
-    public private(set) var now: Duration = .zero
-    public private(set) var buzzer = Buzzer()
+    package private(set) var now: Duration = .zero
+    package private(set) var buzzer = Buzzer()
     /// A faulty firmware, for tests: writes to these addresses are acknowledged and dropped.
-    public var dropWrites: Set<UInt8> = []
+    package var dropWrites: Set<UInt8> = []
     private var randomState: UInt64 = 0x9E37_79B9_7F4A_7C15
 
     private var receiveBuffer: [UInt8] = []
@@ -121,7 +121,7 @@ public struct SimulatedBoard: Sendable {
     /// and the program counter (= the map size, where programs start) are set, and the boot
     /// prompt is queued. A fresh `eeprom` is all zero here; pass ``erasedEEPROM`` for a new
     /// board as it comes (every byte 0xFF).
-    public init(profile: MemoryMapProfile = .kit, framing: Framing = .text, eeprom: [UInt8]? = nil) {
+    package init(profile: MemoryMapProfile = .kit, framing: Framing = .text, eeprom: [UInt8]? = nil) {
         self.profile = profile
         self.framing = framing
         var rom = eeprom ?? []
@@ -140,9 +140,9 @@ public struct SimulatedBoard: Sendable {
     }
 
     /// Bytes the board has printed and not yet taken.
-    public var hasOutput: Bool { !output.isEmpty }
+    package var hasOutput: Bool { !output.isEmpty }
 
-    public mutating func takeOutput() -> [UInt8] {
+    package mutating func takeOutput() -> [UInt8] {
         defer { output.removeAll(keepingCapacity: true) }
         return output
     }
@@ -150,7 +150,7 @@ public struct SimulatedBoard: Sendable {
     /// Feeds bytes from the host; returns the lines they completed (output accumulates for
     /// ``takeOutput()``).
     @discardableResult
-    public mutating func receive(_ bytes: some Sequence<UInt8>) -> [Line] {
+    package mutating func receive(_ bytes: some Sequence<UInt8>) -> [Line] {
         var lines: [Line] = []
         switch framing {
         case .text:
@@ -294,7 +294,7 @@ public struct SimulatedBoard: Sendable {
 
     /// One pass of the firmware's `loop()` at `elapsed` since boot: a new random byte, the
     /// timer (whole seconds, wrapping at 256), and the switch and sensors read again.
-    public mutating func loop(at elapsed: Duration) {
+    package mutating func loop(at elapsed: Duration) {
         now = max(now, elapsed)
         randomState ^= randomState << 13
         randomState ^= randomState >> 7
@@ -305,7 +305,7 @@ public struct SimulatedBoard: Sendable {
     }
 
     /// True while the buzzer sounds at ``now``.
-    public var isBuzzing: Bool {
+    package var isBuzzing: Bool {
         guard buzzer.note != nil else { return false }
         return buzzer.duration == .zero || now < buzzer.started + buzzer.duration
     }
@@ -335,14 +335,14 @@ public struct SimulatedBoard: Sendable {
 
 extension SimulatedBoard {
     /// The motor speeds as signed values (nil without motors, or when they are outside the map).
-    public var motors: (left: Int8, right: Int8)? {
+    package var motors: (left: Int8, right: Int8)? {
         guard let l = profile.motorLeft, let r = profile.motorRight,
               Int(l) < memoryMap.count, Int(r) < memoryMap.count else { return nil }
         return (Int8(bitPattern: memoryMap[Int(l)]), Int8(bitPattern: memoryMap[Int(r)]))
     }
 
     /// A byte of the map, or nil outside it.
-    public func value(at address: UInt8) -> UInt8? {
+    package func value(at address: UInt8) -> UInt8? {
         Int(address) < memoryMap.count ? memoryMap[Int(address)] : nil
     }
 }

@@ -4,8 +4,8 @@
 ///
 /// Payload: revision UInt32, state UInt8, detail UInt8, board str8, text str8 — decoded exactly
 /// (no trailing bytes, no unknown state or cause).
-public struct RobotReport: Hashable, Sendable {
-    public enum State: Hashable, Sendable {
+package struct RobotReport: Hashable, Sendable {
+    package enum State: Hashable, Sendable {
         /// This controller's states reach the motors.
         case driving
         /// This controller owns the robot, but states are held until a resting one (§3.3).
@@ -22,7 +22,7 @@ public struct RobotReport: Hashable, Sendable {
         case free
 
         /// The wire code (payload byte 4).
-        public var code: UInt8 {
+        package var code: UInt8 {
             switch self {
             case .driving: 1
             case .failsafe: 2
@@ -36,7 +36,7 @@ public struct RobotReport: Hashable, Sendable {
 
         /// The name in logs and JSON: `driving`, `failsafe`, `owned`, `refused`, `teacher-stop`,
         /// `board-missing`, `free`.
-        public var name: String {
+        package var name: String {
             switch self {
             case .driving: "driving"
             case .failsafe: "failsafe"
@@ -50,10 +50,10 @@ public struct RobotReport: Hashable, Sendable {
     }
 
     /// Why a receiver waits for a resting state (payload byte 5 of state 2).
-    public enum Cause: UInt8, Hashable, Sendable, CaseIterable {
+    package enum Cause: UInt8, Hashable, Sendable, CaseIterable {
         case startup = 1, silence = 2, boardLink = 3, released = 4, teacherRelease = 5
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .startup: "startup"
             case .silence: "silence"
@@ -65,27 +65,27 @@ public struct RobotReport: Hashable, Sendable {
     }
 
     /// Grows by one (wrapping) with every change the receiver makes; a repeat keeps it.
-    public var revision: UInt32
-    public var state: State
+    package var revision: UInt32
+    package var state: State
     /// The board's profile / firmware name as the receiver knows it; empty when unknown.
-    public var board: String
+    package var board: String
 
-    public init(revision: UInt32, state: State, board: String) {
+    package init(revision: UInt32, state: State, board: String) {
         self.revision = revision
         self.state = state
         self.board = board
     }
 
     /// Is `self` newer than `other` (32-bit serial arithmetic, RFC 1982)? Equal = a repeat.
-    public func isNewer(than other: RobotReport) -> Bool {
+    package func isNewer(than other: RobotReport) -> Bool {
         revision != other.revision && (revision &- other.revision) < 0x8000_0000
     }
 
     /// The same report ignoring the revision: did anything a driver sees change?
-    public func sameContent(as other: RobotReport) -> Bool { state == other.state && board == other.board }
+    package func sameContent(as other: RobotReport) -> Bool { state == other.state && board == other.board }
 
     /// What a controller shows, e.g. `FAILSAFE (silence): centre to resume`, `OWNED BY Ann`.
-    public var headline: String {
+    package var headline: String {
         switch state {
         case .driving: "DRIVING"
         case .failsafe(.startup): "READY: centre to start"
@@ -101,7 +101,7 @@ public struct RobotReport: Hashable, Sendable {
         }
     }
 
-    public func encodePayload() -> [UInt8] {
+    package func encodePayload() -> [UInt8] {
         var w = ByteWriter()
         w.u32(revision)
         w.u8(state.code)
@@ -118,7 +118,7 @@ public struct RobotReport: Hashable, Sendable {
         return w.bytes
     }
 
-    public static func decode(_ payload: ArraySlice<UInt8>) throws(ControlMessageError) -> RobotReport {
+    package static func decode(_ payload: ArraySlice<UInt8>) throws(ControlMessageError) -> RobotReport {
         var r = ByteReader(payload)
         let revision = try r.u32()
         let codeAt = r.offset - payload.startIndex

@@ -2,7 +2,7 @@ import RemoteWire
 
 /// The payloads of control messages (Protocol.md §7). Strings are UTF-8 with a one-byte length
 /// prefix (`str8`); integers are big-endian.
-public enum ControlMessage: Hashable, Sendable {
+package enum ControlMessage: Hashable, Sendable {
     /// Controller → receiver: who I am and, for `--accept paired`, the pairing code.
     case hello(Hello)
     /// Receiver → controller: you may drive; here is my timing contract.
@@ -32,11 +32,11 @@ public enum ControlMessage: Hashable, Sendable {
     case proof(nonce: [UInt8], mac: [UInt8])
 
     /// Both handshake nonces are this long.
-    public static let nonceSize = 16
-    public static let proofSize = 32
+    package static let nonceSize = 16
+    package static let proofSize = 32
     /// The most application bytes one unreliable ``datagram(channel:bytes:)`` carries, so that
     /// the whole datagram stays within 1 KB (GameKit's advice) with a version-2 header.
-    public static let datagramLimit = ControlHeader.maxPayload - 1
+    package static let datagramLimit = ControlHeader.maxPayload - 1
     /// Receiver → controller: the robot's state for this controller (RobotReport.swift).
     case robotState(RobotReport)
     /// Teacher's dashboard → receiver: watch, identify, kick, lock (TeacherMessages.swift, §7.10).
@@ -45,7 +45,7 @@ public enum ControlMessage: Hashable, Sendable {
     /// Watched receiver → dashboard: one row of the dashboard (§7.12).
     case watchReport(WatchReport)
 
-    public var type: ControlType {
+    package var type: ControlType {
         switch self {
         case .hello: .hello
         case .accept: .accept
@@ -67,43 +67,43 @@ public enum ControlMessage: Hashable, Sendable {
         }
     }
 
-    public struct Hello: Hashable, Sendable {
-        public var peerID: UInt64
-        public var displayName: String
-        public var pairingCode: String
-        public var session: String
+    package struct Hello: Hashable, Sendable {
+        package var peerID: UInt64
+        package var displayName: String
+        package var pairingCode: String
+        package var session: String
         /// Fresh random per hello (never 0; 0 = absent, a controller that predates it). Every
         /// accept, deny and challenge that answers this hello echoes it (Protocol.md §7.4), so a
         /// controller can tell the answer to *its* hello from one to a hello someone forged
         /// from its address.
-        public var nonce: UInt64
-        public init(peerID: UInt64, displayName: String, pairingCode: String = "", session: String = "", nonce: UInt64 = 0) {
+        package var nonce: UInt64
+        package init(peerID: UInt64, displayName: String, pairingCode: String = "", session: String = "", nonce: UInt64 = 0) {
             self.peerID = peerID; self.displayName = displayName; self.pairingCode = pairingCode; self.session = session
             self.nonce = nonce
         }
 
         /// A fresh hello nonce from the system's CSPRNG, never 0.
-        public static func freshNonce() -> UInt64 {
+        package static func freshNonce() -> UInt64 {
             var rng = SystemRandomNumberGenerator()
             return UInt64.random(in: 1...UInt64.max, using: &rng)
         }
     }
 
-    public struct Accept: Hashable, Sendable {
-        public var peerID: UInt64
-        public var displayName: String
-        public var failsafeMilliseconds: UInt16
-        public var rateHertz: UInt16
+    package struct Accept: Hashable, Sendable {
+        package var peerID: UInt64
+        package var displayName: String
+        package var failsafeMilliseconds: UInt16
+        package var rateHertz: UInt16
         /// The nonce of the hello this accept answers (0: it carried none).
-        public var echo: UInt64
-        public init(peerID: UInt64, displayName: String, failsafeMilliseconds: UInt16, rateHertz: UInt16, echo: UInt64 = 0) {
+        package var echo: UInt64
+        package init(peerID: UInt64, displayName: String, failsafeMilliseconds: UInt16, rateHertz: UInt16, echo: UInt64 = 0) {
             self.peerID = peerID; self.displayName = displayName
             self.failsafeMilliseconds = failsafeMilliseconds; self.rateHertz = rateHertz; self.echo = echo
         }
     }
 
-    public struct Deny: Hashable, Sendable {
-        public enum Reason: UInt8, Hashable, Sendable {
+    package struct Deny: Hashable, Sendable {
+        package enum Reason: UInt8, Hashable, Sendable {
             case pairingRequired = 1, wrongPairingCode = 2, busy = 3, wrongSession = 4, stoppedByTeacher = 5,
                  unsupportedVersion = 6, rateLimited = 7,
                  /// The teacher freed the robot from this controller (§7.10); the text says why.
@@ -111,57 +111,51 @@ public enum ControlMessage: Hashable, Sendable {
                  /// The teacher locked the robot to another student (§7.10).
                  locked = 11, other = 255
         }
-        public var reason: Reason
-        public var text: String
+        package var reason: Reason
+        package var text: String
         /// The nonce of the hello this deny answers (0: it carried none, or the deny answers a
         /// plain sender's state packets).
-        public var echo: UInt64
-        public init(reason: Reason, text: String, echo: UInt64 = 0) { self.reason = reason; self.text = text; self.echo = echo }
+        package var echo: UInt64
+        package init(reason: Reason, text: String, echo: UInt64 = 0) { self.reason = reason; self.text = text; self.echo = echo }
     }
 
-    public struct StopAll: Hashable, Sendable {
+    package struct StopAll: Hashable, Sendable {
         /// `query` (3) changes nothing: a receiver answers with its name and whether it holds,
         /// so a sender can name it as the ``target`` of the signed command that follows.
-        public enum Action: UInt8, Hashable, Sendable { case stop = 1, release = 2, query = 3 }
-        public var action: Action
+        package enum Action: UInt8, Hashable, Sendable { case stop = 1, release = 2, query = 3 }
+        package var action: Action
         /// Sender's wall clock, ms since 1970: receivers refuse a command more than 30 s off
         /// their own clock, and one not newer than the last they obeyed (replay).
-        public var unixMillis: UInt64
+        package var unixMillis: UInt64
         /// Fresh per command (random): a receiver takes a nonce at most once.
-        public var nonce: UInt64
-        public var session: String
+        package var nonce: UInt64
+        package var session: String
         /// The receiver this command is for — `id:` and its robot id (as its stop-all reply
         /// names it), or its display name — or empty: every receiver of the session. Signed with the rest, so a command captured on
         /// its way to one robot is refused by every other.
-        public var target: String
+        package var target: String
         /// First 16 bytes of HMAC-SHA256(teacher key, every payload byte before the MAC);
         /// all zero when no key is set.
-        public var mac: [UInt8]
+        package var mac: [UInt8]
 
-        public init(action: Action, unixMillis: UInt64, nonce: UInt64, session: String, target: String = "",
+        package init(action: Action, unixMillis: UInt64, nonce: UInt64, session: String, target: String = "",
                     mac: [UInt8] = .init(repeating: 0, count: 16)) {
             self.action = action; self.unixMillis = unixMillis; self.nonce = nonce; self.session = session
             self.target = target; self.mac = mac
         }
 
         /// The bytes the MAC covers.
-        public var signedBytes: [UInt8] {
+        package var signedBytes: [UInt8] {
             var w = ByteWriter()
             w.u8(action.rawValue); w.u64(unixMillis); w.u64(nonce); w.str8(session); w.str8(target)
             return w.bytes
         }
-
-        /// Fills ``mac`` from `key` (UTF-8 bytes of the teacher key).
-        public mutating func sign(key: [UInt8]) { mac = TeacherMAC.tag(signedBytes, key: key) }
-
-        /// Constant-time check of ``mac`` against `key`.
-        public func verify(key: [UInt8]) -> Bool { TeacherMAC.matches(mac, signedBytes, key: key) }
     }
 
     /// A receiver's answer to each stop-all datagram it reads, so the teacher sees who was
     /// reached and who refused (and why) instead of sending into the dark.
-    public struct StopAllReply: Hashable, Sendable {
-        public enum Outcome: UInt8, Hashable, Sendable {
+    package struct StopAllReply: Hashable, Sendable {
+        package enum Outcome: UInt8, Hashable, Sendable {
             /// Holding the robot in the safe state (the command was a stop, new or repeated).
             case stopped = 1
             /// Not holding (the command was a release, new or repeated).
@@ -170,42 +164,38 @@ public enum ControlMessage: Hashable, Sendable {
             case refused = 3
         }
         /// The nonce of the stop-all answered.
-        public var nonce: UInt64
-        public var outcome: Outcome
+        package var nonce: UInt64
+        package var outcome: Outcome
         /// The receiver's display name.
-        public var displayName: String
+        package var displayName: String
         /// Refused: why. Stopped or released: the target that names this receiver alone,
         /// `id:` and its robot id (Protocol.md §7.6.1), or empty from a receiver without one.
-        public var text: String
+        package var text: String
         /// From a receiver with a teacher key: the first 16 bytes of HMAC-SHA256(MAC key,
         /// "AR stop-all reply" ‖ every payload byte before it), so a reply cannot be forged to
         /// tell the teacher a robot stopped (Protocol.md §7.6). Empty: unsigned.
-        public var mac: [UInt8]
+        package var mac: [UInt8]
 
-        public init(nonce: UInt64, outcome: Outcome, displayName: String, text: String = "", mac: [UInt8] = []) {
+        package init(nonce: UInt64, outcome: Outcome, displayName: String, text: String = "", mac: [UInt8] = []) {
             self.nonce = nonce; self.outcome = outcome; self.displayName = displayName; self.text = text; self.mac = mac
         }
 
         /// The robot id the reply names (``text`` on a stopped or released reply), if any.
-        public var robotID: RobotID? { outcome == .refused ? nil : RobotID(target: text) }
+        package var robotID: RobotID? { outcome == .refused ? nil : RobotID(target: text) }
 
-        static let label = Array("AR stop-all reply".utf8)
+        /// Says what the MAC is for (signing is ControlPlane's).
+        package static let label = Array("AR stop-all reply".utf8)
 
         /// The bytes the MAC covers (after its label).
-        public var signedBytes: [UInt8] {
+        package var signedBytes: [UInt8] {
             var w = ByteWriter()
             w.u64(nonce); w.u8(outcome.rawValue); w.str8(displayName); w.str8(text)
             return w.bytes
         }
-
-        public mutating func sign(key: [UInt8]) { mac = TeacherMAC.tag(Self.label + signedBytes, key: key) }
-
-        /// Constant-time check of ``mac`` against `key`.
-        public func verify(key: [UInt8]) -> Bool { TeacherMAC.matches(mac, Self.label + signedBytes, key: key) }
     }
 
     /// The payload bytes (after the header).
-    public func encodePayload() -> [UInt8] {
+    package func encodePayload() -> [UInt8] {
         var w = ByteWriter()
         switch self {
         case .hello(let h): w.u64(h.peerID); w.str8(h.displayName); w.str8(h.pairingCode); w.str8(h.session); w.nonce(h.nonce)
@@ -229,7 +219,7 @@ public enum ControlMessage: Hashable, Sendable {
 
     /// Decodes a whole (reassembled) payload of `type`. Never traps; every malformed payload is
     /// a ``ControlMessageError`` with the offset and the bytes.
-    public static func decode(type: ControlType, payload: ArraySlice<UInt8>) throws(ControlMessageError) -> ControlMessage {
+    package static func decode(type: ControlType, payload: ArraySlice<UInt8>) throws(ControlMessageError) -> ControlMessage {
         var r = ByteReader(payload)
         let message: ControlMessage
         switch type {
@@ -301,16 +291,16 @@ public enum ControlMessage: Hashable, Sendable {
 }
 
 /// A control datagram as it arrived: header plus the payload of this one fragment.
-public struct ControlDatagram: Hashable, Sendable {
-    public var header: ControlHeader
-    public var payload: ArraySlice<UInt8>
+package struct ControlDatagram: Hashable, Sendable {
+    package var header: ControlHeader
+    package var payload: ArraySlice<UInt8>
 
-    public init(header: ControlHeader, payload: ArraySlice<UInt8>) {
+    package init(header: ControlHeader, payload: ArraySlice<UInt8>) {
         self.header = header
         self.payload = payload
     }
 
-    public func encode() -> [UInt8] {
+    package func encode() -> [UInt8] {
         var w = ByteWriter()
         header.write(into: &w)
         w.raw(payload)
@@ -319,7 +309,7 @@ public struct ControlDatagram: Hashable, Sendable {
 
     /// Parses the header of one datagram. Checks magic, version, type, length and fragment
     /// fields; the payload itself is decoded only once a message is whole.
-    public static func decode(_ datagram: [UInt8]) throws(ControlMessageError) -> ControlDatagram {
+    package static func decode(_ datagram: [UInt8]) throws(ControlMessageError) -> ControlDatagram {
         guard datagram.count >= ControlHeader.size else { throw ControlMessageError(.tooShort, at: 0, bytes: datagram) }
         guard datagram.count <= ControlHeader.maxDatagram else { throw ControlMessageError(.tooLong, at: 0, bytes: datagram) }
         guard ControlHeader.looksLikeControl(datagram) else { throw ControlMessageError(.badMagic, at: 0, bytes: datagram) }
@@ -336,7 +326,7 @@ public struct ControlDatagram: Hashable, Sendable {
         guard connection != 0 else { throw ControlMessageError(.badField, at: 4, bytes: datagram) }
         guard !extended || connectionID != 0 else { throw ControlMessageError(.badField, at: 20, bytes: datagram) }
         guard (sequence == 0) != type.isReliable else { throw ControlMessageError(.badField, at: 8, bytes: datagram) }
-        guard count >= 1, index < count, count <= ReliableChannel.maxFragments,
+        guard count >= 1, index < count, count <= ControlHeader.maxFragments,
               type == .data || count == 1 else {
             throw ControlMessageError(.badField, at: 16, bytes: datagram)
         }
@@ -347,23 +337,23 @@ public struct ControlDatagram: Hashable, Sendable {
 }
 
 /// Why bytes are not a valid control message, where, and the bytes themselves (first 64).
-public struct ControlMessageError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Reason: String, Hashable, Sendable {
+package struct ControlMessageError: Error, Hashable, Sendable, CustomStringConvertible {
+    package enum Reason: String, Hashable, Sendable {
         case tooShort, tooLong, badMagic, unsupportedVersion, unknownType, badField, truncated, trailingBytes, badText, tooLarge
     }
-    public let reason: Reason
-    public let offset: Int
-    public let bytes: [UInt8]
-    public let length: Int
+    package let reason: Reason
+    package let offset: Int
+    package let bytes: [UInt8]
+    package let length: Int
 
-    public init(_ reason: Reason, at offset: Int, bytes: [UInt8]) {
+    package init(_ reason: Reason, at offset: Int, bytes: [UInt8]) {
         self.reason = reason
         self.offset = offset
         self.length = bytes.count
         self.bytes = Array(bytes.prefix(64))
     }
 
-    public var description: String {
+    package var description: String {
         "control message refused: \(reason.rawValue) at byte \(offset) of \(length) (\(Hex.string(bytes))\(length > bytes.count ? "…" : ""))"
     }
 }

@@ -14,7 +14,7 @@
 /// so the two never collide and an 8-byte sender needs no control message at all.
 ///
 /// Version 2 is the same 20 bytes with version 2, then the **connection id** the receiver chose
-/// when it accepted the controller (issue 19):
+/// when it accepted the controller:
 /// ```
 ///  20      21      22      23      24      25      26      27
 /// +-------+-------+-------+-------+-------+-------+-------+-------+
@@ -23,35 +23,39 @@
 /// ```
 /// Every control datagram between a controller and a receiver after the `accept` carries it, both
 /// ways; a hello, a stop-all, its reply and a one-shot deny are version 1 (``connectionID`` 0).
-public struct ControlHeader: Hashable, Sendable {
+package struct ControlHeader: Hashable, Sendable {
     /// The version-1 header's size (the smallest control datagram).
-    public static let size = 20
+    package static let size = 20
     /// The version-2 header's size.
-    public static let extendedSize = 28
-    public static let magic: (UInt8, UInt8) = (0x41, 0x52)
-    public static let version: UInt8 = 1
-    public static let extendedVersion: UInt8 = 2
+    package static let extendedSize = 28
+    package static let magic: (UInt8, UInt8) = (0x41, 0x52)
+    package static let version: UInt8 = 1
+    package static let extendedVersion: UInt8 = 2
     /// GameKit's advice for unreliable links: keep datagrams under about 1 KB.
-    public static let maxDatagram = 1024
+    package static let maxDatagram = 1024
     /// The most payload bytes a sender puts in one datagram (one fragment): room for a version-2
     /// header and, around the whole datagram, the authenticated envelope (a second version-2
     /// header, an 8-byte counter and a 16-byte tag): 1024 − 28 − 28 − 8 − 16 = 944.
-    public static let maxPayload = maxDatagram - 2 * extendedSize - 8 - 16
+    package static let maxPayload = maxDatagram - 2 * extendedSize - 8 - 16
+    /// The largest message the reliable channel carries, and the most fragments a header may name;
+    /// a decoder refuses a larger fragment count before any reassembly.
+    package static let maxMessage = 64 * 1024
+    package static let maxFragments: UInt16 = UInt16((maxMessage + maxPayload - 1) / maxPayload) + 1
 
-    public var type: ControlType
+    package var type: ControlType
     /// Random per process, never 0: a new value from the same address means the peer restarted,
     /// so the receiving side resets its sequence state instead of taking new messages for duplicates.
-    public var connection: UInt32
+    package var connection: UInt32
     /// 0 for unreliable messages; 1, 2, 3… for reliable datagrams of one connection.
-    public var sequence: UInt32
+    package var sequence: UInt32
     /// Cumulative acknowledgement: every reliable datagram up to this sequence has arrived.
-    public var ack: UInt32
-    public var fragmentIndex: UInt16
-    public var fragmentCount: UInt16
+    package var ack: UInt32
+    package var fragmentIndex: UInt16
+    package var fragmentCount: UInt16
     /// The receiver-chosen connection id (version 2), or 0: a version-1 header without one.
-    public var connectionID: UInt64
+    package var connectionID: UInt64
 
-    public init(type: ControlType, connection: UInt32, sequence: UInt32 = 0, ack: UInt32 = 0,
+    package init(type: ControlType, connection: UInt32, sequence: UInt32 = 0, ack: UInt32 = 0,
                 fragmentIndex: UInt16 = 0, fragmentCount: UInt16 = 1, connectionID: UInt64 = 0) {
         self.type = type
         self.connection = connection
@@ -63,7 +67,7 @@ public struct ControlHeader: Hashable, Sendable {
     }
 
     /// 20 bytes for version 1, 28 with a connection id.
-    public var encodedSize: Int { connectionID == 0 ? Self.size : Self.extendedSize }
+    package var encodedSize: Int { connectionID == 0 ? Self.size : Self.extendedSize }
 
     func write(into w: inout ByteWriter) {
         w.u8(Self.magic.0); w.u8(Self.magic.1); w.u8(connectionID == 0 ? Self.version : Self.extendedVersion); w.u8(type.rawValue)
@@ -72,14 +76,14 @@ public struct ControlHeader: Hashable, Sendable {
     }
 
     /// The encoded header alone (what the authenticated envelope authenticates).
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var w = ByteWriter()
         write(into: &w)
         return w.bytes
     }
 
     /// True when `datagram` claims to be a control message (length and magic), before any checks.
-    public static func looksLikeControl(_ datagram: some Collection<UInt8>) -> Bool {
+    package static func looksLikeControl(_ datagram: some Collection<UInt8>) -> Bool {
         guard datagram.count >= size else { return false }
         var i = datagram.startIndex
         guard datagram[i] == magic.0 else { return false }
@@ -88,7 +92,7 @@ public struct ControlHeader: Hashable, Sendable {
     }
 
     /// The connection id of a version-2 control datagram we built (bytes 20…27), nil otherwise.
-    public static func connectionID(in datagram: [UInt8]) -> UInt64? {
+    package static func connectionID(in datagram: [UInt8]) -> UInt64? {
         guard datagram.count >= extendedSize, looksLikeControl(datagram), datagram[2] == extendedVersion else { return nil }
         return datagram[20..<28].reduce(0) { $0 << 8 | UInt64($1) }
     }
@@ -96,7 +100,7 @@ public struct ControlHeader: Hashable, Sendable {
 
 /// Message types. Reliable ones travel through ``ReliableChannel`` (numbered, acknowledged,
 /// retransmitted, in order); unreliable ones (sequence 0) may be lost and are never resent.
-public enum ControlType: UInt8, Hashable, Sendable, CaseIterable {
+package enum ControlType: UInt8, Hashable, Sendable, CaseIterable {
     case hello = 0x01
     case accept = 0x02
     case deny = 0x03
@@ -125,7 +129,7 @@ public enum ControlType: UInt8, Hashable, Sendable, CaseIterable {
     /// retransmitted, maybe reordered (Protocol.md §7.13).
     case datagram = 0x13
 
-    public var isReliable: Bool {
+    package var isReliable: Bool {
         switch self {
         case .hello, .accept, .deny, .bye, .data, .challenge, .proof: true
         case .ping, .pong, .ack, .stopAll, .stopAllReply, .sealed, .robotState, .teacher, .teacherReply, .watchReport, .datagram: false
