@@ -39,6 +39,9 @@
 #               from the warm-up on: every robot of session A has a row that shows it DRIVING with
 #               its own driver, and the web server uses under 5 % of a core over the steady window
 #               (CPU time from /proc, like the avahi figure)
+#   dashboard kill  at the end, session A's last robot's receiver is SIGKILLed (its avahi-daemon
+#               withdraws the service, so DNS-SD says "remove"): its row turns OFFLINE within
+#               2.5 s and is still on the dashboard 10 s later
 #   mdns        mDNS packets on the bridge (tcpdump): the peak per second while discovering (from
 #               the drivers' start until every robot drove) and while driving steadily (from
 #               SETTLE_S later, and no sooner than ANNOUNCE_S after the last robot was announced,
@@ -82,7 +85,7 @@ STATE=""
 declare -a MADE=()        # namespaces made
 declare -a PIDS=()        # "pid:comm|comm" of processes started
 declare -a HOSTS=()       # host names, in order
-declare -a D_PID=() BEFORE=() BEFORE_STOP=()
+declare -a D_PID=() R_PID=() BEFORE=() BEFORE_STOP=()
 declare -A IP4=()         # host name → its IPv4 address
 PASS=0; FAILS=0
 
@@ -229,6 +232,7 @@ for i in $(seq 1 "$N"); do PATTERN[i]=$(pattern_of "$i"); done
 for i in $(seq 1 "$N"); do
     spawn "r$i" "$STATE/r$i.log" -- "$BIN" receive --session "${R_SESSION[$i]}" --name "${R_NAME[$i]}" --port 0 \
         --map "$STATE/ids.toml" --board sim --trace-board --teacher-key-file "$STATE/teacher.key"
+    R_PID[i]=$SPAWNED
 done
 if command -v tcpdump >/dev/null; then
     # On the bridge itself: every mDNS packet any host sends enters it once.
@@ -356,8 +360,8 @@ sleep "$(awk -v ms=$(( (steady_from + HOLD_S) * 1000 - $(now_ms) )) 'BEGIN { pri
 t_steady_end=$(now_ms)
 web_cpu=$(( $(cpu_of "$WEB_PID") - web_cpu0 ))
 
-# The dashboard: its client writes what it saw when it ends.
-kill -TERM "$DASH_PID" 2>/dev/null || true
+# The dashboard: its client writes what it saw so far on SIGUSR1 (it goes on for the kill below).
+kill -USR1 "$DASH_PID" 2>/dev/null || true
 for _ in $(seq 1 50); do [ -s "$STATE/dashboard.json" ] && break; sleep 0.1; done
 dash=$(python3 - "$STATE/dashboard.json" "$ROBOTS_A" <<'PY' 2>&1 || true
 import json, sys
@@ -451,6 +455,41 @@ if [ "$moved" -eq 0 ] && ! grep -q 'ignoring controller' <<<"$after_move" \
 else
     check "address move" 1 "robot 1's driver did not move to its other address as the same controller"
     tail -20 "$STATE/d1.log" >&2; echo "$after_move" | grep -v ' map ' | tail -20 >&2
+fi
+
+# A receiver dies (SIGKILL: no bye, no safe state written; its avahi-daemon withdraws the service,
+# so the teacher's DNS-SD browse says "remove"): the dashboard keeps its row, OFFLINE, loudly.
+victim=$ROBOTS_A
+if pid_is "${R_PID[$victim]}" "$BIN_COMM"; then
+    t_kill=$EPOCHREALTIME
+    kill -KILL "${R_PID[$victim]}"
+    sleep 12.5
+    kill -TERM "$DASH_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$DASH_PID" 2>/dev/null || break; sleep 0.1; done
+    kill_check=$(python3 - "$STATE/dashboard.json" "${R_NAME[$victim]}" "$t_kill" <<'PY' 2>&1 || true
+import json, sys
+name, t_kill = sys.argv[2], float(sys.argv[3])
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    print(f"1 the dashboard client wrote nothing ({e})"); sys.exit()
+since = next((t for t in d.get("offline_since", {}).get(name, []) if t >= t_kill), None)
+later = d.get("last_push", 0) - t_kill
+if since is None:
+    print(f"1 {name}'s row never turned OFFLINE after its receiver was killed (last row: {d['rows'].get(name)})")
+elif since - t_kill > 2.5 or name not in d.get("present", []) or later < 10:
+    print(f"1 {name}: OFFLINE {1000 * (since - t_kill):.0f} ms after the kill (limit 2500); in the last push "
+          f"({later:.1f} s after the kill): {name in d.get('present', [])}")
+else:
+    row = d["rows"][name]
+    print(f"0 {name}'s receiver SIGKILLed: its row OFFLINE {1000 * (since - t_kill):.0f} ms later (limit 2500), still there "
+          f"{later:.1f} s after the kill{' (no longer announced)' if row.get('gone') else ''}")
+PY
+)
+    check "dashboard kill" "${kill_check%% *}" "${kill_check#* }"
+    [ "${kill_check%% *}" = 0 ] || { tail -20 "$STATE/web.log" >&2; }
+else
+    check "dashboard kill" 1 "robot $victim's receiver was not running before the kill"
 fi
 
 # Drivers end (SIGTERM: neutral packets and a bye), then receivers (their summaries).

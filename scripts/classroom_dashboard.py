@@ -6,14 +6,17 @@ open keeps every robot watched).
 Usage: classroom_dashboard.py PORT KEYFILE OUT. Logs in with the key in KEYFILE at
 https://127.0.0.1:PORT/teacher/login, opens the dashboard's socket with the session cookie, and
 reads rows until SIGTERM; then writes OUT (JSON): the number of pushes and, per robot (by its
-receiver's name), the last row and how many pushes had it DRIVING with a driver. Exits 1 with one
-line on stderr if it cannot log in or connect.
+receiver's name), the last row and how many pushes had it DRIVING with a driver; `offline_since`:
+per robot, the wall-clock times (time.time()) of every push that showed it offline when the one
+before had not; `present`: the robots of the last push, and `last_push` its time. SIGUSR1 writes OUT as
+it is so far and goes on reading. Exits 1 with one line on stderr if it cannot log in or connect.
 """
 import json
 import os
 import signal
 import ssl
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -50,10 +53,21 @@ def main():
         key = f.read().strip()
     cookie = login(base, key)
     ws = WebSocket(f"wss://127.0.0.1:{port}/teacher/ws", origin=base, cookie=cookie)
-    pushes, rows, driving = 0, {}, {}
-    stop = []
+    pushes, rows, driving, offline_since, present, last_push = 0, {}, {}, {}, [], 0.0
+    stop, snapshot = [], []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    signal.signal(signal.SIGUSR1, lambda *_: snapshot.append(1))
+
+    def write():
+        with open(out + ".tmp", "w") as f:
+            json.dump({"pushes": pushes, "rows": rows, "driving": driving, "offline_since": offline_since,
+                       "present": present, "last_push": last_push}, f)
+        os.replace(out + ".tmp", out)
+
     while not stop:
+        if snapshot:
+            snapshot.clear()
+            write()
         try:
             m = json.loads(ws.recv(timeout=1))
         except (TimeoutError, OSError):
@@ -61,14 +75,18 @@ def main():
         if m.get("t") != "rows":
             continue
         pushes += 1
+        last_push = time.time()
+        present = []
         for r in m["rows"]:
             name = r.get("name") or r.get("label")
+            present.append(name)
+            if r.get("offline") and name in rows and not rows[name].get("offline"):
+                offline_since.setdefault(name, []).append(last_push)
             rows[name] = r
             if r.get("state") == "driving" and r.get("driver"):
                 driving[name] = driving.get(name, 0) + 1
     ws.close()
-    with open(out, "w") as f:
-        json.dump({"pushes": pushes, "rows": rows, "driving": driving}, f)
+    write()
 
 
 if __name__ == "__main__":

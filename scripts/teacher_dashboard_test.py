@@ -2,21 +2,29 @@
 """End-to-end test of the teacher's dashboard (`analog-remote web --teacher-key-file`, /teacher)
 in a real headless Chromium, on loopback.
 
-Four simulated boards (`board-sim --trace`) with a receiver each (`--teacher-key`), a fifth
-receiver without a teacher key (it must refuse to be watched, and the dashboard must say so),
-three drivers (`control --input script:…`, each holding forward), one `web` server. Checks, in
-order: without the key nothing of /teacher is reachable (page, script, log, WebSocket); login
-through the form sets an HttpOnly/Secure/SameSite=Strict cookie; every robot has a row within
-2 s with the right driver and state, updated at least twice a second; Stop on one row stops that
-robot only (motors 0 within 300 ms by the write's arrival, the others keep their motor bytes);
+A class of 31 robots on a 1280 × 800 laptop screen: four simulated boards (`board-sim --trace`)
+with a receiver each (`--teacher-key`), 26 more receivers with the teacher key on the built-in
+simulator, a 31st receiver without a teacher key (it answers unsigned: its tile is its address,
+never the name it gives itself, and says it is not watched), seven drivers (`control --input script:…`, each holding forward), one
+`web` server. Checks, in order: without the key nothing of /teacher is reachable (page, script,
+log, WebSocket); login through the form sets an HttpOnly/Secure/SameSite=Strict cookie; every
+robot has a tile within 2 s with the right driver and state, updated at least twice a second;
+all 31 tiles inside the 1280 × 800 viewport without scrolling, the roster's robots first, then
+in natural order of their names (robot 2 before robot 10); the summary counts each kind apart and the keyless robot as "not
+watched", not offline; Stop on one tile stops that robot only (motors 0 within 300 ms by the
+write's arrival, the others keep their motor bytes) and the tile shows it within 250 ms of the
+click; a SIGKILLed receiver's tile turns OFFLINE within 2.5 s and is still there 10 s later,
+until Dismiss; the keyless robot offers only Stop and shows the stop sent to it and its answer;
 Release; Identify blinks LEDs and buzzer on that board and writes no motor byte; Kick frees
 the robot and its driver prints why; a driver stopped with SIGSTOP turns its row FAILSAFE within
 1 s; with the roster the phone page lists only the typed student's robot and the server refuses
 a join to another (over the WebSocket, not only in the page); a round of the button game started
 from the dashboard, a driver pressing A, the score moving on the dashboard, the round ended and
-its result in the log; the rows stack on a 360-px phone; the lesson's log downloads as CSV and is
-on disk as JSON Lines; wrong keys are rate limited per client address (another address still logs
-in), and refused WebSockets are logged once per address however often they are tried.
+its result in the log; the tiles stack on a 360-px phone; 60 robots still fit 1280 × 800; the
+lesson's log downloads as CSV and is on disk as JSON Lines; wrong keys are rate limited per client
+address (another address still logs in), and refused WebSockets are logged once per address
+however often they are tried; last, logging out closes a WebSocket opened before it (4401) and
+the page's Log out shows the login form.
 
 Usage: teacher_dashboard_test.py BINARY [--screenshot PATH]. Last line:
 `teacher-dashboard: N passed, M failed`. Every process it starts is stopped on every way out.
@@ -42,7 +50,10 @@ from webtest_ws import DevTools, WebSocket  # noqa: E402
 BINARY = wbt.BINARY
 SCREENSHOT = wbt.SCREENSHOT
 Proc, check = wbt.Proc, wbt.check
-KEY = "maple tree 42 quietly"
+# A key as `analog-remote keygen` makes it (docs/teacher-dashboard.md), in a file only its owner
+# reads; used as it is (no scrypt in each of the 31 receivers).
+KEY = "ark1-" + os.urandom(32).hex()
+KEYFILE = None
 FORWARD = "W 22 " + wbt.motor_bytes(0.0, 1)
 CTX = ssl.create_default_context()
 CTX.check_hostname = False
@@ -50,21 +61,25 @@ CTX.verify_mode = ssl.CERT_NONE
 
 
 class Robot:
-    def __init__(self, tmp, n, key=True):
+    def __init__(self, tmp, n, key=True, board=True):
         self.name = f"robot {n}"
         # Each robot its own state directory, so each its own robot id (as on real robots).
         args = [BINARY, "receive", "--quiet", "--no-advertise", "--port", "0", "--name", self.name, "--state-dir", f"{tmp}/robot-state{n}"]
-        if key:
+        if key and board:
             self.sim = Proc([BINARY, "board-sim", "--quiet", "--trace", "--firmware", "motors", "--link", f"{tmp}/board{n}"],
                             name=f"board-sim {n}")
             _, path, _ = self.sim.wait_line(r"^/")
-            args += ["--board", f"serial:{path}", "--teacher-key", KEY]
+            args += ["--board", f"serial:{path}", "--teacher-key-file", KEYFILE]
         else:
             self.sim = None
-            args += ["--board", "sim"]
+            args += ["--board", "sim"] + (["--teacher-key-file", KEYFILE] if key else [])
         self.receiver = Proc(args, name=f"receiver {n}")
-        _, line, _ = self.receiver.wait_line(r"^receiving on udp port \d+")
+        self.port = None
+
+    def started(self):
+        _, line, _ = self.receiver.wait_line(r"^receiving on udp port \d+", timeout=60)
         self.port = int(line.rsplit(" ", 1)[1])
+        return self
 
     def writes(self, after_t=0.0):
         return [(t, l[4:]) for t, l in self.sim.lines() if l.startswith("cmd W ") and t >= after_t]
@@ -130,6 +145,29 @@ def upgrade_from(source, port, origin):
 class NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None
+
+
+def one_screen(page, expect=None, what="31 robots"):
+    """Every data-robot element inside the viewport, nothing to scroll, the roster's robots first in
+    its order, then the names in natural order (the keyless robot's is its address)."""
+    got = page.evaluate("(() => { const v = {w: innerWidth, h: innerHeight}; const d = document.scrollingElement;"
+                        " return {v, scroll: [d.scrollWidth, d.scrollHeight], tiles: [...document.querySelectorAll('[data-robot]')]"
+                        ".filter(e => !e.closest('#detail')).map(e => { const b = e.getBoundingClientRect();"
+                        " return {robot: e.dataset.robot, inside: b.left >= 0 && b.top >= 0 && b.right <= v.w && b.bottom <= v.h && b.height > 0,"
+                        " w: Math.round(b.width), h: Math.round(b.height)}; })}; })()")
+    names = [t["robot"] for t in got["tiles"]]
+    outside = [t["robot"] for t in got["tiles"] if not t["inside"]]
+    n = expect or len(names)
+    size = f"{got['tiles'][0]['w']} × {got['tiles'][0]['h']} px" if got["tiles"] else "none"
+    check(f"{what} at {got['v']['w']} × {got['v']['h']}: every tile inside the viewport without scrolling (tiles {size}), "
+          "in natural order", len(names) == n and not outside and got["scroll"][0] <= got["v"]["w"] and got["scroll"][1] <= got["v"]["h"]
+          and names == sorted(names, key=lambda n: (ROSTER.index(n) if n in ROSTER else len(ROSTER), natural(n))),
+          (outside, got["scroll"], names))
+
+
+def summary_counts(page):
+    return page.evaluate("Object.fromEntries([...document.querySelectorAll('#summary [data-count]')]"
+                         ".map(c => [c.dataset.count, +c.querySelector('b').textContent]))")
 
 
 def game_round(page, tmp):
@@ -200,6 +238,17 @@ def phone_roster(chrome, devtools_port, base, port):
         ws.close()
 
 
+def natural(name):
+    """The order people expect of names: digit runs as numbers (robot 2 before robot 10)."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t.lower()) for t in re.findall(r"\d+|\D+", name)]
+
+
+CLASS = 30            # robots with the teacher key; one more without
+ROSTER = ["robot 1", "robot 2", "robot 3", "robot 4"]   # the roster's robots, in its order
+KEYLESS = None      # robot 31, without a key: its tile is its address (set once it listens)
+KILLED = "robot 6"    # driven by Gia when its receiver is SIGKILLed
+
+
 def logout(page, base, port, session_cookie):
     """Logging out ends the session everywhere: a dashboard WebSocket opened with the cookie before
     the logout obeys nothing after it (a Stop all sent on it stops no robot) and is closed (4401);
@@ -237,26 +286,32 @@ def logout(page, base, port, session_cookie):
 
 
 def main():
+    global KEYFILE, KEYLESS
     tmp = tempfile.mkdtemp(prefix="ar-teacher-test-")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     drivers = {}
     try:
-        robots = [Robot(tmp, n) for n in range(1, 5)] + [Robot(tmp, 5, key=False)]
-        # Three drivers, each resting first (a robot starts only from rest) and then holding forward.
+        KEYFILE = keyfile = f"{tmp}/teacher.key"
+        with open(keyfile, "w") as f:
+            f.write(KEY + "\n")
+        os.chmod(keyfile, 0o600)
+        # Robots 1–4 on traced boards (the motor checks), 5–30 on the built-in simulator, 31 keyless.
+        robots = [Robot(tmp, n) for n in range(1, 5)] + [Robot(tmp, n, board=False) for n in range(5, CLASS + 1)] \
+            + [Robot(tmp, CLASS + 1, key=False)]
+        for r in robots:
+            r.started()
+        KEYLESS = f"127.0.0.1:{robots[-1].port}"
+        # Seven drivers, each resting first (a robot starts only from rest) and then holding forward.
         script = f"{tmp}/forward.script"
         with open(script, "w") as f:
             f.write("0 0 0\n300 0 1\n600000 0 1\n")
-        for name, robot in zip(["Ann", "Ben", "Cy"], robots[:3]):
+        for name, robot in zip(["Ann", "Ben", "Cy", "Fin", "Gia", "Hugo", "Ida"], robots[:3] + robots[4:8]):
             drivers[name] = Proc([BINARY, "control", "--quiet", "--peer", f"127.0.0.1:{robot.port}", "--name", name,
                                   "--input", f"script:{script}"], name=f"driver {name}")
         for robot in robots[:3]:
             robot.wait_motor(FORWARD, 0, timeout=15)
-        keyfile = f"{tmp}/teacher.key"
-        with open(keyfile, "w") as f:
-            f.write(KEY + "\n")
-        os.chmod(keyfile, 0o600)
         with open(f"{tmp}/roster.csv", "w") as f:
-            f.write("student,robot\nAnn,robot 1\nBen,robot 2\nCy,robot 3\nDee,robot 4\n")
+            f.write("student,robot\n" + "".join(f"{s},{r}\n" for s, r in zip(["Ann", "Ben", "Cy", "Dee"], ROSTER)))
         env = dict(os.environ, XDG_STATE_HOME=f"{tmp}/state")
         web = Proc([BINARY, "web", "--quiet", "--host", "127.0.0.1", "--port", "0", "--teacher-key-file", keyfile,
                     "--log-dir", f"{tmp}/logs", "--roster", f"{tmp}/roster.csv"] + sum((["--peer", f"127.0.0.1:{r.port}"] for r in robots), []), env=env, name="web")
@@ -288,7 +343,7 @@ def main():
 
         browser = Proc([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--ignore-certificate-errors",
                         f"--user-data-dir={tmp}/chromium", "--remote-debugging-port=0", "--no-first-run",
-                        "--window-size=1280,900", "about:blank"], name="chromium")
+                        "--window-size=1280,800", "about:blank"], name="chromium")
         _, line, _ = browser.wait_line(r"DevTools listening on ws://", which="err", timeout=30)
         devtools_port = int(re.search(r"ws://[^:]+:(\d+)/", line).group(1))
         chrome = DevTools(re.search(r"(ws://\S+)", line).group(1))
@@ -296,7 +351,7 @@ def main():
         page = DevTools(f"ws://127.0.0.1:{devtools_port}/devtools/page/{target}")
         page.call("Page.enable")
         page.call("Runtime.enable")
-        page.call("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
+        page.call("Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False)
         page.wait_for("!!document.getElementById('key')", what="the login form")
         page.evaluate("document.getElementById('key').focus()")
         page.call("Input.insertText", text=KEY)
@@ -307,7 +362,8 @@ def main():
             return page.evaluate("[...document.querySelectorAll('.row')].map(r => ({robot: r.dataset.robot, state: r.dataset.state,"
                                  " driver: r.querySelector('.driver strong').textContent, note: r.querySelector('.note').textContent}))")
 
-        want = {"robot 1": ("driving", "Ann"), "robot 2": ("driving", "Ben"), "robot 3": ("driving", "Cy"), "robot 4": ("free", "FREE")}
+        want = {"robot 1": ("driving", "Ann"), "robot 2": ("driving", "Ben"), "robot 3": ("driving", "Cy"), "robot 4": ("free", "FREE"),
+                "robot 5": ("driving", "Fin"), KILLED: ("driving", "Gia"), "robot 30": ("free", "FREE")}
 
         def all_rows_right():
             try:
@@ -319,18 +375,23 @@ def main():
         while time.monotonic() < deadline and not all_rows_right():
             time.sleep(0.02)
         took = time.monotonic() - t_login
-        check(f"after login every robot has its row with the right driver and state ({took:.2f} s, limit 2)", took < 2 and all_rows_right(), rows())
-        # Robot 5 answers unsigned: its row is its address (never the name it gives itself), says
-        # what its answer is, and its buttons are off.
-        addr5 = f"127.0.0.1:{robots[4].port}"
-        page.wait_for(f"[...document.querySelectorAll('.row')].some(r => r.dataset.robot === '{addr5}'"
-                      " && r.querySelector('.note').textContent.includes('no teacher key'))",
-                      timeout=5, what="robot 5's row saying it has no teacher key")
-        note = [r for r in rows() if r["robot"] == addr5][0]
-        off5 = page.evaluate(f"[...document.querySelectorAll('.row[data-robot=\"{addr5}\"] .actions button')].map(b => b.disabled)")
-        check("a receiver without a teacher key is not watched: its row is its address, says 'unverified reply' and has its buttons off",
-              note["state"] == "offline" and note["note"].startswith(f"unverified reply from {addr5}") and off5 and all(off5)
-              and not any(r["robot"] == "robot 5" for r in rows()), (note, off5))
+        check(f"after login every robot has its tile with the right driver and state ({took:.2f} s, limit 2)", took < 2 and all_rows_right(), rows())
+        page.wait_for(f"[...document.querySelectorAll('.row')].some(r => r.dataset.robot === '{KEYLESS}' && r.querySelector('.note').textContent.includes('no teacher key'))",
+                      timeout=5, what="the keyless robot's tile saying it has no teacher key")
+        page.wait_for(f"document.querySelectorAll('.row[data-state=driving]').length === 7", timeout=10, what="seven robots driving")
+        note = [r for r in rows() if r["robot"] == KEYLESS][0]
+        check("a receiver without a teacher key is not watched: its tile is its address (never the name it gives itself), "
+              "says NOT WATCHED and 'unverified reply'",
+              note["state"] == "not-watched" and note["driver"] != "FREE" and note["note"].startswith(f"unverified reply from {KEYLESS}")
+              and not any(r["robot"] == f"robot {CLASS + 1}" for r in rows()), note)
+        one_screen(page)
+        counts = summary_counts(page)
+        check(f"the summary counts each kind apart, the keyless robot as not watched, not offline ({counts})",
+              counts == {"driving": 7, "free": 23, "teacher-stop": 0, "failsafe": 0, "board-missing": 0, "offline": 0, "not-watched": 1, "asking": 0}, counts)
+        offered = page.evaluate(f"(() => {{ document.querySelector('.row[data-robot=\"{KEYLESS}\"] button[data-menu]').click();"
+                                " const a = [...document.querySelectorAll('#detail .actions button')].map(b => b.dataset.action);"
+                                " document.querySelector('#detail button[data-close]').click(); return a; })()")
+        check(f"the keyless robot offers only Stop, the one action safe without its name ({offered})", offered == ["stop"], offered)
         summary = page.evaluate("document.getElementById('summary').textContent")
         check("with a roster the dashboard says who is missing (Dee, whose robot 4 nobody drives)", summary.endswith("missing: Dee"), summary)
         phone_roster(chrome, devtools_port, base, port)
@@ -340,14 +401,25 @@ def main():
         check(f"the dashboard is updated at least twice a second ({(n1 - n0) / 2:.1f}/s)", (n1 - n0) >= 4, (n0, n1))
 
         def click(robot, action):
-            page.evaluate(f"document.querySelector('.row[data-robot=\"{robot}\"] button[data-action={action}]').click()")
+            """Stop is on the tile; the other actions in the detail pane its menu button opens."""
+            if action in ("stop", "dismiss"):
+                page.evaluate(f"document.querySelector('.row[data-robot=\"{robot}\"] button[data-action={action}]').click()")
+                return
+            page.evaluate(f"(() => {{ const t = document.querySelector('.row[data-robot=\"{robot}\"]');"
+                          " if (document.getElementById('detail').dataset.id !== t.dataset.id || document.getElementById('detail').hidden)"
+                          " t.querySelector('button[data-menu]').click();"
+                          f" document.querySelector('#detail button[data-action={action}]').click();"
+                          " document.querySelector('#detail button[data-close]').click(); })()")
 
         def state_of(robot):
             return page.evaluate(f"(document.querySelector('.row[data-robot=\"{robot}\"]') || {{dataset: {{}}}}).dataset.state")
 
-        # Stop robot 2 only.
+        # Stop robot 2 only; the page notes when its tile changes (a MutationObserver), to time it.
+        page.evaluate("(() => { const t = document.querySelector('.row[data-robot=\"robot 2\"]'); window.stopShown = null;"
+                      " new MutationObserver(() => { if (t.dataset.state === 'teacher-stop' && window.stopShown === null)"
+                      " window.stopShown = performance.now(); }).observe(t, {attributes: true, attributeFilter: ['data-state']});"
+                      " window.stopClicked = performance.now(); t.querySelector('button[data-action=stop]').click(); })()")
         t0 = time.monotonic()
-        click("robot 2", "stop")
         try:
             t1 = robots[1].wait_motor("W 22 0000", t0)
             others = [(r.name, [w for _, w in r.motors(t0)]) for r in (robots[0], robots[2])]
@@ -359,8 +431,9 @@ def main():
             check("Stop on one row", False, f"{e}; motor writes at {[(round(t - t0, 3), w) for t, w in robots[1].motors()]}; "
                   f"receiver: {[l for _, l in robots[1].receiver.lines('err')[-8:]]}; driver: {[l for _, l in drivers['Ben'].lines('err')[-8:]]}")
         page.wait_for("document.querySelector('.row[data-robot=\"robot 2\"]').dataset.state === 'teacher-stop'", timeout=2,
-                      what="robot 2's row STOPPED BY TEACHER")
-        check("robot 2's row shows STOPPED BY TEACHER", True)
+                      what="robot 2's tile STOPPED BY TEACHER")
+        shown = page.evaluate("window.stopShown === null ? -1 : window.stopShown - window.stopClicked")
+        check(f"robot 2's tile shows STOPPED BY TEACHER {shown:.0f} ms after the click (limit 250)", 0 <= shown <= 250, shown)
         click("robot 2", "release")
         page.wait_for("document.querySelector('.row[data-robot=\"robot 2\"]').dataset.state === 'failsafe'", timeout=2,
                       what="robot 2 released (waiting for a resting state)")
@@ -370,13 +443,6 @@ def main():
         # Identify robot 3 while Cy drives it.
         t0 = time.monotonic()
         click("robot 3", "identify")
-        if SCREENSHOT:
-            # The picture for docs/teacher-dashboard.md: robot 1 driving, 2 stopped by the teacher, 3 identifying
-            # while driven, 4 free (its student missing), 5 without a teacher key. Not part of any check.
-            time.sleep(0.8)
-            shot = page.call("Page.captureScreenshot", format="png")
-            with open(SCREENSHOT, "wb") as f:
-                f.write(base64.b64decode(shot["data"]))
         time.sleep(max(0.0, 3.6 - (time.monotonic() - t0)))
         values = robots[2].values(t0)
         leds = {(a, v) for _, a, v in values if a in (0x0F, 0x10)}
@@ -430,13 +496,55 @@ def main():
         finally:
             os.kill(drivers["Cy"].p.pid, signal.SIGCONT)
 
+        # The keyless robot: Stop reaches it (a stop-all needs no key there); its tile says what was sent and that it answered.
+        click(KEYLESS, "stop")
+        try:
+            page.wait_for(f"document.querySelector('.row[data-robot=\"{KEYLESS}\"] .link').textContent.includes('stop sent')"
+                          f" && document.querySelector('.row[data-robot=\"{KEYLESS}\"] .link').textContent.includes('answered stopped')",
+                          timeout=3, what="the keyless tile saying the stop was sent and answered")
+            state = page.evaluate(f"document.querySelector('.row[data-robot=\"{KEYLESS}\"]').dataset.state")
+            check("Stop on the keyless robot: its tile says the stop was sent and answered (unsigned), and it stays NOT WATCHED",
+                  state == "not-watched", state)
+        except AssertionError as e:
+            check("Stop on the keyless robot shows what the teacher can know", False, repr(e))
+
+        # A receiver is SIGKILLed while Gia drives its robot: it cannot write the safe state, so the robot
+        # may still be moving. Its tile turns OFFLINE and stays until the teacher dismisses it.
+        killed = robots[int(KILLED.split()[1]) - 1]
+        t0 = time.monotonic()
+        os.kill(killed.receiver.p.pid, signal.SIGKILL)
+        offline = f"(document.querySelector('.row[data-robot=\"{KILLED}\"]') || {{dataset: {{}}}}).dataset.state === 'offline'"
+        try:
+            page.wait_for(offline, timeout=5, what=f"{KILLED} OFFLINE")
+            took = time.monotonic() - t0
+            check(f"a SIGKILLed receiver: its tile turns OFFLINE {took * 1000:.0f} ms later (limit 2500)", took <= 2.5, took)
+            counts = summary_counts(page)
+            check(f"the summary counts it offline, and only it ({counts['offline']} offline, {counts['not-watched']} not watched)",
+                  counts["offline"] == 1 and counts["not-watched"] == 1, counts)
+            time.sleep(max(0.0, 10.0 - (time.monotonic() - t0 - took)))
+            still = page.evaluate(offline)
+            note = page.evaluate(f"document.querySelector('.row[data-robot=\"{KILLED}\"]').classList.contains('lost')")
+            check(f"10 s later it is still there, OFFLINE and flagged as possibly moving", still and note, (still, note))
+            one_screen(page, expect=CLASS + 1, what="31 robots, one of them OFFLINE,")
+            if SCREENSHOT:
+                # The picture for docs/teacher-dashboard.md: 31 robots on a 1280 × 800 screen, robot 2 stopped by
+                # the teacher, robot 6 OFFLINE (its receiver killed), robot 31 without a teacher key. Not a check.
+                shot = page.call("Page.captureScreenshot", format="png")
+                with open(SCREENSHOT, "wb") as f:
+                    f.write(base64.b64decode(shot["data"]))
+            click(KILLED, "dismiss")
+            page.wait_for(f"!document.querySelector('.row[data-robot=\"{KILLED}\"]')", timeout=2, what="the dismissed tile gone")
+            check("Dismiss: the teacher forgets the dead robot's tile", True)
+        except AssertionError as e:
+            check("a SIGKILLed receiver's tile stays OFFLINE until dismissed", False, repr(e))
+
         game_round(page, tmp)
 
-        # A 360-px phone: rows stack, nothing scrolls sideways.
+        # A 360-px phone: tiles stack, nothing scrolls sideways.
         page.call("Emulation.setDeviceMetricsOverride", width=360, height=780, deviceScaleFactor=2, mobile=True)
         time.sleep(0.3)
         narrow = page.evaluate("({w: document.documentElement.scrollWidth, rows: [...document.querySelectorAll('.row')].map(r => r.getBoundingClientRect().width)})")
-        check(f"on a 360-px phone the rows stack and nothing scrolls sideways ({narrow['w']} px)",
+        check(f"on a 360-px phone the tiles stack and nothing scrolls sideways ({narrow['w']} px)",
               narrow["w"] <= 360 and all(w <= 360 for w in narrow["rows"]), narrow)
 
         s, headers, csv = http(f"{base}/teacher/log.csv", cookie=session_cookie)
@@ -458,8 +566,6 @@ def main():
         check("the round's result is in the lesson's log (a game-result event: Eve 5 points)",
               results == ["round 1, 1 player: 1. Eve 5"] and "game-result" in csv, results)
 
-        logout(page, base, port, session_cookie)
-
         codes = [http(f"{base}/teacher/login", data="key=guess")[0] for _ in range(14)]
         check("wrong keys are rate limited (429 after a burst)", 429 in codes and codes[0] == 401, codes)
         # Per client address: the guesser at 127.0.0.1 is throttled, the teacher at 127.0.0.2 is not.
@@ -480,6 +586,21 @@ def main():
               all(" 403 " in st + " " for st in statuses) and second == 1 and first <= 1 and (first == 1 or before > 0),
               (statuses, before, logged))
 
+        # 60 robots on the laptop screen: the page as it draws a push of 60 rows (its socket closed first,
+        # so no real push redraws it).
+        page.call("Emulation.setDeviceMetricsOverride", width=1280, height=800, deviceScaleFactor=1, mobile=False)
+        page.evaluate("(() => { socket.onclose = null; socket.onmessage = null; socket.close();"
+                      " const states = ['driving', 'free', 'teacher-stop', 'failsafe', 'driving'];"
+                      " render(Array.from({length: 60}, (_, i) => ({id: 'x' + i, label: 'robot ' + (i + 1), name: 'robot ' + (i + 1), age: 100,"
+                      " offline: false, state: states[i % 5], driver: i % 5 === 1 ? '' : 'Student ' + (i + 1), rttMean: 4, rttMax: 9, loss: 0,"
+                      " cause: 'silence'})), [], 0); })()")
+        time.sleep(0.3)
+        one_screen(page, expect=60, what="60 robots")
+        # Last, as it ends the page's session: the real dashboard back first.
+        page.evaluate("location.reload()")
+        page.wait_for(f"typeof socket !== 'undefined' && socket.readyState === 1 && document.querySelectorAll('.row').length >= {CLASS}",
+                      timeout=10, what="the dashboard again after a reload")
+        logout(page, base, port, session_cookie)
         rc = web.stop(signal.SIGINT)
         check("the server exits 0 on SIGINT", rc == 0, rc)
         for r in robots[:4]:

@@ -87,7 +87,7 @@ struct Web: ParsableCommand {
     @Flag(help: "Do not print the URL as a QR code.")
     var noQr = false
 
-    @Option(help: ArgumentHelp("Serve the teacher's dashboard at /teacher; its login takes the key in this file (the receivers' --teacher-key).",
+    @Option(help: ArgumentHelp("Serve the teacher's dashboard at /teacher; its login takes the key in this file (the same key file as the receivers' --teacher-key-file).",
                                valueName: "file"))
     var teacherKeyFile: String?
 

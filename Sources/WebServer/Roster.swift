@@ -21,6 +21,14 @@ struct Roster: Sendable, Equatable {
     /// The students of `robot` (by its display name), in file order.
     func students(of robot: String) -> [String] { entries.filter { $0.robot == robot }.map(\.student) }
 
+    /// Where the roster first names each robot (lower-cased name → position): the dashboard
+    /// shows the roster's robots in this order, then the others.
+    var robotOrder: [String: Int] {
+        var order: [String: Int] = [:]
+        for e in entries where order[e.robot.lowercased()] == nil { order[e.robot.lowercased()] = order.count }
+        return order
+    }
+
     static func load(_ path: String) throws(RosterError) -> Roster {
         let text: String
         do {

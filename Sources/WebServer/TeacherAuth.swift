@@ -6,7 +6,7 @@ import Synchronization
 import SystemIO
 
 /// Who may see `/teacher`: the teacher key typed into a login form, then a session cookie
-/// (`HttpOnly; Secure; SameSite=Strict`, 256 random bits, 12 hours). Attempts are rate limited
+/// (`HttpOnly; Secure; SameSite=Strict`, no `Secure` on `--plain-http`; 256 random bits, 12 hours). Attempts are rate limited
 /// per client address (a burst of 10, then one every 2 s: a key of a few words is out of reach,
 /// and a student who hammers the form slows only their own address) and for everyone together
 /// (a burst of 40, then 2 a second: many addresses guess no faster). Wrong attempts are counted
@@ -31,7 +31,14 @@ final class TeacherAuth: Sendable {
     private let digest: [UInt8]
     private let state = Mutex(State())
 
-    init(key: String) { digest = Self.hash(key) }
+    /// False on `--plain-http`: a browser drops a `Secure` cookie that came over plain HTTP
+    /// (from anywhere but localhost), so the teacher could never log in from another machine.
+    let secureCookie: Bool
+
+    init(key: String, secureCookie: Bool = true) {
+        digest = Self.hash(key)
+        self.secureCookie = secureCookie
+    }
 
     private static func hash(_ s: String) -> [UInt8] { Array(SHA256.hash(data: Array(s.utf8))) }
 
@@ -95,8 +102,13 @@ final class TeacherAuth: Sendable {
         return nil
     }
 
-    static func setCookie(_ token: String) -> String {
-        "\(cookie)=\(token); Path=/teacher; Max-Age=\(12 * 3600); HttpOnly; Secure; SameSite=Strict"
+    /// `HttpOnly; Secure; SameSite=Strict`, without `Secure` on `--plain-http`.
+    func setCookie(_ token: String) -> String {
+        "\(Self.cookie)=\(token); Path=/teacher; Max-Age=\(12 * 3600); HttpOnly;\(secureCookie ? " Secure;" : "") SameSite=Strict"
+    }
+
+    var clearCookie: String {
+        "\(Self.cookie)=; Path=/teacher; Max-Age=0; HttpOnly;\(secureCookie ? " Secure;" : "") SameSite=Strict"
     }
 }
 

@@ -14,7 +14,9 @@ import SystemIO
 /// that signed (its robot id, else its signed display name, §7.6.1). The `watch-report`s,
 /// `teacher-reply`s and `stop-all reply`s that come back fill one row per robot; the teacher's
 /// buttons become signed stop-alls and teacher commands aimed the same way. One thread, one
-/// socket per robot (so a reply's robot is its socket), polled with a 50 ms timeout.
+/// socket per robot (so a reply's robot is its socket), polled with a 50 ms timeout and woken at
+/// once by a queued command. A command's signed reply changes its row at once
+/// (``WatchReport/after(_:)``), the next report confirms it.
 ///
 /// Identity only from signatures: a row's name, its robot id and the target of every signed
 /// command come from messages that verify under the teacher key (a reply answering one of our
@@ -24,6 +26,18 @@ import SystemIO
 /// listed as a robot gets only unsigned queries, so it has nothing to forward to a real robot.
 /// A reply that does not verify is shown as what it is (``Row/unverified``) and changes
 /// nothing else; the row's buttons stay off and say why (``Row/off``).
+///
+/// A robot whose answers come unsigned (a receiver without a teacher key, ``Row/keyless``) is
+/// labelled by its address or the roster/`--peer` label, never by what it says, and takes one
+/// thing only: Stop, sent to the address it answered from as a stop-all signed for the whole
+/// session (empty target). Forwarded anywhere, that can only stop a robot of the session, which
+/// is safe; a release, a kick, a lock or an identify is never sent that way.
+///
+/// A robot that has answered once keeps its row while the lesson runs: when DNS-SD no longer
+/// lists it (a killed receiver's responder withdraws its service), the row stays, marked
+/// ``Row/gone``, and is still asked at its last address, until it is listed again or the
+/// teacher dismisses it (``dismiss(robot:)``). A killed receiver cannot write the safe state:
+/// its robot may still be moving.
 final class TeacherLink: Sendable {
     struct Row: Sendable {
         var id: String
@@ -43,12 +57,26 @@ final class TeacherLink: Sendable {
         var off: String?
         /// The outcome of the last stop-all sent to it.
         var stop: String?
+        /// Its answers come unsigned (no teacher key on it) and it has proven nothing: it takes
+        /// only Stop, a session-wide signed stop-all to its address. Cleared once it proves the key.
+        var keyless = false
+        /// The last stop or release sent to it ("stop", "release") and when: all the dashboard
+        /// knows of a keyless robot, with ``stop``.
+        var sent: (action: String, at: ContinuousClock.Instant)?
+        /// Where it last answered from (a kept row is still asked there).
+        var reachedAt: SocketAddress?
+        /// No longer among the hub's robots (DNS-SD removed it) but answered during the lesson:
+        /// kept, and asked at its last address, until it is back or dismissed.
+        var gone = false
     }
 
     /// The row's buttons are off until the robot proves the key.
     static let notReached = "not reached yet: no answer signed with the teacher key from this robot so far"
     static let notProven = "its buttons are off: this robot has not proven the teacher key (a receiver started without "
         + "--teacher-key or with another key, or not a robot at all), so the dashboard neither watches nor commands it"
+    /// A keyless robot's other buttons: only Stop can be sent safely without its name.
+    static let keylessOff = "no teacher key on this robot: only Stop reaches it (a stop-all for the whole session, sent to "
+        + "the address it answered from); Release, Identify, Kick and Lock need the teacher key on the robot"
 
     enum Command: Sendable {
         case stop, release, identify, kick(String), lock(String), unlock
@@ -57,6 +85,8 @@ final class TeacherLink: Sendable {
     private struct State: Sendable {
         var rows: [String: Row] = [:]
         var dashboardsUntil: ContinuousClock.Instant?
+        /// When the robots began to be watched this time (no dashboard was open before).
+        var watchingSince: ContinuousClock.Instant?
         var queue: [(robot: String, command: Command)] = []
         var stopped = false
         /// Roster students seen driving their robot during this lesson.
@@ -68,6 +98,8 @@ final class TeacherLink: Sendable {
         /// last logged.
         var dropped = 0
         var droppedLogged: (count: Int, at: ContinuousClock.Instant)?
+        /// Rows the teacher dismissed, and when: hidden until the robot answers again.
+        var dismissed: [String: ContinuousClock.Instant] = [:]
     }
 
     /// A dropped report is logged at once the first time, then at most once per this (with the
@@ -84,6 +116,8 @@ final class TeacherLink: Sendable {
     let events: TeacherLog
     let roster: Roster?
     private let done: EventFlag
+    /// Raised by ``enqueue(_:robot:)``: a command leaves at once, not at the next poll timeout.
+    private let wake: EventFlag
 
     init(hub: PhoneHub, teacherKey: String, session: String, events: TeacherLog, roster: Roster? = nil, logger: Logger) throws {
         self.hub = hub
@@ -95,27 +129,79 @@ final class TeacherLink: Sendable {
         self.roster = roster
         self.logger = logger
         done = try EventFlag()
+        wake = try EventFlag()
     }
 
     /// A dashboard is open: keep watching for the next 3 s.
     func dashboardOpen() {
-        state.withLock { $0.dashboardsUntil = .now + TeacherCommand.watchLifetime }
+        let now = ContinuousClock.now
+        state.withLock { s in
+            if s.dashboardsUntil.map({ $0 < now }) ?? true { s.watchingSince = now }
+            s.dashboardsUntil = now + TeacherCommand.watchLifetime
+        }
     }
+
+    /// Since when the robots have been watched without a break: a robot silent since before
+    /// then was simply not asked, and is not OFFLINE until it has had time to answer.
+    var watchingSince: ContinuousClock.Instant? { state.withLock { $0.watchingSince } }
 
     func enqueue(_ command: Command, robot: String) {
         state.withLock { if $0.queue.count < 256 { $0.queue.append((robot, command)) } }
+        wake.raise()
     }
 
-    /// The rows in the hub's order, with each robot's age ("last heard").
+    /// The teacher dismisses a row: hidden until its robot answers again; a robot DNS-SD no
+    /// longer lists is forgotten (and no longer asked).
+    func dismiss(robot: String) {
+        let listed = hub.robots.contains { $0.id == robot }
+        state.withLock { s in
+            guard s.rows[robot] != nil || listed else { return }
+            if listed {
+                s.dismissed[robot] = .now
+            } else {
+                s.rows[robot] = nil
+                s.dismissed[robot] = nil
+            }
+            s.version += 1
+        }
+        events.record(robot: robot, event: "teacher-dismiss", detail: "")
+    }
+
+    /// The hub's robots, then those it no longer lists that answered during the lesson
+    /// (``Row/gone``), without the dismissed ones, with each robot's age ("last heard").
     func rows() -> [Row] {
         let robots = hub.robots
         return state.withLock { s in
-            robots.map { r in
+            var out: [Row] = []
+            for r in robots {
                 var row = s.rows[r.id] ?? Row(id: r.id, label: r.name, off: Self.notReached)
                 row.label = r.name
                 row.address = "\(r.peer.address)"
-                return row
+                s.rows[r.id]?.label = r.name
+                if let at = s.dismissed[r.id] {
+                    guard let heard = row.heard, heard > at else { continue }
+                    s.dismissed[r.id] = nil
+                }
+                out.append(row)
             }
+            let listed = Set(robots.map(\.id))
+            for (id, row) in s.rows where !listed.contains(id) && row.heard != nil && s.dismissed[id] == nil {
+                var row = row
+                row.gone = true
+                out.append(row)
+            }
+            return out
+        }
+    }
+
+    /// The robots to keep a socket for beside the hub's: those kept as ``Row/gone``.
+    private func keptRobots(besides listed: Set<String>) -> [String: SocketAddress] {
+        state.withLock { s in
+            var kept: [String: SocketAddress] = [:]
+            for (id, row) in s.rows where !listed.contains(id) && row.heard != nil && s.dismissed[id] == nil {
+                if let address = row.reachedAt { kept[id] = address }
+            }
+            return kept
         }
     }
 
@@ -161,6 +247,9 @@ final class TeacherLink: Sendable {
         /// The nonces of the last queries and commands sent to it: a reply to anything else is
         /// not ours.
         var sent: [UInt64] = []
+        /// What the teacher asked by each of those nonces (queries and watches are not here): a
+        /// signed reply changes the row by it at once.
+        var asked: [UInt64: Command] = [:]
         /// The nonces of the last queries (their replies name the robot and are not a stop's outcome).
         var queries: [UInt64] = []
         /// The next `query` (while the robot is unproven or silent).
@@ -206,8 +295,12 @@ final class TeacherLink: Sendable {
                         s.version += 1
                     }
                 }
-                let ids = Set(robots.map(\.id))
-                for id in links.keys where !ids.contains(id) { links[id]?.socket.close(); links[id] = nil }
+                let listed = Set(robots.map(\.id))
+                let kept = keptRobots(besides: listed)
+                for (id, address) in kept where links[id] == nil {
+                    if let s = try? UDPSocket.sender(for: address) { links[id] = Link(socket: s, address: address) }
+                }
+                for id in links.keys where !listed.contains(id) && kept[id] == nil { links[id]?.socket.close(); links[id] = nil }
                 order = Array(links.keys)
             }
 
@@ -236,12 +329,22 @@ final class TeacherLink: Sendable {
                 guard links[robot] != nil else { continue }
                 // A command names its receiver (so a captured one is refused by every other), as
                 // a signed reply named it: a robot that has not proven the key gets none.
+                let keyless = state.withLock { s in s.rows[robot]?.keyless ?? false }
+                if links[robot]!.proven == nil, keyless, case .stop = command {
+                    // No name to aim at: a stop for the whole session, to the address it answered
+                    // from only. Wherever it ends up, it can only stop a robot.
+                    markSent("stop", robot: robot)
+                    send(.stopAll(stopAll(.stop, target: "")), on: &links[robot]!, connection: connection, repeats: 9, command: command)
+                    continue
+                }
                 guard let target = links[robot]!.proven?.target else {
                     let why = state.withLock { s in s.rows[robot]?.off ?? Self.notReached }
                     events.record(robot: links[robot]!.proven?.name ?? "\(links[robot]!.address)", event: "not-sent",
                                   detail: "\(Self.commandName(command)): \(why)")
                     continue
                 }
+                if case .stop = command { markSent("stop", robot: robot) }
+                if case .release = command { markSent("release", robot: robot) }
                 let message: ControlMessage = switch command {
                 case .stop: .stopAll(stopAll(.stop, target: target))
                 case .release: .stopAll(stopAll(.release, target: target))
@@ -254,7 +357,7 @@ final class TeacherLink: Sendable {
                 // a teacher command twice more if unanswered (a repeat's nonce is refused as used).
                 var repeats = 2
                 if case .stopAll = message { repeats = 9 }
-                send(message, on: &links[robot]!, connection: connection, repeats: repeats)
+                send(message, on: &links[robot]!, connection: connection, repeats: repeats, command: command)
             }
             // Repeats due.
             for id in links.keys {
@@ -269,7 +372,9 @@ final class TeacherLink: Sendable {
             }
             // Wait for replies; read the sockets that have some.
             let fds = order.map { (fd: links[$0]!.socket.descriptor.rawValue, events: Poller.Events.readable) }
+                + [(fd: wake.descriptor.rawValue, events: Poller.Events.readable)]
             let ready = (try? Poller.wait(fds, until: .now + .milliseconds(50))) ?? []
+            if ready.last.map({ !$0.isEmpty }) ?? false { wake.clear() }
             for (i, id) in order.enumerated() where i < ready.count && !ready[i].isEmpty {
                 while let (length, from) = try? links[id]!.socket.receive(into: &buffer) {
                     guard length <= buffer.count, let d = try? ControlDatagram.decode(Array(buffer[..<length])) else { continue }
@@ -346,6 +451,7 @@ final class TeacherLink: Sendable {
                 row.report = report
                 row.name = report.name
                 row.heard = now
+                row.reachedAt = link.address
                 if let roster, roster.students(of: report.name).contains(report.driver) { s.arrived.insert(report.driver) }
                 row.refusal = nil
                 s.rows[robot] = row
@@ -363,6 +469,7 @@ final class TeacherLink: Sendable {
             proven(Identity(name: reply.displayName, robotID: link.proven?.robotID), robot: robot, link: &link)
             guard reply.outcome == .refused else {
                 if reply.action != .watch { events.record(robot: reply.displayName, event: reply.action.name, detail: "done") }
+                if let command = link.asked[reply.nonce] { changeRow(robot, by: command) }
                 return
             }
             // A repeat of a command already taken is refused as a replay: not news.
@@ -371,6 +478,7 @@ final class TeacherLink: Sendable {
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 row.refusal = reply.text
                 row.heard = now
+                row.reachedAt = link.address
                 s.rows[robot] = row
                 s.version += 1
             }
@@ -381,6 +489,19 @@ final class TeacherLink: Sendable {
             guard reply.verify(key: key) else {
                 unverified(name: reply.displayName, signed: !reply.mac.isEmpty, text: reply.outcome == .refused ? reply.text : "",
                            robot: robot, link: link)
+                // A keyless robot's answer to the stop sent to it: shown as an answer, not as proof.
+                if link.proven == nil, reply.mac.isEmpty, !link.queries.contains(reply.nonce), link.asked[reply.nonce] != nil {
+                    link.pending.removeAll { $0.nonce == reply.nonce }
+                    let text = (reply.outcome == .refused ? "refused: \(DisplayText.sanitised(reply.text).prefix(120))" : reply.outcome == .stopped ? "stopped" : "released")
+                        + " (unsigned)"
+                    events.record(robot: "\(link.address)", event: "stop-all", detail: text)
+                    state.withLock { s in
+                        var row = s.rows[robot] ?? Row(id: robot, label: robot)
+                        if row.stop != text { s.version += 1 }
+                        row.stop = text
+                        s.rows[robot] = row
+                    }
+                }
                 return
             }
             link.pending.removeAll { $0.nonce == reply.nonce }
@@ -394,9 +515,11 @@ final class TeacherLink: Sendable {
             events.record(robot: reply.displayName, event: "stop-all", detail: text)
             state.withLock { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
+                if row.stop != text { s.version += 1 }
                 row.stop = text
                 s.rows[robot] = row
             }
+            if reply.outcome != .refused, let command = link.asked[reply.nonce] { changeRow(robot, by: command) }
         default:
             break
         }
@@ -411,17 +534,20 @@ final class TeacherLink: Sendable {
         let off: String? = identity.target == nil ? "its buttons are off: the robot signed a reply naming neither a robot id nor a display name" : nil
         state.withLock { s in
             var row = s.rows[robot] ?? Row(id: robot, label: robot)
-            if row.name != identity.name || row.off != off || row.unverified != nil { s.version += 1 }
+            if row.name != identity.name || row.off != off || row.unverified != nil || row.keyless { s.version += 1 }
             row.name = identity.name
             row.off = off
             row.unverified = nil
+            row.keyless = false
+            row.reachedAt = link.address
             s.rows[robot] = row
         }
     }
 
     /// An answer to one of our nonces that does not verify under the teacher key: shown as what
     /// it is, logged once per change. It names nothing and aims nothing; an unproven robot's
-    /// buttons stay off.
+    /// buttons stay off, but Stop if the answer came unsigned (``Row/keyless``). It answered
+    /// from the robot's address: the row was heard.
     private func unverified(name: String, signed: Bool, text: String, robot: String, link: Link) {
         let claim = String(DisplayText.sanitised(name).prefix(40))
         let why = text.isEmpty ? "" : ": " + String(DisplayText.sanitised(text).prefix(120))
@@ -429,9 +555,13 @@ final class TeacherLink: Sendable {
             + "calls itself \"\(claim)\")\(why)"
         let changed = state.withLock { s -> Bool in
             var row = s.rows[robot] ?? Row(id: robot, label: robot)
-            guard row.unverified != note else { return false }
+            row.heard = .now
+            row.reachedAt = link.address
+            let keyless = link.proven == nil && !signed
+            guard row.unverified != note || row.keyless != keyless else { s.rows[robot] = row; return false }
             row.unverified = note
-            if link.proven == nil { row.off = Self.notProven }
+            row.keyless = keyless
+            if link.proven == nil { row.off = keyless ? Self.keylessOff : Self.notProven }
             s.rows[robot] = row
             s.version += 1
             return true
@@ -439,7 +569,28 @@ final class TeacherLink: Sendable {
         if changed { events.record(robot: "\(link.address)", event: "unverified-reply", detail: note) }
     }
 
-    private func send(_ message: ControlMessage, on link: inout Link, connection: UInt32, repeats: Int) {
+    /// A signed reply says the command was done: the row shows it now, not at the next report.
+    private func changeRow(_ robot: String, by command: Command) {
+        state.withLock { s in
+            guard let report = s.rows[robot]?.report else { return }
+            let changed = report.after(command)
+            guard changed != report else { return }
+            s.rows[robot]?.report = changed
+            s.version += 1
+        }
+    }
+
+    private func markSent(_ action: String, robot: String) {
+        state.withLock { s in
+            var row = s.rows[robot] ?? Row(id: robot, label: robot)
+            row.sent = (action, .now)
+            row.stop = nil
+            s.rows[robot] = row
+            s.version += 1
+        }
+    }
+
+    private func send(_ message: ControlMessage, on link: inout Link, connection: UInt32, repeats: Int, command: Command? = nil) {
         let datagram = ControlDatagram(header: ControlHeader(type: message.type, connection: connection),
                                        payload: message.encodePayload()[...]).encode()
         _ = try? link.socket.send(datagram, to: link.address)
@@ -455,7 +606,11 @@ final class TeacherLink: Sendable {
         }
         if let nonce {
             link.sent.append(nonce)
-            if link.sent.count > 32 { link.sent.removeFirst(link.sent.count - 32) }
+            if let command { link.asked[nonce] = command }
+            if link.sent.count > 32 {
+                for old in link.sent.prefix(link.sent.count - 32) { link.asked[old] = nil }
+                link.sent.removeFirst(link.sent.count - 32)
+            }
         }
         if repeats > 0, let nonce {
             link.pending.append((nonce, datagram, repeats, .now + .milliseconds(50)))

@@ -27,7 +27,8 @@ struct TeacherDashboard: Sendable {
 
     func install(_ router: Router<SocketRequestContext>, sockets: Router<SocketRequestContext>) {
         router.get("/teacher") { request, _ -> Response in
-            auth.admits(request.headers) ? TeacherAssets.response(.dashboard) : TeacherAssets.login(status: .unauthorized, message: nil)
+            auth.admits(request.headers) ? TeacherAssets.response(.dashboard)
+                : TeacherAssets.login(status: .unauthorized, message: nil, plain: !auth.secureCookie)
         }
         router.post("/teacher/login") { request, context -> Response in
             let body = try await request.body.collect(upTo: 4096)
@@ -37,13 +38,15 @@ struct TeacherDashboard: Sendable {
                 link.events.record(robot: "", event: "login", detail: "teacher logged in")
                 var headers = HTTPFields()
                 headers[.location] = "/teacher"
-                headers[.setCookie] = TeacherAuth.setCookie(token)
+                headers[.setCookie] = auth.setCookie(token)
                 return Response(status: .seeOther, headers: headers)
             case .wrong:
                 logger.warning("teacher login: wrong key", metadata: ["failed": "\(auth.failed)"])
-                return TeacherAssets.login(status: .unauthorized, message: "That is not the teacher key. Check it and try again.")
+                return TeacherAssets.login(status: .unauthorized, message: "That is not the teacher key. Check it and try again.",
+                                           plain: !auth.secureCookie)
             case .throttled:
-                return TeacherAssets.login(status: .tooManyRequests, message: "Too many attempts: wait a few seconds, then try again.")
+                return TeacherAssets.login(status: .tooManyRequests, message: "Too many attempts: wait a few seconds, then try again.",
+                                           plain: !auth.secureCookie)
             }
         }
         // Ends the cookie's session: every dashboard socket opened with it closes at once and
@@ -52,7 +55,7 @@ struct TeacherDashboard: Sendable {
             if auth.logout(request.headers) { link.events.record(robot: "", event: "logout", detail: "teacher logged out") }
             var headers = HTTPFields()
             headers[.location] = "/teacher"
-            headers[.setCookie] = "\(TeacherAuth.cookie)=; Path=/teacher; Max-Age=0; HttpOnly; Secure; SameSite=Strict"
+            headers[.setCookie] = auth.clearCookie
             return Response(status: .seeOther, headers: headers)
         }
         router.get("/teacher/teacher.css") { _, _ in TeacherAssets.response(.style) }
@@ -103,7 +106,8 @@ struct TeacherDashboard: Sendable {
                     if now - pushed.at >= Self.pushPeriod || (version != pushed.version && now - pushed.at >= Self.pushSoonest) {
                         link.dashboardOpen()
                         try await outbound.write(.text(TeacherRows.json(link.rows(), now: now, roster: link.roster, missing: link.missing(),
-                                                                        game: game.snapshot, dropped: link.droppedReports)))
+                                                                        game: game.snapshot, dropped: link.droppedReports,
+                                                                        watchingSince: link.watchingSince)))
                         pushed = (version, now)
                     }
                     try await Task.sleep(for: .milliseconds(25))
@@ -128,7 +132,8 @@ struct TeacherDashboard: Sendable {
     }
 
     /// `{"t":"stop"|"release"|"identify"|"kick"|"lock"|"unlock","robot":ID|"*","arg":TEXT}`,
-    /// `{"t":"game-start"}`, `{"t":"game-end"}`.
+    /// `{"t":"dismiss","robot":ID}` (forget a silent robot's row), `{"t":"game-start"}`,
+    /// `{"t":"game-end"}`.
     func command(_ text: String) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
               let t = object["t"] as? String else { return }
@@ -138,6 +143,10 @@ struct TeacherDashboard: Sendable {
         default: break
         }
         guard let robot = object["robot"] as? String else { return }
+        if t == "dismiss" {
+            if robot != "*" { link.dismiss(robot: robot) }
+            return
+        }
         let arg = String((object["arg"] as? String ?? "").prefix(64))
         let command: TeacherLink.Command
         switch t {
@@ -167,16 +176,48 @@ struct TeacherDashboard: Sendable {
 
 /// The rows as the dashboard reads them.
 enum TeacherRows {
+    /// A robot silent this long (or never heard) is OFFLINE: four reports missed (§7.12).
+    static let offlineAfter: Duration = .seconds(2)
+
+    /// The order of the tiles: the roster's robots in the roster's order, then the others in
+    /// natural order of their names ("robot 2" before "robot 10").
+    static func ordered(_ rows: [TeacherLink.Row], roster: Roster?) -> [TeacherLink.Row] {
+        let place = roster?.robotOrder ?? [:]
+        // By what the page shows: the signed name, else the address (an unproven robot's own
+        // words order nothing either).
+        let keyed = rows.map { row in
+            let shown = row.name ?? row.address ?? row.label
+            return (row: row, name: shown, place: place[shown.lowercased()] ?? Int.max)
+        }
+        return keyed.sorted { a, b in
+            if a.place != b.place { return a.place < b.place }
+            if a.name != b.name { return NaturalOrder.less(a.name, b.name) }
+            return a.row.id < b.row.id
+        }.map(\.row)
+    }
+
     /// `dropped`: watch reports the link dropped as forged or stale (Protocol.md §7.12); the page
-    /// says so under the header when there are any.
+    /// says so under the header when there are any. Each row: `offline` (silent for
+    /// ``offlineAfter`` or never heard), `gone` (no longer listed by DNS-SD, kept until back or
+    /// dismissed), `keyless` (answers unsigned: only Stop reaches it, as a stop-all
+    /// for the whole session sent to its address), `sent` and
+    /// `sentAge` (the last stop or release sent to it, ms ago).
+    /// `watchingSince`: when the link began watching without a break (a robot is not offline
+    /// for the silence before it was asked).
     static func json(_ rows: [TeacherLink.Row], now: ContinuousClock.Instant, roster: Roster? = nil, missing: [String] = [],
-                     game: TeacherGame.Board? = nil, dropped: Int = 0) -> String {
-        let list: [[String: Any]] = rows.map { row in
+                     game: TeacherGame.Board? = nil, dropped: Int = 0, watchingSince: ContinuousClock.Instant? = nil) -> String {
+        let list: [[String: Any]] = ordered(rows, roster: roster).map { row in
             var o: [String: Any] = ["id": row.id, "label": row.label]
             if let heard = row.heard { o["age"] = Int((now - heard) / .milliseconds(1)) }
+            let since = [row.heard, watchingSince].compactMap { $0 }.max()
+            o["offline"] = since.map { now - $0 > offlineAfter } ?? true
+            if row.gone { o["gone"] = true }
+            if row.keyless { o["keyless"] = true }
+            if let sent = row.sent { o["sent"] = sent.action; o["sentAge"] = Int((now - sent.at) / .milliseconds(1)) }
             if let refusal = row.refusal { o["refusal"] = refusal }
             if let stop = row.stop { o["stop"] = stop }
             if let name = row.name { o["name"] = name }
+            if let students = roster?.students(of: row.name ?? row.label), !students.isEmpty { o["students"] = students }
             if let address = row.address { o["address"] = address }
             if let unverified = row.unverified { o["unverified"] = unverified }
             if let off = row.off { o["off"] = off }
@@ -226,10 +267,15 @@ enum TeacherAssets {
         return response(bytes, type: type, status: .ok)
     }
 
-    static func login(status: HTTPResponse.Status, message: String?) -> Response {
+    /// `plain`: served over `--plain-http`, and the form says what that means.
+    static func login(status: HTTPResponse.Status, message: String?, plain: Bool = false) -> Response {
         var page = String(decoding: PackageResources.teacher_login_html, as: UTF8.self)
         let note = message.map { "<p class=\"error\" role=\"alert\">\(escape($0))</p>" } ?? ""
         page = page.replacingOccurrences(of: "<!--MESSAGE-->", with: note)
+        if plain {
+            page = page.replacingOccurrences(of: "<!--PLAIN-->", with: "<p class=\"plain\">Plain HTTP (<code>--plain-http</code>): the key "
+                                             + "crosses the network unencrypted. Use it on one machine or on a network you trust only.</p>")
+        }
         return response(Array(page.utf8), type: "text/html; charset=utf-8", status: status)
     }
 

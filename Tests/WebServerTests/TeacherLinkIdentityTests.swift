@@ -103,10 +103,11 @@ import Testing
 
     /// Attack 1 of the review: a plain socket listed as a robot (`--peer`) answers unsigned
     /// (named "", then named like the real robot, then with a formula). The teacher presses every
-    /// button on its row and Stop all. Everything the socket got, forwarded to a real receiver
-    /// of the session, is obeyed by none: nothing signed reached it at all. Its row says what it
-    /// is and why its buttons are off, never takes its claimed name, and the lesson's CSV holds
-    /// its formula as text.
+    /// button on its row and Stop all. It answers unsigned, as a keyless robot would: its Stop is a
+    /// stop-all signed for the whole session, sent to it; everything else is not sent. Everything
+    /// the socket got, forwarded to a real receiver of the session, can do nothing but stop it.
+    /// Its row says what it is and why its other buttons are off, never takes its claimed name,
+    /// and the lesson's CSV holds its formula as text.
     @Test(arguments: ["", "robot-1", formula])
     func aPlainSocketAnsweringUnsignedGetsNothingAReceiverWouldObey(calledItself: String) throws {
         let fake = try StandIn(name: calledItself, key: nil)
@@ -126,7 +127,7 @@ import Testing
         for command: TeacherLink.Command in [.kick("bye"), .lock("Mallory"), .unlock, .release, .stop, .identify] {
             dashboard.link.enqueue(command, robot: "r0")
         }
-        fake.pump(for: .seconds(2)) { dashboard.log.components(separatedBy: ",not-sent,").count - 1 >= 6 }
+        fake.pump(for: .seconds(2)) { dashboard.log.components(separatedBy: ",not-sent,").count - 1 >= 5 }
 
         // Everything the socket got, forwarded to a real receiver: nothing is obeyed.
         var robot = Self.receiver()
@@ -141,21 +142,24 @@ import Testing
                 }
             }
         }
-        #expect(obeyed.isEmpty, "a real receiver obeys what the fake robot was sent: \(obeyed)")
-        // Not even signed for someone else: the socket got only unsigned queries.
+        #expect(obeyed.allSatisfy { $0 == "stop" }, "a real receiver obeys more than a stop of what the fake robot was sent: \(obeyed)")
+        // Unsigned queries, and the stop: a stop-all `stop` for the whole session. Nothing else.
+        var stops = 0
         let kinds = fake.received.compactMap { bytes -> String? in
             guard let d = try? ControlDatagram.decode(bytes), let m = try? ControlMessage.decode(type: d.header.type, payload: d.payload)
             else { return "undecodable" }
             if case .stopAll(let c) = m, c.action == .query { return nil }
+            if case .stopAll(let c) = m, c.action == .stop, c.target.isEmpty, c.verify(key: Self.macKey) { stops += 1; return nil }
             return "\(m.type)"
         }
-        #expect(kinds.isEmpty, "the fake robot got more than queries: \(kinds)")
+        #expect(kinds.isEmpty, "the fake robot got more than queries and a stop: \(kinds)")
+        #expect(stops > 0, "Stop on a robot answering unsigned sent no stop")
         #expect(!fake.received.isEmpty, "the dashboard never asked the robot who it is")
 
         // The row never took its name; the log says what happened, formulas as text.
         #expect(row["name"] == nil && dashboard.link.rows().allSatisfy { $0.name == nil }, "\(row)")
         let csv = dashboard.log
-        #expect(csv.components(separatedBy: ",not-sent,").count - 1 >= 6, "the refused buttons are not in the log: \(csv)")
+        #expect(csv.components(separatedBy: ",not-sent,").count - 1 >= 5, "the refused buttons are not in the log: \(csv)")
         for line in csv.split(separator: "\r\n") {
             for cell in line.split(separator: ",", omittingEmptySubsequences: false) {
                 let text = cell.hasPrefix("\"") ? cell.dropFirst() : cell

@@ -11,7 +11,7 @@ struct TeacherWebTests {
         #expect(auth.login(key: "maple", now: t) == .wrong)
         guard case .ok(let token) = auth.login(key: "maple tree", now: t) else { Issue.record("right key refused"); return }
         #expect(token.count == 64)
-        let cookie = TeacherAuth.setCookie(token)
+        let cookie = auth.setCookie(token)
         for attribute in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/teacher"] { #expect(cookie.contains(attribute)) }
         var fields = HTTPFields()
         fields[.cookie] = "other=1; \(TeacherAuth.cookie)=\(token)"
