@@ -385,6 +385,11 @@ def main():
               note["state"] == "not-watched" and note["driver"] != "FREE" and note["note"].startswith(f"unverified reply from {KEYLESS}")
               and not any(r["robot"] == f"robot {CLASS + 1}" for r in rows()), note)
         one_screen(page)
+        # A robot is "asking" until it has answered the dashboard's query with a signed reply (once a
+        # second): the counts are judged once every robot has had its turn, within 5 s.
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and summary_counts(page).get("asking", 0) != 0:
+            time.sleep(0.05)
         counts = summary_counts(page)
         check(f"the summary counts each kind apart, the keyless robot as not watched, not offline ({counts})",
               counts == {"driving": 7, "free": 23, "teacher-stop": 0, "failsafe": 0, "board-missing": 0, "offline": 0, "not-watched": 1, "asking": 0}, counts)
@@ -415,11 +420,12 @@ def main():
             return page.evaluate(f"(document.querySelector('.row[data-robot=\"{robot}\"]') || {{dataset: {{}}}}).dataset.state")
 
         # Stop robot 2 only; the page notes when its tile changes (a MutationObserver), to time it.
+        # t0 before the click: the stop may reach the board before page.evaluate returns.
+        t0 = time.monotonic()
         page.evaluate("(() => { const t = document.querySelector('.row[data-robot=\"robot 2\"]'); window.stopShown = null;"
                       " new MutationObserver(() => { if (t.dataset.state === 'teacher-stop' && window.stopShown === null)"
                       " window.stopShown = performance.now(); }).observe(t, {attributes: true, attributeFilter: ['data-state']});"
                       " window.stopClicked = performance.now(); t.querySelector('button[data-action=stop]').click(); })()")
-        t0 = time.monotonic()
         try:
             t1 = robots[1].wait_motor("W 22 0000", t0)
             others = [(r.name, [w for _, w in r.motors(t0)]) for r in (robots[0], robots[2])]
