@@ -59,8 +59,18 @@ def report(serial, name, watch_nonce):
     return head + body + mac
 
 
+def query_reply(nonce, name):
+    """The signed answer to a stop-all query (§7.6): what the dashboard proves a robot by before it
+    watches it. Outcome 2 (not holding), no robot id: the robot is then addressed by its signed name."""
+    head = bytes([0x41, 0x52, 1, 0x0A]) + struct.pack(">IIIHH", 0x0BE7C4, 0, 0, 0, 1)
+    body = nonce + bytes([2]) + s8(name) + s8("")
+    mac = hmac.new(MAC_KEY, b"AR stop-all reply" + body, hashlib.sha256).digest()[:16]
+    return head + body + mac
+
+
 class StandIns:
-    """N robots on loopback: each answers a `teacher` datagram by reporting to its sender twice a second."""
+    """N robots on loopback: each answers a stop-all query with a signed reply, and a `teacher`
+    datagram by reporting to its sender twice a second."""
 
     def __init__(self, n):
         self.socks = []
@@ -85,6 +95,9 @@ class StandIns:
                 try:
                     while True:
                         data, addr = s.recvfrom(2048)
+                        # A stop-all query (action 3): the signed reply that proves the key.
+                        if len(data) >= 37 and data[:2] == b"AR" and data[3] == 0x09 and data[20] == 3:
+                            s.sendto(query_reply(data[29:37], f"robot {i + 1}"), addr)
                         # A watch (action 1): report to its sender, signed for its nonce.
                         if len(data) >= 37 and data[:2] == b"AR" and data[3] == 0x0C and data[20] == 1:
                             self.watchers[i] = (addr, data[29:37])
