@@ -32,7 +32,7 @@ package struct BenchOptions: Sendable {
 }
 
 package enum BenchSection: String, CaseIterable, Sendable {
-    case floor, receive, whole, phone, scale, freshness, codec, peers
+    case floor, receive, whole, phone, scale, small, freshness, codec, peers
 }
 
 /// `analog-remote bench`: measures, prints one table on stdout (progress on stderr), and with
@@ -58,13 +58,16 @@ package enum BenchCommand {
         var scaleQuiet: [Int]
         var freshnessSeconds: Double
         var codecMinimum: Int64
+        /// The small-CPU rows: the marks' window and the failsafe trials of each.
+        var smallWindow: Double = 8
+        var smallTrials = 8
 
         static let full = Plan(floorSamples: 10_000, hopSamples: 5_000, pathSamples: 10_000, wholeSamples: 5_000, peerSamples: 4_000, warmUp: 500,
                                scaleWindow: 8, scaleWarmUp: 1, scaleQuiet: [64, 256], freshnessSeconds: 10,
                                codecMinimum: 300_000_000)
         static let quick = Plan(floorSamples: 2_000, hopSamples: 1_000, pathSamples: 2_000, wholeSamples: 1_000, peerSamples: 1_000, warmUp: 200,
                                 scaleWindow: 2, scaleWarmUp: 0.5, scaleQuiet: [64], freshnessSeconds: 10,
-                                codecMinimum: 100_000_000)
+                                codecMinimum: 100_000_000, smallWindow: 3, smallTrials: 4)
     }
 
     /// Between two samples of the whole path: 2–3 ms. The controller sends a change at once
@@ -166,6 +169,19 @@ package enum BenchCommand {
                                                          logLevel: level, settings: settings))
                 }
             }
+            if wanted(.small) {
+                // Needs a cgroup of its own: where none can be made (no root, no delegation) the
+                // rows say why instead of failing the whole bench.
+                if let why = CPULimit.unavailable() {
+                    report.smallSkipped = why
+                    progress("small: skipped: \(why)")
+                }
+                for n in report.smallSkipped == nil ? [1, 8] : [] {
+                    progress("small: receiver capped at 10 % of a core, \(n) driver\(n == 1 ? "" : "s") × 50 Hz, \(plan.smallTrials) failsafe trials")
+                    report.small.append(try SmallCPURun.run(drivers: n, rate: 50, window: plan.smallWindow, trials: plan.smallTrials,
+                                                            percent: 10, settings: settings))
+                }
+            }
             if wanted(.freshness) {
                 progress("freshness: discrete-event simulation, 9600 and 115200 baud")
                 let count = Int(plan.freshnessSeconds * 100)
@@ -241,6 +257,7 @@ package enum BenchCommand {
                                    measured: String(format: "%.2f %%", s.cpuPercent)))
             }
         }
+        goals += SmallCPURun.goals(report.small)
         let drops = report.scale.compactMap(\.kernelDrops).reduce(0, +)
         if !report.scale.isEmpty {
             goals.append(.init(text: "no kernel drops in the scale rows", met: drops == 0, measured: "\(drops)"))

@@ -26,6 +26,9 @@ package struct BenchReport: Sendable, Codable {
     package var floors: [LatencyRow] = []
     package var paths: [LatencyRow] = []
     package var scale: [ScaleResult] = []
+    /// The receiver capped at a tenth of a core (`--only small`), or why those rows did not run.
+    package var small: [SmallResult] = []
+    package var smallSkipped: String?
     package var freshness: [FreshnessSimulation.Result] = []
     package var codecs: [Throughput] = []
     /// The whole path beside what a user could write instead (`--only peers`).
@@ -63,7 +66,7 @@ package struct BenchReport: Sendable, Codable {
                    + "load average \(machine.loadAtStart) at start, \(machine.loadAtEnd) at end; run took \(Int(seconds.rounded())) s")
         out.append("")
         // `--only peers` has its own table below: no empty header here.
-        if !(floors.isEmpty && paths.isEmpty && scale.isEmpty && freshness.isEmpty && codecs.isEmpty) {
+        if !(floors.isEmpty && paths.isEmpty && scale.isEmpty && small.isEmpty && freshness.isEmpty && codecs.isEmpty) {
             out.append("| # | measurement | n | p50 | p90 | p99 | p99.9 | max | vs floor p50 / p99 | notes |")
             out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
         }
@@ -86,6 +89,19 @@ package struct BenchReport: Sendable, Codable {
                 + "; sent \(r.sent), received \(received), kernel drops \(drops); \(Int(r.logLinesPerSecond.rounded())) log lines/s; log level \(r.logLevel)"
                 + (r.lostMarks > 0 ? "; \(r.lostMarks) marks without W" : "") + (r.lateSends > 0 ? "; \(r.lateSends) sends >1 ms late" : "")
             out.append("| 4 | scale: \(r.controllers) controller\(r.controllers == 1 ? "" : "s") × \(r.rateHz) Hz, latency of marked packets | \(m?.count ?? 0) | \(us(m?.p50)) | \(us(m?.p90)) | \(us(m?.p99)) | \(us(m?.p999)) | \(us(m?.max)) | \(floorRatio) | \(note) |")
+        }
+        for r in small {
+            let m = r.marks
+            let failsafe = r.failsafe.isEmpty ? "none measured"
+                : "\(ms(r.failsafe.min())) … \(ms(r.failsafe.max())) over \(r.failsafe.count) trials"
+            let note = "**failsafe (last datagram → stop W) \(failsafe)**\(r.failsafeMissed > 0 ? ", \(r.failsafeMissed) trials without a stop" : "")"
+                + "; spurious failsafes \(r.spuriousFailsafes.map(String.init) ?? "?"); classmates' states on the board \(r.foreignWrites)"
+                + "; receiver CPU \(pct(r.cpuPercent)) of a core, throttled in \(r.throttledPeriods.map(String.init) ?? "?") periods of 100 ms"
+                + (r.lostMarks > 0 ? "; \(r.lostMarks) marks without W" : "") + (r.lateSends > 0 ? "; \(r.lateSends) sends >1 ms late" : "")
+            out.append("| 4c | small CPU: receiver capped at \(r.cpuPercentLimit) % of a core, \(r.drivers == 1 ? "the owner" : "the owner + \(r.drivers - 1) classmates") × \(r.rateHz) Hz, latency of the owner's marked packets | \(m?.count ?? 0) | \(us(m?.p50)) | \(us(m?.p90)) | \(us(m?.p99)) | \(us(m?.p999)) | \(us(m?.max)) | | \(note) |")
+        }
+        if let smallSkipped {
+            out.append("| 4c | small CPU: not run | | | | | | | | \(smallSkipped) |")
         }
         let conflating = freshness.filter { $0.writer.hasPrefix("conflating") }
         for r in freshness {
