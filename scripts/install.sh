@@ -46,7 +46,13 @@ scratch=.build-static
 echo "install.sh: building analog-remote ($configuration, static Swift runtime) — this takes a while" >&2
 log=$(mktemp -t analog-remote-install.XXXXXX)
 trap 'rm -f "$log"' EXIT
-if ! swift package -Xswiftc -static-stdlib --scratch-path "$scratch" \
+# A release binary is linked for a small robot's memory: lld packs its ~100k relative
+# relocations (RELR: kilobytes instead of megabytes that the loader reads at every start), and
+# exports no dynamic symbols (SwiftPM exports every symbol of an executable on Linux; nothing
+# dlopens us or looks a symbol up in us). Debug builds keep SwiftPM's defaults (CI's quick path).
+link=()
+[[ $configuration == release ]] && link=(-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic)
+if ! swift package -Xswiftc -static-stdlib "${link[@]}" --scratch-path "$scratch" \
       plugin generate-manual --configuration "$configuration" >"$log" 2>&1; then
   cat "$log" >&2
   echo "install.sh: the build failed (log above)" >&2

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # CI: the Debian package, installed into a clean Debian 12 root and run there.
 #
-#   scripts/package-test.sh [--systemd]     (as root; run by ./run.sh test with --systemd)
+#   scripts/package-test.sh [--systemd] [--release]   (as root; run by ./run.sh test with --systemd)
 #
 # --systemd: then, in the same root, the service under a real systemd (scripts/systemd-test.sh;
 # sharing the root saves a second debootstrap).
-# Builds the .deb (scripts/build-deb.sh --debug: same files as a release, quicker to compile),
+# --release: the package a robot gets (release build, RELR-packed, no exported symbols) instead
+# of CI's debug build (same files, quicker to compile): its installed size and idle RSS are the
+# figures to quote. Run by hand (a cold release build takes 20+ minutes on 2 cores).
+# Builds the .deb (scripts/build-deb.sh --debug unless --release),
 # checks install.sh's layout under /usr/local (DESTDIR), checks the unit with `systemd-analyze verify`, makes a fresh root with
 # `debootstrap --variant=minbase bookworm` from the mirror apt on this machine uses, installs the
 # package there with apt (which pulls the declared dependencies) and runs the installed binary:
@@ -20,11 +23,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 with_systemd=""
-case "${1:-}" in
-  --systemd) with_systemd=1 ;;
-  "") ;;
-  *) echo "package-test.sh: unknown argument $1 (use --systemd)" >&2; exit 64 ;;
-esac
+build=(--debug)
+for argument in "$@"; do
+  case "$argument" in
+    --systemd) with_systemd=1 ;;
+    --release) build=() ;;
+    *) echo "package-test.sh: unknown argument $argument (use --systemd, --release)" >&2; exit 64 ;;
+  esac
+done
 # The robot's package may bring at most this many packages onto debootstrap's minbase.
 max_packages=10
 
@@ -56,7 +62,7 @@ trap 'exit 130' INT TERM
 
 started=$SECONDS
 # 1. The package.
-if ! deb=$(timeout 1500 bash scripts/build-deb.sh --debug --output "$work" 2>"$work/build.log"); then
+if ! deb=$(timeout 2700 bash scripts/build-deb.sh "${build[@]}" --output "$work" 2>"$work/build.log"); then
   cat "$work/build.log" >&2
   fail "build-deb.sh builds the package"
   echo "package: $passed passed, $failed failed"; exit 1
@@ -68,7 +74,7 @@ check "SDL2 is only suggested (no desktop on the robot)" \
   bash -c "! dpkg-deb -f '$deb' Depends Recommends | grep -q sdl && dpkg-deb -f '$deb' Suggests | grep -q 'libsdl2-2.0-0'"
 
 # 1b. install.sh's own layout under the default prefix (the build is already there: seconds).
-if DESTDIR=$work/stage timeout 600 bash scripts/install.sh --debug >"$work/install.log" 2>&1; then
+if DESTDIR=$work/stage timeout 600 bash scripts/install.sh "${build[@]}" >"$work/install.log" 2>&1; then
   layout_ok() {
     local p=$work/stage/usr/local f
     for f in "$p/bin/analog-remote" "$p/share/man/man1/analog-remote.1.gz" "$p/share/bash-completion/completions/analog-remote" \
@@ -130,7 +136,8 @@ version=$(dpkg-deb -f "$deb" Version)
 check "analog-remote --version prints analog-remote $version" bash -c "[[ \$(chroot '$root' analog-remote --version) == 'analog-remote $version' ]]"
 check "every library the binary needs is there" bash -c "! chroot '$root' ldd /usr/bin/analog-remote | grep -q 'not found'"
 check "the installed binary is stripped" bash -c "! readelf -S '$root/usr/bin/analog-remote' | grep -q ' .symtab '"
-echo "      installed size $(dpkg-deb -f "$deb" Installed-Size) KiB (the binary: $(( $(stat -c %s "$root/usr/bin/analog-remote") / 1024 )) KiB), the .deb $(( $(stat -c %s "$deb") / 1024 )) KiB"
+configuration=$([[ ${#build[@]} -eq 0 ]] && echo release || echo debug)
+echo "      $configuration package: installed size $(dpkg-deb -f "$deb" Installed-Size) KiB (the binary: $(( $(stat -c %s "$root/usr/bin/analog-remote") / 1024 )) KiB), the .deb $(( $(stat -c %s "$deb") / 1024 )) KiB"
 # A robot has no SDL2: asking for a gamepad is one line on stderr and exit 3 (device unavailable).
 gamepad_without_sdl() {
   local out status
@@ -168,7 +175,7 @@ memory() {
   pss=$(awk '/^Pss:/ { print $2 }' "/proc/$pid/smaps_rollup")
   anon=$(awk '/^Pss_Anon:/ { print $2 }' "/proc/$pid/smaps_rollup")
   file=$(awk '/^Pss_File:/ { print $2 }' "/proc/$pid/smaps_rollup")
-  echo "      idle receiver: RSS $((rss / 1024)).$((rss % 1024 * 10 / 1024)) MiB, Pss $((pss / 1024)).$((pss % 1024 * 10 / 1024)) MiB (anon ${anon} KiB, file ${file} KiB), $threads threads"
+  echo "      idle receiver ($configuration package): RSS $((rss / 1024)).$((rss % 1024 * 10 / 1024)) MiB, Pss $((pss / 1024)).$((pss % 1024 * 10 / 1024)) MiB (anon ${anon} KiB, file ${file} KiB), $threads threads"
   echo "      largest resident mappings (KiB):"
   awk '/^[0-9a-f]+-[0-9a-f]+ / { name = (NF >= 6 ? $6 : "[anon]") } /^Rss:/ { rss[name] += $2 } END { for (n in rss) print rss[n], n }' "/proc/$pid/smaps" \
     | sort -rn | awk 'NR <= 6 { printf "        %6d %s\n", $1, $2 }'
