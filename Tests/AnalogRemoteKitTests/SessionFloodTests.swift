@@ -64,8 +64,8 @@ import Testing
         #expect(bounds.peakBuffered <= 4 << 20)
         #expect(bounds.buffersDropped > 0, "the flood never reached the buffer cap: \(bounds)")
         // The resident size is the whole process's: other suites running beside this one in
-        // `swift test` grow it too. Alone (ANALOG_REMOTE_FLOOD_RSS=1 swift test --skip-build
-        // --filter SessionFloodTests) it is the flood's figure, and must stay under 8 MiB.
+        // `swift test` grow it too. Run one test at a time (./run.sh test does, with
+        // ANALOG_REMOTE_FLOOD_RSS=1 and --no-parallel) it is the flood's figure: under 8 MiB.
         if ProcessInfo.processInfo.environment["ANALOG_REMOTE_FLOOD_RSS"] == "1" {
             #expect(grown < 8 << 20, "grew \(grown / 1024) KiB")
         }
