@@ -30,6 +30,19 @@ struct AnalogRemote: ParsableCommand {
             StandardError.write("analog-remote: \(problem)\n")
             Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
         }
+        // The teacher's stop is the emergency: it is parsed as a command of its own, without the
+        // whole command tree (whose reflection was most of the start-up before its first datagram).
+        // Help and --version go the usual way, so they read as every other command's.
+        if arguments.first == StopAll._commandName,
+           !arguments.contains(where: { ["-h", "--help", "--version", "--experimental-dump-help"].contains($0) || $0.hasPrefix("--generate-completion") }) {
+            do {
+                var command = try StopAll.parseAsRoot(Array(arguments.dropFirst()))
+                try command.run()
+                Glibc.exit(0)
+            } catch {
+                fail(error, as: StopAll.self)
+            }
+        }
         let resolved: ConfigFiles.Resolved
         do {
             resolved = try ConfigFiles.resolve(arguments)
@@ -45,16 +58,20 @@ struct AnalogRemote: ParsableCommand {
                 StandardError.write("analog-remote: \(line)\n")
                 Glibc.exit(2)
             }
-            // One error style: a usage error is one line, `analog-remote: WHAT`, exit 64, like
-            // every other error of this program (help, --version and errors from run() keep
-            // ArgumentParser's handling: they print what they must and carry their exit code).
-            if exitCode(for: error) == ExitCode(ExitStatus.usage.rawValue), !(error is ExitCode) {
-                let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "bad arguments"
-                StandardError.write("analog-remote: \(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)\n")
-                Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
-            }
-            Self.exit(withError: error)
+            fail(error, as: Self.self)
         }
+    }
+
+    /// One error style: a usage error is one line, `analog-remote: WHAT`, exit 64, like every
+    /// other error of this program (help, --version and errors from run() keep ArgumentParser's
+    /// handling: they print what they must and carry their exit code).
+    static func fail<Command: ParsableCommand>(_ error: any Error, as command: Command.Type) -> Never {
+        if Command.exitCode(for: error) == ExitCode(ExitStatus.usage.rawValue), !(error is ExitCode) {
+            let message = Command.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad arguments"
+            StandardError.write("analog-remote: \(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)\n")
+            Command.exit(withError: ExitCode(ExitStatus.usage.rawValue))
+        }
+        Command.exit(withError: error)
     }
 }
 
