@@ -81,6 +81,23 @@ package struct KnownReceivers: Equatable, Sendable {
         return Array(text.utf8)
     }
 
+    /// The file for `session` in `directory`; empty when there is none or it cannot be read.
+    package static func load(directory: String, session: String) -> KnownReceivers {
+        guard let dir = try? SafeDirectory(directory, create: false),
+              let bytes = try? dir.read(fileName(session: session), limit: 64 * 1024) else {
+            return KnownReceivers(session: session, entries: [])
+        }
+        return parse(bytes, session: session)
+    }
+
+    /// Replaces the file in `directory` (made when missing), whole or not at all. Best effort:
+    /// a directory that cannot be written only means the next stop-all browses first.
+    package func save(directory: String) {
+        let bytes = encoded
+        guard !bytes.isEmpty, let dir = try? SafeDirectory(directory, mode: 0o700) else { return }
+        try? dir.replace(Self.fileName(session: session), with: bytes, mode: 0o600)
+    }
+
     static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef")
         var s = ""

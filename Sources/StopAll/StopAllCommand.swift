@@ -60,9 +60,8 @@ package enum StopAllCommand {
             var known: [KnownReceivers.Entry] = []
             if options.peers.isEmpty {
                 browsed = try SessionID(options.session)
-                if let dir = options.stateDirectory, let file = try? SafeDirectory(dir, create: false),
-                   let bytes = try? file.read(KnownReceivers.fileName(session: options.session), limit: 64 * 1024) {
-                    known = KnownReceivers.parse(bytes, session: options.session).entries
+                if let dir = options.stateDirectory {
+                    known = KnownReceivers.load(directory: dir, session: options.session).entries
                 }
             } else {
                 for peer in options.peers {
@@ -153,10 +152,7 @@ package enum StopAllCommand {
             // The next run's known receivers: those that took this one (a run for some robots
             // only, or one that reached nobody, leaves the file as it was).
             if browsed != nil, options.robots.isEmpty, let dir = options.stateDirectory, case let heard = machine.heard, !heard.isEmpty {
-                let bytes = KnownReceivers(session: options.session, entries: heard).encoded
-                if !bytes.isEmpty, let file = try? SafeDirectory(dir, mode: 0o700) {
-                    try? file.replace(KnownReceivers.fileName(session: options.session), with: bytes, mode: 0o600)
-                }
+                KnownReceivers(session: options.session, entries: heard).save(directory: dir)
             }
             switch result {
             case .noReceivers where !options.robots.isEmpty:

@@ -221,4 +221,27 @@ import Testing
         }
         #expect(hub.robots.map(\.name) == ["robot-1", "127.0.0.1:\(keyless.port)"], "\(hub.robots.map(\.name))")
     }
+
+    /// What the dashboard tells `stop-all` (the robots it sends its stop to first): only robots
+    /// that proved the key, by the address their signed reply came from and the id it named. A
+    /// keyless robot answering with a real robot's name is never among them.
+    @Test func stopAllIsToldOnlyTheRobotsThatProvedTheKey() throws {
+        let real = try StandIn(name: "robot-1", key: Self.macKey, robotID: RobotID(value: 0x98e89e894b))
+        let keyless = try StandIn(name: "robot-1", key: nil)
+        defer { real.close(); keyless.close() }
+        let told = Mutex<[[String]]>([])
+        let dashboard = try Dashboard(ports: [real.port, keyless.port]) { list in
+            told.withLock { $0.append(list.map { "\($0.address) \($0.robot?.text ?? "-")" }) }
+        }
+        defer { dashboard.close() }
+        let want = ["127.0.0.1:\(real.port) k3m9x2ab"]
+        let end = ContinuousClock.now + .seconds(8)
+        // Until the keyless one has been asked twice: its first unsigned answer has been judged.
+        while ContinuousClock.now < end, told.withLock({ $0.last }) != want || keyless.received.count < 2 {
+            real.pump(for: .milliseconds(50))
+            keyless.pump(for: .milliseconds(50))
+        }
+        #expect(told.withLock { $0.last } == want)
+        #expect(!told.withLock { $0 }.joined().contains { $0.contains(":\(keyless.port) ") }, "\(told.withLock { $0 })")
+    }
 }
