@@ -32,10 +32,12 @@
 #               drivers drive it again, and A is stopped once more ("again"). Each stop's time to the
 #               last robot is printed: from the command's start to the last board of the session
 #               showing its rest values (motors 0, every button's output off), from the boards'
-#               time-stamped `map` lines (the goal is 100 ms at 30 robots). The first finds A's
-#               receivers by DNS-SD (a resolve and two address lookups per robot, each a D-Bus
-#               round trip); "again" knows them from the first (the teacher's state directory)
-#               and sends before its browse starts: process start plus one datagram per robot.
+#               time-stamped `map` lines (the goal is 100 ms at 30 robots). A's first stop finds
+#               A's receivers in the teacher's state directory, written by the dashboard (the
+#               robots that proved the key to it), "again" from the first stop; both send before
+#               their browse starts: process start plus one datagram per robot. B's, with no
+#               dashboard of B, finds its receivers by DNS-SD alone (a resolve and two address
+#               lookups per robot, each a D-Bus round trip): the cold path, printed only.
 #               With CLASSROOM_STOP_BOUND_MS=MS, either of A's times over MS fails the run; without,
 #               they are only printed: on a machine shared with builds (load far above its cores)
 #               the process start and the browse alone take seconds, and say nothing of stop-all
