@@ -21,7 +21,7 @@ struct StopAll: ParsableCommand {
             receivers`. The receivers that took a stop-all of the session are kept in the state directory \
             ($XDG_STATE_HOME/analog-remote, default ~/.local/state/analog-remote) and get the next one at once, \
             before DNS-SD has answered; one that no longer answers there and is not listed is left out. With --robot ID, only that robot gets the command (a clone with the same name refuses it). \
-            Exit 0 when every receiver took it, 1 otherwise; 5 without an mDNS responder (use --peer).
+            Exit 0 when every receiver took it, 1 otherwise; 5 without an mDNS responder (use --peer) — with receivers known from the last run it stops those, says so, and exits as above.
             """)
 
     @OptionGroup var global: GlobalOptions

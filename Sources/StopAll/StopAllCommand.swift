@@ -108,10 +108,15 @@ package enum StopAllCommand {
             if let session = browsed {
                 do throws(DiscoveryError) {
                     browser = try SessionBrowser(session: session, lookups: .once, onEvent: runtime.mailbox.post)
+                    directory = ReceiverDirectory(session: session)
                 } catch {
-                    throw error
+                    // The known receivers have their stop already: they are not left with one
+                    // datagram because the responder is gone. The others cannot be found.
+                    guard !known.isEmpty, case .noResponder = error else { throw error }
+                    status.clear()
+                    StandardError.write("analog-remote: \(error); stopping only the \(known.count) receiver\(known.count == 1 ? "" : "s") "
+                                        + "known from the last run (name the others with --peer)\n")
                 }
-                directory = ReceiverDirectory(session: session)
             }
             defer { browser?.stop() }
             while result == nil {
