@@ -23,15 +23,12 @@ struct AnalogRemote: ParsableCommand {
     /// Checks the command name first (also after `help`), so a typo is an error with a
     /// suggestion (exit 64) rather than the top-level help and exit 0; then lays the config files
     /// of `receive` and `control` under their command lines (ConfigFiles.swift; a bad config file:
-    /// one line, exit 2); then ArgumentParser's parse and run.
+    /// one line, exit 2); then ArgumentParser's parse and run. `stop-all` skips all of that (below).
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if let problem = CommandNames.problem(arguments, names: configuration.subcommands.map { $0._commandName }) {
-            StandardError.write("analog-remote: \(problem)\n")
-            Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
-        }
-        // The teacher's stop is the emergency: it is parsed as a command of its own, without the
-        // whole command tree (whose reflection was most of the start-up before its first datagram).
+        // The teacher's stop is the emergency: it is parsed as a command of its own, before the
+        // command names are checked and without the whole command tree (whose reflection was
+        // most of the start-up before its first datagram).
         // Help and --version go the usual way, so they read as every other command's.
         if arguments.first == StopAll._commandName,
            !arguments.contains(where: { ["-h", "--help", "--version", "--experimental-dump-help"].contains($0) || $0.hasPrefix("--generate-completion") }) {
@@ -42,6 +39,10 @@ struct AnalogRemote: ParsableCommand {
             } catch {
                 fail(error, as: StopAll.self)
             }
+        }
+        if let problem = CommandNames.problem(arguments, names: configuration.subcommands.map { $0._commandName }) {
+            StandardError.write("analog-remote: \(problem)\n")
+            Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
         }
         let resolved: ConfigFiles.Resolved
         do {
