@@ -3,8 +3,9 @@
 
 Two simulated boards (`board-sim --trace`), two receivers on loopback (`receive --no-advertise
 --port 0`), one `web` server over HTTPS with a fresh self-signed certificate, and Chromium driven
-over the DevTools protocol: pages pick robots (listed by the names the receivers announce), get a
-device orientation (`DeviceOrientation.setDeviceOrientationOverride`), press buttons with touch
+over the DevTools protocol: pages pick robots (listed as typed: `web` has no teacher key here, so
+no unsigned answer names them), get a device orientation
+(`DeviceOrientation.setDeviceOrientationOverride`), press buttons with touch
 events, and the test checks the exact `W` commands each board took. The drive screen is laid out
 at five phone viewports (portrait and landscape): every drive button and Stop must be inside the
 visible viewport and be what `elementFromPoint` finds at its centre. A zero set in portrait must
@@ -349,15 +350,17 @@ def main():
 
         a, b = open_page(), open_page()
         check("the page is a secure context (HTTPS), so the tilt sensor is offered", a.evaluate("window.isSecureContext") is True)
-        want_names = ["robot 1", "robot 2", "robot 3"]
+        # No teacher key: nothing a receiver says unsigned names it on the page (its query reply,
+        # its accept), so each robot is listed as typed (Protocol.md §8.5).
+        want_names = [f"127.0.0.1:{p}" for p in (boards[0].port, boards[1].port, paired_port)]
         picker_js = "[...document.querySelectorAll('.robot')].map(b => b.firstChild.textContent)"
         try:
-            a.wait_for(f"JSON.stringify({picker_js}) === {json.dumps(json.dumps(want_names))}", what="the receivers' names")
+            a.wait_for(f"JSON.stringify({picker_js}) === {json.dumps(json.dumps(want_names))}", what="the robots listed as typed")
         except AssertionError:
             pass
         names = a.evaluate(picker_js)
         details = a.evaluate("[...document.querySelectorAll('.robot small')].map(s => s.textContent)")
-        check("the picker lists each robot by the name its receiver announces, with its address as a detail",
+        check("without a teacher key the picker lists each robot as typed (no unsigned answer renames it), its address as a detail",
               names == want_names and all(f"127.0.0.1:{p}" in d for p, d in zip([boards[0].port, boards[1].port, paired_port], details)),
               (names, details))
         hints = a.evaluate("!document.getElementById('keys').hidden && getComputedStyle(document.getElementById('keys')).display !== 'none'")
@@ -369,7 +372,7 @@ def main():
         a.wait_for("!document.getElementById('drive').hidden", what="page A's drive panel")
         driving(a)
         shown = a.evaluate("document.getElementById('robotname').textContent")
-        check("the drive screen names the robot as the picker does", shown == "robot 1", shown)
+        check("the drive screen names the robot as the picker does (its accept renames nothing)", shown == want_names[0], shown)
 
         # Page B first claims the taken name: a clear error, nothing driven.
         type_name(b, "ann")

@@ -23,9 +23,23 @@ struct AnalogRemote: ParsableCommand {
     /// Checks the command name first (also after `help`), so a typo is an error with a
     /// suggestion (exit 64) rather than the top-level help and exit 0; then lays the config files
     /// of `receive` and `control` under their command lines (ConfigFiles.swift; a bad config file:
-    /// one line, exit 2); then ArgumentParser's parse and run.
+    /// one line, exit 2); then ArgumentParser's parse and run. `stop-all` skips all of that (below).
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // The teacher's stop is the emergency: it is parsed as a command of its own, before the
+        // command names are checked and without the whole command tree (whose reflection was
+        // most of the start-up before its first datagram).
+        // Help and --version go the usual way, so they read as every other command's.
+        if arguments.first == StopAll._commandName,
+           !arguments.contains(where: { ["-h", "--help", "--version", "--experimental-dump-help"].contains($0) || $0.hasPrefix("--generate-completion") }) {
+            do {
+                var command = try StopAll.parseAsRoot(Array(arguments.dropFirst()))
+                try command.run()
+                Glibc.exit(0)
+            } catch {
+                fail(error, as: StopAll.self)
+            }
+        }
         if let problem = CommandNames.problem(arguments, names: configuration.subcommands.map { $0._commandName }) {
             StandardError.write("analog-remote: \(problem)\n")
             Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
@@ -45,16 +59,20 @@ struct AnalogRemote: ParsableCommand {
                 StandardError.write("analog-remote: \(line)\n")
                 Glibc.exit(2)
             }
-            // One error style: a usage error is one line, `analog-remote: WHAT`, exit 64, like
-            // every other error of this program (help, --version and errors from run() keep
-            // ArgumentParser's handling: they print what they must and carry their exit code).
-            if exitCode(for: error) == ExitCode(ExitStatus.usage.rawValue), !(error is ExitCode) {
-                let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "bad arguments"
-                StandardError.write("analog-remote: \(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)\n")
-                Self.exit(withError: ExitCode(ExitStatus.usage.rawValue))
-            }
-            Self.exit(withError: error)
+            fail(error, as: Self.self)
         }
+    }
+
+    /// One error style: a usage error is one line, `analog-remote: WHAT`, exit 64, like every
+    /// other error of this program (help, --version and errors from run() keep ArgumentParser's
+    /// handling: they print what they must and carry their exit code).
+    static func fail<Command: ParsableCommand>(_ error: any Error, as command: Command.Type) -> Never {
+        if Command.exitCode(for: error) == ExitCode(ExitStatus.usage.rawValue), !(error is ExitCode) {
+            let message = Command.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad arguments"
+            StandardError.write("analog-remote: \(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)\n")
+            Command.exit(withError: ExitCode(ExitStatus.usage.rawValue))
+        }
+        Command.exit(withError: error)
     }
 }
 

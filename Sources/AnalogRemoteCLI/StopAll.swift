@@ -18,8 +18,10 @@ struct StopAll: ParsableCommand {
             after the release it waits for a resting state. Receivers started with --teacher-key obey only a \
             command signed with the same key. Prints one line per receiver as it answers (`stopped "NAME" \
             ADDRESS`, `released …`, `refused by …: WHY`), then `no answer from …` and `reached N of M \
-            receivers`. With --robot ID, only that robot gets the command (a clone with the same name refuses it). \
-            Exit 0 when every receiver took it, 1 otherwise; 5 without an mDNS responder (use --peer).
+            receivers`. The receivers that took a stop-all of the session are kept in the state directory \
+            ($XDG_STATE_HOME/analog-remote, default ~/.local/state/analog-remote) and get the next one at once, \
+            before DNS-SD has answered; one that no longer answers there and is not listed is left out. With --robot ID, only that robot gets the command (a clone with the same name refuses it). \
+            Exit 0 when every receiver took it, 1 otherwise; 5 without an mDNS responder (use --peer) — with receivers known from the last run it stops those, says so, and exits as above.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -68,7 +70,9 @@ struct StopAll: ParsableCommand {
             return try StopAllCommand.run(.init(session: session, release: release, teacherKey: key,
                                                 peers: peer.compactMap { SocketAddress.withDefaultPort($0, port: ReceiverPort.standard) },
                                                 timeout: .milliseconds(Int(timeout * 1000)),
-                                                robots: Set(robot.compactMap { RobotID($0) })), status: status)
+                                                robots: Set(robot.compactMap { RobotID($0) }),
+                                                stateDirectory: StateDirectory.path(environment: StateDirectory.processEnvironment)),
+                                         status: status)
         }
     }
 }

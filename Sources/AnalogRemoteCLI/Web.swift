@@ -4,6 +4,7 @@ import Discovery
 import ErrorReporting
 import PhoneLink
 import RemoteWire
+import StopAll
 import SystemIO
 import WebServer
 
@@ -174,6 +175,14 @@ struct Web: ParsableCommand {
             options.rosterFile = roster
             options.recordDirectory = recordDir
             options.recordQuota = RecordingQuota(filesPerMinute: recordPerMinute, maximumBytes: recordMaxMb << 20)
+            // The robots the dashboard has proven are the ones `stop-all` on this machine sends to
+            // first (KnownReceivers): the teacher's emergency stop need not wait for DNS-SD.
+            let stateDirectory = StateDirectory.path(environment: StateDirectory.processEnvironment)
+            options.provenRobots = { session, robots in
+                guard !robots.isEmpty else { return }
+                KnownReceivers(session: session, entries: robots.map { .init(address: $0.address, robot: $0.robot) })
+                    .save(directory: stateDirectory)
+            }
             return try WebCommand.run(options, status: status)
         }
     }

@@ -17,13 +17,13 @@ import SystemIO
 /// ``PhoneHub/nameRobot(_:_:)``. A receiver that never answers keeps the name it was given
 /// (the address as typed). One small thread with one UDP socket per address family.
 ///
-/// Which answer names a robot (Protocol.md §7.6, "What an answer may change"):
-/// - with the teacher key (`web --teacher-key-file`), only a reply signed with it for our query:
-///   an unsigned one (a receiver without the key, or a laptop answering at that address) never
-///   renames the robot the students see, and is logged as unverified;
-/// - without it nothing can be verified, so an answer is taken only when no other robot of the
-///   list already shows that name (compared as the roster compares: case does not matter), so a
-///   stranger cannot make two robots with one name nor take a name from the robot that has it.
+/// Which answer names a robot (Protocol.md §7.6, "What an answer may change"; §8.5): only a
+/// reply signed with the teacher key (`web --teacher-key-file`) for our query. An unsigned one —
+/// a receiver without the key, or a laptop answering at that address with a real robot's name —
+/// never renames the robot the students see: it is logged as unverified, once per robot, and the
+/// robot keeps the name it was given. Without a teacher key nothing can be verified, so no answer
+/// renames anything: every robot is listed as typed (each robot is still asked once, and its
+/// answer logged, so the teacher sees who answers where).
 package final class PeerNames: Sendable {
     private let stopFlag: EventFlag
     private let running = Atomic<Bool>(true)
@@ -42,7 +42,7 @@ package final class PeerNames: Sendable {
         }
         let thread = Thread { [sockets] in
             defer { for s in sockets.values { s.close() } }
-            struct Asking { let robot: PhoneHub.Robot; var nonce: UInt64; var next: ContinuousClock.Instant; var sent = 0 }
+            struct Asking { let robot: PhoneHub.Robot; var nonce: UInt64; var next: ContinuousClock.Instant; var sent = 0; var warned = false }
             let start = ContinuousClock.now
             var asking = robots.map { Asking(robot: $0, nonce: 0, next: start) }
             var buffer = [UInt8](repeating: 0, count: 2048)
@@ -70,20 +70,22 @@ package final class PeerNames: Sendable {
                               case .stopAllReply(let reply)? = try? ControlMessage.decode(type: .stopAllReply, payload: d.payload),
                               let i = asking.firstIndex(where: { $0.robot.peer.address == from && $0.nonce == reply.nonce })
                         else { continue }
-                        if let key = teacherKey, !reply.verify(key: key) {
-                            // Keep asking: the robot may be restarted with the key.
-                            logger.warning("unverified reply: not signed with the teacher key; the robot keeps its name",
-                                           metadata: ["peer": "\(from)", "calls itself": "\(DisplayText.sanitised(reply.displayName))"])
-                            continue
-                        }
-                        let name = reply.displayName.lowercased()
-                        if teacherKey == nil, hub.robots.contains(where: { $0.id != asking[i].robot.id && $0.name.lowercased() == name }) {
-                            logger.warning("a robot answers with a name another robot has; it keeps its address",
-                                           metadata: ["peer": "\(from)", "name": "\(DisplayText.sanitised(reply.displayName))"])
+                        guard let key = teacherKey else {
+                            logger.info("unverified reply (no teacher key): the robot keeps the name it was given",
+                                        metadata: ["peer": "\(from)", "calls itself": "\(DisplayText.sanitised(reply.displayName))"])
                             asking.remove(at: i)
                             continue
                         }
-                        logger.info("robot named", metadata: ["peer": "\(from)", "name": "\(reply.displayName)"])
+                        guard reply.verify(key: key) else {
+                            // Keep asking: the robot may be restarted with the key. Said once per robot.
+                            if !asking[i].warned {
+                                logger.warning("unverified reply: not signed with the teacher key; the robot keeps its name",
+                                               metadata: ["peer": "\(from)", "calls itself": "\(DisplayText.sanitised(reply.displayName))"])
+                                asking[i].warned = true
+                            }
+                            continue
+                        }
+                        logger.info("robot named", metadata: ["peer": "\(from)", "name": "\(DisplayText.sanitised(reply.displayName))"])
                         hub.nameRobot(asking[i].robot.id, reply.displayName)
                         asking.remove(at: i)
                     }

@@ -216,11 +216,10 @@ package final class PhoneHub: Sendable {
             // thread can have its hello answered (and report "driving") before this thread runs
             // again, and a `joined` arriving after it would put the page back to "saying hello…".
             sink(.joined(robot: robot.id, name: robot.name))
-            // The receiver's own name, from its accept, names the robot everywhere (``nameRobot``).
-            let report: Sink = { [weak self] r in
-                if case .status(let s) = r, let name = s.receiver { self?.nameRobot(robot.id, name) }
-                sink(r)
-            }
+            // The receiver's accept is unsigned: its name never renames the robot on the list
+            // (a laptop at that address could call itself another robot); only a reply signed with
+            // the teacher key does (``PeerNames``).
+            let report: Sink = sink
             var options = PhoneController.Options(displayName: name, pairingCode: code, session: settings.session,
                                                   rate: settings.rate, timing: settings.timing)
             options.recordings = settings.recordings
@@ -281,8 +280,9 @@ package final class PhoneHub: Sendable {
 
     package var robots: [Robot] { state.withLock { $0.robots } }
 
-    /// The name a robot's receiver gives itself (its stop-all reply, or its accept): every page
-    /// lists it by that name from now on. Empty or unchanged names change nothing.
+    /// The name a robot's receiver gives itself in a reply signed with the teacher key
+    /// (``PeerNames``; nothing unsigned calls this): every page lists it by that name from now
+    /// on. Empty or unchanged names change nothing.
     package func nameRobot(_ id: String, _ name: String) {
         let changed = state.withLock { s -> Bool in
             guard !name.isEmpty, let i = s.robots.firstIndex(where: { $0.id == id }), s.robots[i].name != name else { return false }

@@ -9,7 +9,9 @@ import SystemIO
 /// The session's receivers, live, for the robot picker: a DNS-SD ``SessionBrowser`` posts to a
 /// mailbox; a small thread feeds ``ReceiverDirectory`` and hands the list to the hub on every
 /// change. Each robot's id is its DNS-SD instance name (unique on the link); its resend period
-/// follows its announced timing contract (Protocol.md §6.3).
+/// follows its announced timing contract (Protocol.md §6.3). Its name is the one DNS-SD first
+/// listed for that instance: a later announcement (unsigned, like everything DNS-SD says) moves
+/// it, never renames it on the students' list (Protocol.md §8.5).
 package final class SessionRobots: Sendable {
     private let browser: SessionBrowser
     private let stopFlag: EventFlag
@@ -24,6 +26,7 @@ package final class SessionRobots: Sendable {
         let stopFlag = stopFlag
         let thread = Thread {
             var directory = ReceiverDirectory(session: session)
+            var firstNames: [String: String] = [:]
             while true {
                 let ready = (try? Poller.wait([(mailbox.descriptor, .readable), (stopFlag.descriptor.rawValue, .readable)],
                                               until: directory.nextDeadline)) ?? []
@@ -35,11 +38,20 @@ package final class SessionRobots: Sendable {
                 for change in changes {
                     logger.info("\(BrowseListing.line(for: change))")
                 }
-                if !changes.isEmpty { hub.setRobots(directory.receivers.compactMap(Self.robot)) }
+                if !changes.isEmpty { hub.setRobots(Self.named(directory.receivers.compactMap(Self.robot), first: &firstNames)) }
             }
         }
         thread.name = "session robots"
         thread.start()
+    }
+
+    /// `robots` with each one's name as first listed (`first` remembers them by id).
+    package static func named(_ robots: [PhoneHub.Robot], first: inout [String: String]) -> [PhoneHub.Robot] {
+        robots.map { r in
+            var r = r
+            if let name = first[r.id] { r.name = name } else { first[r.id] = r.name }
+            return r
+        }
     }
 
     static func robot(_ r: DiscoveredReceiver) -> PhoneHub.Robot? {

@@ -20,14 +20,19 @@ package struct StopAllOptions: Sendable {
     package var timeout: Duration
     /// `--robot`: only these robots (empty: every receiver of the session).
     package var robots: Set<RobotID>
+    /// Where the receivers that took the last run of the session are kept (``KnownReceivers``);
+    /// nil: neither read nor written.
+    package var stateDirectory: String?
 
-    package init(session: String, release: Bool, teacherKey: TeacherKey?, peers: [String], timeout: Duration, robots: Set<RobotID> = []) {
+    package init(session: String, release: Bool, teacherKey: TeacherKey?, peers: [String], timeout: Duration, robots: Set<RobotID> = [],
+                 stateDirectory: String? = nil) {
         self.session = session
         self.release = release
         self.teacherKey = teacherKey
         self.peers = peers
         self.timeout = timeout
         self.robots = robots
+        self.stateDirectory = stateDirectory
     }
 }
 
@@ -35,6 +40,12 @@ package struct StopAllOptions: Sendable {
 /// (Protocol.md §7.6), the loop around ``StopAllMachine``: it owns the sockets, the browse, the
 /// signals and the clock, and does what the machine says. Receivers come from the session's
 /// DNS-SD browse (for `timeout`) or from `--peer`.
+///
+/// The stop is the emergency, so nothing comes before its first datagrams that need not: the
+/// receivers that took the last run of the session (``KnownReceivers``, in the state
+/// directory) get it before the browse even starts (starting it is a D-Bus round trip to the
+/// responder, and every receiver it lists costs a resolve and an address lookup more), and each
+/// one the browse lists gets it as soon as its address is known.
 ///
 /// Prints a line per receiver on stdout as it answers — `stopped "NAME" ADDRESS`,
 /// `released …`, `refused by "NAME" ADDRESS: WHY` — then `no answer from …` for the silent ones
@@ -45,16 +56,13 @@ package enum StopAllCommand {
             let runtime = try CommandRuntime<BrowserEvent>()
             let start = ContinuousClock.now
             var peers: [SocketAddress] = []
-            var browser: SessionBrowser?
-            var directory: ReceiverDirectory?
+            var browsed: SessionID?
+            var known: [KnownReceivers.Entry] = []
             if options.peers.isEmpty {
-                let session = try SessionID(options.session)
-                do throws(DiscoveryError) {
-                    browser = try SessionBrowser(session: session, lookups: .once, onEvent: runtime.mailbox.post)
-                } catch {
-                    throw error
+                browsed = try SessionID(options.session)
+                if let dir = options.stateDirectory {
+                    known = KnownReceivers.load(directory: dir, session: options.session).entries
                 }
-                directory = ReceiverDirectory(session: session)
             } else {
                 for peer in options.peers {
                     do {
@@ -64,12 +72,11 @@ package enum StopAllCommand {
                     }
                 }
             }
-            defer { browser?.stop() }
             var settings = StopAllMachine<SystemRandomNumberGenerator>.Settings(session: options.session, release: options.release,
                                                                                 teacherKey: options.teacherKey, browseFor: options.timeout)
             settings.robots = options.robots
-            var machine = StopAllMachine(settings: settings,
-                                         peers: peers, now: start, wallMillis: WallClock.unixMillis(), random: SystemRandomNumberGenerator())
+            var machine = StopAllMachine(settings: settings, peers: peers, known: known, now: start, wallMillis: WallClock.unixMillis(),
+                                         random: SystemRandomNumberGenerator())
             var sockets: [SocketAddress.Family: UDPSocket] = [:]
             defer { for s in sockets.values { s.close() } }
             var result: StopAllMachine<SystemRandomNumberGenerator>.Result?
@@ -95,6 +102,23 @@ package enum StopAllCommand {
             }
             var buffer = [UInt8](repeating: 0, count: 2048)
             try perform(machine.opening)
+            try perform(machine.tick(now: .now))      // the known receivers' first stops, before any DNS-SD work
+            var browser: SessionBrowser?
+            var directory: ReceiverDirectory?
+            if let session = browsed {
+                do throws(DiscoveryError) {
+                    browser = try SessionBrowser(session: session, lookups: .once, onEvent: runtime.mailbox.post)
+                    directory = ReceiverDirectory(session: session)
+                } catch {
+                    // The known receivers have their stop already: they are not left with one
+                    // datagram because the responder is gone. The others cannot be found.
+                    guard !known.isEmpty, case .noResponder = error else { throw error }
+                    status.clear()
+                    StandardError.write("analog-remote: \(error); stopping only the \(known.count) receiver\(known.count == 1 ? "" : "s") "
+                                        + "known from the last run (name the others with --peer)\n")
+                }
+            }
+            defer { browser?.stop() }
             while result == nil {
                 try perform(machine.tick(now: .now))
                 guard result == nil else { break }
@@ -130,6 +154,11 @@ package enum StopAllCommand {
                 }
             }
             status.clear()
+            // The next run's known receivers: those that took this one (a run for some robots
+            // only, or one that reached nobody, leaves the file as it was).
+            if browsed != nil, options.robots.isEmpty, let dir = options.stateDirectory, case let heard = machine.heard, !heard.isEmpty {
+                KnownReceivers(session: options.session, entries: heard).save(directory: dir)
+            }
             switch result {
             case .noReceivers where !options.robots.isEmpty:
                 let ids = options.robots.map(\.text).sorted().joined(separator: ", ")

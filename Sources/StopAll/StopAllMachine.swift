@@ -16,7 +16,13 @@ import SystemIO
 /// so a captured release is refused by every other robot. The nonce is fresh per receiver.
 /// With ``Settings/robots``, only those robots get a command: a receiver whose TXT or reply
 /// names another id (or none) is left alone, uncounted. Each datagram goes out up to
-/// ``Settings/repeats`` times, ``Settings/spacing`` apart, until the receiver answers. The run
+/// ``Settings/repeats`` times, ``Settings/spacing`` apart, until the receiver answers.
+///
+/// Receivers known from the last run (``KnownReceivers``: the address and robot id of each one
+/// that took it) get the stop at once too, before DNS-SD has listed anything. They count only
+/// once they answer or DNS-SD lists them (by robot id, or by address): one that does neither is
+/// left out silently (it left the class), and one whose address now answers with a refusal, or
+/// that DNS-SD lists as another robot, is dropped for whatever DNS-SD lists there. The run
 /// ends when nothing is left to send, no reply is still expected (``Settings/replyGrace`` after
 /// the last send) and the browse is over — or on ``Event/interrupted``.
 ///
@@ -104,6 +110,12 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
         var unverified: ControlMessage.StopAllReply?
         /// Not one of ``Settings/robots`` (its reply named another id): sent nothing more, not counted.
         var leftAlone = false
+        /// From the last run's file (``KnownReceivers``), not from DNS-SD or `--peer`.
+        var known = false
+        /// Known, and not yet answered nor listed by DNS-SD: not counted.
+        var unconfirmed = false
+        /// A known receiver whose address is someone else's now: sent nothing more, not counted.
+        var superseded = false
     }
 
     package let settings: Settings
@@ -116,8 +128,10 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
     package private(set) var isFinished = false
 
     /// `peers`: the receivers given on the command line (reached at once); with none, the run
-    /// browses for ``Settings/browseFor``.
-    package init(settings: Settings, peers: [SocketAddress], now: ContinuousClock.Instant, wallMillis: UInt64, random: Random) {
+    /// browses for ``Settings/browseFor``. `known`: the receivers that took the last run
+    /// (reached at once, counted only once confirmed; see the type's comment).
+    package init(settings: Settings, peers: [SocketAddress], known: [KnownReceivers.Entry] = [], now: ContinuousClock.Instant,
+                 wallMillis: UInt64, random: Random) {
         self.settings = settings
         self.random = random
         connection = UInt32.random(in: 1...UInt32.max, using: &self.random)
@@ -126,6 +140,12 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
         lastTick = now
         for address in peers {
             add(Receiver(label: nil, identity: nil, address: address), now: now, wallMillis: wallMillis)
+        }
+        for entry in known where !targets.contains(where: { $0.receiver.address == entry.address }) {
+            if !settings.robots.isEmpty, !(entry.robot.map { settings.robots.contains($0) } ?? false) { continue }
+            add(Receiver(label: nil, identity: nil, address: entry.address, robot: entry.robot), now: now, wallMillis: wallMillis)
+            targets[targets.count - 1].known = true
+            targets[targets.count - 1].unconfirmed = true
         }
     }
 
@@ -167,6 +187,16 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
             for r in found {
                 // By identity, not address: a receiver whose AAAA answered after its A is still one receiver.
                 guard !targets.contains(where: { $0.receiver.identity == r.identity }) else { continue }
+                if let i = targets.firstIndex(where: { $0.known && $0.receiver.identity == nil && !$0.superseded
+                                                        && ($0.receiver.robot.map { $0 == r.robot } ?? false || $0.receiver.address == r.address) }) {
+                    if targets[i].receiver.robot == r.robot || (r.robot != nil && targets[i].reply?.robotID == r.robot) {
+                        // The same robot, listed now: counted, under its DNS-SD name, at the address listed.
+                        confirm(i, as: r, now: now)
+                        continue
+                    }
+                    // Its address is another robot's now (or the listing names no id): that one is reached as listed.
+                    if targets[i].reply == nil { targets[i].superseded = true }
+                }
                 // Its TXT already says it is another robot: not even a query.
                 if !settings.robots.isEmpty, let robot = r.robot, !settings.robots.contains(robot) { continue }
                 add(r, now: now, wallMillis: wallMillis)
@@ -174,10 +204,15 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
             let n = targets.count
             return [.status("session \"\(settings.session)\": \(n) receiver\(n == 1 ? "" : "s") found", force: false)]
         case .datagram(let bytes, let from):
-            guard let i = targets.firstIndex(where: { $0.receiver.address == from }),
-                  let d = try? ControlDatagram.decode(bytes), d.header.type == .stopAllReply,
+            guard let d = try? ControlDatagram.decode(bytes), d.header.type == .stopAllReply,
                   case .stopAllReply(let reply)? = try? ControlMessage.decode(type: .stopAllReply, payload: d.payload),
-                  reply.nonce == targets[i].nonce, targets[i].reply == nil else { return [] }
+                  let i = targets.firstIndex(where: { $0.receiver.address == from && $0.nonce == reply.nonce && !$0.superseded }),
+                  targets[i].reply == nil else { return [] }
+            if targets[i].unconfirmed && reply.outcome == .refused {
+                // Not the robot that took the last run (or not in this session now): DNS-SD says who is there.
+                targets[i].superseded = true
+                return []
+            }
             // A query's reply only names the receiver (the command is signed anyway); the
             // command's reply says it was taken, and must be signed with our key (Protocol.md §7.6).
             if let key = settings.teacherKey, !targets[i].querying, reply.outcome != .refused, !reply.verify(key: key.macKey) {
@@ -194,6 +229,7 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
             }
             // A refused query (another session, say) is said at once, as a refused command is.
             targets[i].reply = reply
+            targets[i].unconfirmed = false
             return [.print(Self.describe(targets[i], reply))]
         }
     }
@@ -201,7 +237,29 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
     private var isSending: Bool { targets.contains { !$0.done(settings) } }
 
     private func isWaitingForReplies(_ now: ContinuousClock.Instant) -> Bool {
-        targets.contains { $0.reply == nil && !$0.leftAlone } && now < lastSendAt + settings.replyGrace
+        targets.contains { $0.reply == nil && !$0.leftAlone && !$0.superseded } && now < lastSendAt + settings.replyGrace
+    }
+
+    /// A known receiver DNS-SD lists now: it counts, is named as listed, and is reached at the
+    /// listed address (from the first send again when that differs and it has not answered).
+    private mutating func confirm(_ i: Int, as r: Receiver, now: ContinuousClock.Instant) {
+        targets[i].unconfirmed = false
+        targets[i].receiver.label = r.label
+        targets[i].receiver.identity = r.identity
+        if targets[i].reply == nil, targets[i].receiver.address != r.address {
+            targets[i].receiver.address = r.address
+            targets[i].sent = 0
+            targets[i].nextSend = now
+        }
+    }
+
+    /// The receivers that took this run (with a teacher key: whose reply was signed with it),
+    /// for the next run's ``KnownReceivers``.
+    package var heard: [KnownReceivers.Entry] {
+        targets.compactMap { t in
+            guard !t.superseded, !t.leftAlone, let reply = t.reply, reply.outcome != .refused else { return nil }
+            return KnownReceivers.Entry(address: t.receiver.address, robot: reply.robotID ?? t.receiver.robot)
+        }
     }
 
     private mutating func add(_ receiver: Receiver, now: ContinuousClock.Instant, wallMillis: UInt64) {
@@ -242,7 +300,7 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
     private mutating func finish() -> [Action] {
         isFinished = true
         var out: [Action] = []
-        let targets = self.targets.filter { !$0.leftAlone }
+        let targets = self.targets.filter { !$0.leftAlone && !$0.superseded && !$0.unconfirmed }
         if !settings.robots.isEmpty {
             let reached = Set(targets.compactMap { $0.reply?.robotID ?? $0.unverified?.robotID })
             for robot in settings.robots.subtracting(reached).sorted(by: { $0.value < $1.value }) {
@@ -278,5 +336,5 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
 }
 
 extension StopAllMachine.Target {
-    func done(_ settings: StopAllMachine.Settings) -> Bool { reply != nil || leftAlone || sent >= settings.repeats }
+    func done(_ settings: StopAllMachine.Settings) -> Bool { reply != nil || leftAlone || superseded || sent >= settings.repeats }
 }

@@ -45,3 +45,18 @@ extension SocketAddress {
         family == .inet6 ? storage.withUnsafeBytes { $0.loadUnaligned(as: sockaddr_in6.self).sin6_scope_id } : 0
     }
 }
+
+extension SocketAddress {
+    /// The address itself in network order: 4 bytes (IPv4) or 16 bytes (IPv6), what
+    /// ``init(addressBytes:port:scopeID:)`` takes back (with ``port`` and ``scopeID``).
+    package var addressBytes: [UInt8] {
+        storage.withUnsafeBytes { raw in
+            if family == .inet {
+                let a = raw.loadUnaligned(as: sockaddr_in.self).sin_addr
+                return withUnsafeBytes(of: a) { Array($0) }
+            }
+            let a = raw.loadUnaligned(as: sockaddr_in6.self).sin6_addr
+            return withUnsafeBytes(of: a) { Array($0) }
+        }
+    }
+}

@@ -119,7 +119,13 @@ final class TeacherLink: Sendable {
     /// Raised by ``enqueue(_:robot:)``: a command leaves at once, not at the next poll timeout.
     private let wake: EventFlag
 
-    init(hub: PhoneHub, teacherKey: String, session: String, events: TeacherLog, roster: Roster? = nil, logger: Logger) throws {
+    /// Told every robot that has proven the key (where its signed reply came from, the robot id
+    /// it named) whenever that set changes; on the link's thread.
+    private let onProven: (@Sendable ([(address: SocketAddress, robot: RobotID?)]) -> Void)?
+
+    init(hub: PhoneHub, teacherKey: String, session: String, events: TeacherLog, roster: Roster? = nil, logger: Logger,
+         onProven: (@Sendable ([(address: SocketAddress, robot: RobotID?)]) -> Void)? = nil) throws {
+        self.onProven = onProven
         self.hub = hub
         // The same MAC key `stop-all --teacher-key-file` signs with (TeacherKey: a keygen key as
         // it is, a passphrase stretched with scrypt).
@@ -271,7 +277,14 @@ final class TeacherLink: Sendable {
         var buffer = [UInt8](repeating: 0, count: 2048)
         var nextWatch = ContinuousClock.now
         let connection = UInt32.random(in: 1...UInt32.max)
+        var told: [String] = []
         while true {
+            if let onProven {
+                let proven = links.values.compactMap { l in l.proven.map { (address: l.address, robot: $0.robotID) } }
+                    .sorted { "\($0.address)" < "\($1.address)" }
+                let now = proven.map { "\($0.address) \($0.robot?.text ?? "-")" }
+                if now != told { told = now; onProven(proven) }
+            }
             let (stopped, watching, queue) = state.withLock { s -> (Bool, Bool, [(robot: String, command: Command)]) in
                 defer { s.queue.removeAll() }
                 return (s.stopped, (s.dashboardsUntil ?? .now) > .now, s.queue)

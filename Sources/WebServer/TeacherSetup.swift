@@ -1,6 +1,7 @@
 import Discovery
 import Logging
 import PhoneLink
+import RemoteWire
 import SystemIO
 
 /// `web --teacher-key-file FILE [--log-dir DIR]`: the dashboard's pieces, or nil without a key.
@@ -22,7 +23,10 @@ enum TeacherSetup {
         }
         // Receivers found by address have no announced session: they take the default one.
         let session = options.session.isEmpty ? "AnalogRemote" : options.session
-        let link = try TeacherLink(hub: hub, teacherKey: key, session: session, events: log, roster: roster, logger: logger)
+        var onProven: (@Sendable ([(address: SocketAddress, robot: RobotID?)]) -> Void)?
+        if let tell = options.provenRobots { onProven = { robots in tell(session, robots) } }
+        let link = try TeacherLink(hub: hub, teacherKey: key, session: session, events: log, roster: roster, logger: logger,
+                                   onProven: onProven)
         link.start()
         if let path = log.path { logger.notice("the lesson's log: \(path)") }
         let game = try TeacherGame(host: options.host, name: "\(HostName.current() ?? "class") game", session: options.session, events: log, logger: logger)

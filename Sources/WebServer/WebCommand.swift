@@ -14,6 +14,7 @@ import Logging
 import NIOCore
 import NIOSSL
 import PhoneLink
+import RemoteWire
 import Synchronization
 import TerminalQR
 import SystemIO
@@ -62,6 +63,10 @@ package struct WebOptions: Sendable {
     package var recordDirectory: String?
     /// The caps of `--record-dir` (files per driver per minute, bytes in the directory).
     package var recordQuota = RecordingQuota()
+    /// Told (on the dashboard's thread) the session and every robot that has proven the teacher
+    /// key — where its signed reply came from and the robot id it named — whenever that set
+    /// changes: `stop-all` on this machine sends to them first (the CLI keeps them for it).
+    package var provenRobots: (@Sendable (String, [(address: SystemIO.SocketAddress, robot: RobotID?)]) -> Void)?
 
     package init(robots: Robots, security: Security, host: String = "0.0.0.0", port: Int = 8443, session: String = "",
                 rate: Double = 50, timing: PhoneSource.Timing = .init(), limits: PhoneHub.Limits = .init(), qrCode: Bool = true) {

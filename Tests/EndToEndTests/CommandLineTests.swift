@@ -13,6 +13,10 @@ import Testing
         (["recieve"], "analog-remote: unknown command \"recieve\" (did you mean \"receive\"?); commands: demo, receive, rest, control, browse, advertise, board-sim, boards, gamepads, midi-inputs, stop-all, game, web, bench, doctor, plot, keygen (analog-remote help COMMAND shows its options)"),
         (["help", "nonexist"], "analog-remote: unknown command \"nonexist\"; commands: demo, receive, rest, control, browse, advertise, board-sim, boards, gamepads, midi-inputs, stop-all, game, web, bench, doctor, plot, keygen (analog-remote help COMMAND shows its options)"),
         (["help", "contrl"], "analog-remote: unknown command \"contrl\" (did you mean \"control\"?); commands: demo, receive, rest, control, browse, advertise, board-sim, boards, gamepads, midi-inputs, stop-all, game, web, bench, doctor, plot, keygen (analog-remote help COMMAND shows its options)"),
+        // stop-all is parsed on its own (its start-up is the emergency's): the same one error style.
+        (["stop-all", "--peer", "127.0.0.1:9"], "analog-remote: Missing expected argument '--session <session>'"),
+        (["stop-all", "--session", "s", "--timeout", "0"], "analog-remote: --timeout must be in 0…60 seconds"),
+        (["stop-all", "--session", "s", "--bogus"], "analog-remote: Unknown option '--bogus'"),
     ])
     func usageErrorsAreOneLineAndExit64(arguments: [String], line: String) throws {
         let p = try ChildProcess(analogRemote: arguments)
@@ -26,6 +30,12 @@ import Testing
         #expect(p.wait() == 0)
         #expect(p.stdout.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("analog-remote "))
         #expect(p.stdout.split(separator: " ").count == 2, "\(p.stdout)")
+    }
+
+    @Test func stopAllHelpReadsAsEveryOtherCommands() throws {
+        let p = try ChildProcess(analogRemote: ["stop-all", "--help"])
+        #expect(p.wait() == 0)
+        #expect(p.stdout.contains("USAGE: analog-remote stop-all") && p.stdout.contains("--teacher-key-file"), "\(p.stdout)")
     }
 
     @Test func helpOfAKnownCommandStillWorks() throws {

@@ -18,12 +18,12 @@ final class StopAllRig {
     let wall: UInt64 = 1_764_000_000_000
 
     init(peers: [String] = ["127.0.0.1:45678"], browseMs: Int = 0, teacherKey: String? = nil, release: Bool = false,
-         robots: Set<RobotID> = []) throws {
+         robots: Set<RobotID> = [], known: [KnownReceivers.Entry] = []) throws {
         var settings = StopAllMachine<CountingRandom>.Settings(session: "class-3b", release: release,
                                                                teacherKey: teacherKey.map { TeacherKey(macKey: Array($0.utf8)) },
                                                                browseFor: .milliseconds(browseMs))
         settings.robots = robots
-        machine = StopAllMachine(settings: settings, peers: try peers.map { try SocketAddress.resolve($0) }, now: start,
+        machine = StopAllMachine(settings: settings, peers: try peers.map { try SocketAddress.resolve($0) }, known: known, now: start,
                                  wallMillis: wall, random: CountingRandom())
     }
 

@@ -222,27 +222,26 @@ import Testing
         #expect(hub.robots.map(\.name) == ["robot-1", "127.0.0.1:\(keyless.port)"], "\(hub.robots.map(\.name))")
     }
 
-    /// Without a teacher key nothing can be verified: the phone page still takes a robot's own
-    /// name, but never one another robot of the list already shows.
-    @Test func withoutAKeyAnAnswerNeverTakesANameAnotherRobotShows() throws {
-        let first = try StandIn(name: "robot-1", key: nil)
-        let second = try StandIn(name: "ROBOT-1", key: nil)
-        let third = try StandIn(name: "robot-3", key: nil)
-        defer { first.close(); second.close(); third.close() }
-        let hub = PhoneHub(settings: .init(session: "AnalogRemote"), logger: Logger(label: "test"))
-        let listed = try [first, second, third].enumerated().map { i, s in
-            let address = try SocketAddress.resolve(host: "127.0.0.1", port: s.port)[0]
-            return PhoneHub.Robot(id: "p\(i + 1)", name: "\(address)", peer: .init(address: address, label: "\(address)"))
+    /// What the dashboard tells `stop-all` (the robots it sends its stop to first): only robots
+    /// that proved the key, by the address their signed reply came from and the id it named. A
+    /// keyless robot answering with a real robot's name is never among them.
+    @Test func stopAllIsToldOnlyTheRobotsThatProvedTheKey() throws {
+        let real = try StandIn(name: "robot-1", key: Self.macKey, robotID: RobotID(value: 0x98e89e894b))
+        let keyless = try StandIn(name: "robot-1", key: nil)
+        defer { real.close(); keyless.close() }
+        let told = Mutex<[[String]]>([])
+        let dashboard = try Dashboard(ports: [real.port, keyless.port]) { list in
+            told.withLock { $0.append(list.map { "\($0.address) \($0.robot?.text ?? "-")" }) }
         }
-        hub.setRobots(listed)
-        let names = try PeerNames(robots: listed, session: "AnalogRemote", hub: hub, logger: Logger(label: "test"))
-        defer { names.stop() }
-        // The first answers; then the second, with the same name in other case; then the third.
-        // The answers arrive on one socket in that order: once the third is named, the second's
-        // has been judged.
-        first.pump(for: .seconds(3)) { hub.robots.first?.name == "robot-1" }
-        second.pump(for: .seconds(2)) { !second.received.isEmpty }
-        third.pump(for: .seconds(3)) { hub.robots.last?.name == "robot-3" }
-        #expect(hub.robots.map(\.name) == ["robot-1", "127.0.0.1:\(second.port)", "robot-3"], "\(hub.robots.map(\.name))")
+        defer { dashboard.close() }
+        let want = ["127.0.0.1:\(real.port) k3m9x2ab"]
+        let end = ContinuousClock.now + .seconds(8)
+        // Until the keyless one has been asked twice: its first unsigned answer has been judged.
+        while ContinuousClock.now < end, told.withLock({ $0.last }) != want || keyless.received.count < 2 {
+            real.pump(for: .milliseconds(50))
+            keyless.pump(for: .milliseconds(50))
+        }
+        #expect(told.withLock { $0.last } == want)
+        #expect(!told.withLock { $0 }.joined().contains { $0.contains(":\(keyless.port) ") }, "\(told.withLock { $0 })")
     }
 }

@@ -29,14 +29,14 @@ import Testing
         final class Flag: Sendable { let raised = Atomic<Bool>(false) }
         let closed = Flag()
 
-        init(ports: [UInt16]) throws {
+        init(ports: [UInt16], onProven: (@Sendable ([(address: SocketAddress, robot: RobotID?)]) -> Void)? = nil) throws {
             hub = PhoneHub(settings: .init(session: "AnalogRemote"), logger: Logger(label: "test"))
             hub.setRobots(try ports.enumerated().map { i, port in
                 let address = try SocketAddress.resolve(host: "127.0.0.1", port: port)[0]
                 return PhoneHub.Robot(id: "r\(i)", name: "robot \(i)", peer: .init(address: address, label: "robot \(i)"))
             })
             link = try TeacherLink(hub: hub, teacherKey: TeacherLinkReportTests.keyText, session: "AnalogRemote",
-                                   events: try TeacherLog(directory: nil), logger: Logger(label: "test"))
+                                   events: try TeacherLog(directory: nil), logger: Logger(label: "test"), onProven: onProven)
             link.start()
             // As an open page's pushes do; on a thread of its own (the tests around it block
             // theirs, and a busy cooperative pool would let the watch lapse).
