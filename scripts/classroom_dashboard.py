@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The teacher's dashboard as classroom-test.sh uses it: no browser, one WebSocket client of
-/teacher/ws, as a logged-in dashboard is (the same rows, pushed four times a second; its being
-open keeps every robot watched).
+/teacher/ws, as a logged-in dashboard is (its being open keeps every robot watched). Each push
+carries the rows that changed and, when it changed, the order of all of them; this client keeps
+the whole table as the page does.
 
 Usage: classroom_dashboard.py PORT KEYFILE OUT. Logs in with the key in KEYFILE at
 https://127.0.0.1:PORT/teacher/login, opens the dashboard's socket with the session cookie, and
 reads rows until SIGTERM; then writes OUT (JSON): the number of pushes and, per robot (by its
-receiver's name), the last row and how many pushes had it DRIVING with a driver; `offline_since`:
-per robot, the wall-clock times (time.time()) of every push that showed it offline when the one
-before had not; `present`: the robots of the last push, and `last_push` its time. SIGUSR1 writes OUT as
+receiver's name), the last row and how many pushes left it DRIVING with a driver; `offline_since`:
+per robot, the wall-clock times (time.time()) of every push that made it offline when it had not
+been; `present`: the robots in the table after the last push, and `last_push` when the table was
+last known current (the last push, or the last second without one: none comes while nothing
+changes, and the socket is still open). SIGUSR1 writes OUT as
 it is so far and goes on reading. Exits 1 with one line on stderr if it cannot log in or connect.
 """
 import json
@@ -54,6 +57,7 @@ def main():
     cookie = login(base, key)
     ws = WebSocket(f"wss://127.0.0.1:{port}/teacher/ws", origin=base, cookie=cookie)
     pushes, rows, driving, offline_since, present, last_push = 0, {}, {}, {}, [], 0.0
+    table, order = {}, []   # the rows by id, and the order of their ids, as the page keeps them
     stop, snapshot = [], []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     signal.signal(signal.SIGUSR1, lambda *_: snapshot.append(1))
@@ -70,14 +74,26 @@ def main():
             write()
         try:
             m = json.loads(ws.recv(timeout=1))
-        except (TimeoutError, OSError):
+        except TimeoutError:
+            if pushes:
+                last_push = time.time()   # nothing changed for a second: the table is still current
+            continue
+        except OSError:
             continue
         if m.get("t") != "rows":
             continue
         pushes += 1
         last_push = time.time()
-        present = []
         for r in m["rows"]:
+            table[r["id"]] = r
+        if "order" in m:
+            order = m["order"]
+            table = {i: table[i] for i in order if i in table}
+        present = []
+        for i in order:
+            r = table.get(i)
+            if r is None:
+                continue
             name = r.get("name") or r.get("label")
             present.append(name)
             if r.get("offline") and name in rows and not rows[name].get("offline"):

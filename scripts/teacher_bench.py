@@ -50,10 +50,12 @@ def s8(s):
 MAC_KEY = hashlib.scrypt(KEY.encode(), salt=b"AnalogRemote teacher key v1", n=2 ** 15, r=8, p=1, maxmem=64 * 1024 * 1024, dklen=32)
 
 
-def report(serial, name, watch_nonce):
-    """A watch report signed for the watch whose command carried `watch_nonce` (§7.12)."""
+def report(serial, robot, name, watch_nonce, uptime):
+    """A watch report signed for the watch whose command carried `watch_nonce` (§7.12). Its uptime
+    moves on each second as a real receiver's does, so each row changes once a second; its robot id
+    stays (0x1000 + `robot`)."""
     head = bytes([0x41, 0x52, 1, 0x0E]) + struct.pack(">IIIHH", 0x0BE7C4, 0, 0, 0, 1)
-    body = struct.pack(">IIBBBQHHHHI", serial, 60, 1, 0, 0, 0x1000 + serial % 7, 3, 7, 0, 50, 0)
+    body = struct.pack(">IIBBBQHHHHI", serial, uptime, 1, 0, 0, 0x1000 + robot, 3, 7, 0, 50, 0)
     body += b"".join(s8(x) for x in (name, "Student", "", "motors profile", "sim", "bench", ""))
     mac = hmac.new(MAC_KEY, b"AR watch report" + watch_nonce + body, hashlib.sha256).digest()[:16]
     return head + body + mac
@@ -90,6 +92,7 @@ class StandIns:
 
     def run(self):
         serial, nxt = 0, time.monotonic()
+        started = nxt - 60
         while not self.stop:
             for i, s in enumerate(self.socks):
                 try:
@@ -110,7 +113,7 @@ class StandIns:
                 for i, s in enumerate(self.socks):
                     if self.watchers[i]:
                         addr, nonce = self.watchers[i]
-                        s.sendto(report(serial, f"robot {i + 1}", nonce), addr)
+                        s.sendto(report(serial, i, f"robot {i + 1}", nonce, int(time.monotonic() - started)), addr)
                         self.sent += 1
             time.sleep(0.01)
 
@@ -167,14 +170,17 @@ def main():
             print(page.evaluate("location.href"), stand.sent)
             raise
         time.sleep(2)
+        pushes0 = page.evaluate("window.dashboardUpdates || 0")
         sent0, w0, r0, t0 = stand.sent, cpu_seconds(web.p.pid), cpu_seconds(receiver.p.pid), time.monotonic()
         time.sleep(SECONDS)
         elapsed = time.monotonic() - t0
+        pushes = (page.evaluate("window.dashboardUpdates || 0") - pushes0) / elapsed
         web_cpu = (cpu_seconds(web.p.pid) - w0) / elapsed * 100
         watched = (cpu_seconds(receiver.p.pid) - r0) / elapsed * 100
         rate = (stand.sent - sent0) / elapsed
         print(f"web server: {idle:.2f} % of a core with no dashboard open")
-        print(f"web server: {web_cpu:.2f} % of a core with {ROBOTS + 1} watched robots ({rate:.0f} reports/s in) and one dashboard open, "
+        print(f"web server: {web_cpu:.2f} % of a core with {ROBOTS + 1} watched robots ({rate:.0f} reports/s in) and one dashboard open "
+              f"({pushes:.1f} pushes/s to it), "
               f"{elapsed:.0f} s (goal < 5 % with a release build; this binary: {BINARY})")
         print(f"receiver driven at 50 Hz: {unwatched:.2f} % of a core unwatched, {watched:.2f} % watched")
         print(f"teacher-bench: web {web_cpu:.2f} % of a core for {ROBOTS + 1} robots; receiver {unwatched:.2f} % → {watched:.2f} % when watched", flush=True)

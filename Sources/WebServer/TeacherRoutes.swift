@@ -9,8 +9,8 @@ import NIOCore
 import NIOWebSocket
 
 /// `/teacher` on the phone server: the login form, the dashboard (only with a session cookie,
-/// TeacherAuth.swift), its script, the lesson's log as CSV, and `/teacher/ws`, which pushes the
-/// rows four times a second and takes the teacher's buttons. Without the cookie every one of
+/// TeacherAuth.swift), its script, the lesson's log as CSV, and `/teacher/ws`, which looks at the
+/// rows four times a second, pushes what changed (``TeacherPush``) and takes the teacher's buttons. Without the cookie every one of
 /// them but the form and its style sheet answers 401, and the socket is not upgraded.
 struct TeacherDashboard: Sendable {
     let auth: TeacherAuth
@@ -19,7 +19,7 @@ struct TeacherDashboard: Sendable {
     let game: TeacherGame
     let logger: Logger
 
-    /// Each open dashboard gets the rows at least this often (the "last heard" ages move)…
+    /// Each open dashboard's rows are looked at this often, and what changed is pushed…
     static let pushPeriod: Duration = .milliseconds(250)
     /// …and within this of a robot's report, but never more often (30 robots report 60 times a
     /// second together: one push per report would cost the server more than the reports).
@@ -95,6 +95,7 @@ struct TeacherDashboard: Sendable {
         await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var pushed = (version: -1, at: ContinuousClock.now)
+                var push = TeacherPush(epoch: .now)
                 while !Task.isCancelled {
                     guard auth.isLive(token) else {
                         try? await outbound.close(Self.sessionEnded, reason: "the teacher logged out")
@@ -105,9 +106,10 @@ struct TeacherDashboard: Sendable {
                     let now = ContinuousClock.now, version = link.version
                     if now - pushed.at >= Self.pushPeriod || (version != pushed.version && now - pushed.at >= Self.pushSoonest) {
                         link.dashboardOpen()
-                        try await outbound.write(.text(TeacherRows.json(link.rows(), now: now, roster: link.roster, missing: link.missing(),
-                                                                        game: game.snapshot, dropped: link.droppedReports,
-                                                                        watchingSince: link.watchingSince)))
+                        if let text = push.next(link.rows(), now: now, roster: link.roster, missing: link.missing(), game: game.snapshot,
+                                                dropped: link.droppedReports, watchingSince: link.watchingSince) {
+                            try await outbound.write(.text(text))
+                        }
                         pushed = (version, now)
                     }
                     try await Task.sleep(for: .milliseconds(25))
@@ -171,86 +173,6 @@ struct TeacherDashboard: Sendable {
             return raw.removingPercentEncoding ?? raw
         }
         return nil
-    }
-}
-
-/// The rows as the dashboard reads them.
-enum TeacherRows {
-    /// A robot silent this long (or never heard) is OFFLINE: four reports missed (§7.12).
-    static let offlineAfter: Duration = .seconds(2)
-
-    /// The order of the tiles: the roster's robots in the roster's order, then the others in
-    /// natural order of their names ("robot 2" before "robot 10").
-    static func ordered(_ rows: [TeacherLink.Row], roster: Roster?) -> [TeacherLink.Row] {
-        let place = roster?.robotOrder ?? [:]
-        // By what the page shows: the signed name, else the address (an unproven robot's own
-        // words order nothing either).
-        let keyed = rows.map { row in
-            let shown = row.name ?? row.address ?? row.label
-            return (row: row, name: shown, place: place[shown.lowercased()] ?? Int.max)
-        }
-        return keyed.sorted { a, b in
-            if a.place != b.place { return a.place < b.place }
-            if a.name != b.name { return NaturalOrder.less(a.name, b.name) }
-            return a.row.id < b.row.id
-        }.map(\.row)
-    }
-
-    /// `dropped`: watch reports the link dropped as forged or stale (Protocol.md §7.12); the page
-    /// says so under the header when there are any. Each row: `offline` (silent for
-    /// ``offlineAfter`` or never heard), `gone` (no longer listed by DNS-SD, kept until back or
-    /// dismissed), `keyless` (answers unsigned: only Stop reaches it, as a stop-all
-    /// for the whole session sent to its address), `sent` and
-    /// `sentAge` (the last stop or release sent to it, ms ago).
-    /// `watchingSince`: when the link began watching without a break (a robot is not offline
-    /// for the silence before it was asked).
-    static func json(_ rows: [TeacherLink.Row], now: ContinuousClock.Instant, roster: Roster? = nil, missing: [String] = [],
-                     game: TeacherGame.Board? = nil, dropped: Int = 0, watchingSince: ContinuousClock.Instant? = nil) -> String {
-        let list: [[String: Any]] = ordered(rows, roster: roster).map { row in
-            var o: [String: Any] = ["id": row.id, "label": row.label]
-            if let heard = row.heard { o["age"] = Int((now - heard) / .milliseconds(1)) }
-            let since = [row.heard, watchingSince].compactMap { $0 }.max()
-            o["offline"] = since.map { now - $0 > offlineAfter } ?? true
-            if row.gone { o["gone"] = true }
-            if row.keyless { o["keyless"] = true }
-            if let sent = row.sent { o["sent"] = sent.action; o["sentAge"] = Int((now - sent.at) / .milliseconds(1)) }
-            if let refusal = row.refusal { o["refusal"] = refusal }
-            if let stop = row.stop { o["stop"] = stop }
-            if let name = row.name { o["name"] = name }
-            if let students = roster?.students(of: row.name ?? row.label), !students.isEmpty { o["students"] = students }
-            if let address = row.address { o["address"] = address }
-            if let unverified = row.unverified { o["unverified"] = unverified }
-            if let off = row.off { o["off"] = off }
-            guard let r = row.report else { return o }
-            if let students = roster?.students(of: r.name), !students.isEmpty { o["students"] = students }
-            o["robotId"] = RobotID(value: r.robotID)?.text ?? String(r.robotID, radix: 16)
-            o["driver"] = r.driver
-            o["state"] = r.state.name
-            if case .failsafe(let cause) = r.state { o["cause"] = cause.name }
-            if case .boardMissing(let why) = r.state { o["text"] = why }
-            if r.rttMeanMillis != WatchReport.unknown { o["rttMean"] = Int(r.rttMeanMillis); o["rttMax"] = Int(r.rttMaxMillis) }
-            if r.lossPerMille != WatchReport.unknown { o["loss"] = Double(r.lossPerMille) / 10 }
-            o["sps"] = Int(r.statesPerSecond)
-            o["failsafes"] = Int(r.failsafes)
-            o["board"] = r.board
-            o["transport"] = r.transport
-            o["version"] = r.version
-            o["uptime"] = Int(r.uptimeSeconds)
-            o["locked"] = r.lockedTo
-            o["identifying"] = r.flags & WatchReport.identifyingFlag != 0
-            return o
-        }
-        var message: [String: Any] = ["t": "rows", "rows": list, "dropped": dropped]
-        if roster != nil { message["missing"] = missing }
-        if let game {
-            var g: [String: Any] = ["playing": game.playing, "round": game.round,
-                                    "scores": game.standings.map { ["rank": $0.rank, "name": $0.name, "points": $0.points] as [String: Any] }]
-            if let port = game.port { g["port"] = port }
-            if let problem = game.problem { g["problem"] = problem }
-            message["game"] = g
-        }
-        let data = (try? JSONSerialization.data(withJSONObject: message, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
     }
 }
 

@@ -58,7 +58,7 @@ import Testing
         var shownRow: [String: String] {
             guard let rows = page["rows"] as? [[String: Any]], let row = rows.first else { return [:] }
             var out: [String: String] = [:]
-            for (k, v) in row where !["age", "uptime", "sps"].contains(k) { out[k] = "\(v)" }
+            for (k, v) in row where !["heard", "uptime", "sps"].contains(k) { out[k] = "\(v)" }
             return out
         }
 

@@ -1,6 +1,8 @@
 // The teacher's dashboard: one tile per robot in a grid sized so that the whole class fits the
-// screen, pushed by /teacher/ws four times a second (the server orders them: the roster's robots
-// first, then names in natural order). Each tile (.row) carries data-id (the hub's id),
+// screen, kept by /teacher/ws, which pushes what changed (looked at four times a second): the
+// rows that changed, the order of the tiles when it changed (the server orders them: the roster's
+// robots first, then names in natural order), and `now`, the timeline of each row's `heard` and
+// `sentAt`; the page shows the ages from it, moving on by its own clock between pushes. Each tile (.row) carries data-id (the hub's id),
 // data-robot (the receiver's name as a message signed with the teacher key gave it; the address it
 // is reached at, or the label the teacher typed, while it has proven nothing) and data-state: Protocol.md §7.9's names (driving, failsafe,
 // teacher-stop, board-missing, free), "offline" (silent for 2 s while watched, or never heard),
@@ -21,6 +23,12 @@ let socket = null;
 let latest = [];
 let selected = null;
 let lastMissing, lastDropped;
+// The rows as pushed (by id), the order of the tiles, and the server's timeline: `now` when the
+// last push came, and then (performance.now()).
+const rowsById = new Map();
+let order = [];
+let clock = { now: 0, at: 0 };
+let renderedAt = 0;
 
 const STATE_TEXT = {
   "driving": "DRIVING", "failsafe": "FAILSAFE", "teacher-stop": "STOPPED BY TEACHER", "board-missing": "BOARD MISSING",
@@ -282,8 +290,36 @@ function layout() {
   if (gridEl.dataset.size !== size) gridEl.dataset.size = size;
 }
 
+// A push: the rows that changed replace theirs; a new order drops the rows not in it.
+function apply(m) {
+  clock = { now: m.now, at: performance.now() };
+  for (const r of m.rows) rowsById.set(r.id, r);
+  if (m.order) {
+    order = m.order;
+    const kept = new Set(order);
+    for (const id of [...rowsById.keys()]) if (!kept.has(id)) rowsById.delete(id);
+  }
+  if (m.missing !== undefined) lastMissing = m.missing;
+  if (m.dropped !== undefined) lastDropped = m.dropped;
+}
+
+// The rows in the tiles' order, with their ages (ms) as of now on the server's timeline.
+function current() {
+  const now = clock.now + (performance.now() - clock.at);
+  const list = [];
+  for (const id of order) {
+    const r = rowsById.get(id);
+    if (!r) continue;
+    r.age = r.heard === undefined ? undefined : Math.max(0, Math.round(now - r.heard));
+    r.sentAge = r.sentAt === undefined ? undefined : Math.max(0, Math.round(now - r.sentAt));
+    list.push(r);
+  }
+  return list;
+}
+
 function render(list, missing, dropped) {
   latest = list; lastMissing = missing; lastDropped = dropped;
+  renderedAt = performance.now();
   const seen = new Set();
   const counts = {};
   for (const [k] of COUNTS) counts[k] = 0;
@@ -445,7 +481,9 @@ document.addEventListener("click", (ev) => {
   if (msg.t === "dismiss" && selected === msg.robot) closeDetail();
 });
 document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") closeDetail(); });
-attentionEl.addEventListener("change", () => render(latest, lastMissing, lastDropped));
+attentionEl.addEventListener("change", () => render(current(), lastMissing, lastDropped));
+// Between pushes (none comes while nothing changes) the ages move on: "silent 3.2 s", "heard".
+setInterval(() => { if (order.length && performance.now() - renderedAt >= 200) render(current(), lastMissing, lastDropped); }, 250);
 window.addEventListener("resize", layout);
 // Whatever changes above the grid (a banner, the game's scores) changes the room for the tiles.
 const above = new ResizeObserver(() => layout());
@@ -458,7 +496,12 @@ function connect() {
   socket.onopen = () => { linkEl.hidden = true; };
   socket.onmessage = (ev) => {
     const m = JSON.parse(ev.data);
-    if (m.t === "rows") { render(m.rows, m.missing, m.dropped); renderGame(m.game); window.dashboardUpdates = (window.dashboardUpdates || 0) + 1; }
+    if (m.t === "rows") {
+      apply(m);
+      render(current(), lastMissing, lastDropped);
+      renderGame(m.game);
+      window.dashboardUpdates = (window.dashboardUpdates || 0) + 1;
+    }
   };
   socket.onclose = (ev) => {
     // The session ended (logged out here or in another tab, or expired): back to the login form.
