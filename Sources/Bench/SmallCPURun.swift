@@ -34,6 +34,10 @@ package struct SmallResult: Sendable, Codable, Hashable {
     package let failsafe: [Int64]
     /// Trials whose stop never came (within 1 s), or came as something other than motors 0.
     package let failsafeMissed: Int
+    /// Trials whose driving state reached the board (its `W`) before their stop: every one, or
+    /// a state was lost. (A mark may be skipped by design — the board link sends the latest
+    /// state, so two flips that meet a busy link make one `W` — a trial's single change not.)
+    package let trialsDriven: Int
     /// Failsafe trips the receiver counted, and those beyond the trials.
     package let failsafeTrips: Int?
     package let spuriousFailsafes: Int?
@@ -105,6 +109,7 @@ enum SmallCPURun {
         let start = Monotonic.now() + 20_000_000
         var marks: [(t0: Int64, state: Int)] = []
         var lastOwnerSend: [Int: Int64] = [:]   // trial → its last datagram before the silence
+        var firstDriveSend: [Int: Int64] = [:]  // trial → its first driving datagram
         var previous: Int?
         var late = 0
         var slot: Int64 = 0
@@ -140,7 +145,10 @@ enum SmallCPURun {
             }
             if driver == 0 {
                 if let last = marks.last, last.t0 == 0 { marks[marks.count - 1].t0 = t0 }
-                if let trial { lastOwnerSend[trial] = t0 }
+                if let trial {
+                    lastOwnerSend[trial] = t0
+                    if packet == packets[1], firstDriveSend[trial] == nil { firstDriveSend[trial] = t0 }
+                }
             }
             if slot % 256 == 0 {
                 try settings.interruption.check()
@@ -164,7 +172,12 @@ enum SmallCPURun {
         let stop = Stimulus.expectedWrite(Stimulus.resting)
         var failsafe: [Int64] = []
         var missed = 0
+        var driven = 0
         for k in 0..<trials {
+            if let drive = firstDriveSend[k], let last = lastOwnerSend[k],
+               writes.contains(where: { $0.start > drive && $0.start <= last + 1_000_000_000 && $0.bytes == Stimulus.expectedWrites[0] }) {
+                driven += 1
+            }
             guard let last = lastOwnerSend[k],
                   let first = writes.first(where: { $0.start > last && $0.start < last + 1_000_000_000 }),
                   first.bytes == stop else { missed += 1; continue }
@@ -173,7 +186,7 @@ enum SmallCPURun {
         let foreign = Stimulus.expectedWrite(classmateState)
         let trips = summary["failsafes"]
         return SmallResult(cpuPercentLimit: percent, drivers: n, rateHz: rate, seconds: wall,
-                           marks: Summary(latencies), lostMarks: lost, failsafe: failsafe, failsafeMissed: missed,
+                           marks: Summary(latencies), lostMarks: lost, failsafe: failsafe, failsafeMissed: missed, trialsDriven: driven,
                            failsafeTrips: trips, spuriousFailsafes: trips.map { max(0, $0 - trials) },
                            foreignWrites: writes.filter { $0.bytes == foreign }.count,
                            cpuPercent: Double(after.nanoseconds - before.nanoseconds) / 1e9 / wall * 100,
