@@ -18,6 +18,9 @@ public final class ChildProcess: Sendable {
         // No user config file (control.toml) reaches a child unless the test gives one.
         var environment = environment
         if environment["XDG_CONFIG_HOME"] == nil { environment["XDG_CONFIG_HOME"] = "/nonexistent/analog-remote-tests" }
+        // Nor the user's state directory: what the children keep (robot ids, stop-all's known
+        // receivers, the web certificate) goes to one directory of this test run's instead.
+        if environment["XDG_STATE_HOME"] == nil { environment["XDG_STATE_HOME"] = Self.stateHome }
         process = try SpawnedProcess(executable: executable.path, arguments: arguments,
                                      label: executable.lastPathComponent, withStdin: stdin, environment: environment,
                                      keepStdout: .max, keepStderr: .max)
@@ -30,6 +33,17 @@ public final class ChildProcess: Sendable {
     }
 
     deinit { stop() }
+
+    /// This test run's state home (`XDG_STATE_HOME`), shared by its children, removed at exit.
+    static let stateHome: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("analog-remote-tests-\(getpid())-state").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        atexit {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("analog-remote-tests-\(getpid())-state").path
+            try? FileManager.default.removeItem(atPath: path)
+        }
+        return path
+    }()
 
     public var stdout: String { process.stdout }
     public var stderr: String { process.stderr }
