@@ -143,6 +143,27 @@ enum CodecThroughput {
             return sum
         })
 
+        // The cipher alone, as the envelope calls it: the same 8 bytes and 36-byte AAD, sealed and
+        // opened in place on one buffer (no arrays, no replay window): what libsodium costs.
+        let key = keys.controllerToReceiver
+        results.append(measure("AEAD alone: seal + open a state packet in place (AEADKey, libsodium)", minimum: minimum, batch: 1024) { n in
+            var buffer = [UInt8](repeating: 0x41, count: SealedEnvelope.headerSize + StatePacket.size + AEADKey.tagSize)
+            var sum: UInt64 = 0
+            buffer.withUnsafeMutableBytes { raw in
+                let end = SealedEnvelope.headerSize + StatePacket.size
+                let aad = UnsafeRawBufferPointer(rebasing: raw[..<SealedEnvelope.headerSize])
+                let text = UnsafeMutableRawBufferPointer(rebasing: raw[SealedEnvelope.headerSize..<end])
+                let tag = UnsafeMutableRawBufferPointer(rebasing: raw[end...])
+                for i in 0..<n {
+                    packet.withUnsafeBytes { text.copyMemory(from: $0) }
+                    let nonce = AEADKey.Nonce(counter: UInt64(i + 1))
+                    key.seal(nonce: nonce, aad: aad, text: text, tag: tag)
+                    if key.open(nonce: nonce, aad: aad, text: text, tag: UnsafeRawBufferPointer(tag)) { sum &+= UInt64(text[7]) }
+                }
+            }
+            return sum
+        })
+
         results.append(measure("board writer: set motors, next W, confirm (MemoryMapWriter)", minimum: minimum, batch: 1024) { n in
             var writer = MemoryMapWriter(profile: .kit)
             writer.connected()

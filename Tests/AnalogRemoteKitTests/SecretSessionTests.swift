@@ -168,6 +168,21 @@ import Testing
         await bob.close()
     }
 
+    /// The handshake is `--accept secret`'s: a `.secret` session connects to a receiver that
+    /// shows the same words, a `.none` one is refused.
+    @Test func aReceiverUnderAcceptSecretIsAPeer() async throws {
+        let receiver = try SimulatedReceiver(["--name", "robot-7", "--accept", "secret", "--secret", Self.words])
+        let sealed = try RemoteSession(sessionID: "AnalogRemote", displayName: "logger", security: try Self.secret(), finder: nil)
+        let peer = try await sealed.connect(to: receiver.address)
+        // Connected only on an accept sealed under the keys of this session's proof.
+        #expect(peer.displayName == "robot-7")
+        await sealed.close()
+
+        let plain = try RemoteSession(sessionID: "AnalogRemote", displayName: "logger", finder: nil)
+        await #expect(throws: AnalogRemoteError.self) { try await plain.connect(to: receiver.address, timeout: .seconds(5)) }
+        await plain.close()
+    }
+
     /// The words: typed loosely they parse; a wrong word or count is `.invalidArgument`; the
     /// description never shows them.
     @Test func secretWords() throws {
@@ -177,17 +192,6 @@ import Testing
         #expect(throws: AnalogRemoteError.self) { try RemoteSession.Secret(words: "acorn actor") }
         #expect(RemoteSession.Secret.random().words != RemoteSession.Secret.random().words)
     }
-}
-
-/// True once `condition` holds, checked every 20 ms for at most 3 s (counters are published
-/// after the datagram that moved them is handled).
-func eventually(_ condition: @Sendable () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(3)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
 }
 
 /// A UDP relay on 127.0.0.1 in front of `port`: what comes from the port goes to the last other
