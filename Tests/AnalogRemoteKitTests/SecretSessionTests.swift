@@ -168,6 +168,25 @@ import Testing
         await bob.close()
     }
 
+    /// Both peers connect at once: one handshake per link (the lower peer id answers), and each
+    /// side's `connect` returns the other; a message then crosses sealed.
+    @Test func bothPeersConnectingAtOnceMeetOnce() async throws {
+        let ada = try RemoteSession(sessionID: "kit-secret", displayName: "Ada", security: try Self.secret(), finder: nil)
+        let bob = try RemoteSession(sessionID: "kit-secret", displayName: "Bob", security: try Self.secret(), finder: nil)
+        let inbox = ada.messages
+        async let toBob = ada.connect(to: "127.0.0.1:\(bob.port)", timeout: .seconds(5))
+        async let toAda = bob.connect(to: "127.0.0.1:\(ada.port)", timeout: .seconds(5))
+        let (b, a) = try await (toBob, toAda)
+        #expect(b == bob.localPeer)
+        #expect(a == ada.localPeer)
+        try bob.send(Data("both".utf8), to: [a])
+        let got: Data? = await within { for await message in inbox { return message.data }; return nil }
+        #expect(got == Data("both".utf8))
+        #expect(ada.connectedPeers == [bob.localPeer] && bob.connectedPeers == [ada.localPeer])
+        await ada.close()
+        await bob.close()
+    }
+
     /// The handshake is `--accept secret`'s: a `.secret` session connects to a receiver that
     /// shows the same words, a `.none` one is refused.
     @Test func aReceiverUnderAcceptSecretIsAPeer() async throws {
