@@ -64,7 +64,7 @@ final class SessionEngine: Sendable {
     private let dualStack: Bool
     let mailbox: EventMailbox<Command>
     let changes = Broadcast<RemoteSession.PeerChange>()
-    let messages = Inbox<RemoteSession.Message>(limit: RemoteSession.inboxLimit)
+    let messages = Broadcast<RemoteSession.Message>(bufferLimit: RemoteSession.inboxLimit, holdsUntilSubscribed: true)
     let finished = OneShot<Void>()
     private let published = Mutex(Published())
     let finder: (any PeerFinder)?
