@@ -47,7 +47,7 @@ final class SessionEngine: Sendable {
         var buffersDropped = 0
         /// `.secret`: envelopes that did not open, and plain datagrams on a sealed link.
         var envelopesRefused = 0
-        /// `.secret`: proofs that were wrong (or hellos never proven are not counted here).
+        /// `.secret`: proofs checked and found wrong.
         var proofsRefused = 0
         /// The most all links held for reordering and reassembly after a cap check.
         var peakBuffered = 0

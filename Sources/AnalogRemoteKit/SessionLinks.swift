@@ -46,6 +46,8 @@ struct Links {
     /// Hellos dropped because no link was free (logged once per episode).
     private var refusing = false
     private var bounds = SessionEngine.Bounds()
+    /// `.secret`: what may arrive plain, before a link is sealed.
+    static let plainHandshake: Set<ControlType> = [.hello, .challenge, .proof, .deny, .ack]
     /// `.secret`: proofs are attempts at the secret, limited as a receiver limits them.
     private var attempts = AttemptLimiter<SocketAddress>()
     private var secret: RobotSecret? { engine.options.secret }
@@ -199,6 +201,14 @@ struct Links {
                     continue
                 }
                 bytes = inner
+            } else if secret != nil, let type = ControlType(rawValue: bytes[3]), !Self.plainHandshake.contains(type) {
+                // Before the keys, only the handshake travels plain: nothing else may take a
+                // sequence number on the link's channel (to be delivered later as if sealed).
+                if type == .accept, links[got.from]?.waiters.isEmpty == false {
+                    refuse(got.from, "\(got.from) accepted without a secret: it is a session with security .none (both sides must use the same security)")
+                }
+                bounds.envelopesRefused += 1
+                continue
             }
             guard let datagram = try? ControlDatagram.decode(bytes) else { continue }
             take(datagram, from: got.from, sealed: sealed, now: now)
@@ -319,10 +329,7 @@ struct Links {
                 connect(address, as: peer)
             }
         case .accept(let accept):
-            if secret != nil, !sealed {
-                refuse(address, "\(address) accepted without a secret: it is a session with security .none (both sides must use the same security)")
-                return
-            }
+            guard secret == nil || sealed else { return }   // refused before the channel (receiveAll)
             if header.connectionID != 0 { links[address]?.channel.connectionID = header.connectionID }
             connect(address, as: RemoteSession.Peer(id: SessionEngine.idText(accept.peerID), displayName: accept.displayName))
         case .deny(let deny):
