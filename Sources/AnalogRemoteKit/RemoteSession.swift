@@ -27,8 +27,11 @@ import SystemIO
 /// under its name. Every peer's changes of state arrive in ``peerChanges``, every message in
 /// ``messages``; nothing calls back into your code.
 ///
+/// Plain by default, for games on a LAN you trust; `security: .secret(…)` admits only peers that
+/// prove a shared secret and encrypts everything after the handshake (``Security``).
+///
 /// The wire format is Protocol.md §7 (hello, accept, deny, bye, ping, `data` and `datagram` on
-/// channel 2, §7.13).
+/// channel 2, §7.13; under `.secret`, the handshake and envelopes of §8.3).
 public final class RemoteSession: Sendable {
     /// Someone in the session, known by a random id chosen when its session was created (not by
     /// its display name: two peers may share one).
@@ -92,6 +95,8 @@ public final class RemoteSession: Sendable {
     /// This session's own peer (its id is what the others see).
     public let localPeer: Peer
     public let sessionID: String
+    /// Whether this session's traffic is sealed and its peers prove a secret.
+    public let security: Security
     /// The UDP port this session listens on.
     public let port: UInt16
     private let engine: SessionEngine
@@ -102,6 +107,8 @@ public final class RemoteSession: Sendable {
     /// - Parameters:
     ///   - sessionID: only peers with the same ID connect (1…247 bytes of UTF-8).
     ///   - displayName: how the others see this peer (1…255 bytes of UTF-8).
+    ///   - security: `.none` (plain: read and joined by anyone on the LAN) or `.secret(…)`
+    ///     (encrypted, and only peers that prove the same secret connect); see ``Security``.
     ///   - port: the UDP port; 0 picks a free one.
     ///   - disconnectTimeout: a connected peer silent this long is disconnected (it is pinged
     ///     every second).
@@ -109,26 +116,27 @@ public final class RemoteSession: Sendable {
     ///     an mDNS responder this does not fail: ``discoveryState`` says so, and `logger` warns once.
     ///   - logger: where the session says what it does (peers found, connected and gone, refused
     ///     hellos, discovery trouble); nil logs nothing.
-    public convenience init(sessionID: String, displayName: String, port: UInt16 = 0,
+    public convenience init(sessionID: String, displayName: String, security: Security = .none, port: UInt16 = 0,
                             disconnectTimeout: Duration = .seconds(5), discovery: Bool = true,
                             logger: Logger? = nil) async throws(AnalogRemoteError) {
-        try self.init(sessionID: sessionID, displayName: displayName, port: port, disconnectTimeout: disconnectTimeout,
-                      finder: discovery ? DNSSDPeerFinder() : nil, logger: logger)
+        try self.init(sessionID: sessionID, displayName: displayName, security: security, port: port,
+                      disconnectTimeout: disconnectTimeout, finder: discovery ? DNSSDPeerFinder() : nil, logger: logger)
     }
 
     /// `finder`: how peers are found (tests give their own); nil: by address only.
-    init(sessionID: String, displayName: String, port: UInt16 = 0, disconnectTimeout: Duration = .seconds(5),
-         finder: (any PeerFinder)?, logger: Logger? = nil) throws(AnalogRemoteError) {
+    init(sessionID: String, displayName: String, security: Security = .none, port: UInt16 = 0,
+         disconnectTimeout: Duration = .seconds(5), finder: (any PeerFinder)?, logger: Logger? = nil) throws(AnalogRemoteError) {
         let session = try Arguments.session(sessionID, parameter: "sessionID")
         guard !displayName.isEmpty, displayName.utf8.count <= 255 else {
             throw AnalogRemoteError(.invalidArgument, "display name: give 1…255 bytes of UTF-8")
         }
         let id = UInt64.random(in: 1...UInt64.max)
         let engine = try SessionEngine(.init(session: session, displayName: displayName, peerID: id, port: port,
-                                             disconnectTimeout: disconnectTimeout),
+                                             disconnectTimeout: disconnectTimeout, secret: security.robotSecret),
                                        finder: finder, logger: logger ?? Logger.silent("AnalogRemoteKit.RemoteSession"))
         self.engine = engine
         self.sessionID = sessionID
+        self.security = security
         self.port = engine.port
         localPeer = Peer(id: SessionEngine.idText(id), displayName: displayName)
         engine.startDiscovery()
@@ -179,7 +187,8 @@ public final class RemoteSession: Sendable {
     /// it accepted. A peer already connected is returned at once.
     ///
     /// - Throws: ``AnalogRemoteError`` — `.invalidArgument` (not `HOST:PORT`: no port, say),
-    ///   `.networkUnavailable` (the name does not resolve), `.refused` (another session ID),
+    ///   `.networkUnavailable` (the name does not resolve), `.refused` (another session ID, a
+    ///   wrong secret, or the other side chose other ``Security``),
     ///   `.peerUnreachable` (nothing listens on that port: the host said so), `.timedOut`,
     ///   `.closed`; `CancellationError` when the task is cancelled while waiting.
     public func connect(to address: String, timeout: Duration = .seconds(10)) async throws -> Peer {

@@ -17,6 +17,8 @@ final class SessionEngine: Sendable {
         var peerID: UInt64
         var port: UInt16
         var disconnectTimeout: Duration
+        /// Under ``RemoteSession/Security/secret(_:)``: every link proves it and is sealed.
+        var secret: RobotSecret?
     }
 
     enum Command: Sendable {
@@ -43,6 +45,10 @@ final class SessionEngine: Sendable {
         var links = 0
         var linksRefused = 0
         var buffersDropped = 0
+        /// `.secret`: envelopes that did not open, and plain datagrams on a sealed link.
+        var envelopesRefused = 0
+        /// `.secret`: proofs checked and found wrong.
+        var proofsRefused = 0
         /// The most all links held for reordering and reassembly after a cap check.
         var peakBuffered = 0
     }
@@ -58,7 +64,7 @@ final class SessionEngine: Sendable {
     private let dualStack: Bool
     let mailbox: EventMailbox<Command>
     let changes = Broadcast<RemoteSession.PeerChange>()
-    let messages = Inbox<RemoteSession.Message>(limit: RemoteSession.inboxLimit)
+    let messages = Broadcast<RemoteSession.Message>(bufferLimit: RemoteSession.inboxLimit, holdsUntilSubscribed: true)
     let finished = OneShot<Void>()
     private let published = Mutex(Published())
     let finder: (any PeerFinder)?

@@ -34,6 +34,8 @@ struct Links {
         /// Said bye or was refused: dropped once what is queued is out.
         var leaving = false
         var pingID: UInt32 = 0
+        /// `.secret` sessions only: the handshake and the envelopes.
+        var sealing = LinkSealing.none
     }
 
     let engine: SessionEngine
@@ -44,6 +46,11 @@ struct Links {
     /// Hellos dropped because no link was free (logged once per episode).
     private var refusing = false
     private var bounds = SessionEngine.Bounds()
+    /// `.secret`: what may arrive plain, before a link is sealed.
+    static let plainHandshake: Set<ControlType> = [.hello, .challenge, .proof, .deny, .ack]
+    /// `.secret`: proofs are attempts at the secret, limited as a receiver limits them.
+    private var attempts = AttemptLimiter<SocketAddress>()
+    private var secret: RobotSecret? { engine.options.secret }
 
     init(engine: SessionEngine) {
         self.engine = engine
@@ -98,7 +105,9 @@ struct Links {
                 return
             }
             if links[address] == nil {
-                links[address] = Link(lastHeard: now, nextPing: now + .seconds(1))
+                var link = Link(lastHeard: now, nextPing: now + .seconds(1))
+                if let secret { link.sealing = .connector(SecretSession(secret: secret, instance: link.channel.connection)) }
+                links[address] = link
                 say(.hello(me), to: address)
             }
             links[address]?.waiters.append(answer)
@@ -164,8 +173,15 @@ struct Links {
         try? links[address]?.channel.send(message)
     }
 
-    private func transmit(_ bytes: [UInt8], to address: SocketAddress) {
-        _ = try? engine.socket.send(bytes, to: address)
+    /// Sends a datagram of `address`'s link: in an envelope once a `.secret` link is sealed.
+    private mutating func transmit(_ bytes: [UInt8], to address: SocketAddress) {
+        var wire = bytes
+        if secret != nil, var link = links[address] {
+            guard let sealed = link.sealing.wire(bytes, instance: link.channel.connection) else { return }
+            links[address]?.sealing = link.sealing
+            wire = sealed
+        }
+        _ = try? engine.socket.send(wire, to: address)
     }
 
     private mutating func receiveAll(now: ContinuousClock.Instant) {
@@ -174,9 +190,28 @@ struct Links {
             // Rate first, before anything is decoded (a source without a link has no bucket:
             // only a hello can open one, and the link caps bound those).
             if links[got.from] != nil, links[got.from]?.bucket.take(now: now) != true { continue }
-            guard got.length <= buffer.count, ControlHeader.looksLikeControl(buffer[..<got.length]),
-                  let datagram = try? ControlDatagram.decode(Array(buffer[..<got.length])) else { continue }
-            take(datagram, from: got.from, now: now)
+            guard got.length <= buffer.count, ControlHeader.looksLikeControl(buffer[..<got.length]) else { continue }
+            var bytes = Array(buffer[..<got.length])
+            let sealed = bytes[3] == ControlType.sealed.rawValue
+            if sealed || links[got.from]?.sealing.established == true {
+                // An envelope opens only under its link's keys; once a link is sealed, nothing
+                // plain is taken from its address (a forged bye, hello or data changes nothing).
+                guard secret != nil, sealed, let inner = links[got.from]?.sealing.open(bytes) else {
+                    if secret != nil { bounds.envelopesRefused += 1 }
+                    continue
+                }
+                bytes = inner
+            } else if secret != nil, let type = ControlType(rawValue: bytes[3]), !Self.plainHandshake.contains(type) {
+                // Before the keys, only the handshake travels plain: nothing else may take a
+                // sequence number on the link's channel (to be delivered later as if sealed).
+                if type == .accept, links[got.from]?.waiters.isEmpty == false {
+                    refuse(got.from, "\(got.from) accepted without a secret: it is a session with security .none (both sides must use the same security)")
+                }
+                bounds.envelopesRefused += 1
+                continue
+            }
+            guard let datagram = try? ControlDatagram.decode(bytes) else { continue }
+            take(datagram, from: got.from, sealed: sealed, now: now)
             sinceCheck += 1
             if sinceCheck == 64 {
                 capBuffers()
@@ -235,7 +270,8 @@ struct Links {
         }
     }
 
-    private mutating func take(_ datagram: ControlDatagram, from address: SocketAddress, now: ContinuousClock.Instant) {
+    /// `sealed`: it came in an envelope that opened under the link's keys.
+    private mutating func take(_ datagram: ControlDatagram, from address: SocketAddress, sealed: Bool, now: ContinuousClock.Instant) {
         let type = datagram.header.type
         if links[address] == nil {
             // Only a hello opens a link; anything else from a stranger is dropped.
@@ -267,12 +303,12 @@ struct Links {
         guard let events = links[address]?.channel.receive(datagram, now: now) else { return }
         for event in events {
             guard case .delivered(let message) = event else { continue }
-            deliver(message, header: datagram.header, from: address, now: now)
+            deliver(message, header: datagram.header, from: address, sealed: sealed, now: now)
         }
     }
 
     private mutating func deliver(_ message: ControlMessage, header: ControlHeader, from address: SocketAddress,
-                                  now: ContinuousClock.Instant) {
+                                  sealed: Bool, now: ContinuousClock.Instant) {
         switch message {
         case .hello(let hello):
             guard hello.session.utf8.elementsEqual(engine.options.sessionID.utf8) else {
@@ -282,6 +318,10 @@ struct Links {
                 return
             }
             let peer = RemoteSession.Peer(id: SessionEngine.idText(hello.peerID), displayName: hello.displayName)
+            if secret != nil {
+                challenge(hello, as: peer, from: address)
+                return
+            }
             say(.accept(.init(peerID: engine.options.peerID, displayName: engine.options.displayName,
                               failsafeMilliseconds: 0, rateHertz: 0)), to: address)
             if links[address]?.connected != true {
@@ -289,6 +329,7 @@ struct Links {
                 connect(address, as: peer)
             }
         case .accept(let accept):
+            guard secret == nil || sealed else { return }   // refused before the channel (receiveAll)
             if header.connectionID != 0 { links[address]?.channel.connectionID = header.connectionID }
             connect(address, as: RemoteSession.Peer(id: SessionEngine.idText(accept.peerID), displayName: accept.displayName))
         case .deny(let deny):
@@ -298,6 +339,16 @@ struct Links {
             leave(address, state: .disconnected)
         case .bye:
             leave(address, state: .disconnected)
+        case .challenge(let nonce, _):
+            guard secret != nil else {
+                refuse(address, "\(address) asks for a secret: it is a .secret session (join with security: .secret(…) and its words)")
+                return
+            }
+            guard case .connector(var session)? = links[address]?.sealing, let proof = session.answer(challenge: nonce) else { return }
+            links[address]?.sealing = .connector(session)
+            say(proof, to: address)
+        case .proof(let nonce, let mac):
+            check(proof: mac, nonce: nonce, from: address, now: now)
         case .data(let channel, let bytes):
             if channel == SessionEngine.channel, let link = links[address], link.connected, let peer = link.peer {
                 engine.deliver(.init(peer: peer, data: Data(bytes), mode: .reliable))
@@ -305,6 +356,59 @@ struct Links {
         default:
             break
         }
+    }
+
+    /// `.secret`, a hello of our session: challenge it (as a receiver under `--accept secret`
+    /// does); the peer is told connected only once its proof is right. When both sides sent a
+    /// hello at once, the one with the lower peer id answers and the other's hello is ignored, so
+    /// that each link has one handshake.
+    private mutating func challenge(_ hello: ControlMessage.Hello, as peer: RemoteSession.Peer, from address: SocketAddress) {
+        guard let link = links[address], !link.sealing.established else { return }
+        if case .connector = link.sealing, engine.options.peerID > hello.peerID { return }
+        let nonce = SecretHandshake.nonce()
+        links[address]?.sealing = .challenged(nonce: nonce, peer: peer)
+        say(.challenge(nonce: nonce, echo: hello.nonce), to: address)
+    }
+
+    /// `.secret`: a proof for our challenge. Right: choose the connection, seal from here on
+    /// (starting with the accept) and tell the peer connected. Wrong: deny reason 2, and the
+    /// link goes once the deny is out.
+    private mutating func check(proof mac: [UInt8], nonce: [UInt8], from address: SocketAddress, now: ContinuousClock.Instant) {
+        guard let secret, case .challenged(let challenge, let peer)? = links[address]?.sealing else { return }
+        links[address]?.sealing = .none
+        guard attempts.allow(address, now: now) else {
+            say(.deny(.init(reason: .rateLimited, text: "too many attempts at the secret: wait a minute, then try again")), to: address)
+            links[address]?.leaving = true
+            return
+        }
+        guard SecretHandshake.verify(mac, secret: secret, receiverNonce: challenge, controllerNonce: nonce) else {
+            attempts.failedAttempt()
+            bounds.proofsRefused += 1
+            engine.logger.warning("a peer did not prove the session's secret: refused", metadata: ["address": "\(address)", "claims": "\(peer)"])
+            say(.deny(.init(reason: .wrongPairingCode, text: "wrong secret: this session's peers use other words")), to: address)
+            links[address]?.leaving = true
+            return
+        }
+        var rng = SystemRandomNumberGenerator()
+        let id = UInt64.random(in: 1...UInt64.max, using: &rng)
+        let keys = SecretHandshake.keys(secret: secret, receiverNonce: challenge, controllerNonce: nonce, connectionID: id)
+        links[address]?.sealing = .acceptor(.init(connectionID: id, keys: keys))
+        links[address]?.channel.connectionID = id
+        say(.accept(.init(peerID: engine.options.peerID, displayName: engine.options.displayName,
+                          failsafeMilliseconds: 0, rateHertz: 0)), to: address)
+        if links[address]?.connected != true {
+            engine.changes.yield(.init(peer: peer, state: .connecting))
+            connect(address, as: peer)
+        }
+    }
+
+    /// Fails the link's `connect` calls with `.refused` and drops it.
+    private mutating func refuse(_ address: SocketAddress, _ why: String) {
+        let error = AnalogRemoteError(.refused, why)
+        for waiter in links[address]?.waiters ?? [] { waiter.resolve(.failure(error)) }
+        links[address]?.waiters = []
+        engine.logger.debug("refused", metadata: ["address": "\(address)", "why": "\(why)"])
+        leave(address, state: .disconnected)
     }
 
     private mutating func connect(_ address: SocketAddress, as peer: RemoteSession.Peer) {
@@ -345,15 +449,17 @@ struct Links {
     private mutating func service(now: ContinuousClock.Instant) {
         for address in Array(links.keys) {
             guard var link = links[address] else { continue }
+            var ping: [UInt8]?
             if link.connected, !closing, now >= link.nextPing {
                 link.pingID &+= 1
                 let nanos = UInt64(clamping: (now - link.lastHeard).components.seconds)
-                transmit(link.channel.unreliable(.ping(id: link.pingID, sentNanos: nanos)), to: address)
+                ping = link.channel.unreliable(.ping(id: link.pingID, sentNanos: nanos))
                 link.nextPing = now + .seconds(1)
             }
             let (datagrams, events) = link.channel.poll(now: now)
+            // Stored before anything is sent: sending moves the link's envelope counter.
             links[address] = link
-            for d in datagrams { transmit(d, to: address) }
+            for d in (ping.map { [$0] } ?? []) + datagrams { transmit(d, to: address) }
             let silent = now - link.lastHeard > engine.options.disconnectTimeout
             if events.contains(.peerUnreachable) || (link.connected && silent) {
                 for waiter in link.waiters {

