@@ -103,8 +103,12 @@ import Testing
     /// scheduler delayed) does not count against every line after it. Returns the largest
     /// difference from that origin (for the report).
     /// With `asserting` false it only says whether they match (a first attempt).
+    /// `hostStall`: the longest the machine paused a thread that only sleeps over the recording
+    /// and this replay (``HostStallWitness``): a write late by the tolerance plus that much was
+    /// late by the host's pause, not the replay's clock. On a quiet host it is well under 1 ms.
     static func matches(_ replay: [(t: Double, line: String)], _ expected: [(t: Double, line: String)],
-                        _ what: String, asserting: Bool) -> Bool {
+                        _ what: String, asserting: Bool, hostStall: Double) -> Bool {
+        let bound = tolerance + hostStall
         var ok = replay.count >= expected.count
         if asserting { #expect(replay.count >= expected.count, "\(what): \(replay.count) writes, expected \(expected.count)") }
         let pairs = Array(zip(replay, expected))
@@ -114,13 +118,14 @@ import Testing
         for (i, (r, e)) in pairs.enumerated() {
             let off = r.t - e.t - origin
             worst = max(worst, abs(off))
-            ok = ok && r.line == e.line && abs(off) <= tolerance
+            ok = ok && r.line == e.line && abs(off) <= bound
             guard asserting else { continue }
             #expect(r.line == e.line, "\(what): write \(i) is \(r.line), the original's was \(e.line)")
-            #expect(abs(off) <= tolerance,
+            #expect(abs(off) <= bound,
                     "\(what): write \(i) (\(r.line)) at \(r.t) s, the original's at \(e.t) s (origin moved \(Int(origin * 1e6)) µs): off by \(Int(off * 1e6)) µs")
         }
-        print("record-replay: \(what): \(pairs.count) writes, largest difference \(Int(worst * 1e6)) µs (bound \(Int(tolerance * 1e3)) ms, real-time priority: \(realTime))")
+        print("record-replay: \(what): \(pairs.count) writes, largest difference \(Int(worst * 1e6)) µs (bound \(Int(tolerance * 1e3)) ms"
+              + " + the host's longest pause \(Int(hostStall * 1e6)) µs, real-time priority: \(realTime))")
         return ok
     }
 
@@ -144,6 +149,8 @@ import Testing
     func attempt(_ dir: Directory, round: Int, asserting: Bool) throws -> Bool {
         let file = "\(dir.path)/square-\(round).jsonl"
         var ok = true
+        let witness = HostStallWitness()
+        defer { witness.stop() }
 
         let original = try Rig(dir, name: "board-\(round)-1")
         defer { original.stop() }
@@ -169,7 +176,7 @@ import Testing
         let play = try Self.control(whole.port, ["--input", "replay:\(file)"])
         #expect(play.wait(timeout: .seconds(60)) == 0, "\(play.stderr)")
         #expect(whole.waitForRest())
-        ok = Self.matches(whole.drive, recorded, "replay", asserting: asserting) && ok
+        ok = Self.matches(whole.drive, recorded, "replay", asserting: asserting, hostStall: witness.worst) && ok
         whole.stop()
 
         // The original's motor writes at 2.0 (right), 3.0 (forward), 4.5 (right), 5.5 (forward) s.
@@ -190,7 +197,7 @@ import Testing
         if fm.count >= 5 {
             let t0 = fm[1].t
             ok = Self.matches(fm[1...4].map { ($0.t - t0, $0.line) }, window.map { (($0.t - window[0].t) / 2, $0.line) }, "--speed 2",
-                              asserting: asserting) && ok
+                              asserting: asserting, hostStall: witness.worst) && ok
         }
         fast.stop()
 
@@ -208,7 +215,7 @@ import Testing
         if asserting { #expect(loopValues, "--loop 3: \(lm)") }
         if lm.count >= 6 {
             let turns = [lm[1], lm[3], lm[5]].map { ($0.t - lm[1].t, $0.line) }
-            ok = Self.matches(turns, [(0, right), (1.2, right), (2.4, right)], "--loop 3", asserting: asserting) && ok
+            ok = Self.matches(turns, [(0, right), (1.2, right), (2.4, right)], "--loop 3", asserting: asserting, hostStall: witness.worst) && ok
         }
         return ok
     }
