@@ -62,17 +62,7 @@ enum ScaleRun {
                                              interruption: settings.interruption)
         guard let port = UInt16(portText) else { throw .setup("receiver printed a bad port: \(portText)") }
 
-        var sockets: [Int32] = []
-        defer { for fd in sockets { close(fd) } }
-        for _ in 0..<n {
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw .setup("controller socket: \(SystemError(call: "socket", errno: errno).reason)") }
-            sockets.append(fd)
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        address.sin_port = port.bigEndian
+        let sockets = try ControllerSockets(count: n, port: port)
         let packets = ([Stimulus.resting] + Stimulus.states).map(StatePacket.encode)
 
         Monotonic.tightenTimerSlack()
@@ -105,14 +95,7 @@ enum ScaleRun {
             Monotonic.sleep(until: due)
             let t0 = Monotonic.now()
             if t0 - due > 1_000_000 { late += 1 }
-            let fd = sockets[Int(slot % Int64(n))]
-            let packet = packets[current]
-            let ok = withUnsafePointer(to: &address) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                    sendto(fd, packet, packet.count, 0, sa, socklen_t(MemoryLayout<sockaddr_in>.size)) == packet.count
-                }
-            }
-            if ok { sent += 1 }
+            if sockets.send(packets[current], from: Int(slot % Int64(n))) { sent += 1 }
             if markPending {
                 marks.append((t0, current - 1))
                 markPending = false

