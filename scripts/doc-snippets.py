@@ -86,6 +86,10 @@ if problems:
         print("doc-snippets: " + p, file=sys.stderr)
     sys.exit(1)
 
+if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+    # An option is never a folder to write into (`--help` once made one in the checkout).
+    print("usage: scripts/doc-snippets.py OUTPUT_DIR", file=sys.stderr)
+    sys.exit(0 if sys.argv[1:] in (["-h"], ["--help"]) else 64)
 out = pathlib.Path(sys.argv[1])
 body = manifest[1].split("\n", 1)[1].replace('"../AnalogRemote"', '"' + str(root) + '"')
 targets = re.findall(r'\.executableTarget\(name: "([^"]+)"', body)

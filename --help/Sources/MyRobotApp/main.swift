@@ -1,1 +1,0 @@
-print("every snippet of the documentation compiled")
