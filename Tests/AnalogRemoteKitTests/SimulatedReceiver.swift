@@ -38,6 +38,16 @@ final class SimulatedReceiver {
     var drivesForward: Bool { motors.map { $0.left < 0 && $0.right > 0 } ?? false }
     var atRest: Bool { motors.map { $0.left == 0 && $0.right == 0 } ?? true }
 
+    /// Stops the receiver (SIGTERM) and returns how often its failsafe tripped while driving
+    /// (`failsafes=` of its summary line), or nil without a summary.
+    func failsafeTrips() -> Int? {
+        process.signal(SIGTERM)
+        _ = process.wait(timeout: .seconds(10))
+        guard let summary = process.stdout.split(separator: "\n").last(where: { $0.hasPrefix("summary ") }),
+              let field = summary.split(separator: " ").first(where: { $0.hasPrefix("failsafes=") }) else { return nil }
+        return Int(field.dropFirst("failsafes=".count))
+    }
+
     /// Checks `predicate` every 10 ms (without blocking a thread of the test's executor) until
     /// it holds or `timeout` passes; returns whether it held.
     func wait(timeout: Duration = .seconds(10), until predicate: (SimulatedReceiver) -> Bool) async -> Bool {
