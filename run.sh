@@ -44,7 +44,10 @@ case "$what" in
     prebuild=$!
     # Trap: under set -e a failing command in an EXIT trap becomes the script's exit status (a
     # clean run ended 1 because the build had already finished): every command here must succeed.
-    trap 'kill -TERM -- -"$prebuild" 2>/dev/null || true; rm -f "$prebuild_log"' EXIT
+    # Trap: a step that fails while the build is stopped (SIGSTOP, below) ends the script with it
+    # stopped, and a stopped process acts on SIGTERM only once continued: left so, it holds the
+    # build folder's lock and the next run waits on it for ever. TERM, then CONT.
+    trap 'kill -TERM -- -"$prebuild" 2>/dev/null || true; kill -CONT -- -"$prebuild" 2>/dev/null || true; rm -f "$prebuild_log"' EXIT
     step swift test --skip-build
     # Record → replay timing at its 5 ms bound needs the machine to itself, and a session's growth
     # under a 900-source flood (< 8 MiB) needs the process to itself: those suites again, one test
