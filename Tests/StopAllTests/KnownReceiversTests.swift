@@ -113,4 +113,26 @@ import Testing
         #expect(KnownReceivers.fileName(session: "class-3b").hasPrefix("stop-all-") && !KnownReceivers.fileName(session: "../x").contains("/"))
         #expect(KnownReceivers(session: "a\nb", entries: []).encoded.isEmpty)
     }
+
+    /// Whatever lies in the state directory (a truncated write, random bytes, a file of another
+    /// program, one far over the limit) parses without a crash into at most the limit of entries,
+    /// each an address with a port: the worst it does is send a stop to a wrong address.
+    @Test func garbageInTheFileIsNeverMoreThanAListOfAddresses() throws {
+        var generator = SystemRandomNumberGenerator()
+        let header = Array("analog-remote stop-all v1\nsession class-3b\n".utf8)
+        for round in 0..<500 {
+            let length = Int.random(in: 0...600, using: &generator)
+            let noise = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let bytes = round % 2 == 0 ? header + noise : noise
+            let parsed = KnownReceivers.parse(bytes, session: "class-3b")
+            #expect(parsed.entries.count <= KnownReceivers.limit)
+            #expect(parsed.entries.allSatisfy { $0.address.port != 0 })
+        }
+        let line = "k3m9x2ab 7f000001 45678 0\n"
+        let huge = header + Array(String(repeating: line, count: 10_000).utf8)
+        #expect(KnownReceivers.parse(huge, session: "class-3b").entries.count == 1, "one address, however often it is listed")
+        var many = header
+        for port in 1...1_000 { many += Array("- 7f000001 \(port) 0\n".utf8) }
+        #expect(KnownReceivers.parse(many, session: "class-3b").entries.count == KnownReceivers.limit)
+    }
 }
