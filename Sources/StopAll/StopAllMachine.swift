@@ -14,6 +14,8 @@ import SystemIO
 /// waits for an unsigned query's answer (its name and robot id) and is then signed for that
 /// receiver alone (its target `id:` and its robot id, or its name from a receiver without one):
 /// so a captured release is refused by every other robot. The nonce is fresh per receiver.
+/// Building, signing, aiming and repeating each datagram is ``TeacherDelivery``'s, the same
+/// value the dashboard sends its buttons through.
 /// With ``Settings/robots``, only those robots get a command: a receiver whose TXT or reply
 /// names another id (or none) is left alone, uncounted. Each datagram goes out up to
 /// ``Settings/repeats`` times, ``Settings/spacing`` apart, until the receiver answers.
@@ -97,12 +99,9 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
 
     struct Target: Sendable {
         var receiver: Receiver
-        var sent = 0
-        var nextSend: ContinuousClock.Instant
         /// The command at once (a stop), or the query first and then (once the receiver named
-        /// itself) the command signed for it.
+        /// itself) the command signed for it: its nonce in ``StopAllMachine/delivery``.
         var nonce: UInt64
-        var datagram: [UInt8]
         var querying: Bool
         var reply: ControlMessage.StopAllReply?
         /// With a teacher key: a reply to the command that claims success but is not signed with
@@ -119,7 +118,7 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
     }
 
     package let settings: Settings
-    private let connection: UInt32
+    private var delivery: TeacherDelivery<SocketAddress>
     private var random: Random
     private(set) var targets: [Target] = []
     private let browseEnd: ContinuousClock.Instant
@@ -134,7 +133,10 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
                  wallMillis: UInt64, random: Random) {
         self.settings = settings
         self.random = random
-        connection = UInt32.random(in: 1...UInt32.max, using: &self.random)
+        var deliverySettings = TeacherDelivery<SocketAddress>.Settings(session: settings.session, macKey: settings.teacherKey?.macKey,
+                                                                        connection: UInt32.random(in: 1...UInt32.max, using: &self.random))
+        deliverySettings.spacing = settings.spacing
+        delivery = TeacherDelivery(settings: deliverySettings)
         browseEnd = peers.isEmpty ? now + settings.browseFor : now
         lastSendAt = now
         lastTick = now
@@ -159,10 +161,8 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
         guard !isFinished else { return [] }
         lastTick = now
         var out: [Action] = []
-        for i in targets.indices where !targets[i].done(settings) && targets[i].nextSend <= now {
-            out.append(.send(targets[i].datagram, to: targets[i].receiver.address))
-            targets[i].sent += 1
-            targets[i].nextSend = now + settings.spacing
+        for (datagram, address) in delivery.due(now: now) {
+            out.append(.send(datagram, to: address))
             lastSendAt = now
         }
         if !isSending && !isWaitingForReplies(now) && now >= browseEnd { out += finish() }
@@ -172,7 +172,7 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
     /// When ``tick(now:)`` has something to do next; nil once finished.
     package var nextDeadline: ContinuousClock.Instant? {
         guard !isFinished else { return nil }
-        var times = targets.filter { !$0.done(settings) }.map(\.nextSend)
+        var times = delivery.nextDeadline.map { [$0] } ?? []
         if browseEnd > lastTick { times.append(browseEnd) }
         if isWaitingForReplies(lastTick) { times.append(lastSendAt + settings.replyGrace) }
         return times.min()
@@ -195,7 +195,7 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
                         continue
                     }
                     // Its address is another robot's now (or the listing names no id): that one is reached as listed.
-                    if targets[i].reply == nil { targets[i].superseded = true }
+                    if targets[i].reply == nil { supersede(i) }
                 }
                 // Its TXT already says it is another robot: not even a query.
                 if !settings.robots.isEmpty, let robot = r.robot, !settings.robots.contains(robot) { continue }
@@ -210,7 +210,7 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
                   targets[i].reply == nil else { return [] }
             if targets[i].unconfirmed && reply.outcome == .refused {
                 // Not the robot that took the last run (or not in this session now): DNS-SD says who is there.
-                targets[i].superseded = true
+                supersede(i)
                 return []
             }
             // A query's reply only names the receiver (the command is signed anyway); the
@@ -222,19 +222,27 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
             if targets[i].querying && reply.outcome != .refused {
                 if !settings.robots.isEmpty, !(reply.robotID.map { settings.robots.contains($0) } ?? false) {
                     targets[i].leftAlone = true
+                    delivery.cancel(targets[i].nonce, to: from)
                     return []
                 }
                 command(i, target: reply.robotID?.target ?? reply.displayName, now: now, wallMillis: wallMillis)
                 return []
             }
             // A refused query (another session, say) is said at once, as a refused command is.
+            delivery.answered(reply.nonce, from: from)
             targets[i].reply = reply
             targets[i].unconfirmed = false
             return [.print(Self.describe(targets[i], reply))]
         }
     }
 
-    private var isSending: Bool { targets.contains { !$0.done(settings) } }
+    private var isSending: Bool { delivery.nextDeadline != nil }
+
+    /// Someone else is at its address now: nothing more to it, not counted.
+    private mutating func supersede(_ i: Int) {
+        targets[i].superseded = true
+        delivery.cancel(targets[i].nonce, to: targets[i].receiver.address)
+    }
 
     private func isWaitingForReplies(_ now: ContinuousClock.Instant) -> Bool {
         targets.contains { $0.reply == nil && !$0.leftAlone && !$0.superseded } && now < lastSendAt + settings.replyGrace
@@ -247,9 +255,8 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
         targets[i].receiver.label = r.label
         targets[i].receiver.identity = r.identity
         if targets[i].reply == nil, targets[i].receiver.address != r.address {
+            delivery.move(targets[i].nonce, from: targets[i].receiver.address, to: r.address, now: now)
             targets[i].receiver.address = r.address
-            targets[i].sent = 0
-            targets[i].nextSend = now
         }
     }
 
@@ -264,8 +271,8 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
 
     private mutating func add(_ receiver: Receiver, now: ContinuousClock.Instant, wallMillis: UInt64) {
         let nonce = random.next() as UInt64
-        let query = ControlMessage.StopAll(action: .query, unixMillis: wallMillis, nonce: nonce, session: settings.session)
-        targets.append(Target(receiver: receiver, nextSend: now, nonce: nonce, datagram: datagram(query), querying: true))
+        delivery.send(.query, to: receiver.address, target: "", times: settings.repeats, nonce: nonce, wallMillis: wallMillis, now: now)
+        targets.append(Target(receiver: receiver, nonce: nonce, querying: true))
         if let target = immediateTarget(receiver) {
             command(targets.count - 1, target: target, now: now, wallMillis: wallMillis)
         }
@@ -280,21 +287,16 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
         return ""
     }
 
-    /// The receiver named itself: the command signed for it alone, with a fresh nonce.
+    /// The receiver named itself: the command signed for it alone, with a fresh nonce. A
+    /// release the target rule refuses (a receiver that named nothing) is not sent at all.
     private mutating func command(_ i: Int, target: String, now: ContinuousClock.Instant, wallMillis: UInt64) {
-        var c = ControlMessage.StopAll(action: settings.release ? .release : .stop, unixMillis: wallMillis,
-                                       nonce: random.next() as UInt64, session: settings.session, target: target)
-        if let key = settings.teacherKey { c.sign(key: key.macKey) }
+        let nonce = random.next() as UInt64
+        let address = targets[i].receiver.address
+        delivery.cancel(targets[i].nonce, to: address)
+        delivery.send(settings.release ? .release : .stop, to: address, target: target, times: settings.repeats, nonce: nonce,
+                      wallMillis: wallMillis, now: now)
         targets[i].querying = false
-        targets[i].nonce = c.nonce
-        targets[i].datagram = datagram(c)
-        targets[i].sent = 0
-        targets[i].nextSend = now
-    }
-
-    private func datagram(_ message: ControlMessage.StopAll) -> [UInt8] {
-        ControlDatagram(header: ControlHeader(type: .stopAll, connection: connection),
-                        payload: ControlMessage.stopAll(message).encodePayload()[...]).encode()
+        targets[i].nonce = nonce
     }
 
     private mutating func finish() -> [Action] {
@@ -312,7 +314,8 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
                 out.append(.print("\(Self.describe(t, r)): reply not signed with this teacher key (another key, or forged): not counted"))
                 continue
             }
-            out.append(.print("no answer from \(Self.name(t, nil)) (sent \(t.sent) time\(t.sent == 1 ? "" : "s"); is it running?)"))
+            let sent = delivery.count(t.nonce, to: t.receiver.address)
+            out.append(.print("no answer from \(Self.name(t, nil)) (sent \(sent) time\(sent == 1 ? "" : "s"); is it running?)"))
         }
         let took = targets.filter { $0.reply.map { $0.outcome != .refused } ?? false }.count
         out.append(.print("reached \(took) of \(targets.count) receiver\(targets.count == 1 ? "" : "s")"))
@@ -333,8 +336,4 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
         case .refused: "refused by \(name(t, reply)): \(reply.text)"
         }
     }
-}
-
-extension StopAllMachine.Target {
-    func done(_ settings: StopAllMachine.Settings) -> Bool { reply != nil || leftAlone || superseded || sent >= settings.repeats }
 }

@@ -275,15 +275,9 @@ final class TeacherLink: Sendable {
         var address: SocketAddress
         /// nil until a reply or report signed with the teacher key names the robot.
         var proven: Identity?
-        var pending: [(nonce: UInt64, datagram: [UInt8], left: Int, next: ContinuousClock.Instant)] = []
-        /// The nonces of the last queries and commands sent to it: a reply to anything else is
-        /// not ours.
-        var sent: [UInt64] = []
-        /// What the teacher asked by each of those nonces (queries and watches are not here): a
-        /// signed reply changes the row by it at once.
-        var asked: [UInt64: Command] = [:]
-        /// The nonces of the last queries (their replies name the robot and are not a stop's outcome).
-        var queries: [UInt64] = []
+        /// Its queries, watches and commands: built, signed, aimed and repeated as `stop-all`'s
+        /// are. A reply to a nonce it does not remember is not ours.
+        var delivery: TeacherDelivery<SocketAddress>
         /// The next `query` (while the robot is unproven or silent).
         var nextQuery = ContinuousClock.now
         /// A signed report was last taken then (a robot silent for a while is asked again who it
@@ -295,6 +289,34 @@ final class TeacherLink: Sendable {
         var gate = WatchReportGate()
     }
 
+    /// What the teacher asked by a command (nil: a query or a watch, asked by no one): a signed
+    /// reply changes the row by it at once.
+    static func asked(_ command: TeacherDelivery<SocketAddress>.Command?) -> Command? {
+        switch command {
+        case .stop: .stop
+        case .release: .release
+        case .teacher(.identify, _): .identify
+        case .teacher(.kick, let why): .kick(why)
+        case .teacher(.lock, let name): .lock(name)
+        case .teacher(.unlock, _): .unlock
+        case .teacher(.watch, _), .query, nil: nil
+        }
+    }
+
+    /// The command the teacher's button sends, and how many times at most: a stop-all up to 10
+    /// times 50 ms apart until a reply, as `stop-all` sends it; a teacher command three times
+    /// (a repeat's nonce is refused as used, so a lost reply costs nothing).
+    static func delivered(_ command: Command) -> (command: TeacherDelivery<SocketAddress>.Command, times: Int) {
+        switch command {
+        case .stop: (.stop, 10)
+        case .release: (.release, 10)
+        case .identify: (.teacher(.identify, argument: ""), 3)
+        case .kick(let why): (.teacher(.kick, argument: why), 3)
+        case .lock(let name): (.teacher(.lock, argument: name), 3)
+        case .unlock: (.teacher(.unlock, argument: ""), 3)
+        }
+    }
+
     private func run() {
         defer { done.raise() }
         var links: [String: Link] = [:]
@@ -302,7 +324,8 @@ final class TeacherLink: Sendable {
         var nextRefresh = ContinuousClock.now
         var buffer = [UInt8](repeating: 0, count: 2048)
         var nextWatch = ContinuousClock.now
-        let connection = UInt32.random(in: 1...UInt32.max)
+        let delivery = TeacherDelivery<SocketAddress>(settings: .init(session: session, macKey: key,
+                                                                      connection: UInt32.random(in: 1...UInt32.max)))
         var told: [String] = []
         var queue: [(robot: String, command: Command)] = []
         // The clock as the runner read it when the last wait ended: one reading a turn.
@@ -323,7 +346,7 @@ final class TeacherLink: Sendable {
                 for r in robots where links[r.id]?.address != r.peer.address {
                     links[r.id]?.socket.close()
                     links[r.id] = nil
-                    if let s = try? UDPSocket.sender(for: r.peer.address) { links[r.id] = Link(socket: s, address: r.peer.address) }
+                    if let s = try? UDPSocket.sender(for: r.peer.address) { links[r.id] = Link(socket: s, address: r.peer.address, delivery: delivery) }
                     // Another robot (or none yet) at that place: nothing it said before counts.
                     withState { s in
                         var row = Row(id: r.id, label: r.name, address: "\(r.peer.address)", off: Self.notReached)
@@ -335,7 +358,7 @@ final class TeacherLink: Sendable {
                 let listed = Set(robots.map(\.id))
                 let kept = keptRobots(besides: listed)
                 for (id, address) in kept where links[id] == nil {
-                    if let s = try? UDPSocket.sender(for: address) { links[id] = Link(socket: s, address: address) }
+                    if let s = try? UDPSocket.sender(for: address) { links[id] = Link(socket: s, address: address, delivery: delivery) }
                 }
                 for id in links.keys where !listed.contains(id) && kept[id] == nil { links[id]?.socket.close(); links[id] = nil }
                 order = Array(links.keys)
@@ -348,8 +371,7 @@ final class TeacherLink: Sendable {
                 for id in links.keys where now >= links[id]!.nextQuery
                     && (links[id]!.proven == nil || (links[id]!.lastReport.map { now - $0 > .seconds(3) } ?? true)) {
                     links[id]!.nextQuery = now + (links[id]!.proven == nil ? .seconds(1) : .seconds(3))
-                    send(.stopAll(.init(action: .query, unixMillis: WallClock.unixMillis(), nonce: .random(in: 1...UInt64.max),
-                                        session: session)), on: &links[id]!, connection: connection, repeats: 0)
+                    send(.query, target: "", times: 1, on: &links[id]!, now: now)
                 }
             }
             let tick = now >= nextWatch
@@ -359,7 +381,7 @@ final class TeacherLink: Sendable {
                     links[id]!.watchNow = false
                     // Only a robot that proved the key is watched, and only under its own name.
                     guard let target = links[id]!.proven?.target else { continue }
-                    send(.teacher(signed(.watch, target: target, argument: "")), on: &links[id]!, connection: connection, repeats: 0)
+                    send(.teacher(.watch, argument: ""), target: target, times: 1, on: &links[id]!, now: now)
                 }
             }
             for (robot, command) in queue {
@@ -371,7 +393,7 @@ final class TeacherLink: Sendable {
                     // No name to aim at: a stop for the whole session, to the address it answered
                     // from only. Wherever it ends up, it can only stop a robot.
                     markSent("stop", robot: robot)
-                    send(.stopAll(stopAll(.stop, target: "")), on: &links[robot]!, connection: connection, repeats: 9, command: command)
+                    send(.stop, target: "", times: Self.delivered(.stop).times, on: &links[robot]!, now: now)
                     continue
                 }
                 guard let target = links[robot]!.proven?.target else {
@@ -382,36 +404,19 @@ final class TeacherLink: Sendable {
                 }
                 if case .stop = command { markSent("stop", robot: robot) }
                 if case .release = command { markSent("release", robot: robot) }
-                let message: ControlMessage = switch command {
-                case .stop: .stopAll(stopAll(.stop, target: target))
-                case .release: .stopAll(stopAll(.release, target: target))
-                case .identify: .teacher(signed(.identify, target: target, argument: ""))
-                case .kick(let why): .teacher(signed(.kick, target: target, argument: why))
-                case .lock(let name): .teacher(signed(.lock, target: target, argument: name))
-                case .unlock: .teacher(signed(.unlock, target: target, argument: ""))
-                }
-                // A stop-all is repeated like `stop-all` does (up to 10 × 50 ms, until a reply);
-                // a teacher command twice more if unanswered (a repeat's nonce is refused as used).
-                var repeats = 2
-                if case .stopAll = message { repeats = 9 }
-                send(message, on: &links[robot]!, connection: connection, repeats: repeats, command: command)
+                let (message, times) = Self.delivered(command)
+                send(message, target: target, times: times, on: &links[robot]!, now: now)
             }
-            // Repeats due.
+            // What is due: everything queued above, and the repeats.
             for id in links.keys {
-                var link = links[id]!
-                for i in link.pending.indices where now >= link.pending[i].next {
-                    _ = try? link.socket.send(link.pending[i].datagram, to: link.address)
-                    link.pending[i].left -= 1
-                    link.pending[i].next = now + .milliseconds(50)
-                }
-                link.pending.removeAll { $0.left <= 0 }
-                links[id] = link
+                let link = links[id]!
+                for (datagram, address) in links[id]!.delivery.due(now: now) { _ = try? link.socket.send(datagram, to: address) }
             }
             queue.removeAll()
             // Wait for replies, a command, or what is due next: a repeat; while watching, the
             // next watch and each unproven robot's next query (a proven one is asked again, if
             // silent, at a watch). Nothing is due with no dashboard open and nothing to repeat.
-            var due = links.values.flatMap { $0.pending.map(\.next) }
+            var due = links.values.compactMap(\.delivery.nextDeadline)
             if watching {
                 due.append(nextWatch)
                 due += links.values.filter { $0.proven == nil }.map(\.nextQuery)
@@ -508,16 +513,16 @@ final class TeacherLink: Sendable {
             // Counted only when signed with our key and answering a command we sent (Protocol.md
             // §7.11): a forged reply cannot show a command as done, and only a signed one names
             // the robot. Anything else answering our nonce is shown as unverified, nothing more.
-            guard link.sent.contains(reply.nonce) else { return }
+            guard let sent = link.delivery.command(reply.nonce, to: link.address) else { return }
             guard reply.verify(key: key) else {
                 unverified(name: reply.displayName, signed: !reply.mac.isEmpty, text: reply.text, robot: robot, link: link)
                 return
             }
-            link.pending.removeAll { $0.nonce == reply.nonce }
+            link.delivery.answered(reply.nonce, from: link.address)
             proven(Identity(name: reply.displayName, robotID: link.proven?.robotID), robot: robot, link: &link)
             guard reply.outcome == .refused else {
                 if reply.action != .watch { events.record(robot: reply.displayName, event: reply.action.name, detail: "done") }
-                if let command = link.asked[reply.nonce] { changeRow(robot, by: command) }
+                if let command = Self.asked(sent) { changeRow(robot, by: command) }
                 return
             }
             // A repeat of a command already taken is refused as a replay: not news.
@@ -533,13 +538,13 @@ final class TeacherLink: Sendable {
         case .stopAllReply(let reply):
             // As for teacher replies: `stopped` or `released` only when signed with our key (§7.6);
             // a signed reply to our query names the robot (and its robot id) for what follows.
-            guard link.sent.contains(reply.nonce) else { return }
+            guard let sent = link.delivery.command(reply.nonce, to: link.address) else { return }
             guard reply.verify(key: key) else {
                 unverified(name: reply.displayName, signed: !reply.mac.isEmpty, text: reply.outcome == .refused ? reply.text : "",
                            robot: robot, link: link)
                 // A keyless robot's answer to the stop sent to it: shown as an answer, not as proof.
-                if link.proven == nil, reply.mac.isEmpty, !link.queries.contains(reply.nonce), link.asked[reply.nonce] != nil {
-                    link.pending.removeAll { $0.nonce == reply.nonce }
+                if link.proven == nil, reply.mac.isEmpty, Self.asked(sent) != nil {
+                    link.delivery.answered(reply.nonce, from: link.address)
                     let text = (reply.outcome == .refused ? "refused: \(DisplayText.sanitised(reply.text).prefix(120))" : reply.outcome == .stopped ? "stopped" : "released")
                         + " (unsigned)"
                     events.record(robot: "\(link.address)", event: "stop-all", detail: text)
@@ -552,9 +557,9 @@ final class TeacherLink: Sendable {
                 }
                 return
             }
-            link.pending.removeAll { $0.nonce == reply.nonce }
+            link.delivery.answered(reply.nonce, from: link.address)
             proven(Identity(name: reply.displayName, robotID: reply.robotID ?? link.proven?.robotID), robot: robot, link: &link)
-            if link.queries.contains(reply.nonce) { return }
+            if sent == .query { return }
             let text: String = switch reply.outcome {
             case .stopped: "stopped"
             case .released: "released"
@@ -567,7 +572,7 @@ final class TeacherLink: Sendable {
                 row.stop = text
                 s.rows[robot] = row
             }
-            if reply.outcome != .refused, let command = link.asked[reply.nonce] { changeRow(robot, by: command) }
+            if reply.outcome != .refused, let command = Self.asked(sent) { changeRow(robot, by: command) }
         default:
             break
         }
@@ -638,45 +643,14 @@ final class TeacherLink: Sendable {
         }
     }
 
-    private func send(_ message: ControlMessage, on link: inout Link, connection: UInt32, repeats: Int, command: Command? = nil) {
-        let datagram = ControlDatagram(header: ControlHeader(type: message.type, connection: connection),
-                                       payload: message.encodePayload()[...]).encode()
-        _ = try? link.socket.send(datagram, to: link.address)
-        let nonce: UInt64? = switch message {
-        case .stopAll(let s): s.nonce
-        case .teacher(let c): c.nonce
-        default: nil
-        }
-        if case .teacher(let c) = message, c.action == .watch { link.gate.sent(watch: c.nonce, now: .now) }
-        if case .stopAll(let c) = message, c.action == .query {
-            link.queries.append(c.nonce)
-            if link.queries.count > 8 { link.queries.removeFirst(link.queries.count - 8) }
-        }
-        if let nonce {
-            link.sent.append(nonce)
-            if let command { link.asked[nonce] = command }
-            if link.sent.count > 32 {
-                for old in link.sent.prefix(link.sent.count - 32) { link.asked[old] = nil }
-                link.sent.removeFirst(link.sent.count - 32)
-            }
-        }
-        if repeats > 0, let nonce {
-            link.pending.append((nonce, datagram, repeats, .now + .milliseconds(50)))
-        }
-    }
-
-    private func signed(_ action: TeacherCommand.Action, target: String, argument: String) -> TeacherCommand {
-        var c = TeacherCommand(action: action, unixMillis: WallClock.unixMillis(), nonce: .random(in: 1...UInt64.max),
-                               session: session, target: target, argument: argument)
-        c.sign(key: key)
-        return c
-    }
-
-    private func stopAll(_ action: ControlMessage.StopAll.Action, target: String) -> ControlMessage.StopAll {
-        var c = ControlMessage.StopAll(action: action, unixMillis: WallClock.unixMillis(), nonce: .random(in: 1...UInt64.max),
-                                       session: session, target: target)
-        c.sign(key: key)
-        return c
+    /// Queues `command` for the link's robot (it leaves with the turn's other datagrams); a
+    /// watch's nonce is one its reports may be signed for.
+    private func send(_ command: TeacherDelivery<SocketAddress>.Command, target: String, times: Int, on link: inout Link,
+                      now: ContinuousClock.Instant) {
+        let nonce = UInt64.random(in: 1...UInt64.max)
+        guard link.delivery.send(command, to: link.address, target: target, times: times, nonce: nonce,
+                                 wallMillis: WallClock.unixMillis(), now: now) != nil else { return }
+        if case .teacher(.watch, _) = command { link.gate.sent(watch: nonce, now: now) }
     }
 
     /// §7.9's names, as the page's `data-state`.

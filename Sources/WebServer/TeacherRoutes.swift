@@ -10,7 +10,7 @@ import NIOWebSocket
 
 /// `/teacher` on the phone server: the login form, the dashboard (only with a session cookie,
 /// TeacherAuth.swift), its script, the lesson's log as CSV, and `/teacher/ws`, which looks at the
-/// rows when one changed (``TeacherLink/changes``) or a second after its last look, pushes what
+/// rows when one changed (``TeacherLink/changes``) or a while after its last look, pushes what
 /// changed (``TeacherPush``) and takes the teacher's buttons. Without the cookie every one of
 /// them but the form and its style sheet answers 401, and the socket is not upgraded.
 struct TeacherDashboard: Sendable {
@@ -24,6 +24,9 @@ struct TeacherDashboard: Sendable {
     /// `offline` that move with time alone, and the dashboard's "still open" for the watch:
     /// well within ``TeacherCommand/watchLifetime``)…
     static let pushPeriod: Duration = .seconds(1)
+    /// …this often while a robot is driven (its tile shows it heard "just now": its reports'
+    /// ages, which move no row's version)…
+    static let drivingPushPeriod: Duration = .milliseconds(250)
     /// …and at a change of a row (or the game), but never sooner than this after the last look
     /// (30 robots report 60 times a second together: one push per report would cost the server
     /// more than the reports).
@@ -103,6 +106,7 @@ struct TeacherDashboard: Sendable {
         await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var pushed: (seen: Int, at: ContinuousClock.Instant)?
+                var period = Self.pushPeriod
                 var push = TeacherPush(epoch: .now)
                 while !Task.isCancelled {
                     guard auth.isLive(token) else {
@@ -112,24 +116,26 @@ struct TeacherDashboard: Sendable {
                         return
                     }
                     let now = ContinuousClock.now, seen = link.changes.count
-                    if let last = pushed, now - last.at < Self.pushPeriod {
+                    if let last = pushed, now - last.at < period {
                         // Woken early: a change, but not before the soonest next look.
                         if seen != last.seen, now - last.at < Self.pushSoonest {
                             try await Task.sleep(for: Self.pushSoonest - (now - last.at))
                             continue
                         }
                         if seen == last.seen {
-                            await link.changes.wait(past: seen, timeout: wait(until: last.at + Self.pushPeriod, token: token))
+                            await link.changes.wait(past: seen, timeout: wait(until: last.at + period, token: token))
                             continue
                         }
                     }
                     link.dashboardOpen()
-                    if let text = push.next(link.rows(), now: now, roster: link.roster, missing: link.missing(), game: game.snapshot,
+                    let rows = link.rows()
+                    period = rows.contains { $0.report?.state == .driving } ? Self.drivingPushPeriod : Self.pushPeriod
+                    if let text = push.next(rows, now: now, roster: link.roster, missing: link.missing(), game: game.snapshot,
                                             dropped: link.droppedReports, watchingSince: link.watchingSince) {
                         try await outbound.write(.text(text))
                     }
                     pushed = (seen, now)
-                    await link.changes.wait(past: seen, timeout: wait(until: now + Self.pushPeriod, token: token))
+                    await link.changes.wait(past: seen, timeout: wait(until: now + period, token: token))
                 }
             }
             var bucket = TokenBucket(rate: 20, burst: 40)
