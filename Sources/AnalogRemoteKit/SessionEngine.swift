@@ -62,7 +62,9 @@ final class SessionEngine: Sendable {
     let port: UInt16
     /// Whether the socket is dual-stack (IPv4 peers are then addressed as `::ffff:a.b.c.d`).
     private let dualStack: Bool
-    let mailbox: EventMailbox<Command>
+    /// The links' thread waits here: its mailbox takes the commands; no signals (they are the program's).
+    let runner: LoopRunner<Command>
+    var mailbox: EventMailbox<Command> { runner.mailbox }
     let changes = Broadcast<RemoteSession.PeerChange>()
     let messages = Broadcast<RemoteSession.Message>(bufferLimit: RemoteSession.inboxLimit, holdsUntilSubscribed: true)
     let finished = OneShot<Void>()
@@ -81,7 +83,7 @@ final class SessionEngine: Sendable {
             let local = try socket.localAddress()
             port = local.port
             dualStack = local.family == .inet6
-            mailbox = try EventMailbox<Command>(capacity: 4096)
+            runner = try LoopRunner<Command>(stopOn: StopSignals.none, mailboxCapacity: 4096)
         } catch {
             throw AnalogRemoteError(.networkUnavailable, "cannot listen on udp port \(options.port): \(error) (another program there? pass port: 0 for any free port)")
         }

@@ -71,11 +71,9 @@ struct Links {
                 .compactMap { $0 }.min()
             if let closeDeadline { deadline = min(deadline ?? closeDeadline, closeDeadline) }
             if let expiry = directory.nextDeadline { deadline = min(deadline ?? expiry, expiry) }
-            let fds: [(fd: Int32, events: Poller.Events)] = [(engine.socket.descriptor.rawValue, .readable),
-                                                              (engine.mailbox.descriptor, .readable)]
-            _ = try? Poller.wait(fds, until: deadline)
-            let after = ContinuousClock.now
-            for command in engine.mailbox.drain() where !closing {
+            let wake = try? engine.runner.wait([(engine.socket.descriptor.rawValue, .readable)], untilInstant: deadline)
+            let after = wake?.now.instant ?? ContinuousClock.now
+            for command in wake?.events ?? [] where !closing {
                 if case .close = command {
                     closing = true
                     closeDeadline = after + .seconds(1)
