@@ -9,8 +9,12 @@ import SystemIO
 
 /// The one thread that talks to dns_sd for a set of operations.
 ///
-/// Contract: every `DNSServiceRef` is created, processed and deallocated on this thread only
-/// (inside ``LoopCore``), so no ref ever crosses threads. The thread sleeps in poll(2) on the
+/// Contract: every `DNSServiceRef` is processed on this thread only (inside ``LoopCore``), and
+/// registrations and browses are made and freed here too. Resolves and record queries are made
+/// and freed on ``OperationWorkers`` (each costs D-Bus round trips in Avahi's compat layer, and
+/// a class's worth of them in a row would delay the last receiver), but a ref is touched by one
+/// thread at a time: the worker until it hands it over, this thread until it hands it back
+/// to be freed, and no callback runs outside DNSServiceProcessResult here. The thread sleeps in poll(2) on the
 /// refs' reply sockets (`DNSServiceRefSockFD`), a wake pipe, and the next timer: no busy polling.
 /// Other threads hand it work with ``perform(_:_:)`` (waits for the result) or ``post(_:)``.
 /// Handlers of discovery events run on this thread: keep them short, and never call a blocking
@@ -25,7 +29,7 @@ package final class DNSServiceLoop: Sendable {
         let wake: EventFlag
         do { wake = try EventFlag() } catch { throw .system(error) }
         inbox = LoopInbox(wake: wake)
-        let core = LoopCore(inbox: inbox)
+        let core = LoopCore(inbox: inbox, concurrent: true)
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, loopThreadMain, Unmanaged.passRetained(core).toOpaque())
         guard rc == 0 else {

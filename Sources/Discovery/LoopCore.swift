@@ -54,8 +54,28 @@ final class LoopCore {
         let action: (LoopCore) -> Void
     }
 
+    /// An operation whose dns_sd call runs on a worker (``OperationWorkers``): no ref yet.
+    private struct Starting {
+        let context: Unmanaged<CallbackContext>
+        var cancelled = false
+    }
+
     let inbox: LoopInbox
+    /// Where resolves and record queries are made and freed; nil: on this thread (a core run
+    /// inline in its caller's loop, whose inbox nobody polls).
+    private let workers: OperationWorkers?
     private var operations: [OperationID: Operation] = [:]
+    private var starting: [OperationID: Starting] = [:]
+    private struct HostLookup {
+        let fd: Int32
+        let ipv6: Bool
+        let timer: UInt64
+        let handler: (Reply) -> Void
+        var received: [UInt8] = []
+    }
+
+    /// Host lookups asked of the daemon's socket (``AvahiHostLookup``), until answered or cancelled.
+    private var hostLookups: [OperationID: HostLookup] = [:]
     private var timers: [Timer] = []
     private var clients: [UInt64: any LoopClient] = [:]
     private var nextID: UInt64 = 1
@@ -63,7 +83,12 @@ final class LoopCore {
     private var dispatching = false
     private var retired: [Operation] = []
 
-    init(inbox: LoopInbox) { self.inbox = inbox }
+    /// `concurrent`: make and free resolves and record queries on ``OperationWorkers`` (the
+    /// loop must run ``run()``, which takes the workers' replies from the inbox).
+    init(inbox: LoopInbox, concurrent: Bool = false) {
+        self.inbox = inbox
+        workers = concurrent ? OperationWorkers() : nil
+    }
 
     private func makeID() -> UInt64 {
         defer { nextID += 1 }
@@ -81,8 +106,10 @@ final class LoopCore {
             if closed { break }
             runDueTimers()
             let ids = Array(operations.keys)
+            let lookupIDs = Array(hostLookups.keys)
             var watched: [(fd: Int32, events: Poller.Events)] = [(inbox.wake.descriptor.rawValue, .readable)]
             for id in ids { if let op = operations[id] { watched.append((op.fd, .readable)) } }
+            for id in lookupIDs { if let lookup = hostLookups[id] { watched.append((lookup.fd, .readable)) } }
             let ready: [Poller.Events]
             do {
                 ready = try Poller.wait(watched, until: nextTimer)
@@ -94,6 +121,7 @@ final class LoopCore {
             }
             if !ready[0].isEmpty { inbox.wake.clear() }
             for (i, id) in ids.enumerated() where !ready[i + 1].isEmpty { dispatch(id, ready[i + 1]) }
+            for (i, id) in lookupIDs.enumerated() where !ready[ids.count + i + 1].isEmpty { readHostLookup(id) }
         }
         shutDown()
     }
@@ -103,6 +131,7 @@ final class LoopCore {
         for client in clients.values { client.stop(self) }
         clients.removeAll()
         for id in Array(operations.keys) { cancel(id) }
+        for id in Array(hostLookups.keys) { cancel(id) }
         timers.removeAll()
     }
 
@@ -178,7 +207,19 @@ final class LoopCore {
     /// Stops an operation: its handler gets nothing more; the ref is deallocated now, or right
     /// after the current DNSServiceProcessResult returns. Safe to call twice.
     func cancel(_ id: OperationID?) {
-        guard let id, let op = operations.removeValue(forKey: id) else { return }
+        guard let id else { return }
+        if let lookup = hostLookups.removeValue(forKey: id) {
+            close(lookup.fd)
+            cancelTimer(lookup.timer)
+            return
+        }
+        if var pending = starting[id] {
+            pending.cancelled = true
+            pending.context.takeUnretainedValue().handler = nil
+            starting[id] = pending
+            return
+        }
+        guard let op = operations.removeValue(forKey: id) else { return }
         op.context.takeUnretainedValue().handler = nil
         retired.append(op)
         if !dispatching { deallocateRetired() }
@@ -196,9 +237,65 @@ final class LoopCore {
         let done = retired
         retired.removeAll()
         for op in done {
-            DNSServiceRefDeallocate(op.ref)      // joins the library's thread: no callback after this
-            op.context.release()
+            // A resolve or query is freed on a worker (a round trip each); a registration or
+            // browse here, so that a withdrawal has happened when shutDown returns.
+            if let workers, op.call == Self.resolveCall || op.call == Self.queryCall {
+                let ref = UncheckedRef(op.ref), context = UncheckedContext(op.context)
+                workers.submit {
+                    DNSServiceRefDeallocate(ref.ref)
+                    context.context.release()
+                }
+            } else {
+                DNSServiceRefDeallocate(op.ref)      // joins the library's thread: no callback after this
+                op.context.release()
+            }
         }
+    }
+
+    static let resolveCall = "DNSServiceResolve"
+    static let queryCall = "DNSServiceQueryRecord"
+
+    /// Like ``start(_:handler:_:)``, with the dns_sd call on a worker when there are workers:
+    /// the operation exists at once (its id may be cancelled), its ref when the call returns. A
+    /// call that fails reaches the handler as ``Reply/failed(code:)``, later, not as a throw.
+    private func startConcurrently(_ call: String, handler: @escaping (Reply) -> Void,
+                                   _ body: @escaping @Sendable (UnsafeMutablePointer<DNSServiceRef?>, UnsafeMutableRawPointer) -> DNSServiceErrorType)
+        throws(DiscoveryError) -> OperationID {
+        guard let workers else { return try start(call, handler: handler, body) }
+        let id = makeID()
+        let context = Unmanaged.passRetained(CallbackContext(id: id, handler: { [weak self] reply in
+            if case .failed = reply { self?.cancel(id) }
+            handler(reply)
+        }))
+        starting[id] = Starting(context: context)
+        let raw = UncheckedContext(context), inbox = self.inbox
+        workers.submit {
+            var ref: DNSServiceRef?
+            let status = body(&ref, raw.context.toOpaque())
+            let made = UncheckedRef(ref)
+            let fd = status == 0 && ref != nil ? DNSServiceRefSockFD(ref) : -1
+            let taken = inbox.post { core in core.started(id, made.ref, fd: fd, status: status, call: call) }
+            if !taken {
+                // The loop has shut down: nobody will process or free it but us.
+                if let ref { DNSServiceRefDeallocate(ref) }
+                raw.context.release()
+            }
+        }
+        return id
+    }
+
+    /// A worker's dns_sd call has returned: the operation is processed from now on, or freed
+    /// (cancelled meanwhile), or failed.
+    private func started(_ id: OperationID, _ ref: DNSServiceRef?, fd: Int32, status: DNSServiceErrorType, call: String) {
+        guard let pending = starting.removeValue(forKey: id) else { return }
+        guard !pending.cancelled, status == 0, let ref, fd >= 0 else {
+            let handler = pending.cancelled ? nil : pending.context.takeUnretainedValue().handler
+            if let ref { retired.append(Operation(ref: ref, fd: fd, context: pending.context, call: call)) } else { pending.context.release() }
+            if !dispatching { deallocateRetired() }
+            handler?(.failed(code: status == 0 ? DiscoveryError.unknownCode : status))
+            return
+        }
+        operations[id] = Operation(ref: ref, fd: fd, context: pending.context, call: call)
     }
 
     /// Creates one operation: `start` calls the dns_sd function with the context pointer.
@@ -249,8 +346,49 @@ final class LoopCore {
 
     func resolve(name: String, type: String, domain: String, interface: UInt32,
                  handler: @escaping (Reply) -> Void) throws(DiscoveryError) -> OperationID {
-        try start("DNSServiceResolve", handler: handler) { ref, context in
+        try startConcurrently(Self.resolveCall, handler: handler) { ref, context in
             DNSServiceResolve(ref, 0, interface, name, type, domain, resolveReply, context)
+        }
+    }
+
+    /// One A (`ipv6` false) or AAAA record of `host`, asked of the daemon directly
+    /// (``AvahiHostLookup``), its socket polled with the operations'; nil where that cannot be
+    /// (a core run inline, no such socket). The handler gets one
+    /// ``Reply/record(added:interface:type:data:)``, or ``Reply/failed(code:)`` when the daemon
+    /// refuses or does not answer within `timeout` (then a record query is the way). Cancel with
+    /// ``cancel(_:)`` as any other.
+    func lookUpHost(_ host: String, ipv6: Bool, timeout: Duration, handler: @escaping (Reply) -> Void) -> OperationID? {
+        guard workers != nil, let fd = AvahiHostLookup.ask(host: host, ipv6: ipv6) else { return nil }
+        let id = makeID()
+        let timer = schedule(after: timeout) { core in core.finishHostLookup(id, line: nil) }
+        hostLookups[id] = HostLookup(fd: fd, ipv6: ipv6, timer: timer, handler: handler)
+        return id
+    }
+
+    /// Reads what the daemon sent; the first whole line (or the end) answers the lookup.
+    private func readHostLookup(_ id: OperationID) {
+        guard var lookup = hostLookups[id] else { return }
+        var chunk = [UInt8](repeating: 0, count: 256)
+        let n = chunk.withUnsafeMutableBytes { recv(lookup.fd, $0.baseAddress, $0.count, 0) }
+        if n < 0 && (errno == EAGAIN || errno == EINTR) { return }
+        if n > 0 { lookup.received += chunk[..<n] }
+        if let end = lookup.received.firstIndex(of: UInt8(ascii: "\n")) {
+            finishHostLookup(id, line: String(decoding: lookup.received[..<end], as: UTF8.self))
+        } else if n <= 0 || lookup.received.count > 2048 {
+            finishHostLookup(id, line: nil)
+        } else {
+            hostLookups[id] = lookup
+        }
+    }
+
+    private func finishHostLookup(_ id: OperationID, line: String?) {
+        guard let lookup = hostLookups.removeValue(forKey: id) else { return }
+        close(lookup.fd)
+        cancelTimer(lookup.timer)
+        if let line, let answer = AvahiHostLookup.parse(line, ipv6: lookup.ipv6) {
+            lookup.handler(.record(added: true, interface: answer.interface, type: answer.type, data: answer.address))
+        } else {
+            lookup.handler(.failed(code: DiscoveryError.unknownCode))
         }
     }
 
@@ -258,10 +396,22 @@ final class LoopCore {
     /// and removals. Avahi's compat has no DNSServiceGetAddrInfo: this is the way to addresses.
     func queryRecord(host: String, type: UInt16, interface: UInt32,
                      handler: @escaping (Reply) -> Void) throws(DiscoveryError) -> OperationID {
-        try start("DNSServiceQueryRecord", handler: handler) { ref, context in
+        try startConcurrently(Self.queryCall, handler: handler) { ref, context in
             DNSServiceQueryRecord(ref, 0, interface, host, type, UInt16(kDNSServiceClass_IN), recordReply, context)
         }
     }
+}
+
+/// A ref or context handed between the loop thread and a worker: each side touches it only
+/// while the other does not (see ``LoopCore/startConcurrently(_:handler:_:)``).
+private struct UncheckedRef: @unchecked Sendable {
+    let ref: DNSServiceRef?
+    init(_ ref: DNSServiceRef?) { self.ref = ref }
+}
+
+private struct UncheckedContext: @unchecked Sendable {
+    let context: Unmanaged<CallbackContext>
+    init(_ context: Unmanaged<CallbackContext>) { self.context = context }
 }
 
 // MARK: - C callbacks (file scope, no captures: they reach Swift through the context)

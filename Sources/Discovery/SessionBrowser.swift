@@ -112,6 +112,9 @@ final class BrowseEngine: LoopClient {
     /// With ``SessionBrowser/Lookups/once``: how long the address lookups stay open after the
     /// first address set was reported when one family never answers (a host without IPv6).
     static let addressLinger: Duration = .seconds(1)
+    /// How long the daemon may take to answer a host lookup from its socket before the record
+    /// query is asked instead (it answers from its cache at once when it has the address).
+    static let hostLookupTimeout: Duration = .milliseconds(500)
 
     init(type: String, lookups: SessionBrowser.Lookups, interest: @escaping @Sendable (String) -> Bool,
          direct: DirectResolve? = nil, emit: @escaping @Sendable (BrowserEvent) -> Void) {
@@ -261,18 +264,36 @@ final class BrowseEngine: LoopClient {
     private func lookUp(_ key: ServiceKey, host: String, _ core: LoopCore) {
         guard let instance = instances[key] else { return }
         for rrtype: UInt16 in [1, 28] {       // A, AAAA
-            do {
-                let op = try core.queryRecord(host: host, type: rrtype, interface: key.interface) { [weak self, unowned core] reply in
-                    self?.recorded(key, rrtype, reply, core)
+            // Once: first ask the daemon directly (one round trip, from its cache); the record
+            // query (a D-Bus connection of its own) only if that gets no answer.
+            // An answer from another interface than the instance's is not taken (its address
+            // may not be reachable here, and a link-local one would get the wrong scope).
+            if lookups == .once, let op = core.lookUpHost(host, ipv6: rrtype == 28, timeout: Self.hostLookupTimeout, handler: { [weak self, unowned core] reply in
+                guard let self, self.instances[key] != nil else { return }
+                if case .record(_, let interface, _, _) = reply, interface == key.interface || key.interface == 0 {
+                    self.recorded(key, rrtype, reply, core)
+                } else {
+                    self.queryRecords(key, host: host, rrtype, core)
                 }
+            }) {
                 instance.queries.append(op)
-            } catch .noResponder {
-                responderLost(core)
-                return
-            } catch {
-                retryLater(key, core)
-                return
+                continue
             }
+            queryRecords(key, host: host, rrtype, core)
+        }
+    }
+
+    private func queryRecords(_ key: ServiceKey, host: String, _ rrtype: UInt16, _ core: LoopCore) {
+        guard let instance = instances[key] else { return }
+        do {
+            let op = try core.queryRecord(host: host, type: rrtype, interface: key.interface) { [weak self, unowned core] reply in
+                self?.recorded(key, rrtype, reply, core)
+            }
+            instance.queries.append(op)
+        } catch .noResponder {
+            responderLost(core)
+        } catch {
+            retryLater(key, core)
         }
     }
 
