@@ -7,7 +7,8 @@ import Glibc
 
 /// An idle `analog-remote web` with a dashboard open sleeps between its protocol's own events
 /// (the watch once a second, the robot's report, one push a second): no thread wakes on a short
-/// timer. Measured as the built binary's context switches summed over its threads
+/// timer. Measured as the built binary's voluntary context switches (its sleeps; preemption on a
+/// loaded machine is not a wake-up of its own) summed over its threads
 /// (`/proc/PID/task/*/status`) across 5 s, with one watched robot on loopback; the bound is
 /// generous (each push alone costs a few switches across NIO and the concurrency pool) and far
 /// under a 50 ms link poll plus a 25 ms push loop (~260 a second).
@@ -19,7 +20,7 @@ import Glibc
         var total = 0
         for task in tasks {
             guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
-            for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") || line.hasPrefix("nonvoluntary_ctxt_switches:") {
+            for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
                 total += Int(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
             }
         }
