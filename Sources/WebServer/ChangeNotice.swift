@@ -26,15 +26,17 @@ final class ChangeNotice: Sendable {
     }
 
     /// Returns once ``count`` is no longer `seen` (at once if it already moved), after
-    /// `timeout`, or when the task is cancelled, whichever comes first.
-    func wait(past seen: Int, timeout: Duration) async {
-        guard timeout > .zero, count == seen else { return }
+    /// `timeout`, or when the task is cancelled, whichever comes first; true when the count moved.
+    @discardableResult
+    func wait(past seen: Int, timeout: Duration) async -> Bool {
+        guard timeout > .zero, count == seen else { return count != seen }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await Task.sleep(for: timeout) }
             group.addTask { await self.change(past: seen) }
             await group.next()
             group.cancelAll()
         }
+        return count != seen
     }
 
     private func change(past seen: Int) async {

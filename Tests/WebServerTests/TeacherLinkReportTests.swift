@@ -203,7 +203,8 @@ import Testing
         let sniffer = try UDPSniffer()
         let dashboard = try Dashboard(ports: [port])
         defer { dashboard.close() }
-        try dashboard.waitFor("the receiver's first report") { dashboard.shownRow["name"] == "robot-t" }
+        // The name comes with the signed watch reply, the state with the first report after it.
+        try dashboard.waitFor("the receiver's first report") { dashboard.shownRow["name"] == "robot-t" && dashboard.shownRow["state"] != nil }
         let before = dashboard.shownRow, version = dashboard.link.version
         #expect(before["state"] == "free" && before["driver"] == "", "\(before)")
         // The dashboard's port, as anyone on the LAN sees its watches go by.
