@@ -91,8 +91,9 @@ let package = Package(
         // Recordings and black boxes (Protocol.md §10): JSON Lines, header and entries, reader.
         .target(name: "DriveRecord"),
         // The control messages (Protocol.md §7): header, message kinds, teacher messages, robot
-        // reports, game scores, and the byte reader/writer under them.
-        .target(name: "ControlWire", dependencies: ["RemoteWire"]),
+        // reports (state and sensors: BoardProtocol's SensorBlock), game scores, and the byte
+        // reader/writer under them.
+        .target(name: "ControlWire", dependencies: ["BoardProtocol", "RemoteWire"]),
         // The kit's firmware as a value: bytes in, bytes out (board-sim and the in-process `sim` board).
         .target(name: "BoardFirmware", dependencies: ["BoardProtocol", "MIDIFraming"]),
 
