@@ -57,10 +57,17 @@ package struct RobotSensors: Hashable, Sendable {
         return "S \(b.sensors.map(String.init).joined(separator: " ")) \(b.isSwitchPressed ? "●" : "○") \(b.temperature)°C \(b.humidity)%"
     }
 
+    /// The board's values by their names in logs and pages, in this order: `sensor1`…`sensor4`,
+    /// `switch` (0/1), `temperature` (signed °C), `humidity` (%RH).
+    package var fields: [(name: String, value: Int)] {
+        let b = block
+        return [("sensor1", Int(b.sensors[0])), ("sensor2", Int(b.sensors[1])), ("sensor3", Int(b.sensors[2])),
+                ("sensor4", Int(b.sensors[3])), ("switch", Int(b.switchValue)), ("temperature", Int(b.temperature)),
+                ("humidity", Int(b.humidity))]
+    }
+
     /// The JSON object of logs and pages: `{"sensor1":12,"sensor2":0,"sensor3":255,"sensor4":40,"switch":1,"temperature":21,"humidity":45}`.
     package var json: String {
-        let b = block
-        return "{\"sensor1\":\(b.sensors[0]),\"sensor2\":\(b.sensors[1]),\"sensor3\":\(b.sensors[2]),\"sensor4\":\(b.sensors[3]),"
-            + "\"switch\":\(b.switchValue),\"temperature\":\(b.temperature),\"humidity\":\(b.humidity)}"
+        "{" + fields.map { "\"\($0.name)\":\($0.value)" }.joined(separator: ",") + "}"
     }
 }

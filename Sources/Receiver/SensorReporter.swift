@@ -12,8 +12,9 @@ import ControlWire
 ///   is sent until the link has read the board again.
 /// - Cost on a loop turn with nothing new: two comparisons.
 package struct SensorReporter<Source: Hashable & Sendable>: Sendable {
-    /// The longest a controller goes without a report while blocks keep coming.
-    package static var repeatInterval: Duration { .seconds(1) }
+    /// The longest a controller goes without a report while blocks keep coming (half the
+    /// promised second: the loop wakes for an unchanged block only every half second).
+    package static var repeatInterval: Duration { .milliseconds(500) }
 
     private var sample: UInt32 = 0
     private var current: SensorBlock?
