@@ -203,7 +203,7 @@ let package = Package(
                     dependencies: ["ConfigFile", "Console", "Controller", "Gamepad", "RemoteWire", "SystemIO", propertyBased]),
         .testTarget(name: "MIDIControlTests",
                     dependencies: ["ALSAMIDI", "ConfigFile", "MIDIControl", "MIDIFraming", "RemoteWire", "TestSupport"]),
-        .testTarget(name: "ControlPlaneTests", dependencies: ["ControlWire", "ControlPlane", "RemoteWire", "TestSupport", crypto, propertyBased]),
+        .testTarget(name: "ControlPlaneTests", dependencies: ["BoardProtocol", "ControlWire", "ControlPlane", "RemoteWire", "TestSupport", crypto, propertyBased]),
         .testTarget(name: "GameTests", dependencies: ["ControlWire", "ControlPlane", "Game", "RemoteWire"]),
         .testTarget(name: "BoardLinkTests",
                     dependencies: ["BoardFirmware", "BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",
