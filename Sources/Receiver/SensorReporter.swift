@@ -8,8 +8,9 @@ import ControlWire
 /// - A block that differs from the last one sent gets the next sample number and goes to every
 ///   controller at once; an unchanged one goes again to a controller that has not had one for
 ///   ``repeatInterval``.
-/// - Only blocks read since the board link last came up count: after a disconnection nothing
-///   is sent until the link has read the board again.
+/// - Only blocks read since the board link last came up count: after a disconnection, the
+///   block the loop has when it next asks is taken as stale (it may predate the loss), and
+///   nothing is sent until a newer one (one read interval at most).
 /// - Cost on a loop turn with nothing new: two comparisons.
 package struct SensorReporter<Source: Hashable & Sendable>: Sendable {
     /// The longest a controller goes without a report while blocks keep coming (half the
@@ -18,9 +19,10 @@ package struct SensorReporter<Source: Hashable & Sendable>: Sendable {
 
     private var sample: UInt32 = 0
     private var current: SensorBlock?
-    private var lastSerial: UInt64 = 0
-    /// Blocks up to this serial were read before the link last went down.
+    /// Blocks up to this serial may have been read before the link last went down.
     private var staleUpTo: UInt64 = 0
+    /// The link went down: the first ``due(latest:sources:now:)`` after it marks what is stale.
+    private var markStale = false
     private var lastSent: [Source: (sample: UInt32, at: ContinuousClock.Instant)] = [:]
     private var nextRepeat: ContinuousClock.Instant?
 
@@ -30,7 +32,7 @@ package struct SensorReporter<Source: Hashable & Sendable>: Sendable {
     package mutating func boardLink(_ event: BoardEvent) {
         switch event {
         case .disconnected, .refused:
-            staleUpTo = lastSerial
+            markStale = true
             current = nil
         case .connected, .reconnected:
             break
@@ -44,8 +46,12 @@ package struct SensorReporter<Source: Hashable & Sendable>: Sendable {
     /// accepted), given the latest block the link read (`latest`, with its serial).
     package mutating func due(latest: (block: SensorBlock, serial: UInt64)?, sources: some Collection<Source>,
                               now: ContinuousClock.Instant) -> [(Source, RobotSensors)] {
+        if markStale {
+            markStale = false
+            staleUpTo = latest?.serial ?? 0
+            return []
+        }
         guard let latest, latest.serial > staleUpTo else { return [] }
-        lastSerial = latest.serial
         let changed = latest.block != current
         if !changed, let nextRepeat, now < nextRepeat { return [] }
         if changed {
