@@ -175,7 +175,8 @@ let package = Package(
         // a robot controller and an embeddable receiver over the roles above; everything but
         // the types named in docs/swift-api.md is internal.
         .target(name: "AnalogRemoteKit",
-                dependencies: ["ControlWire", "Console", "ControlPlane", "Controller", "Discovery", "Receiver", "RemoteWire", "SystemIO", logging]),
+                dependencies: ["BoardProtocol", "ControlWire", "Console", "ControlPlane", "Controller", "Discovery", "Receiver", "RemoteWire",
+                               "SystemIO", logging]),
 
         // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
         .target(name: "ErrorReporting", dependencies: ["ConfigFile", "Discovery", "Gamepad", "MIDIControl", "SystemIO"]),
