@@ -38,8 +38,10 @@ import SystemIO
 /// `onSensors`; a change the owner asks for meanwhile waits at most for that one read.
 ///
 /// The connection's thread reads every reply. It sleeps in poll(2) on the device and a wake-up
-/// flag; while the link is up and idle it also looks at the clock once per reply timeout (a
-/// command the owner's thread started meanwhile must time out if unanswered).
+/// flag; while the link is up and busy it also looks at the clock once per reply timeout (a
+/// command the owner's thread started meanwhile must time out if unanswered). Quiet for a
+/// second, it looks once a second (an idle receiver is not woken ten times a second), and the
+/// owner's thread wakes it when it starts a command.
 package final class BoardConnection: Sendable {
     private let core: ConnectionCore
 
@@ -84,10 +86,13 @@ package final class BoardConnection: Sendable {
     package var snapshot: BoardSnapshot { core.snapshot }
 
     /// When the connection's thread last went round its loop. It goes round at least once per
-    /// reply timeout while the board is up, once per reconnect interval while it is down: an
+    /// reply timeout while the board is busy, once per reconnect interval while it is down; on a
+    /// quiet link it sleeps in poll(2) with nothing due, and the beat is "now" while it does. An
     /// older beat means the thread that reads the board's replies (and so lets the next
     /// command out) is stuck. Lock-free: cheap enough for a watchdog to ask.
-    package var lastBeat: Tick { Tick(nanoseconds: core.beat.load(ordering: .relaxed)) }
+    package var lastBeat: Tick {
+        core.parked.load(ordering: .relaxed) ? Tick.now() : Tick(nanoseconds: core.beat.load(ordering: .relaxed))
+    }
 
     /// Waits until the probe after the last open has been answered and judged (the snapshot
     /// then has an ``BoardSnapshot/identity`` and a profile, or a refusal), or `timeout`.
@@ -150,6 +155,9 @@ final class ConnectionCore: Sendable {
     private let state: Mutex<LinkState>
     /// ``BoardConnection/lastBeat``, in nanoseconds of ``Tick``.
     let beat = Atomic<Int64>(Tick.now().nanoseconds)
+    /// The thread sleeps in poll(2) on a quiet link with nothing due (``LinkState/sleepsLong``):
+    /// it is not stuck, whatever its last beat says — a command started meanwhile wakes it.
+    let parked = Atomic<Bool>(false)
 
     init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions,
          fit: @escaping @Sendable (BoardIdentity) -> BoardFit,
@@ -289,9 +297,12 @@ final class ConnectionCore: Sendable {
             deliverEvents()
             guard let plan else { break }
             let ready: [Poller.Events]
+            if plan.parks { parked.store(true, ordering: .relaxed) }
             do {
                 ready = try Poller.wait(plan.descriptors, until: plan.deadline)
+                parked.store(false, ordering: .relaxed)
             } catch {
+                parked.store(false, ordering: .relaxed)
                 state.withLock { $0.lastError = "\(spec.device): poll: \(error.reason)" }
                 continue
             }
@@ -370,6 +381,17 @@ struct LinkState: Sendable {
     var events: [BoardEvent] = []
     /// A fault was handled off the connection's thread: wake it.
     var loopMustLook = false
+    /// When the last command went out (or the link came up).
+    var lastCommandAt: ContinuousClock.Instant = .now
+    /// The connection's thread sleeps without looking at the clock for a long while (the link
+    /// has been quiet for ``quietAfter``): whoever starts a command meanwhile wakes it, so the
+    /// command's reply deadline is watched. While commands come often it is awake for their
+    /// replies anyway and looks once per reply timeout, at no cost to the sender.
+    var sleepsLong = false
+    /// Quiet this long, the link's thread stops looking at the clock per reply timeout.
+    static let quietAfter: Duration = .seconds(1)
+    /// How often a quiet link's thread still goes round (``BoardConnection/lastBeat``).
+    static let quietLook: Duration = .seconds(1)
     /// Bumped by every setDesired and writeSafeState.
     var requested: UInt64 = 0
     /// The newest generation at which the safe state was confirmed with nothing outstanding
@@ -413,6 +435,11 @@ struct LinkState: Sendable {
         let now = ContinuousClock.now
         guard let command = writer.nextCommand() ?? sensors.nextCommand(writer: writer, now: now) else { return }
         let line = session.start(command, now: now)
+        lastCommandAt = now
+        if sleepsLong {
+            sleepsLong = false
+            loopMustLook = true
+        }
         do {
             try t.send(line, timeout: options.replyTimeout)
             sent += 1
@@ -425,6 +452,8 @@ struct LinkState: Sendable {
         var descriptors: [(fd: Int32, events: Poller.Events)]
         var deadline: ContinuousClock.Instant?
         var epoch: UInt64
+        /// A quiet link's long sleep (``sleepsLong``).
+        var parks = false
     }
 
     /// What the connection's thread polls next: the wake flag first, then the device.
@@ -434,21 +463,27 @@ struct LinkState: Sendable {
         let deadline: ContinuousClock.Instant?
         if let t = transport {
             fds += t.readDescriptors.map { ($0, Poller.Events.readable) }
-            // Idle: another thread may start a command while we sleep; look again within one
-            // reply timeout, which is never later than that command's deadline.
-            // A sensor read due while the writer is idle: wake then to send it.
-            var idle = now + options.replyTimeout
+            // Idle: another thread may start a command while we sleep. While commands come
+            // often, look again within one reply timeout (never later than that command's
+            // deadline); once the link has been quiet for a while, sleep long and let the
+            // sender wake us (``sleepsLong``). A sensor read due while the writer is idle:
+            // wake then to send it.
+            let quiet = now - lastCommandAt >= Self.quietAfter
+            var idle = now + (quiet ? Self.quietLook : options.replyTimeout)
             if writer.isIdleForReads, let due = sensors.deadline { idle = min(idle, due) }
             deadline = session.deadline ?? idle
+            sleepsLong = session.deadline == nil && quiet
         } else {
             deadline = nextAttempt
+            sleepsLong = false
         }
-        return Plan(descriptors: fds, deadline: deadline, epoch: epoch)
+        return Plan(descriptors: fds, deadline: deadline, epoch: epoch, parks: sleepsLong)
     }
 
     /// After a poll: read what the device sent (if it is still the device polled), time the
     /// command in flight out, and send the next one.
     mutating func handle(ready device: ArraySlice<Poller.Events>, epoch polled: UInt64) {
+        sleepsLong = false
         if polled == epoch, let t = transport, !device.isEmpty {
             if device.contains(where: { $0.contains(.readable) || $0.contains(.hangUp) }) {
                 drain(t)
