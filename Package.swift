@@ -91,8 +91,9 @@ let package = Package(
         // Recordings and black boxes (Protocol.md §10): JSON Lines, header and entries, reader.
         .target(name: "DriveRecord"),
         // The control messages (Protocol.md §7): header, message kinds, teacher messages, robot
-        // reports, game scores, and the byte reader/writer under them.
-        .target(name: "ControlWire", dependencies: ["RemoteWire"]),
+        // reports (state and sensors: BoardProtocol's SensorBlock), game scores, and the byte
+        // reader/writer under them.
+        .target(name: "ControlWire", dependencies: ["BoardProtocol", "RemoteWire"]),
         // The kit's firmware as a value: bytes in, bytes out (board-sim and the in-process `sim` board).
         .target(name: "BoardFirmware", dependencies: ["BoardProtocol", "MIDIFraming"]),
 
@@ -174,7 +175,8 @@ let package = Package(
         // a robot controller and an embeddable receiver over the roles above; everything but
         // the types named in docs/swift-api.md is internal.
         .target(name: "AnalogRemoteKit",
-                dependencies: ["ControlWire", "Console", "ControlPlane", "Controller", "Discovery", "Receiver", "RemoteWire", "SystemIO", logging]),
+                dependencies: ["BoardProtocol", "ControlWire", "Console", "ControlPlane", "Controller", "Discovery", "Receiver", "RemoteWire",
+                               "SystemIO", logging]),
 
         // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
         .target(name: "ErrorReporting", dependencies: ["ConfigFile", "Discovery", "Gamepad", "MIDIControl", "SystemIO"]),
@@ -202,7 +204,7 @@ let package = Package(
                     dependencies: ["ConfigFile", "Console", "Controller", "Gamepad", "RemoteWire", "SystemIO", propertyBased]),
         .testTarget(name: "MIDIControlTests",
                     dependencies: ["ALSAMIDI", "ConfigFile", "MIDIControl", "MIDIFraming", "RemoteWire", "TestSupport"]),
-        .testTarget(name: "ControlPlaneTests", dependencies: ["ControlWire", "ControlPlane", "RemoteWire", "TestSupport", crypto, propertyBased]),
+        .testTarget(name: "ControlPlaneTests", dependencies: ["BoardProtocol", "ControlWire", "ControlPlane", "RemoteWire", "TestSupport", crypto, propertyBased]),
         .testTarget(name: "GameTests", dependencies: ["ControlWire", "ControlPlane", "Game", "RemoteWire"]),
         .testTarget(name: "BoardLinkTests",
                     dependencies: ["BoardFirmware", "BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",

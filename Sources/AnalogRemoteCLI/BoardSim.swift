@@ -37,12 +37,22 @@ struct BoardSim: ParsableCommand {
           "overlap" (--trace): a host sent a command before the last prompt
           "at MICROSECONDS" (--trace-times): before each "cmd" line, when the board
             took it (CLOCK_MONOTONIC), for timing tests (record and replay)
+          "sensors sensor1=N … humidity=N" (--trace): after the --sensors file changed,
+            what the map now holds at 0x0b-0x0e, 0x11, 0x07 (signed) and 0x08
         Parsers should ignore lines they do not know.
 
         On a terminal, stderr shows what a person would see and hear on the board, live, unless \
         --quiet: the LEDs' brightness, the buzzer's note while it sounds, and the wheel speeds \
         the map holds (forward positive: the motor bytes with the left one un-mirrored, or, on \
-        the stock firmware, VAR1/VAR2 as the stock mapping writes them).
+        the stock firmware, VAR1/VAR2 as the stock mapping writes them) and the switch.
+
+        Sensors: --sensors FILE sets what the board senses. The file holds key=value pairs \
+        separated by spaces or lines: sensor1..sensor4 (0-255), switch (0 or 1), temperature \
+        (-128..127 °C), humidity (0-100 %RH); a key left out keeps its value, # starts a comment. \
+        board-sim looks at the file every 20 ms and applies it when it changed (write a new file \
+        and rename it over the old one, so it is never read half-written); a file that does not \
+        parse is reported on stderr and changes nothing. Without the file (or before it exists) \
+        every sensor reads 0, like a board with nothing plugged in.
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -55,6 +65,10 @@ struct BoardSim: ParsableCommand {
 
     @Option(help: ArgumentHelp("Answer at this serial speed (10 bits a byte), like a slow UART board; default: at once.", valueName: "baud"))
     var baud: Int?
+
+    @Option(help: ArgumentHelp("Read what the board senses from FILE (key=value: sensor1..sensor4, switch, temperature, humidity), looked at every 20 ms.",
+                               valueName: "file"))
+    var sensors: String?
 
     @Flag(help: "Print each command line (cmd …) and the memory map after each change (map …) on stdout.")
     var trace = false
@@ -101,6 +115,7 @@ struct BoardSim: ParsableCommand {
             options.framing = midi ? .midi : .text
             options.timing = baud.map(WireTiming.init(baud:))
             options.linkPath = link
+            options.sensorsFile = sensors
             return try BoardSimCommand.run(options, trace: trace, traceTimes: traceTimes, status: global.bootstrap())
         }
     }

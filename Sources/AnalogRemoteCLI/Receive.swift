@@ -87,6 +87,12 @@ struct Receive: ParsableCommand {
     @Flag(help: "Print the board's whole memory map on stdout after every change (`map <hex>`), for tests and debugging.")
     var traceBoard = false
 
+    @Option(help: ArgumentHelp("Read the board's sensors, switch, temperature and humidity (R 07 0b) this many times a second and report them to the driver (0 = off; at most \(Int(Self.sensorRateLimit))). A read goes out only while no write waits, so driving is never held up by more than one read.",
+                               valueName: "hz"))
+    var sensorRate: Double = SensorPoller.defaultRate
+
+    static let sensorRateLimit = 50.0
+
     @Option(help: ArgumentHelp("The session ID controllers find this receiver by (any text).",
                                valueName: "id"))
     var session: String = AdvertisingOptions.defaultSession
@@ -113,6 +119,9 @@ struct Receive: ParsableCommand {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         if let name, name.isEmpty { throw ValidationError("--name must not be empty") }
         guard SendRate.range.contains(expectedRate) else { throw ValidationError("--expected-rate must be \(SendRate.range.text) packets per second") }
+        guard sensorRate.isFinite, (0...Self.sensorRateLimit).contains(sensorRate) else {
+            throw ValidationError("--sensor-rate \(sensorRate) is out of range; allowed: 0 (off) to \(Int(Self.sensorRateLimit)) reads a second")
+        }
         // Range errors are usage errors (exit 64), found here before anything is opened or announced.
         guard FailsafeTimeout.receiverRange.contains(failsafeMs) else {
             throw ValidationError("--failsafe-ms \(failsafeMs) is out of range; allowed: \(FailsafeTimeout.receiverRange.text) milliseconds")
@@ -160,10 +169,10 @@ struct Receive: ParsableCommand {
                                             timing: TimingContract(failsafe: configuration.failsafe, rateHz: expectedRate),
                                             robot: kept.id),
                 logger: logger)
-            let spec = board, trace = traceBoard, boardPlan = plan
+            let spec = board, trace = traceBoard, boardPlan = plan, sensorRate = sensorRate
             let service = try ReceiverService(configuration: configuration, status: status, logger: logger,
                                               advertising: advertising) { events throws(CommandFailure) in
-                try BoardSinks.open(spec: spec, plan: boardPlan, events: events, traceBoard: trace)
+                try BoardSinks.open(spec: spec, plan: boardPlan, events: events, traceBoard: trace, sensorRate: sensorRate)
             }
             return try service.run()
         }

@@ -1,5 +1,7 @@
+import BoardProtocol
 import Receiver
 import Synchronization
+import SystemIO
 
 /// The board a ``RobotReceiver`` drives: an in-memory kit map whose every change becomes a
 /// ``RobotOutput`` for the program's code. Called from the receive loop's thread.
@@ -7,6 +9,9 @@ final class OutputSink: BoardSink {
     private let map = Mutex([UInt8](repeating: 0, count: KitProfile.size))
     private let mapping: Mapping
     private let outputs: Broadcast<RobotOutput>
+    /// What the program's robot senses (``RobotReceiver/report(_:)``), once the receive loop's
+    /// inbox is known (``attach(_:)``).
+    private let feed = Mutex<SensorFeed?>(nil)
 
     init(mapping: Mapping, outputs: Broadcast<RobotOutput>) {
         self.mapping = mapping
@@ -38,4 +43,16 @@ final class OutputSink: BoardSink {
         outputs.setReplay([output])
         outputs.yield(output)
     }
+
+    /// Readings from now on wake the receive loop through its board-event inbox.
+    func attach(_ inbox: BoardEventInbox) {
+        feed.withLock { $0 = SensorFeed { inbox.wake() } }
+    }
+
+    /// A reading from the program's robot (any thread).
+    func report(_ block: SensorBlock) {
+        feed.withLock { $0 }?.take(block)
+    }
+
+    var sensors: (block: SensorBlock, serial: UInt64)? { feed.withLock { $0 }?.latest }
 }

@@ -37,6 +37,7 @@ public final class RobotController: Sendable {
     private let mailbox: EventMailbox<ControllerCommand>
     private let finished: OneShot<Void>
     private let broadcast: Broadcast<RobotState>
+    private let sensorBroadcast: Broadcast<SensorReading>
     /// The name the receiver accepted this controller under (its display name), or empty when it
     /// answers no control messages (an older receiver).
     public let receiverName: String
@@ -95,10 +96,11 @@ public final class RobotController: Sendable {
         let connected = OneShot<Result<String, AnalogRemoteError>>()
         let finished = OneShot<Void>()
         let broadcast = Broadcast<RobotState>()
+        let sensorBroadcast = Broadcast<SensorReading>()
         Self.start(Loop(displayName: displayName, pairingCode: pairingCode, rate: rate, target: target,
                         destination: destination, mailbox: mailbox,
                         logger: logger ?? Logger.silent("AnalogRemoteKit.RobotController")),
-                   connected: connected, finished: finished, states: broadcast)
+                   connected: connected, finished: finished, states: broadcast, sensors: sensorBroadcast)
         let result = await connected.value(within: timeout) {
             .failure(AnalogRemoteError(.timedOut, "no answer from \(Self.describe(receiver)) within \(timeout) (is the receiver running there, on that port?)"))
         } cancelled: {
@@ -109,6 +111,7 @@ public final class RobotController: Sendable {
             self.mailbox = mailbox
             self.finished = finished
             self.broadcast = broadcast
+            self.sensorBroadcast = sensorBroadcast
             receiverName = name
         case .failure(let error):
             mailbox.post(.stop("connect failed"))
@@ -147,6 +150,12 @@ public final class RobotController: Sendable {
     /// the iteration (leaving the loop, cancelling its task) does not close the controller.
     public var states: AsyncStream<RobotState> { broadcast.subscribe() }
 
+    /// What the robot senses (its sensors, switch, temperature and humidity), each change once,
+    /// as the receiver reads its board (10 times a second by default); a new sequence starts
+    /// with the latest reading. Nothing comes from a receiver that does not read its board
+    /// (`--sensor-rate 0`, an older receiver). Ends when the controller is closed.
+    public var sensors: AsyncStream<SensorReading> { sensorBroadcast.subscribe() }
+
     /// Sends neutral (three times) and a goodbye, and returns once they are out. Idempotent.
     public func close() async {
         mailbox.post(.stop("closed"))
@@ -177,10 +186,11 @@ extension RobotController {
     /// Runs the send loop on a thread of its own until a stop; resolves `connected` with the
     /// first answer (or why there was none) and `finished` once neutral and goodbye are out.
     static func start(_ loop: Loop, connected: OneShot<Result<String, AnalogRemoteError>>, finished: OneShot<Void>,
-                      states: Broadcast<RobotState>) {
+                      states: Broadcast<RobotState>, sensors: Broadcast<SensorReading>) {
         let thread = Thread {
             defer {
                 states.finish()
+                sensors.finish()
                 finished.resolve(())
             }
             let logger = loop.logger
@@ -213,7 +223,7 @@ extension RobotController {
             // The assembly `analog-remote control` uses, with the state watcher in the session's place.
             var sendLoop = DriverLoop.make(source: source, destination: loop.destination, rate: loop.rate, signals: runner.stopToken,
                                            status: status, session: session, follower: follower) {
-                StateWatcher(session: $0, connected: connected, states: states)
+                StateWatcher(session: $0, connected: connected, states: states, sensors: sensors)
             }
             sendLoop.armsFatalSignalGuard = false
             let reason: EndReason

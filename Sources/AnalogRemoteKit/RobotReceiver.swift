@@ -33,6 +33,7 @@ public final class RobotReceiver: Sendable {
 
     private let stopReceiving: @Sendable () -> Void
     private let broadcast: Broadcast<RobotOutput>
+    private let sink: OutputSink
     private let finished: OneShot<Void>
     /// The UDP port controllers send to.
     public let port: UInt16
@@ -97,7 +98,10 @@ public final class RobotReceiver: Sendable {
             let service: ReceiverService
             do {
                 service = try ReceiverService(configuration: configuration, status: StatusLine(quiet: true), logger: logger,
-                                              advertising: advertising) { _ throws(CommandFailure) in sink }
+                                              advertising: advertising) { events throws(CommandFailure) in
+                    sink.attach(events)
+                    return sink
+                }
             } catch let error as DiscoveryError {
                 started.resolve(.failure(AnalogRemoteError(.discoveryUnavailable, "\(error) (or pass advertise: false and give controllers the address)")))
                 return
@@ -123,6 +127,7 @@ public final class RobotReceiver: Sendable {
             self.port = ready.port
             stopReceiving = ready.stop
             self.broadcast = broadcast
+            self.sink = sink
             self.finished = finished
         case .failure(let error):
             await finished.value
@@ -138,6 +143,14 @@ public final class RobotReceiver: Sendable {
     /// What the robot should do, each change once, starting with the current output. Ends once
     /// the receiver stopped (after the safe state). Ending the iteration does not stop the receiver.
     public var outputs: AsyncStream<RobotOutput> { broadcast.subscribe() }
+
+    /// Tells the controllers what your robot senses: call it whenever you read your sensors
+    /// (any thread, never blocks). A reading that differs from the last goes to every connected
+    /// controller at once (``RobotController/sensors``); the latest is repeated at least once a
+    /// second while you keep calling.
+    public func report(_ reading: SensorReading) {
+        sink.report(reading.block)
+    }
 
     /// Stops receiving: the safe state goes out as the last output, the announcement is
     /// withdrawn, the port closed. Returns once that is done. Idempotent.

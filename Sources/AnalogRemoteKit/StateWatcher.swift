@@ -12,12 +12,16 @@ final class StateWatcher: SendLoopCompanion {
     private let session: ControlSession
     private let connected: OneShot<Result<String, AnalogRemoteError>>
     private let states: Broadcast<RobotState>
+    private let sensors: Broadcast<SensorReading>?
     private var last: RobotState?
+    private var lastReading: SensorReading?
 
-    init(session: ControlSession, connected: OneShot<Result<String, AnalogRemoteError>>, states: Broadcast<RobotState>) {
+    init(session: ControlSession, connected: OneShot<Result<String, AnalogRemoteError>>, states: Broadcast<RobotState>,
+         sensors: Broadcast<SensorReading>? = nil) {
         self.session = session
         self.connected = connected
         self.states = states
+        self.sensors = sensors
     }
 
     var descriptor: Int32? { session.descriptor }
@@ -52,6 +56,14 @@ final class StateWatcher: SendLoopCompanion {
                 last = state
                 states.setReplay([state])
                 states.yield(state)
+            }
+        }
+        if let sensors, let report = session.feedback.sensors {
+            let reading = SensorReading(report.block)
+            if reading != lastReading {
+                lastReading = reading
+                sensors.setReplay([reading])
+                sensors.yield(reading)
             }
         }
         return actions

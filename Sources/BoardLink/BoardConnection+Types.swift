@@ -9,6 +9,9 @@ package struct BoardOptions: Sendable, Hashable {
     package var reconnectInterval: Duration = .milliseconds(300)
     /// Timeouts in a row after which the board counts as gone (closed and reopened).
     package var unansweredLimit: Int = 3
+    /// Reads of the sensor block (``SensorBlock``) a second while the link is idle; 0 = never
+    /// (``SensorPoller``). A board or profile without the block is never read.
+    package var sensorRate: Double = SensorPoller.defaultRate
 
     package init() {}
 }
@@ -70,6 +73,11 @@ package struct BoardSnapshot: Sendable, Hashable {
     package var refusal: String?
     /// A command is on the wire and its reply has not come yet: new values wait for it.
     package var awaitingReply = false
+    /// The last sensor block read since the last (re)connect; nil before the first read, or
+    /// when reads are off or the board has no block.
+    package var sensors: SensorBlock?
+    /// Sensor reads answered since start.
+    package var sensorReads = 0
 
     package init(isConnected: Bool = false, device: String, confirmed: [UInt8: UInt8] = [:], commandsSent: Int = 0,
                 commandsFailed: Int = 0, disconnections: Int = 0, lastError: String? = nil) {

@@ -33,6 +33,10 @@ import SystemIO
 /// write of each address after every open is read back at once; a board that did not keep it
 /// is refused the same way, one command after that write.
 ///
+/// Sensors: while the writer has nothing to send, the link reads the sensor block with one
+/// `R 07 0b` every 1/``BoardOptions/sensorRate`` s (``SensorPoller``) and hands each block to
+/// `onSensors`; a change the owner asks for meanwhile waits at most for that one read.
+///
 /// The connection's thread reads every reply. It sleeps in poll(2) on the device and a wake-up
 /// flag; while the link is up and idle it also looks at the clock once per reply timeout (a
 /// command the owner's thread started meanwhile must time out if unanswered).
@@ -43,15 +47,17 @@ package final class BoardConnection: Sendable {
     /// the cause and the fix). Without `fit`, a board that has every address of `profile` is
     /// driven with it, any other is refused.
     package init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions = BoardOptions(),
-                fit: BoardFitter? = nil,
+                fit: BoardFitter? = nil, onSensors: SensorSink? = nil,
                 onEvent: @escaping @Sendable (BoardEvent) -> Void = { _ in }) throws(BoardLinkError) {
         if let problem = profile.problem {
             throw BoardLinkError(.badProfile, device: spec.device, "\(spec.device): bad memory-map profile: \(problem)")
         }
         let transport = try BoardTransports.open(spec, profile: profile, exclusive: true)
         let fitter = fit ?? Self.defaultFitter(profile: profile, device: spec.device)
+        let sink = onSensors ?? SensorSink { _ in }
         do {
-            core = try ConnectionCore(spec: spec, profile: profile, options: options, fit: fitter.judge, onEvent: onEvent)
+            core = try ConnectionCore(spec: spec, profile: profile, options: options, fit: fitter.judge,
+                                      onSensors: sink.take, onEvent: onEvent)
         } catch {
             transport.close()
             throw BoardLinkError(.deviceUnavailable, device: spec.device, "\(spec.device): \(error)")
@@ -138,6 +144,7 @@ final class ConnectionCore: Sendable {
     let spec: BoardSpec
     let options: BoardOptions
     let onEvent: @Sendable (BoardEvent) -> Void
+    let onSensors: @Sendable (SensorBlock) -> Void
     private let wake: EventFlag
     private let finished: EventFlag
     private let state: Mutex<LinkState>
@@ -146,10 +153,12 @@ final class ConnectionCore: Sendable {
 
     init(spec: BoardSpec, profile: MemoryMapProfile, options: BoardOptions,
          fit: @escaping @Sendable (BoardIdentity) -> BoardFit,
+         onSensors: @escaping @Sendable (SensorBlock) -> Void = { _ in },
          onEvent: @escaping @Sendable (BoardEvent) -> Void) throws(SystemError) {
         self.spec = spec
         self.options = options
         self.onEvent = onEvent
+        self.onSensors = onSensors
         wake = try EventFlag()
         finished = try EventFlag()
         state = Mutex(LinkState(spec: spec, profile: profile, options: options, fit: fit))
@@ -321,11 +330,12 @@ final class ConnectionCore: Sendable {
 
     /// Reports the queued events, in order, on this thread, outside the lock.
     private func deliverEvents() {
-        let events = state.withLock { s -> [BoardEvent] in
-            defer { s.events.removeAll() }
-            return s.events
+        let (events, sensors) = state.withLock { s -> ([BoardEvent], SensorBlock?) in
+            defer { s.events.removeAll(); s.sensorsRead = nil }
+            return (s.events, s.sensorsRead)
         }
         for event in events { onEvent(event) }
+        if let sensors { onSensors(sensors) }
     }
 }
 
@@ -345,6 +355,10 @@ struct LinkState: Sendable {
     var epoch: UInt64 = 0
     var writer: MemoryMapWriter
     var session: BoardSession
+    /// When the sensor block is read (only while the writer is idle).
+    var sensors: SensorPoller
+    /// A block read since the connection's thread last reported one.
+    var sensorsRead: SensorBlock?
     var nextAttempt: ContinuousClock.Instant?
     /// This link came from a reconnect: report it once the safe state is confirmed.
     var reconnecting = false
@@ -376,6 +390,7 @@ struct LinkState: Sendable {
         self.fit = fit
         writer = MemoryMapWriter(profile: profile, verifies: true)
         session = BoardSession(replyTimeout: options.replyTimeout)
+        sensors = SensorPoller(rate: options.sensorRate)
     }
 
     /// A freshly opened device: nothing on the board is known; the probe goes first.
@@ -384,16 +399,20 @@ struct LinkState: Sendable {
         epoch &+= 1
         session.reset()
         writer.connected()
+        sensors.connected(now: .now)
         nextAttempt = nil
         reconnecting = reconnect
         if !reconnect { events.append(.connected(device: device)) }
     }
 
-    /// Starts the next write if the link is idle: formats the line and writes it, here, on
-    /// the calling thread (under the lock).
+    /// Starts the next command if the link is idle: formats the line and writes it, here, on
+    /// the calling thread (under the lock). The writer's command (a state change) always goes
+    /// first; a sensor read only when the writer has nothing to send.
     mutating func pump() {
-        guard !stopRequested, let t = transport, session.isIdle, let command = writer.nextCommand() else { return }
-        let line = session.start(command, now: .now)
+        guard !stopRequested, let t = transport, session.isIdle else { return }
+        let now = ContinuousClock.now
+        guard let command = writer.nextCommand() ?? sensors.nextCommand(writer: writer, now: now) else { return }
+        let line = session.start(command, now: now)
         do {
             try t.send(line, timeout: options.replyTimeout)
             sent += 1
@@ -417,7 +436,10 @@ struct LinkState: Sendable {
             fds += t.readDescriptors.map { ($0, Poller.Events.readable) }
             // Idle: another thread may start a command while we sleep; look again within one
             // reply timeout, which is never later than that command's deadline.
-            deadline = session.deadline ?? now + options.replyTimeout
+            // A sensor read due while the writer is idle: wake then to send it.
+            var idle = now + options.replyTimeout
+            if writer.isIdleForReads, let due = sensors.deadline { idle = min(idle, due) }
+            deadline = session.deadline ?? idle
         } else {
             deadline = nextAttempt
         }
@@ -462,6 +484,12 @@ struct LinkState: Sendable {
 
     mutating func handle(_ event: BoardSession.Event) {
         switch event {
+        case .completed(_, let response) where sensors.isReading:
+            if let block = sensors.completed(response) { sensorsRead = block }
+        case .failed(_, let error) where sensors.isReading:
+            sensors.failed()
+            failed += 1
+            lastError = "\(device): \(error)"
         case .completed(_, let response):
             switch writer.completed(response) {
             case .identified(let identity)?:
@@ -510,6 +538,7 @@ struct LinkState: Sendable {
         epoch &+= 1
         session.reset()
         writer.disconnected()
+        sensors.disconnected()
         reconnecting = false
         disconnections += 1
         lastError = "\(device): \(reason)"
@@ -554,6 +583,17 @@ struct LinkState: Sendable {
         let known = connected && writer.refusal == nil && writer.identity != nil && !writer.isWritingSafeState
         s.profile = known ? writer.profile : nil
         s.awaitingReply = connected && !session.isIdle
+        s.sensors = connected ? sensors.latest : nil
+        s.sensorReads = sensors.reads
         return s
     }
+}
+
+
+/// Where a ``BoardConnection`` hands each sensor block it read (on its own thread, outside its
+/// lock, after the events of the same turn: return quickly). A value, so that a trailing
+/// closure still means `onEvent`.
+package struct SensorSink: Sendable {
+    package let take: @Sendable (SensorBlock) -> Void
+    package init(_ take: @escaping @Sendable (SensorBlock) -> Void) { self.take = take }
 }

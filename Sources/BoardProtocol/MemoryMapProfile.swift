@@ -41,6 +41,7 @@ package enum BoardProfileKind: String, Sendable, Hashable, CaseIterable {
 /// | ``led1`` / ``led2`` | LED brightness | 0x0f / 0x10 | 0x0f / 0x10 | 0…255 |
 /// | ``driveVariables`` | the drive's variables | VAR1–VAR3 (0x12–0x14) | none | 0 at rest |
 /// | ``motorLeft`` / ``motorRight`` | motor speed | none | 0x22 / 0x23 | Int8 bit pattern, ±127 |
+/// | ``hasSensorBlock`` | sensors, switch, BME280 (read only) | 0x07–0x11 | 0x07–0x11 | ``SensorBlock`` |
 package struct MemoryMapProfile: Sendable, Hashable {
     /// `stock`, `motors`, or a name given by whoever built the profile.
     package var name: String
@@ -56,10 +57,14 @@ package struct MemoryMapProfile: Sendable, Hashable {
     /// Further addresses that hold 0 in the safe state: the variables a drive mapping writes
     /// for a program on the board (the stock mapping's signed wheel speeds and buttons).
     package var driveVariables: [UInt8]
+    /// The firmware rewrites the sensor block 0x07…0x11 (``SensorBlock``) on every loop, so a
+    /// link may read it; false for a firmware that keeps something else there.
+    package var hasSensorBlock: Bool
 
     package init(name: String = "motors", size: Int = 36, motorLeft: UInt8? = 0x22, motorRight: UInt8? = 0x23,
                 led1: UInt8 = 0x0F, led2: UInt8 = 0x10, buzzerTone: UInt8 = 0x09, buzzerTime: UInt8 = 0x0A,
-                driveVariables: [UInt8] = []) {
+                driveVariables: [UInt8] = [], hasSensorBlock: Bool = true) {
+        self.hasSensorBlock = hasSensorBlock
         self.name = name
         self.size = size
         self.motorLeft = motorLeft

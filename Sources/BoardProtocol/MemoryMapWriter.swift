@@ -92,6 +92,13 @@ package struct MemoryMapWriter: Sendable {
             && (refusal != nil || !hasDirtyAddresses)
     }
 
+    /// Nothing to send and nothing on the wire, on a board that is known, fits, holds its safe
+    /// state and has the sensor block: a sensor read may go out now (``SensorPoller``).
+    package var isIdleForReads: Bool {
+        isSettled && refusal == nil && profile.hasSensorBlock && boardSize > Int(SensorBlock.lastAddress)
+            && (!verifies || identity != nil)
+    }
+
     /// Bytes the board has: the probed map size, else the profile's.
     package var boardSize: Int { min(identity?.mapSize ?? profile.size, 256) }
 

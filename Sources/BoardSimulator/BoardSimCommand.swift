@@ -45,6 +45,9 @@ package enum BoardSimCommand {
                     }
                 case .overlap:
                     if trace { StandardOutput.write("overlap\n") }
+                case .sensorsFile(let problem):
+                    if let problem { StandardError.write("board-sim: sensors file ignored: \(problem)\n") }
+                    if trace && problem == nil { StandardOutput.write("sensors " + Self.sensorsText(board) + "\n") }
                 }
             }
         } catch {
@@ -52,6 +55,14 @@ package enum BoardSimCommand {
         }
         status.clear()
         return .done
+    }
+
+    /// `sensor1=… sensor2=… sensor3=… sensor4=… switch=… temperature=… humidity=…` as the map holds them.
+    static func sensorsText(_ board: SimulatedBoard) -> String {
+        let a = MemoryMapProfile.Address.self
+        func v(_ address: UInt8) -> Int { Int(board.value(at: address) ?? 0) }
+        return "sensor1=\(v(a.sensor1)) sensor2=\(v(a.sensor1 + 1)) sensor3=\(v(a.sensor1 + 2)) sensor4=\(v(a.sensor1 + 3)) "
+            + "switch=\(v(a.switchValue)) temperature=\(Int8(bitPattern: UInt8(v(a.temperature)))) humidity=\(v(a.humidity))"
     }
 
     static func monotonicMicroseconds() -> Int64 {
@@ -73,6 +84,7 @@ package enum BoardSimCommand {
             parts.append("wheels L \(StatusLine.bar(Double(left) / 127, width: 9)) \(pad(left)) R \(StatusLine.bar(Double(right) / 127, width: 9)) \(pad(right))")
         }
         parts.append("lines \(board.linesTaken)")
+        parts.append("switch \(board.value(at: MemoryMapProfile.Address.switchValue).map { $0 != 0 ? "●" : "○" } ?? "-")")
         if overlaps > 0 { parts.append("OVERLAPS \(overlaps)") }
         parts.append(path)
         return parts.joined(separator: "  ")

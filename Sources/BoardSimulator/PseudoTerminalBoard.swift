@@ -5,6 +5,7 @@ import Musl
 #endif
 import BoardFirmware
 import BoardProtocol
+import Foundation
 import SerialTTY
 import SystemIO
 
@@ -28,6 +29,10 @@ package final class PseudoTerminalBoard {
         package var timing: WireTiming?
         /// A stable path to create as a symlink to the pty (replacing a stale symlink there).
         package var linkPath: String?
+        /// A file of ``SensorSettings`` looked at every ``sensorsCheckInterval``: what the
+        /// board's sensors, switch and BME280 read. Write it whole (to a temporary file, then
+        /// rename) so the board never sees half of it.
+        package var sensorsFile: String?
         package init() {}
     }
 
@@ -36,7 +41,12 @@ package final class PseudoTerminalBoard {
         case line(SimulatedBoard.Line)
         /// The host sent more before the previous command's prompt was out.
         case overlap
+        /// The sensors file changed: applied (nil), or its problem (the board keeps what it had).
+        case sensorsFile(problem: String?)
     }
+
+    /// How often the sensors file is looked at.
+    package static let sensorsCheckInterval: Duration = .milliseconds(20)
 
     package let options: Options
     package let pty: PseudoTerminal
@@ -100,6 +110,27 @@ package final class PseudoTerminalBoard {
         var outputClock = ContinuousClock.now
         let boot = ContinuousClock.now
         var wasBuzzing = false
+        var sensorsText: [UInt8]?
+        var nextSensorsCheck = ContinuousClock.now
+
+        /// Reads the sensors file when due; applies it when its bytes changed.
+        func checkSensors(now: ContinuousClock.Instant) {
+            guard let file = options.sensorsFile, now >= nextSensorsCheck else { return }
+            nextSensorsCheck = now + Self.sensorsCheckInterval
+            guard let data = FileManager.default.contents(atPath: file) else { return }
+            let bytes = [UInt8](data)
+            guard bytes != sensorsText else { return }
+            sensorsText = bytes
+            do {
+                let settings = try SensorSettings(parsing: String(decoding: bytes, as: UTF8.self))
+                board.inputs = settings.applied(to: board.inputs)
+                board.loop(at: now - boot)   // the firmware's next pass writes them to the map
+                onEvent(.sensorsFile(problem: nil), board)
+            } catch {
+                onEvent(.sensorsFile(problem: "\(file): \(error)"), board)
+            }
+            dirty = true
+        }
 
         func process(_ bytes: ArraySlice<UInt8>) {
             let lines = board.receive(bytes)
@@ -115,6 +146,7 @@ package final class PseudoTerminalBoard {
 
         while true {
             let now = ContinuousClock.now
+            checkSensors(now: now)
             // The firmware's loop runs between characters: random, timer, switch and sensors.
             board.loop(at: now - boot)
             if board.isBuzzing != wasBuzzing { wasBuzzing.toggle(); dirty = true }
@@ -166,6 +198,7 @@ package final class PseudoTerminalBoard {
             var deadline: ContinuousClock.Instant? = dirty ? lastRefresh + refreshInterval : nil
             // A sounding buzzer stops by itself: look again when it may have.
             if wasBuzzing { deadline = min(deadline ?? now + refreshInterval, now + refreshInterval) }
+            if options.sensorsFile != nil { deadline = min(deadline ?? nextSensorsCheck, nextSensorsCheck) }
             var wantWritable = false
             if inputHead < input.count, timing != nil { deadline = min(deadline ?? inputClock, inputClock) }
             if outputHead < output.count {

@@ -41,7 +41,7 @@ package struct ConsoleLogHandler: LogHandler {
         case .json:
             var object = "{\"time\":\(Self.wallClock()),\"level\":\"\(event.level)\",\"logger\":\(Self.quote(label)),\"message\":\(Self.quote("\(event.message)"))"
             for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
-                object += ",\(Self.quote(key)):\(Self.quote("\(value)"))"
+                object += ",\(Self.quote(key)):\(Self.json(value))"
             }
             line = object + "}"
         }
@@ -52,6 +52,17 @@ package struct ConsoleLogHandler: LogHandler {
         let ts = WallClock.now()
         let ms = (ts.tv_nsec / 1_000_000)
         return "\(ts.tv_sec).\(ms < 10 ? "00" : ms < 100 ? "0" : "")\(ms)"
+    }
+
+    /// A metadata value in the JSON format: a string, except a dictionary, which is an object
+    /// whose whole-number values are numbers (`"sensors":{"sensor1":12,…}`).
+    static func json(_ value: Logger.Metadata.Value) -> String {
+        guard case .dictionary(let fields) = value else { return quote("\(value)") }
+        let members = fields.sorted { $0.key < $1.key }.map { key, v -> String in
+            if case .string(let text) = v, let number = Int(text) { return "\(quote(key)):\(number)" }
+            return "\(quote(key)):\(json(v))"
+        }
+        return "{" + members.joined(separator: ",") + "}"
     }
 
     /// JSON string literal with the escapes RFC 8259 requires.

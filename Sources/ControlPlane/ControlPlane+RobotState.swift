@@ -10,4 +10,13 @@ extension ControlPlane {
         seal(&out)
         return out
     }
+
+    /// The datagram that tells `source` what the robot senses (Protocol.md §7.9,
+    /// `robot-sensors`): unreliable and sealed like ``robotState(_:to:)``.
+    package mutating func robotSensors(_ sensors: RobotSensors, to source: Source) -> Output {
+        var out = Output()
+        out.datagrams.append((source, peerTable.unreliable(.robotSensors(sensors), to: source)))
+        seal(&out)
+        return out
+    }
 }

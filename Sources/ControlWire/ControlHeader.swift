@@ -128,11 +128,14 @@ package enum ControlType: UInt8, Hashable, Sendable, CaseIterable {
     /// Application data sent once, best effort: one datagram, never acknowledged, never
     /// retransmitted, maybe reordered (Protocol.md §7.13).
     case datagram = 0x13
+    /// Receiver → controller: what the robot senses (Protocol.md §7.9, RobotSensors.swift).
+    case robotSensors = 0x14
 
     package var isReliable: Bool {
         switch self {
         case .hello, .accept, .deny, .bye, .data, .challenge, .proof: true
-        case .ping, .pong, .ack, .stopAll, .stopAllReply, .sealed, .robotState, .teacher, .teacherReply, .watchReport, .datagram: false
+        case .ping, .pong, .ack, .stopAll, .stopAllReply, .sealed, .robotState, .robotSensors, .teacher, .teacherReply,
+             .watchReport, .datagram: false
         }
     }
 }

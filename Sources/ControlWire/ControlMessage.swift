@@ -39,6 +39,8 @@ package enum ControlMessage: Hashable, Sendable {
     package static let datagramLimit = ControlHeader.maxPayload - 1
     /// Receiver → controller: the robot's state for this controller (RobotReport.swift).
     case robotState(RobotReport)
+    /// Receiver → controller: what the robot senses (RobotSensors.swift).
+    case robotSensors(RobotSensors)
     /// Teacher's dashboard → receiver: watch, identify, kick, lock (TeacherMessages.swift, §7.10).
     case teacher(TeacherCommand)
     case teacherReply(TeacherReply)
@@ -61,6 +63,7 @@ package enum ControlMessage: Hashable, Sendable {
         case .challenge: .challenge
         case .proof: .proof
         case .robotState: .robotState
+        case .robotSensors: .robotSensors
         case .teacher: .teacher
         case .teacherReply: .teacherReply
         case .watchReport: .watchReport
@@ -210,6 +213,7 @@ package enum ControlMessage: Hashable, Sendable {
         case .challenge(let nonce, let echo): w.raw(nonce); w.nonce(echo)
         case .proof(let nonce, let mac): w.raw(nonce); w.raw(mac)
         case .robotState(let report): return report.encodePayload()
+        case .robotSensors(let sensors): return sensors.encodePayload()
         case .teacher(let c): c.encode(into: &w)
         case .teacherReply(let r): r.encode(into: &w)
         case .watchReport(let r): r.encode(into: &w)
@@ -278,6 +282,8 @@ package enum ControlMessage: Hashable, Sendable {
             throw ControlMessageError(.badField, at: 0, bytes: Array(payload))
         case .robotState:
             return .robotState(try RobotReport.decode(payload))
+        case .robotSensors:
+            return .robotSensors(try RobotSensors.decode(payload))
         case .teacher:
             message = .teacher(try TeacherCommand.decode(&r, payload: payload))
         case .teacherReply:

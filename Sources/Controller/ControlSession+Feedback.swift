@@ -46,6 +46,10 @@ extension ControlSession {
             toldSilence = false
             logger.notice("\(feedback.target) answers again")
         }
+        if datagram.header.type == .robotSensors {
+            heardSensors(datagram, now: now)
+            return
+        }
         guard datagram.header.type == .robotState,
               case .robotState(let report)? = try? ControlMessage.decode(type: .robotState, payload: datagram.payload) else {
             feedback.answered(now: now)
@@ -81,7 +85,22 @@ extension ControlSession {
         case .warn: .yellow
         case .alarm: .red
         }
-        return c.paint(text, on: colour)
+        let painted = c.paint(text, on: colour)
+        guard let sensors = feedback.sensors else { return painted }
+        return painted + "  " + sensors.compact
+    }
+
+    /// A robot-sensors report: logged as `sensors` (an object of the board's raw values: in the
+    /// JSON log `{"sensor1":…,"switch":…,"temperature":…,"humidity":…}`) when it is new or a
+    /// repeat, so a log reader sees every change and a line at least once a second.
+    func heardSensors(_ datagram: ControlDatagram, now: ContinuousClock.Instant) {
+        guard case .robotSensors(let sensors)? = try? ControlMessage.decode(type: .robotSensors, payload: datagram.payload) else {
+            feedback.answered(now: now)
+            return
+        }
+        guard feedback.take(sensors, connection: datagram.header.connection, now: now) else { return }
+        let fields = Logger.Metadata(uniqueKeysWithValues: sensors.fields.map { ($0.name, .string("\($0.value)")) })
+        logger.info("sensors", metadata: ["sensors": .dictionary(fields), "sample": "\(sensors.sample)"])
     }
 
     /// Why the controller should end non-zero: it never heard a single answer (nil otherwise).

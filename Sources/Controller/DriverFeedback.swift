@@ -17,6 +17,9 @@ package struct DriverFeedback: Sendable {
     package private(set) var target: String
     package private(set) var report: RobotReport?
     private var reportConnection: UInt32?
+    /// The latest `robot-sensors` report (Protocol.md §7.9), ordered by sample per connection id.
+    package private(set) var sensors: RobotSensors?
+    private var sensorsConnection: UInt32?
     package private(set) var started: ContinuousClock.Instant
     package private(set) var firstAnswer: ContinuousClock.Instant?
     package private(set) var lastAnswer: ContinuousClock.Instant?
@@ -49,6 +52,17 @@ package struct DriverFeedback: Sendable {
         report = new
         reportConnection = connection
         return changed
+    }
+
+    /// A robot-sensors report from connection `connection`. Returns whether to tell it: a newer
+    /// sample or a repeat of the current one (the receiver repeats at least once a second);
+    /// false for an older sample (reordered on the way).
+    package mutating func take(_ new: RobotSensors, connection: UInt32, now: ContinuousClock.Instant) -> Bool {
+        answered(now: now)
+        if let sensors, sensorsConnection == connection, new.sample != sensors.sample, !new.isNewer(than: sensors) { return false }
+        sensors = new
+        sensorsConnection = connection
+        return true
     }
 
     /// The kernel reported ECONNREFUSED for the socket. Returns true the first time since the

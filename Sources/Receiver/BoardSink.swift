@@ -21,10 +21,14 @@ package protocol BoardSink: Sendable {
     /// When the thread that lets the board's commands out last went round its loop (nil: the
     /// sink has no such thread). The watchdog keep-alive waits while it is stale.
     var linkBeat: Tick? { get }
+    /// The latest sensor block the board link read, with the number of blocks read so far
+    /// (nil: none yet, reads off, or a board without sensors).
+    var sensors: (block: SensorBlock, serial: UInt64)? { get }
 }
 
 extension BoardSink {
     package func close() {}
     package var resolution: BoardResolution? { nil }
     package var linkBeat: Tick? { nil }
+    package var sensors: (block: SensorBlock, serial: UInt64)? { nil }
 }

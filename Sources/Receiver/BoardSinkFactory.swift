@@ -25,12 +25,14 @@ package enum BoardSinks {
 
     /// Opens a board driven with `mapping` as given (the bench): only checked against the board.
     package static func open(spec: String, mapping: Mapping, events: BoardEventInbox,
-                            traceBoard: Bool) throws(CommandFailure) -> any BoardSink {
-        try open(spec: spec, plan: BoardPlan(fixed: mapping), events: events, traceBoard: traceBoard)
+                            traceBoard: Bool, sensorRate: Double = SensorPoller.defaultRate) throws(CommandFailure) -> any BoardSink {
+        try open(spec: spec, plan: BoardPlan(fixed: mapping), events: events, traceBoard: traceBoard, sensorRate: sensorRate)
     }
 
+    /// `sensorRate`: reads of the sensor block a second (0 = off); the blocks read wake the
+    /// receive loop through `events` (``SensorFeed``) and are the sink's ``BoardSink/sensors``.
     package static func open(spec: String, plan: BoardPlan, events: BoardEventInbox,
-                            traceBoard: Bool) throws(CommandFailure) -> any BoardSink {
+                            traceBoard: Bool, sensorRate: Double = SensorPoller.defaultRate) throws(CommandFailure) -> any BoardSink {
         let parsed: BoardSpec
         do {
             parsed = try BoardSpec(spec)
@@ -61,8 +63,12 @@ package enum BoardSinks {
         }
         let initial = plan.decidedProfile?.profile ?? .motors
         let connection: BoardConnection
+        let feed = SensorFeed { events.wake() }
+        var options = BoardOptions()
+        options.sensorRate = sensorRate
         do {
-            connection = try BoardConnection(spec: parsed, profile: initial, fit: BoardFitter(fit)) { event in events.post(event) }
+            connection = try BoardConnection(spec: parsed, profile: initial, options: options, fit: BoardFitter(fit),
+                                             onSensors: SensorSink(feed.take)) { event in events.post(event) }
         } catch {
             throw CommandFailure(error.description, kind: error.isDeviceUnavailable ? .deviceUnavailable : .failed)
         }
@@ -82,7 +88,7 @@ package enum BoardSinks {
             connection.close()
             throw CommandFailure("\(device): the board was identified but no mapping was chosen", kind: .failed)
         }
-        let sink = ConnectedBoard(connection: connection, resolution: resolution)
+        let sink = ConnectedBoard(connection: connection, resolution: resolution, feed: feed)
         guard traceBoard else { return sink }
         return TracingBoardSink(inner: sink, size: resolution.profile.size, safeState: resolution.profile.safeState) { line in
             StandardOutput.write(line + "\n")
@@ -94,16 +100,19 @@ package enum BoardSinks {
 final class ConnectedBoard: BoardSink {
     let connection: BoardConnection
     private let _resolution: BoardResolution
+    let feed: SensorFeed
 
-    init(connection: BoardConnection, resolution: BoardResolution) {
+    init(connection: BoardConnection, resolution: BoardResolution, feed: SensorFeed) {
         self.connection = connection
         _resolution = resolution
+        self.feed = feed
     }
 
     func setDesired(_ values: [UInt8: UInt8]) { connection.setDesired(values) }
     func writeSafeState(timeout: Duration) -> Bool { connection.writeSafeState(timeout: timeout) }
     func close() { connection.close() }
     var linkBeat: Tick? { connection.lastBeat }
+    var sensors: (block: SensorBlock, serial: UInt64)? { feed.latest }
     var resolution: BoardResolution? { resolved }
     private var resolved: BoardResolution { _resolution }
 }
@@ -135,4 +144,5 @@ final class TracingBoardSink: BoardSink {
     func close() { inner.close() }
     var resolution: BoardResolution? { inner.resolution }
     var linkBeat: Tick? { inner.linkBeat }
+    var sensors: (block: SensorBlock, serial: UInt64)? { inner.sensors }
 }

@@ -2,6 +2,7 @@ import ControlPlane
 import BoardLink
 import ControlWire
 import RemoteWire
+import BoardProtocol
 
 /// Which robot-state report (Protocol.md §7.9) each controller that said hello should see, and
 /// when one is due, as a value type: the receive loop feeds it what changed and asks it, once per
@@ -30,6 +31,8 @@ package struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
     private var lastKey: Key?
     private var dirty = false
     private var nextPrune: ContinuousClock.Instant?
+    /// The `robot-sensors` reports to the same controllers (SensorReporter.swift).
+    private var sensorReports = SensorReporter<Source>()
 
     /// Everything a report depends on besides the controller itself.
     struct Key: Equatable {
@@ -52,6 +55,7 @@ package struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
     /// A controller left (bye) or was forgotten.
     package mutating func left(_ source: Source) {
         sent[source] = nil
+        sensorReports.left(source)
         pendingRepeat.remove(source)
         if lastOwner == source { lastOwner = nil }
     }
@@ -76,6 +80,7 @@ package struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
     }
 
     package mutating func boardLink(_ event: BoardEvent) {
+        sensorReports.boardLink(event)
         switch event {
         case .connected, .reconnected: boardMissing = nil
         case .disconnected(let device, let reason): boardMissing = reason.isEmpty ? device : "\(device): \(reason)"
@@ -143,5 +148,15 @@ package struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
         }
         pendingRepeat.removeAll()
         return out
+    }
+}
+
+extension RobotStateReporter {
+    /// The `robot-sensors` reports to send this loop turn (``SensorReporter``), to every
+    /// controller that gets robot-state reports; none while the board is missing or refused.
+    package mutating func sensorsDue(latest: (block: SensorBlock, serial: UInt64)?,
+                                     now: ContinuousClock.Instant) -> [(Source, RobotSensors)] {
+        guard boardMissing == nil, !sent.isEmpty else { return [] }
+        return sensorReports.due(latest: latest, sources: sent.keys, now: now)
     }
 }

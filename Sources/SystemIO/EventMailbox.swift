@@ -29,6 +29,11 @@ package final class EventMailbox<Event: Sendable>: Sendable {
         flag.raise()
     }
 
+    /// Wakes the loop without an event (it looks at what else changed: a value kept elsewhere).
+    package func wake() {
+        flag.raise()
+    }
+
     /// Every waiting event, oldest first. The flag is cleared before the queue is taken, so an
     /// event posted in between leaves the flag raised: the loop wakes once more, never misses it.
     package func drain() -> [Event] {

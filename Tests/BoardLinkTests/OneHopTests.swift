@@ -24,6 +24,8 @@ import Testing
         var o = BoardOptions()
         o.replyTimeout = .seconds(5)
         o.reconnectInterval = .milliseconds(50)
+        // The transcript is the writer's: no sensor reads in it.
+        o.sensorRate = 0
         return o
     }
 

@@ -1,0 +1,79 @@
+/// When a board link reads the sensor block (``SensorBlock/read``): a value-type schedule, the
+/// caller passes the time in and does the I/O.
+///
+/// Rules (Protocol.md §4.6):
+/// - a read is due every ``interval`` (from the start of the previous read: a read delayed by
+///   writes does not make the next one come sooner, so the rate is never exceeded);
+/// - it goes out only when the writer has nothing to send — no probe, safe state, read-back or
+///   changed value — and nothing is on the wire (``MemoryMapWriter/isIdleForReads``): a pending
+///   state change always goes first, and a read never overlaps another command;
+/// - a board whose map lacks the block, or a profile without it, is never read;
+/// - interval nil: off.
+///
+/// A change asked for while a read is on the wire waits for that read's prompt (one command in
+/// flight is the board's rule): at most one read's time (about 1 ms on USB, 50 ms at 9600 baud).
+package struct SensorPoller: Sendable {
+    /// Time between reads; nil = never read.
+    package let interval: Duration?
+    /// A read is on the wire.
+    package private(set) var isReading = false
+    /// The last block read since the link came up (nil: none yet).
+    package private(set) var latest: SensorBlock?
+    /// Reads answered since start.
+    package private(set) var reads = 0
+    private var due: ContinuousClock.Instant?
+
+    /// `rate` in reads per second; 0 = off.
+    package init(rate: Double) {
+        interval = rate > 0 ? .nanoseconds(Int64((1e9 / rate).rounded())) : nil
+    }
+
+    /// The default rate: 10 reads a second.
+    package static let defaultRate = 10.0
+
+    /// The link came up: the first read is due as soon as the writer is idle.
+    package mutating func connected(now: ContinuousClock.Instant) {
+        isReading = false
+        latest = nil
+        due = interval == nil ? nil : now
+    }
+
+    /// The link went down: nothing is read until it is up again.
+    package mutating func disconnected() {
+        isReading = false
+        latest = nil
+        due = nil
+    }
+
+    /// When the next read is due (nil: off, link down, or a read on the wire): the caller's
+    /// loop wakes then and asks ``nextCommand(writer:now:)``.
+    package var deadline: ContinuousClock.Instant? { isReading ? nil : due }
+
+    /// The read to send now, or nil. The returned command is outstanding until
+    /// ``completed(_:)`` or ``failed()``. Call only after `writer.nextCommand()` returned nil.
+    package mutating func nextCommand(writer: MemoryMapWriter, now: ContinuousClock.Instant) -> BoardCommand? {
+        guard let interval, let due, !isReading, now >= due, writer.isIdleForReads else { return nil }
+        isReading = true
+        // One interval after the read that was due (no drift), or after this one when the link
+        // was busy past that: a link busy for seconds does not owe a burst of reads.
+        let next = due + interval
+        self.due = next > now ? next : now + interval
+        return SensorBlock.read
+    }
+
+    /// The read was answered with `response`: the block, or nil when the reply is not 11 bytes.
+    @discardableResult
+    package mutating func completed(_ response: BoardResponse) -> SensorBlock? {
+        guard isReading else { return nil }
+        isReading = false
+        guard case .values(let values) = response, let block = SensorBlock(readReply: values) else { return nil }
+        latest = block
+        reads += 1
+        return block
+    }
+
+    /// The read failed or timed out; the next one is due at the usual time.
+    package mutating func failed() {
+        isReading = false
+    }
+}

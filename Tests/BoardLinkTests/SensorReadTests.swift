@@ -1,0 +1,106 @@
+import BoardFirmware
+import BoardLink
+import BoardProtocol
+import Foundation
+import TestSupport
+import Testing
+
+/// The sensor block: the settings text board-sim takes, the firmware's answer to `R 07 0b`, and
+/// a link that reads it from board-sim while it writes.
+@Suite struct SensorReadTests {
+    @Test func theSettingsTextSetsTheInputsAndABadWordIsNamed() throws {
+        let settings = try SensorSettings(parsing: "sensor1=10 sensor2=20 # a comment\nsensor3=30\tsensor4=255\nswitch=1 temperature=-3 humidity=45\n")
+        let inputs = settings.applied(to: SimulatedBoard.Inputs())
+        #expect(inputs.sensors == (10, 20, 30, 255) && inputs.switchPressed && inputs.temperature == 0xFD && inputs.humidity == 45)
+        // A key left out keeps its value.
+        let later = try SensorSettings(parsing: "sensor2=7").applied(to: inputs)
+        #expect(later.sensors == (10, 7, 30, 255) && later.switchPressed)
+        #expect(throws: SensorSettings.ParseError.self) { try SensorSettings(parsing: "sensor5=1") }
+        #expect(throws: SensorSettings.ParseError.self) { try SensorSettings(parsing: "sensor1=256") }
+        #expect(throws: SensorSettings.ParseError.self) { try SensorSettings(parsing: "switch=2") }
+        #expect(throws: SensorSettings.ParseError.self) { try SensorSettings(parsing: "temperature=-129") }
+        #expect(throws: SensorSettings.ParseError.self) { try SensorSettings(parsing: "humidity") }
+        do {
+            _ = try SensorSettings(parsing: "sensor1=12 light=3")
+        } catch {
+            #expect(error.description.hasPrefix("\"light=3\": unknown key"))
+        }
+    }
+
+    /// The published firmware prints `"%02x "` for each byte of 0x07…0x11, then the prompt.
+    @Test func theStockFirmwareAnswersTheSensorReadByteForByte() {
+        var board = SimulatedBoard(profile: .stock, eeprom: SimulatedBoard.erasedEEPROM)
+        _ = board.takeOutput()
+        board.inputs = SensorSettings([.sensor1: 10, .sensor2: 20, .sensor3: 30, .sensor4: 255, .switch: 1, .temperature: -3, .humidity: 45])
+            .applied(to: board.inputs)
+        board.receive(Array("W 09 0000\nW 0f 0000\n".utf8))
+        _ = board.takeOutput()
+        board.receive(Array("R 07 0b\n".utf8))
+        #expect(board.takeOutput() == Array("R 07 0b\n\r\nfd 2d 00 00 0a 14 1e ff 00 00 01 \r\n>".utf8))
+        var decoder = BoardReplyDecoder()
+        decoder.expect(Array("R 07 0b\n".utf8))
+        decoder.append(Array("R 07 0b\n\r\nfd 2d 00 00 0a 14 1e ff 00 00 01 \r\n>".utf8))
+        let reply = try? decoder.decode()
+        #expect(reply?.response == .values([0xFD, 0x2D, 0, 0, 0x0A, 0x14, 0x1E, 0xFF, 0, 0, 1]))
+        #expect(reply.flatMap { if case .values(let v) = $0.response { SensorBlock(readReply: v) } else { nil } }
+                == SensorBlock(sensors: [10, 20, 30, 255], switchValue: 1, temperature: -3, humidity: 45))
+    }
+
+    /// board-sim with `--sensors FILE`: the link reads what the test writes there, at 10 Hz,
+    /// while it writes the owner's changes as fast as they come; no command overlaps another.
+    @Test(arguments: [BoardProfileKind.stock, .motors])
+    func theLinkReadsWhatBoardSimSensesWithoutOverlappingItsWrites(firmware: BoardProfileKind) throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.path + "/sensors"
+        func setSensors(_ text: String) throws {
+            try text.write(toFile: file + ".tmp", atomically: false, encoding: .utf8)
+            guard rename(file + ".tmp", file) == 0 else { throw TestFailure("rename failed") }
+        }
+        try setSensors("sensor1=10 sensor2=20 sensor3=30 sensor4=40 switch=0 temperature=21 humidity=45\n")
+        let sim = try BoardSimProcess(["--firmware", firmware.rawValue, "--sensors", file])
+        let blocks = EventLog<SensorBlock>()
+        var options = BoardOptions()
+        options.replyTimeout = .seconds(1)
+        let link = try BoardConnection(spec: .serial(path: sim.path, baud: 115_200), profile: firmware.profile, options: options,
+                                       onSensors: SensorSink { blocks.append($0) })
+        defer { link.close() }
+        let first = SensorBlock(sensors: [10, 20, 30, 40], switchValue: 0, temperature: 21, humidity: 45)
+        #expect(eventually { link.snapshot.sensors == first }, "\(link.snapshot)")
+
+        // Writes as fast as the link takes them, for a second, while the sensors change.
+        let start = ContinuousClock.now
+        var value: UInt8 = 0
+        var changed = false
+        while ContinuousClock.now - start < .seconds(1) {
+            value &+= 1
+            link.setDesired([0x0F: value])
+            if !changed && ContinuousClock.now - start > .milliseconds(500) {
+                try setSensors("sensor1=200 switch=1 temperature=-5\n")
+                changed = true
+            }
+            usleep(1_000)
+        }
+        let second = SensorBlock(sensors: [200, 20, 30, 40], switchValue: 1, temperature: -5, humidity: 45)
+        #expect(eventually { link.snapshot.sensors == second }, "\(link.snapshot)")
+        #expect(blocks.all.contains(first) && blocks.all.last == second)
+        #expect(sim.waitForMap { $0[0x0F] == value })
+        let reads = sim.commands.filter { $0 == SensorBlock.read.text }.count
+        print("sensor reads: \(reads) in about \(ContinuousClock.now - start), writes: \(sim.commands.filter { $0.hasPrefix("W 0f") }.count)")
+        #expect(reads >= 5, "the link kept reading while it wrote: \(reads) reads")
+        #expect(sim.overlaps == 0, "a command was sent before the previous prompt")
+        #expect(link.snapshot.commandsFailed == 0, "\(link.snapshot.lastError ?? "")")
+    }
+
+    @Test func rateZeroNeverReads() throws {
+        let sim = try BoardSimProcess(["--firmware", "stock"])
+        var options = BoardOptions()
+        options.sensorRate = 0
+        let link = try BoardConnection(spec: .serial(path: sim.path, baud: 115_200), profile: .stock, options: options)
+        defer { link.close() }
+        #expect(link.waitUntilIdentified(timeout: .seconds(10))?.profile == .stock)
+        link.setDesired([0x0F: 9])
+        #expect(sim.waitForMap { $0[0x0F] == 9 })
+        usleep(300_000)
+        #expect(!sim.commands.contains(SensorBlock.read.text) && link.snapshot.sensors == nil && link.snapshot.sensorReads == 0)
+    }
+}
