@@ -218,7 +218,7 @@ let package = Package(
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
         .testTarget(name: "WebServerTests", dependencies: ["ControlWire", "ControlPlane", "Controller", "PhoneLink", "RemoteWire", "SystemIO", "TestSupport", "WebServer",
                                                           hummingbird, logging]),
-        .testTarget(name: "PhoneLinkTests", dependencies: ["Controller", "DriveRecord", "PhoneLink", "RemoteWire", "SystemIO", logging]),
+        .testTarget(name: "PhoneLinkTests", dependencies: ["BoardProtocol", "ControlPlane", "ControlWire", "Controller", "DriveRecord", "PhoneLink", "RemoteWire", "SystemIO", logging]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator", "Controller", "Receiver", "RemoteWire", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlWire", "ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
