@@ -123,6 +123,7 @@ package enum BenchCommand {
             let paths: [(BenchSection, String, Placement, String)] = [
                 (.receive, "2", .inProcess, "receive path: datagram → W on the board pty; ReceiverService on a thread of the bench"),
                 (.receive, "2′", .child, "receive path: datagram → W on the board pty; `analog-remote receive` as a child process"),
+                (.receive, "2r", .child, "receive path without sensor reads: as 2′ with `receive --sensor-rate 0` (2′ reads the sensors at 10 Hz)"),
                 (.whole, "3", .inProcess, "whole path: stdin line → W on the board pty; SendLoop + ReceiverService on threads of the bench"),
                 (.whole, "3′", .child, "whole path: stdin line → W on the board pty; `control` and `receive` as child processes"),
                 (.whole, "3n", .child, "whole path, named: as 3′ with `control --name` (the control session rides along, nothing sealed)"),
@@ -133,7 +134,8 @@ package enum BenchCommand {
             whole.pacer = Pacer(microseconds: Self.wholePacing)
             for (section, id, placement, name) in paths where wanted(section) {
                 progress("\(name), \(section == .receive ? plan.pathSamples : plan.wholeSamples) samples")
-                let m = section == .receive ? try LatencyPaths.receivePath(placement, settings)
+                let m = section == .receive ? try LatencyPaths.receivePath(placement, settings,
+                                                                           extraArguments: id == "2r" ? ["--sensor-rate", "0"] : [])
                                             : try LatencyPaths.wholePath(placement, whole, secret: id == "3s", named: id == "3n")
                 var row = LatencyRow(id: id, name: name, latency: m.total, lost: m.lost, stages: m.stages,
                                      receiverSummary: m.receiverSummary,

@@ -97,12 +97,19 @@ struct BoardSide: Sendable {
     }
 
     /// Answers everything until the link has been quiet for `quiet` (ns) or `deadline` passes.
+    /// The receiver's sensor reads (`R 07 0b`, 10 a second by default) do not count: the link
+    /// is never quiet for 100 ms while they come, and waiting out the deadline instead would
+    /// trip the receiver's failsafe (no state for 250 ms) before the first sample.
     mutating func settle(quiet: Int64, until deadline: Int64) throws(BenchError) {
+        var lastActivity = Monotonic.now()
         while Monotonic.now() < deadline {
-            guard waitReadable(until: min(deadline, Monotonic.now() + quiet)) else { return }
-            _ = try service()
+            guard waitReadable(until: min(deadline, lastActivity + quiet)) else { return }
+            let lines = try service()
+            if lines.isEmpty || lines.contains(where: { $0.bytes != Self.sensorRead }) { lastActivity = Monotonic.now() }
         }
     }
+
+    static let sensorRead = SensorBlock.read.line
 }
 
 /// A ``BoardSide`` answered by its own thread, for the scale runs: every `W` line's stamp and

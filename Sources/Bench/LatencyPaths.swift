@@ -47,9 +47,11 @@ struct LatencySettings: Sendable {
 /// wait for the `W`, answer it, pause (``Pacer``), so every sample starts from an idle link.
 enum LatencyPaths {
     /// A datagram from a plain socket of the bench → … → `W` on the board side.
-    static func receivePath(_ placement: Placement, _ settings: LatencySettings) throws(BenchError) -> PathMeasurement {
+    /// `extraArguments`: more `receive` options (a child receiver only).
+    static func receivePath(_ placement: Placement, _ settings: LatencySettings,
+                            extraArguments: [String] = []) throws(BenchError) -> PathMeasurement {
         var board = try BoardSide()
-        let receiver = try RunningReceiver(placement, board: &board, settings: settings)
+        let receiver = try RunningReceiver(placement, board: &board, settings: settings, extraArguments: extraArguments)
         let sender = try DatagramSender(port: receiver.port)
         defer { sender.close() }
         var result = try sample(board: &board, receiver: receiver, settings: settings,

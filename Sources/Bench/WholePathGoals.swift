@@ -95,6 +95,16 @@ enum WholePathGoals {
         }
         lines.append(line)
 
+        // Sensor reads (R 07 0b at 10 Hz, only while no write waits) must not slow driving:
+        // the receive path with them (2′) against the same path without (2r), same run.
+        line = GoalLine(figure: "receive path p99 with sensor reads (2′) ÷ without (2r)", goal: "≤ 1.1×")
+        if let on = path("2′"), let off = path("2r"), off.latency.p99 > 0 {
+            let ratio = Double(on.latency.p99) / Double(off.latency.p99)
+            line.measured = "\(us(on.latency.p99)) / \(us(off.latency.p99)) = \(x(ratio))"
+            line.met = ratio <= 1.1
+        }
+        lines.append(line)
+
         // 6, 7: scale, at the default log level.
         func scale(_ n: Int) -> ScaleResult? { report.scale.first { $0.controllers == n && $0.logLevel.hasPrefix("info") } }
         line = GoalLine(figure: "64 controllers × 100 Hz: marked p50 / CPU", goal: "≤ 150 µs / < 5 %")

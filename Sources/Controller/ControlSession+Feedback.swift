@@ -85,9 +85,7 @@ extension ControlSession {
         case .warn: .yellow
         case .alarm: .red
         }
-        let painted = c.paint(text, on: colour)
-        guard let sensors = feedback.sensors else { return painted }
-        return painted + "  " + sensors.compact
+        return c.paint(text, on: colour)
     }
 
     /// A robot-sensors report: logged as `sensors` (an object of the board's raw values: in the

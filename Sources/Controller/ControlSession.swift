@@ -111,6 +111,8 @@ package final class ControlSession: SendLoopCompanion {
             parts.append(link)
         }
         if let score { parts.append(Self.describe(score)) }
+        // Last: on a narrow terminal the line is cut from the end, and the link matters more.
+        if let sensors = feedback.sensors { parts.append(sensors.compact) }
         return parts
     }
 
