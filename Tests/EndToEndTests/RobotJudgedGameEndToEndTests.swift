@@ -131,4 +131,19 @@ import Testing
         #expect(rows.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).prefix(3).joined(separator: ",") }
                 == ["1,robot2,won", "2,robot1,done", ",robot3,out"], "\(csv)")
     }
+
+    /// A rule or robot that cannot be judged is one clear line and a usage exit, before anything starts.
+    @Test(arguments: [
+        (["--judge", "hold:9:above:1:1", "--robot", "127.0.0.1:27183"], "--judge"),
+        (["--judge", "switch"], "--robot"),
+        (["--robot", "127.0.0.1:27183"], "--judge"),
+        (["--judge", "switch", "--robot", "robot1=nowhere"], "--robot"),
+        (["--judge", "switch", "--robot", "127.0.0.1:27183,secret=x"], "secret-file"),
+    ])
+    func aRoundThatCannotBeJudgedIsRefused(arguments: [String], mentions: String) throws {
+        let run = try ChildProcess(analogRemote: ["game", "--session", "class-3b", "--no-advertise"] + arguments)
+        #expect(run.wait() == 64, "\(run.stderr)")
+        #expect(run.stderr.contains(mentions), "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
+    }
 }
