@@ -17,7 +17,7 @@
 //             them) and the one place that maps errors to exit codes and messages; no adapter or role imports any
 //
 // Role → role edges, the only ones allowed (a new one is a design decision: add it here):
-//   Game → ControlPlane
+//   Game → ControlPlane Controller
 //   StopAll → ControlPlane
 //   Receiver → BoardLink ControlPlane
 //   Controller → ControlPlane
@@ -131,7 +131,7 @@ let package = Package(
         // rate limit, stop-all guard, the receiver's side as a value type.
         .target(name: "ControlPlane", dependencies: ["CSodium", "ControlWire", "RemoteWire", "SystemIO", crypto, cryptoExtras]),
         // `analog-remote game`: the button game's host, rounds, scores.
-        .target(name: "Game", dependencies: ["ControlWire", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO", logging]),
+        .target(name: "Game", dependencies: ["BoardProtocol", "ControlWire", "Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", logging]),
         // `analog-remote stop-all`: the teacher's stop.
         .target(name: "StopAll", dependencies: ["ControlWire", "Console", "ControlPlane", "Discovery", "RemoteWire", "SystemIO"]),
         // `analog-remote board-sim`: the kit's firmware simulated, on a pseudo-terminal or in process.
@@ -205,7 +205,7 @@ let package = Package(
         .testTarget(name: "MIDIControlTests",
                     dependencies: ["ALSAMIDI", "ConfigFile", "MIDIControl", "MIDIFraming", "RemoteWire", "TestSupport"]),
         .testTarget(name: "ControlPlaneTests", dependencies: ["BoardProtocol", "ControlWire", "ControlPlane", "RemoteWire", "TestSupport", crypto, propertyBased]),
-        .testTarget(name: "GameTests", dependencies: ["ControlWire", "ControlPlane", "Game", "RemoteWire"]),
+        .testTarget(name: "GameTests", dependencies: ["BoardProtocol", "ControlWire", "ControlPlane", "Game", "RemoteWire"]),
         .testTarget(name: "BoardLinkTests",
                     dependencies: ["BoardFirmware", "BoardLink", "BoardProtocol", "BoardSimulator", "MIDIFraming", "SerialTTY", "SystemIO",
                                    "TestSupport"]),
@@ -218,7 +218,7 @@ let package = Package(
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
         .testTarget(name: "WebServerTests", dependencies: ["ControlWire", "ControlPlane", "Controller", "PhoneLink", "RemoteWire", "SystemIO", "TestSupport", "WebServer",
                                                           hummingbird, logging]),
-        .testTarget(name: "PhoneLinkTests", dependencies: ["Controller", "DriveRecord", "PhoneLink", "RemoteWire", "SystemIO", logging]),
+        .testTarget(name: "PhoneLinkTests", dependencies: ["BoardProtocol", "ControlPlane", "ControlWire", "Controller", "DriveRecord", "PhoneLink", "RemoteWire", "SystemIO", logging]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator", "Controller", "Receiver", "RemoteWire", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ControlWire", "ControlPlane", "Game", "RemoteWire", "SystemIO", "TestSupport"]),
         .testTarget(name: "FuzzHarnessesTests", dependencies: ["FuzzHarnesses", "TestSupport"]),

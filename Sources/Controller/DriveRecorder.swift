@@ -23,6 +23,7 @@ package final class DriveRecorder: SendLoopCompanion {
     /// The session whose reports and link are recorded (nil under `--plain`).
     private weak var session: ControlSession?
     private var lastReport: RobotReport.State?
+    private var lastSensors: [Int]?
     private var lastLink: (Duration?, Double?) = (nil, nil)
     package private(set) var lines = 0
 
@@ -111,6 +112,12 @@ package final class DriveRecorder: SendLoopCompanion {
     /// After every wake-up: a changed robot report or link measurement becomes an entry.
     package func service(socket: UDPSocket?, peer: SocketAddress?, now: ContinuousClock.Instant) -> [CompanionAction] {
         guard let session else { return [] }
+        // The fields, in order: sensor1…sensor4, switch, temperature, humidity (RobotSensors.fields).
+        if let v = session.feedback.sensors?.fields.map(\.value), v != lastSensors, v.count == 7 {
+            lastSensors = v
+            record(.sensors(SensorValues(sensors: v[0..<4].map { UInt8(clamping: $0) }, switchValue: UInt8(clamping: v[4]),
+                                         temperature: Int8(clamping: v[5]), humidity: UInt8(clamping: v[6]))), at: now)
+        }
         if let report = session.feedback.report, report.state != lastReport {
             lastReport = report.state
             record(.robot(state: report.state.name, detail: Self.detail(report.state)), at: now)

@@ -20,6 +20,8 @@ package struct DriverFeedback: Sendable {
     /// The latest `robot-sensors` report (Protocol.md §7.9), ordered by sample per connection id.
     package private(set) var sensors: RobotSensors?
     private var sensorsConnection: UInt32?
+    /// When the latest robot-sensors report (new or a repeat) was taken.
+    package private(set) var sensorsHeard: ContinuousClock.Instant?
     package private(set) var started: ContinuousClock.Instant
     package private(set) var firstAnswer: ContinuousClock.Instant?
     package private(set) var lastAnswer: ContinuousClock.Instant?
@@ -62,6 +64,7 @@ package struct DriverFeedback: Sendable {
         if let sensors, sensorsConnection == connection, new.sample != sensors.sample, !new.isNewer(than: sensors) { return false }
         sensors = new
         sensorsConnection = connection
+        sensorsHeard = now
         return true
     }
 

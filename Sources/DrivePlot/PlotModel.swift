@@ -47,6 +47,10 @@ package struct PlotModel: Sendable {
     /// Loss in percent.
     package var loss: [Point] = []
     package var events: [Event] = []
+    /// Sensors 1–4 (0…255) as steps, from `sensors` entries; empty when the recording has none.
+    package var sensors: [[Point]] = [[], [], [], []]
+    /// When the robot's switch was pressed.
+    package var switchPressed: [(start: Double, end: Double)] = []
     /// When the robot did not drive what was sent: a failsafe, a teacher's stop, another owner,
     /// a missing board (from the robot's reports, or a black box's own events).
     package var held: [(start: Double, end: Double)] = []
@@ -62,6 +66,7 @@ package struct PlotModel: Sendable {
         var pressed: [String: Double] = [:]
         var intervals: [String: [(Double, Double)]] = [:]
         var lastRobot: String?
+        var switchSince: Double?
         var heldSince: Double?
         func hold(_ t: Double, _ on: Bool) {
             if on, heldSince == nil { heldSince = t }
@@ -124,10 +129,17 @@ package struct PlotModel: Sendable {
                 events.append(Event(t: t, kind: .note, label: "written: \(text)"))
             case .end(let reason):
                 events.append(Event(t: t, kind: .note, label: "end: \(reason)"))
+            case .sensors(let v):
+                for i in 0..<4 where sensors[i].last?.value != Double(v.sensors[i]) {
+                    sensors[i].append(Point(t: t, value: Double(v.sensors[i])))
+                }
+                if v.switchValue != 0, switchSince == nil { switchSince = t }
+                if v.switchValue == 0, let since = switchSince { switchPressed.append((since, t)); switchSince = nil }
             case .board:
                 break
             }
         }
+        if let since = switchSince { switchPressed.append((since, end)) }
         for (name, since) in pressed { intervals[name, default: []].append((since, end)) }
         if let since = heldSince { self.held.append((since, end)) }
         buttons = Buttons.names.compactMap { b in intervals[b.name].map { Band(name: b.name, intervals: $0) } }

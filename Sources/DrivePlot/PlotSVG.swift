@@ -1,7 +1,9 @@
 import DriveRecord
 
 /// Draws a ``PlotModel`` as a standalone SVG (no fonts or scripts fetched): four panels over one
-/// time axis — tilt, buttons as bands, wheel speeds, round-trip time and loss — with every event
+/// time axis — tilt, buttons as bands, wheel speeds, round-trip time and loss — and, when the
+/// recording has the robot's sensor readings, a fifth: sensors 1–4 as lines and the switch
+/// pressed as a band; every event
 /// as a dashed line across them, labelled with its time, and a legend. Pure text out.
 package enum PlotSVG {
     static let width = 1200.0
@@ -12,6 +14,7 @@ package enum PlotSVG {
     ]
     static let tiltColour = "#1f77b4", leftColour = "#1b9e77", rightColour = "#d95f02"
     static let rttColour = "#e7298a", lossColour = "#555555", bandColour = "#4c72b0", heldColour = "#f6d5d5"
+    static let sensorColours = ["#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd"], switchColour = "#c7e9c0"
 
     package static func render(_ model: PlotModel, title: String) -> String {
         let rows = max(model.buttons.count, 1)
@@ -23,9 +26,13 @@ package enum PlotSVG {
         let tiltPanel = (top: y, height: 150.0); y += 150 + 40
         let bandPanel = (top: y, height: Double(rows) * 20); y += Double(rows) * 20 + 40
         let wheelPanel = (top: y, height: 160.0); y += 160 + 40
-        let linkPanel = (top: y, height: 110.0); y += 110 + 55
+        let linkPanel = (top: y, height: 110.0); y += 110 + 40
+        let hasSensors = model.sensors.contains { !$0.isEmpty }
+        let sensorPanel = (top: y, height: 120.0)
+        if hasSensors { y += 120 + 40 }
+        y += 15
         let height = y
-        let panelsTop = tiltPanel.top, panelsBottom = linkPanel.top + linkPanel.height
+        let panelsTop = tiltPanel.top, panelsBottom = hasSensors ? sensorPanel.top + sensorPanel.height : linkPanel.top + linkPanel.height
 
         let span = model.end - model.start
         func x(_ t: Double) -> Double { left + (t - model.start) / span * plotWidth }
@@ -94,6 +101,18 @@ package enum PlotSVG {
         svg.polyline(model.roundTrip.map { (x($0.t), ys(linkPanel, 0...rttMax)($0.value)) }, colour: rttColour, dots: true)
         svg.steps(model.loss, end: model.end, x: x, y: ys(linkPanel, 0...100), colour: lossColour, dash: "2 2")
 
+        // Sensors: the switch pressed as a band behind, sensors 1–4 as steps (raw 0…255).
+        if hasSensors {
+            for p in model.switchPressed {
+                svg.rect(x(p.start), sensorPanel.top, max(1, x(p.end) - x(p.start)), sensorPanel.height, fill: switchColour, stroke: nil)
+            }
+            panel(&svg, sensorPanel, title: "the robot's sensors 1–4 (raw 0–255); switch pressed shaded", range: 0...255,
+                  ticks: [0, 128, 255])
+            for (i, points) in model.sensors.enumerated() {
+                svg.steps(points, end: model.end, x: x, y: ys(sensorPanel, 0...255), colour: sensorColours[i])
+            }
+        }
+
         // Events: a dashed line across every panel, the label (with its time) above, in rows.
         for (i, event) in model.events.enumerated() {
             let px = x(event.t)
@@ -111,8 +130,9 @@ package enum PlotSVG {
         svg.text(lx, ly - 8, "legend", size: 12, weight: "bold")
         for (label, colour, dash) in [("tilt", tiltColour, nil), ("left wheel", leftColour, nil), ("right wheel", rightColour, "6 3"),
                                       ("round trip", rttColour, nil), ("loss", lossColour, "2 2"), ("button held", bandColour, nil),
-                                      ("robot not driving", heldColour, nil)] as [(String, String, String?)] {
-            if label == "button held" || label == "robot not driving" {
+                                      ("robot not driving", heldColour, nil)] as [(String, String, String?)]
+            + (hasSensors ? (0..<4).map { ("sensor \($0 + 1)", sensorColours[$0], nil) } + [("switch pressed", switchColour, nil)] : []) {
+            if label == "button held" || label == "robot not driving" || label == "switch pressed" {
                 svg.rect(lx, ly + 2, 22, 10, fill: colour, stroke: nil)
             } else {
                 svg.line(lx, ly + 7, lx + 22, ly + 7, colour: colour, dash: dash, width: 2)

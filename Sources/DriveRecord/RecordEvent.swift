@@ -13,7 +13,7 @@ package struct RecordEntry: Equatable, Sendable {
     package var seconds: Double { Double(micros) / 1_000_000 }
 }
 
-/// The events of a recording. A controller writes `state`, `robot`, `link` and `end`; a black box
+/// The events of a recording. A controller writes `state`, `robot`, `sensors`, `link` and `end`; a black box
 /// writes `state`, `owner`, `failsafe`, `resumed`, `teacher`, `board`, `board-link` and `mark`.
 package enum RecordEvent: Equatable, Sendable {
     /// A state sent (controller) or applied (receiver): tilt in radians, the buttons' bits
@@ -25,6 +25,9 @@ package enum RecordEvent: Equatable, Sendable {
     /// The link as the controller measured it: the latest round-trip time and the loss over the
     /// recent pings (0…1); nil = not known yet.
     case link(roundTripMillis: Double?, loss: Double?)
+    /// What the robot sensed, as its receiver reported it (Protocol.md §7.9.1), on each change:
+    /// sensors 1–4 and the switch (0…255, raw), temperature (°C) and humidity (%RH).
+    case sensors(SensorValues)
     /// Who owns the robot now (display name or address); nil = nobody.
     case owner(String?)
     /// The failsafe stopped the motors: `silence`, `board-link`, `released`, …
@@ -48,6 +51,7 @@ package enum RecordEvent: Equatable, Sendable {
         case .state: "state"
         case .robot: "robot"
         case .link: "link"
+        case .sensors: "sensors"
         case .owner: "owner"
         case .failsafe: "failsafe"
         case .resumed: "resumed"
@@ -57,6 +61,22 @@ package enum RecordEvent: Equatable, Sendable {
         case .mark: "mark"
         case .end: "end"
         }
+    }
+}
+
+/// The robot's sensor block in a recording (the board's raw values).
+package struct SensorValues: Equatable, Sendable {
+    package var sensors: [UInt8]
+    package var switchValue: UInt8
+    package var temperature: Int8
+    package var humidity: UInt8
+
+    package init(sensors: [UInt8], switchValue: UInt8, temperature: Int8, humidity: UInt8) {
+        precondition(sensors.count == 4, "SensorValues: four sensors")
+        self.sensors = sensors
+        self.switchValue = switchValue
+        self.temperature = temperature
+        self.humidity = humidity
     }
 }
 

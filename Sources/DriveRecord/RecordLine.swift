@@ -22,6 +22,9 @@ package enum RecordLine {
         case .link(let rtt, let loss):
             line += ",\"rtt_ms\":" + (rtt.map { RecordNumber.plain($0, places: 3) } ?? "null")
             line += ",\"loss\":" + (loss.map { RecordNumber.plain($0, places: 3) } ?? "null")
+        case .sensors(let v):
+            line += (0..<4).map { ",\"sensor\($0 + 1)\":\(v.sensors[$0])" }.joined()
+                + ",\"switch\":\(v.switchValue),\"temperature\":\(v.temperature),\"humidity\":\(v.humidity)"
         case .owner(let owner):
             line += ",\"owner\":" + (owner.map(RecordJSON.quoted) ?? "null")
         case .failsafe(let cause):
@@ -72,6 +75,13 @@ package enum RecordLine {
         case "link":
             event = .link(roundTripMillis: try number(json, "rtt_ms", range: 0...3_600_000),
                           loss: try number(json, "loss", range: 0...1))
+        case "sensors":
+            let sensors = try (1...4).map { n throws(RecordLineError) in try integer(json, "sensor\(n)", max: 255, UInt8.self) }
+            guard let t = json["temperature"]?.double, let temperature = Int8(exactly: t) else {
+                throw RecordLineError("\"temperature\" must be a whole number -128…127")
+            }
+            event = .sensors(SensorValues(sensors: sensors, switchValue: try integer(json, "switch", max: 255, UInt8.self),
+                                          temperature: temperature, humidity: try integer(json, "humidity", max: 255, UInt8.self)))
         case "owner":
             switch json["owner"] {
             case .string(let s)?: event = .owner(s)

@@ -221,8 +221,8 @@ package final class GameService {
         return parts.joined(separator: " · ")
     }
 
-    /// `DIR/button-game-YYYYMMDD-HHMMSS` (local time of the start).
-    static func resultsBase(directory: String, wall: timespec) -> String {
+    /// `DIR/PREFIX-YYYYMMDD-HHMMSS` (local time of the start).
+    static func resultsBase(directory: String, wall: timespec, prefix: String = "button-game") -> String {
         var t = wall.tv_sec
         var parts = tm()
         localtime_r(&t, &parts)
@@ -230,7 +230,7 @@ package final class GameService {
         let n = strftime(&buffer, buffer.count, "%Y%m%d-%H%M%S", &parts)
         let stamp = String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-        return "\(dir.isEmpty ? "." : dir)/button-game-\(stamp)"
+        return "\(dir.isEmpty ? "." : dir)/\(prefix)-\(stamp)"
     }
 
     static func iso8601(_ wall: timespec) -> String {

@@ -73,7 +73,12 @@ package struct DemoRun {
         // The demo itself outlives Ctrl-C long enough to stop its children in order.
         let runner = try LoopRunner<Never>()
 
-        let board = try Child(executable, ["board-sim", "--trace", "--quiet", "--firmware", firmware.rawValue, "--link", link],
+        // What the simulated robot senses, set by the demo as it plays (board-sim --sensors).
+        let sensorsFile = dir.appendingPathComponent("sensors").path
+        var sensed = Self.senses(elapsed: .zero, horn: false)
+        try sensed.write(toFile: sensorsFile, atomically: true, encoding: .utf8)
+        let board = try Child(executable, ["board-sim", "--trace", "--quiet", "--firmware", firmware.rawValue, "--link", link,
+                                           "--sensors", sensorsFile],
                               name: "board-sim")
         defer { board.stop() }
         guard board.waitForLine(where: { $0.hasPrefix("/") }) != nil else {
@@ -91,9 +96,10 @@ package struct DemoRun {
         print("demo: receiver on udp port \(port), driving it over serial:\(link)")
         print("demo: controller playing a square (\(String(format: "%.1f", 12.5 / speed)) s): forward, full lock right with the horn (A) at the corners, back up, B")
         print("")
-        print("   time  " + "board received".padded(18) + "  left  right  LED1 LED2  horn  robot")
-        let controller = try Child(executable, ["control", "--config", "/dev/null", "--quiet", "--peer", "127.0.0.1:\(port)",
-                                                "--input", "script:\(scriptFile.path)"], name: "control")
+        print("   time  " + "board received".padded(18) + "  left  right  LED1 LED2  horn  senses (sw s1–s4 °C)  robot")
+        // The senses column is what the driver got back (robot-sensors reports, from control's log).
+        let controller = try Child(executable, ["control", "--config", "/dev/null", "--quiet", "--log-format", "json", "--log-level", "info",
+                                                "--peer", "127.0.0.1:\(port)", "--input", "script:\(scriptFile.path)"], name: "control")
         defer { controller.stop() }
         let start = ContinuousClock.now
         var shown = 0
@@ -108,8 +114,17 @@ package struct DemoRun {
                 // Only the receiver's writes are shown: the probe and read-backs (R) change nothing.
                 if line.hasPrefix("map "), let map = Hex.bytes(line.dropFirst(4)), map.count == size {
                     lastMap = map
-                    print(Self.describe(map, firmware: firmware, command: lastCommand, at: ContinuousClock.now - start))
+                    print(Self.describe(map, firmware: firmware, command: lastCommand, at: ContinuousClock.now - start,
+                                        senses: Self.lastSenses(controller.log)))
                 }
+            }
+            // The robot rolls toward a light (sensor 1 rises) and bumps its switch at the corners
+            // (while the horn sounds).
+            let next = Self.senses(elapsed: ContinuousClock.now - start, horn: lastMap.map { (1...37).contains($0[0x09]) } ?? false, speed: speed)
+            if next != sensed {
+                sensed = next
+                try? next.write(toFile: sensorsFile + ".new", atomically: false, encoding: .utf8)
+                rename(sensorsFile + ".new", sensorsFile)
             }
             if runner.stop != nil && !interrupted {
                 interrupted = true
@@ -155,7 +170,30 @@ package struct DemoRun {
 
     /// One line per board change: the command, the wheels in forward terms, the LEDs as a
     /// person sees them (brightness in four steps), the horn, and what the robot does.
-    static func describe(_ map: [UInt8], firmware: BoardProfileKind, command: String, at elapsed: Duration) -> String {
+    /// The demo's sensors file at `elapsed`: sensor 1 rises as the robot nears a light, sensor 2
+    /// mirrors it, the switch is pressed while the horn sounds (a bump at a corner).
+    static func senses(elapsed: Duration, horn: Bool, speed: Double = 1) -> String {
+        let seconds = (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * speed
+        let light = Int(min(255, max(0, seconds * 20)).rounded(.down)) / 10 * 10
+        return "sensor1=\(light) sensor2=\(255 - light) sensor3=0 sensor4=128 switch=\(horn ? 1 : 0) temperature=21 humidity=45\n"
+    }
+
+    /// The last `sensors` object in control's JSON log, compact: `● 120 135   0 128 21°C`; blanks
+    /// before the first report.
+    static func lastSenses(_ log: String) -> String {
+        for line in log.split(separator: "\n").reversed() where line.contains("\"sensors\":{") {
+            guard let data = line.data(using: .utf8),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  let v = object["sensors"] as? [String: Any] else { continue }
+            func n(_ key: String) -> Int { (v[key] as? Int) ?? Int(v[key] as? String ?? "") ?? 0 }
+            let bars = (1...4).map { String(format: "%3d", n("sensor\($0)")) }.joined(separator: " ")
+            return "\(n("switch") != 0 ? "●" : "○") \(bars) \(String(format: "%2d", n("temperature")))°C"
+        }
+        return String(repeating: " ", count: 21)
+    }
+
+    static func describe(_ map: [UInt8], firmware: BoardProfileKind, command: String, at elapsed: Duration,
+                         senses: String = String(repeating: " ", count: 21)) -> String {
         let (left, right) = wheels(map, firmware: firmware)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let motion: String
@@ -171,7 +209,7 @@ package struct DemoRun {
         let led = { (v: UInt8) in String(BoardSimCommand.ledText(v).prefix(4)) }
         let horn = (1...37).contains(map[0x09]) ? " ♪  " : "    "
         return String(format: "%6.2fs  ", seconds) + command.padded(18) + String(format: " %5d  %5d  ", left, right)
-            + led(map[0x0F]) + " " + led(map[0x10]) + "  " + horn + "  " + motion
+            + led(map[0x0F]) + " " + led(map[0x10]) + "  " + horn + "  " + senses + "  " + motion
     }
 }
 
@@ -200,6 +238,8 @@ final class Child: Sendable {
         return text[..<last].split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     }
     var output: String { lines.joined(separator: "\n") }
+    /// Everything written to stderr so far (control's log).
+    var log: String { process.stderr }
     var errors: String {
         let text = process.stderr
         return text.isEmpty ? "(no message)" : text.split(separator: "\n").last.map(String.init) ?? text

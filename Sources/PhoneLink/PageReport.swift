@@ -1,3 +1,4 @@
+import ControlWire
 import Foundation
 
 /// What the server tells a page: one JSON object per WebSocket text message.
@@ -7,6 +8,7 @@ import Foundation
 /// {"t":"joined","robot":"r1","name":"robot 1"}
 /// {"t":"status","link":"driving","receiver":"robot 1","rtt":1.2,"loss":0,"sent":120}
 /// {"t":"robot","state":"failsafe","text":"FAILSAFE (silence): centre to resume","level":"bad"}
+/// {"t":"sensors","sensors":{"humidity":40,"sensor1":12,"sensor2":34,"sensor3":0,"sensor4":255,"switch":1,"temperature":-2}}
 /// {"t":"ended","text":"the page was hidden: sent neutral and stopped"}
 /// {"t":"error","text":"name: the name \"Ann\" is taken: pick another"}
 /// {"t":"roster","text":"The roster gives you robot 1."}
@@ -61,6 +63,9 @@ package enum PageReport: Equatable, Sendable {
     case status(Status)
     /// The receiver's robot-state report for this controller: state name, headline, level.
     case robot(state: String, text: String, level: String)
+    /// What the robot senses, as its receiver reports it to this controller (Protocol.md
+    /// §7.9.1): the board's raw values by name (``RobotSensors/fields``).
+    case sensors(RobotSensors)
     case ended(String)
     case error(String)
     /// With `web --roster`: what the robot list means for this page (shown where the list is).
@@ -80,6 +85,7 @@ package enum PageReport: Equatable, Sendable {
         var robotState: Bool?
         var state: String?
         var level: String?
+        var sensors: [String: Int]?
     }
 
     /// The JSON text the page parses.
@@ -93,6 +99,7 @@ package enum PageReport: Equatable, Sendable {
             w.rtt = s.rtt.map { ($0 * 10).rounded() / 10 }
             w.loss = s.loss.map { ($0 * 100).rounded() / 100 }
         case .robot(let state, let text, let level): w.t = "robot"; w.state = state; w.text = text; w.level = level
+        case .sensors(let s): w.t = "sensors"; w.sensors = Dictionary(uniqueKeysWithValues: s.fields.map { ($0.name, $0.value) })
         case .ended(let text): w.t = "ended"; w.text = text
         case .error(let text): w.t = "error"; w.text = text
         case .roster(let text): w.t = "roster"; w.text = text

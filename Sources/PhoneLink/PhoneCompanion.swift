@@ -14,6 +14,8 @@ final class PhoneCompanion: SendLoopCompanion {
     private var lastReport: ContinuousClock.Instant?
     /// The robot-state headline last passed to the page (Protocol.md §7.9).
     private var lastRobot: String?
+    /// The sensor sample last passed to the page (Protocol.md §7.9.1).
+    private var lastSensors: RobotSensors?
 
     init(session: ControlSession, report: @escaping @Sendable (PageReport) -> Void) {
         self.session = session
@@ -49,6 +51,11 @@ final class PhoneCompanion: SendLoopCompanion {
            text != lastRobot || periodic {
             lastRobot = text
             report(.robot(state: robot.state.name, text: text, level: Self.level(tone)))
+        }
+        // What the robot senses: each new reading at once, and again with every periodic status.
+        if let sensors = session.feedback.sensors, sensors != lastSensors || periodic {
+            lastSensors = sensors
+            report(.sensors(sensors))
         }
         return actions
     }

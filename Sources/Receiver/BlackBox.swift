@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import BoardProtocol
 import Dispatch
 import DriveRecord
 import Logging
@@ -53,6 +54,8 @@ package final class BlackBox {
     private var written = 0
     /// The state last recorded as applied (the service records changes only).
     var lastApplied: (angle: Float, buttons: UInt32)?
+    /// The sensor block last put in the ring (a `sensors` entry on each change).
+    var lastSensors: SensorBlock?
 
     /// Creates the directory if needed (mode 0700), checks it (``SafeDirectory``) and starts
     /// listening for SIGUSR1.

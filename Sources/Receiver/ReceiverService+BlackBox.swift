@@ -1,4 +1,5 @@
 import BoardLink
+import BoardProtocol
 import ControlPlane
 import DriveRecord
 import RemoteWire
@@ -40,6 +41,14 @@ extension ReceiverService {
                 break
             }
         }
+    }
+
+    /// Each loop turn: the board's sensor block, when it changed since the last one kept.
+    func recordBlackBoxSensors() {
+        guard let box = blackBox, let block = board.sensors?.block, block != box.lastSensors else { return }
+        box.lastSensors = block
+        box.append(.sensors(SensorValues(sensors: block.sensors, switchValue: block.switchValue, temperature: block.temperature,
+                                         humidity: block.humidity)), at: .now)
     }
 
     func recordBlackBox(_ event: BoardEvent) {

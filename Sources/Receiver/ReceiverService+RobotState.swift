@@ -14,6 +14,7 @@ extension ReceiverService {
         for (source, report) in reporter.due(engine: engine, name: { plane.displayName(of: $0) ?? "a controller without a name" }) {
             sendReport(report, to: source)
         }
+        recordBlackBoxSensors()
         for (source, sensors) in reporter.sensorsDue(latest: board.sensors, now: now) {
             for (to, datagram) in plane.robotSensors(sensors, to: source).datagrams { _ = try? socket.send(datagram, to: to) }
         }

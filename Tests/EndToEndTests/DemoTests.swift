@@ -22,6 +22,14 @@ import Testing
         #expect(changes.last?.hasSuffix("stopped") == true)
         #expect(lines.contains { $0.hasPrefix("demo: receiver summary packets=") && $0.contains(" bad=0 ") })
         #expect(lines.last == "demo: done — the controller sent neutral on its way out and the board's drive is at 0 (LEDs off, VAR1–VAR3 0).")
+        // The senses column: what the driver got back from the robot, sensor 1 rising as the demo
+        // moves the simulated light closer.
+        let light = changes.compactMap { line -> Int? in
+            guard let m = line.firstMatch(of: /[●○] +(\d+) +(\d+) +0 +128 21°C/) else { return nil }
+            return Int(m.1)
+        }
+        #expect(!light.isEmpty, "no senses column with the robot's readings: \(run.stdout)")
+        #expect(Set(light).count >= 2, "sensor 1 never changed: \(light)")
     }
 
     /// `--firmware motors`: today's demo, motors at 0x22/0x23, A → LED1.

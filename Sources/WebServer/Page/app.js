@@ -5,7 +5,8 @@
 //   → {"t":"join","robot":ID,"name":NAME,"code":CODE}   → {"t":"s","a":RADIANS,"b":BITS}
 //   → {"t":"stop","why":WHY}  → {"t":"name","name":NAME} (as it is typed: with a roster, the
 //     server lists only that student's robot)
-//   ← {"t":"robots"…} {"t":"joined"…} {"t":"status"…} {"t":"ended"…} {"t":"error"…} {"t":"roster"…}
+//   ← {"t":"robots"…} {"t":"joined"…} {"t":"status"…} {"t":"robot"…} {"t":"sensors"…} {"t":"ended"…}
+//     {"t":"error"…} {"t":"roster"…}
 // Safety: the state goes out on every change and at least every 50 ms while driving; hidden,
 // frozen, closed or offline → one stop message and the socket is closed (the server sends
 // neutral three times at once). The server also goes neutral by itself if the page falls silent.
@@ -56,6 +57,22 @@
     if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(obj));
   }
 
+  // The robot's senses (Protocol.md §7.9.1, raw board values): the switch, four bars 0…255 and
+  // the temperature. Hidden until the first reading (an older receiver, reads off: none).
+  function drawSensors(v) {
+    if (!v) return;
+    $("sensors").hidden = false;
+    $("sw").textContent = v.switch ? "●" : "○";
+    $("sw").title = v.switch ? "switch pressed" : "switch not pressed";
+    for (let i = 1; i <= 4; i++) {
+      const n = Math.max(0, Math.min(255, v["sensor" + i] | 0));
+      const bar = $("s" + i);
+      bar.style.height = Math.round(n / 255 * 100) + "%";
+      bar.parentNode.title = "sensor " + i + ": " + n;
+    }
+    $("temp").textContent = (v.temperature | 0) + "°C";
+  }
+
   function receive(m) {
     switch (m.t) {
       case "robots": robots = m.robots || []; drawRobots(); break;
@@ -80,6 +97,7 @@
         drawRobotState(m);
         if (joinedRobot && !shown && m.state !== "refused") showDrive();   // refused: "ended" follows
         break;
+      case "sensors": drawSensors(m.sensors); break;
       case "ended":
         if (!joinedRobot) break;   // the end of a controller this page already left (taken, stop)
         stopHeartbeat();
