@@ -38,7 +38,7 @@ package struct ReceiverMachine: Sendable {
     /// What every datagram and wake-up asks of ``desk``, kept beside it: the desk holds instants,
     /// whose layout the compiler does not know, so each read of it copied the whole value. Set on
     /// every change of the desk (its `didSet`), so it cannot go stale.
-    internal(set) var deskSummary = (restricts: false, idle: true)
+    var deskSummary = (restricts: false, idle: true)
     /// The budget shared by every source but the owner (nil under `--accept any`).
     var strangers: TokenBucket?
     var notices = NoticeLimiter()
