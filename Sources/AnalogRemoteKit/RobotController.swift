@@ -199,9 +199,10 @@ extension RobotController {
                 return
             }
             defer { follower?.stop() }
-            let signals: SignalWatcher
+            // No signals: the process's are the program's; `close()` stops the loop through its input.
+            let runner: LoopRunner<Never>
             do {
-                signals = try SignalWatcher(signals: [])
+                runner = try LoopRunner(stopOn: StopSignals.none)
             } catch {
                 connected.resolve(.failure(AnalogRemoteError(.networkUnavailable, "cannot set up the controller: \(error)")))
                 return
@@ -210,7 +211,7 @@ extension RobotController {
             let session = ControlSession(.init(displayName: loop.displayName, pairingCode: loop.pairingCode,
                                                session: loop.target?.session.text ?? ""), logger: logger)
             // The assembly `analog-remote control` uses, with the state watcher in the session's place.
-            var sendLoop = DriverLoop.make(source: source, destination: loop.destination, rate: loop.rate, signals: signals,
+            var sendLoop = DriverLoop.make(source: source, destination: loop.destination, rate: loop.rate, signals: runner.stopToken,
                                            status: status, session: session, follower: follower) {
                 StateWatcher(session: $0, connected: connected, states: states)
             }

@@ -279,11 +279,11 @@ final class RunningController {
             let readEnd = Descriptor(adopting: fds[0], label: "controller stdin")
             input = Descriptor(adopting: fds[1], label: "controller stdin")
             let destination: Destination
-            let signals: SignalWatcher
+            let runner: LoopRunner<Never>
             do {
                 let address = try SocketAddress.resolve("127.0.0.1:\(port)")
                 destination = try Destination(Destination.Peer(address: address, label: "127.0.0.1:\(port)"))
-                signals = try SignalWatcher(signals: [SIGINT])
+                runner = try LoopRunner(stopOn: [SIGINT])
             } catch {
                 throw .setup("in-process controller: \(error)")
             }
@@ -292,7 +292,7 @@ final class RunningController {
             // not Sendable); everything handed over is.
             thread = BenchThread(name: "bench controller") {
                 let loop = SendLoop(source: StdinSource(fd: readEnd.rawValue, name: "bench"), destination: destination,
-                                    schedule: .init(rate: 50), signals: signals, status: StatusLine(quiet: true))
+                                    schedule: .init(rate: 50), signals: runner.stopToken, status: StatusLine(quiet: true))
                 _ = try? loop.run()
                 readEnd.close()
             }

@@ -13,9 +13,9 @@ package enum BoardSimCommand {
     /// `traceTimes`: an `at MICROSECONDS` line (CLOCK_MONOTONIC) before each `cmd` line.
     package static func run(_ options: PseudoTerminalBoard.Options, trace: Bool, traceTimes: Bool = false,
                            status: StatusLine) throws(CommandFailure) -> CommandOutcome {
-        let runtime: CommandRuntime<Never>
+        let runner: LoopRunner<Never>
         do {
-            runtime = try CommandRuntime()
+            runner = try LoopRunner()
         } catch {
             throw CommandFailure("board-sim: cannot watch signals: \(error)", kind: .failed)
         }
@@ -32,7 +32,7 @@ package enum BoardSimCommand {
         StandardOutput.write(host.path + "\n")
         status.update(Self.statusText(host.board, path: host.path, overlaps: 0), force: true)
         do {
-            try host.run(stopDescriptor: runtime.stopDescriptor, onRefresh: { board in
+            try host.run(stopDescriptor: runner.stopDescriptor, onRefresh: { board in
                 status.update(Self.statusText(board, path: host.path, overlaps: host.overlaps), force: true)
             }) { event, board in
                 switch event {

@@ -78,13 +78,13 @@ package enum ControlCommand {
         // A closed stderr pipe must not kill us before the neutral packets are out.
         _ = signal(SIGPIPE, SIG_IGN)
         FatalSignalGuard.install()
-        let signals = try SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP])
+        let runner = try LoopRunner<Never>(stopOn: StopSignals.terminal)
         logger.debug("sending", metadata: ["peer": "\(destination.current?.description ?? "(session)")", "rate": "\(options.rate)", "input": "\(source.name)"])
 
         let session = controlSession(options, logger: logger)
         let recorder = try makeRecorder(options, input: source.name, destination: destination, session: session, logger: logger)
         let guardian = source is ReplaySource ? session.map(ReplayGuard.init) : nil
-        var loop = DriverLoop.make(source: source, destination: destination, rate: options.rate, signals: signals,
+        var loop = DriverLoop.make(source: source, destination: destination, rate: options.rate, signals: runner.stopToken,
                                    status: status, session: session, follower: follower, extras: [recorder, guardian])
         if let recorder { loop.onSent = { recorder.sent($0, at: $1) } }
         let reason: EndReason

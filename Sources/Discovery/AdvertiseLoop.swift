@@ -20,14 +20,14 @@ package struct AdvertiseLoop {
     /// Throws a ``DiscoveryError`` (the CLI: no responder 5, registration refused 1).
     package func run() throws -> CommandOutcome {
         do {
-            let runtime = try CommandRuntime<AdvertiserEvent>()
+            let runner = try LoopRunner<AdvertiserEvent>()
             let advertiser: SessionAdvertiser
             advertiser = try SessionAdvertiser(session: session, name: name ?? HostName.current(), port: port,
-                                               timing: timing, onEvent: runtime.mailbox.post)
+                                               timing: timing, onEvent: runner.mailbox.post)
             defer { advertiser.stop() }
             output.status("announcing session \"\(session)\" (\(session.subtype)) on port \(port)…", force: true)
             while true {
-                let wake = try runtime.wait(until: nil)
+                let wake = try runner.wait(until: nil)
                 if wake.stop != nil { break }
                 for event in wake.events {
                     switch event {

@@ -30,9 +30,9 @@ package struct BrowseLoop {
     /// (several receivers with `follow` and no name).
     package func run() throws -> CommandOutcome {
         do {
-            let runtime = try CommandRuntime<BrowserEvent>()
+            let runner = try LoopRunner<BrowserEvent>()
             let browser: SessionBrowser
-            browser = try SessionBrowser(session: session, onEvent: runtime.mailbox.post)
+            browser = try SessionBrowser(session: session, onEvent: runner.mailbox.post)
             defer { browser.stop() }
             let started = ContinuousClock.now
             let end = once.map { started + $0 }
@@ -41,7 +41,7 @@ package struct BrowseLoop {
             output.status("browsing session \"\(session)\" (\(session.subtype))…", force: true)
             while true {
                 let deadline = [end, directory.nextDeadline, follow ? follower.nextDeadline : nil].compactMap { $0 }.min()
-                let wake = try runtime.wait(until: deadline)
+                let wake = try runner.wait(untilInstant: deadline)
                 if wake.stop != nil { break }
                 let now = ContinuousClock.now
                 let stamp = BrowseListing.elapsed(now - started) + " "

@@ -42,7 +42,7 @@ package struct GameConfiguration: Sendable {
 package final class GameService {
     private let configuration: GameConfiguration
     private let socket: UDPSocket
-    private let runtime: CommandRuntime<AdvertiserEvent>
+    private let runner: LoopRunner<AdvertiserEvent>
     private let status: StatusLine
     private let logger: Logger
     private var host: GameHost<SocketAddress>
@@ -59,7 +59,7 @@ package final class GameService {
                                  kind: .badConfiguration)
         }
         do {
-            runtime = try CommandRuntime()
+            runner = try LoopRunner()
         } catch {
             throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
         }
@@ -92,7 +92,7 @@ package final class GameService {
                 throw CommandFailure("--session \"\(configuration.session)\" is not a usable session ID", kind: .badArgument)
             }
             do throws(DiscoveryError) {
-                advertiser = try SessionAdvertiser(session: session, name: configuration.name, port: port, onEvent: runtime.mailbox.post)
+                advertiser = try SessionAdvertiser(session: session, name: configuration.name, port: port, onEvent: runner.mailbox.post)
             } catch {
                 socket.close()
                 throw error
@@ -117,7 +117,7 @@ package final class GameService {
         while !host.isOver {
             var deadline = host.deadline(now: .now)
             if status.enabled { deadline = deadline.map { min($0, nextStatus) } ?? nextStatus }
-            let wake = try runtime.wait([(socket.descriptor.rawValue, .readable)], until: deadline)
+            let wake = try runner.wait([(socket.descriptor.rawValue, .readable)], untilInstant: deadline)
             if wake.stop != nil { return }
             for event in wake.events { advertised(event) }
             if !wake.ready[0].isEmpty {

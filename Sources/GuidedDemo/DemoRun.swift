@@ -71,7 +71,7 @@ package struct DemoRun {
         try Self.scaled(Self.script, speed: speed).write(to: scriptFile, atomically: true, encoding: .utf8)
         let link = dir.appendingPathComponent("board").path
         // The demo itself outlives Ctrl-C long enough to stop its children in order.
-        let runtime = try CommandRuntime<Never>()
+        let runner = try LoopRunner<Never>()
 
         let board = try Child(executable, ["board-sim", "--trace", "--quiet", "--firmware", firmware.rawValue, "--link", link],
                               name: "board-sim")
@@ -111,7 +111,7 @@ package struct DemoRun {
                     print(Self.describe(map, firmware: firmware, command: lastCommand, at: ContinuousClock.now - start))
                 }
             }
-            if runtime.stop != nil && !interrupted {
+            if runner.stop != nil && !interrupted {
                 interrupted = true
                 print("demo: interrupted — stopping the controller (it sends neutral), then the receiver")
                 controller.stop()

@@ -25,7 +25,7 @@ import SystemIO
 /// renames anything: every robot is listed as typed (each robot is still asked once, and its
 /// answer logged, so the teacher sees who answers where).
 package final class PeerNames: Sendable {
-    private let stopFlag: EventFlag
+    private let runner: LoopRunner<Never>
     private let running = Atomic<Bool>(true)
 
     /// `session`: the session ID the query names (a receiver of another session still answers
@@ -33,8 +33,8 @@ package final class PeerNames: Sendable {
     /// `teacherKey`: the MAC key of the teacher key (``TeacherKey/macKey``), when the server has one.
     package init(robots: [PhoneHub.Robot], session: String, hub: PhoneHub, teacherKey: [UInt8]? = nil,
                 logger: Logger) throws(SystemError) {
-        stopFlag = try EventFlag()
-        let stopFlag = stopFlag
+        let runner = try LoopRunner<Never>(stopOn: StopSignals.none)
+        self.runner = runner
         let connection = UInt32.random(in: 1...UInt32.max)
         var sockets: [SocketAddress.Family: UDPSocket] = [:]
         for robot in robots where sockets[robot.peer.address.family] == nil {
@@ -46,8 +46,8 @@ package final class PeerNames: Sendable {
             let start = ContinuousClock.now
             var asking = robots.map { Asking(robot: $0, nonce: 0, next: start) }
             var buffer = [UInt8](repeating: 0, count: 2048)
+            var now = start
             while !asking.isEmpty {
-                let now = ContinuousClock.now
                 for i in asking.indices where asking[i].next <= now {
                     asking[i].nonce = UInt64.random(in: 0...UInt64.max)
                     let query = ControlMessage.StopAll(action: .query, unixMillis: WallClock.unixMillis(), nonce: asking[i].nonce,
@@ -59,10 +59,9 @@ package final class PeerNames: Sendable {
                     asking[i].sent += 1
                     asking[i].next = now + (asking[i].sent < 10 ? .seconds(1) : .seconds(10))
                 }
-                var fds: [(fd: Int32, events: Poller.Events)] = [(stopFlag.descriptor.rawValue, .readable)]
-                for s in sockets.values { fds.append((s.descriptor.rawValue, .readable)) }
-                let ready = (try? Poller.wait(fds, until: asking.map(\.next).min())) ?? []
-                if let first = ready.first, !first.isEmpty { return }
+                let fds = sockets.values.map { (fd: $0.descriptor.rawValue, events: Poller.Events.readable) }
+                guard let wake = try? runner.wait(fds, untilInstant: asking.map(\.next).min()), wake.stop == nil else { return }
+                now = wake.now.instant
                 for socket in sockets.values {
                     while let (length, from) = try? socket.receive(into: &buffer) {
                         guard length <= buffer.count, let d = try? ControlDatagram.decode(Array(buffer[..<length])),
@@ -99,6 +98,6 @@ package final class PeerNames: Sendable {
     /// Stops asking. Idempotent.
     package func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        stopFlag.raise()
+        runner.requestStop()
     }
 }

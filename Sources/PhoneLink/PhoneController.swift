@@ -39,7 +39,7 @@ package final class PhoneController: Sendable {
     }
 
     package let destination: Destination
-    private let mailbox: EventMailbox<PhoneInput>
+    private let runner: LoopRunner<PhoneInput>
     private let done: EventFlag
 
     /// Starts the controller's thread. `report` and `finished` are called on that thread.
@@ -47,14 +47,13 @@ package final class PhoneController: Sendable {
                 report: @escaping @Sendable (PageReport) -> Void,
                 finished: @escaping @Sendable (EndReason) -> Void) throws(SystemError) {
         destination = try Destination(peer)
-        mailbox = try EventMailbox<PhoneInput>(capacity: 64)
+        runner = try LoopRunner<PhoneInput>(stopOn: StopSignals.standard, mailboxCapacity: 64)
         done = try EventFlag()
-        let signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
-        let (destination, mailbox, done) = (destination, mailbox, done)
+        let (destination, runner, done) = (destination, runner, done)
         let thread = Thread {
-            let source = PhoneSource(name: "phone \"\(options.displayName)\"", mailbox: mailbox, timing: options.timing)
+            let source = PhoneSource(name: "phone \"\(options.displayName)\"", mailbox: runner.mailbox, timing: options.timing)
             var loop = SendLoop(source: source, destination: destination, schedule: .init(rate: options.rate),
-                                signals: signals, status: StatusLine(quiet: true))
+                                signals: runner.stopToken, status: StatusLine(quiet: true))
             loop.armsFatalSignalGuard = false
             let session = ControlSession(.init(displayName: options.displayName, pairingCode: options.pairingCode,
                                                session: options.session), logger: logger)
@@ -69,7 +68,7 @@ package final class PhoneController: Sendable {
                 reason = .deviceLost("\(source.name): \(error)")
             }
             recorder?.end(reason)
-            withExtendedLifetime(signals) {}
+            withExtendedLifetime(runner) {}
             done.raise()
             finished(reason)
         }
@@ -79,10 +78,10 @@ package final class PhoneController: Sendable {
     }
 
     /// Hands the page's state to the loop (any thread; never blocks).
-    package func post(_ input: PhoneInput) { mailbox.post(input) }
+    package func post(_ input: PhoneInput) { runner.mailbox.post(input) }
 
     /// Ends the controller: neutral ×3 at once, then bye. Any thread; never blocks.
-    package func stop(_ why: String) { mailbox.post(.stop(why)) }
+    package func stop(_ why: String) { runner.mailbox.post(.stop(why)) }
 
     /// True once the loop has ended (its neutral packets are out).
     package var isFinished: Bool {

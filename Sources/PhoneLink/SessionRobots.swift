@@ -14,26 +14,23 @@ import SystemIO
 /// it, never renames it on the students' list (Protocol.md §8.5).
 package final class SessionRobots: Sendable {
     private let browser: SessionBrowser
-    private let stopFlag: EventFlag
+    private let runner: LoopRunner<BrowserEvent>
     private let running = Atomic<Bool>(true)
 
     /// Starts browsing. No mDNS responder: ``DiscoveryError/noResponder(call:)`` (the CLI maps it
     /// to exit status 5 and offers `--peer`).
     package init(session: SessionID, hub: PhoneHub, logger: Logger) throws {
-        let mailbox = try EventMailbox<BrowserEvent>()
-        stopFlag = try EventFlag()
-        browser = try SessionBrowser(session: session, onEvent: mailbox.post)
-        let stopFlag = stopFlag
+        let runner = try LoopRunner<BrowserEvent>(stopOn: StopSignals.none)
+        self.runner = runner
+        browser = try SessionBrowser(session: session, onEvent: runner.mailbox.post)
         let thread = Thread {
             var directory = ReceiverDirectory(session: session)
             var firstNames: [String: String] = [:]
             while true {
-                let ready = (try? Poller.wait([(mailbox.descriptor, .readable), (stopFlag.descriptor.rawValue, .readable)],
-                                              until: directory.nextDeadline)) ?? []
-                if ready.count > 1, !ready[1].isEmpty { return }
-                let now = ContinuousClock.now
+                guard let wake = try? runner.wait(untilInstant: directory.nextDeadline), wake.stop == nil else { return }
+                let now = wake.now.instant
                 var changes: [DirectoryChange] = []
-                for event in mailbox.drain() { changes += directory.apply(event, now: now) }
+                for event in wake.events { changes += directory.apply(event, now: now) }
                 if let d = directory.nextDeadline, d <= now { changes += directory.expire(now: now) }
                 for change in changes {
                     logger.info("\(BrowseListing.line(for: change))")
@@ -64,7 +61,7 @@ package final class SessionRobots: Sendable {
     /// Stops browsing and the thread. Idempotent.
     package func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        stopFlag.raise()
+        runner.requestStop()
         browser.stop()
     }
 }

@@ -53,7 +53,7 @@ package struct StopAllOptions: Sendable {
 package enum StopAllCommand {
     package static func run(_ options: StopAllOptions, status: StatusLine) throws -> CommandOutcome {
         do {
-            let runtime = try CommandRuntime<BrowserEvent>()
+            let runner = try LoopRunner<BrowserEvent>()
             let start = ContinuousClock.now
             var peers: [SocketAddress] = []
             var browsed: SessionID?
@@ -107,7 +107,7 @@ package enum StopAllCommand {
             var directory: ReceiverDirectory?
             if let session = browsed {
                 do throws(DiscoveryError) {
-                    browser = try SessionBrowser(session: session, lookups: .once, onEvent: runtime.mailbox.post)
+                    browser = try SessionBrowser(session: session, lookups: .once, onEvent: runner.mailbox.post)
                     directory = ReceiverDirectory(session: session)
                 } catch {
                     // The known receivers have their stop already: they are not left with one
@@ -122,8 +122,8 @@ package enum StopAllCommand {
             while result == nil {
                 try perform(machine.tick(now: .now))
                 guard result == nil else { break }
-                let wake = try runtime.wait(sockets.values.map { (fd: $0.descriptor.rawValue, events: Poller.Events.readable) },
-                                            until: machine.nextDeadline)
+                let wake = try runner.wait(sockets.values.map { (fd: $0.descriptor.rawValue, events: Poller.Events.readable) },
+                                           untilInstant: machine.nextDeadline)
                 if wake.stop != nil {
                     try perform(machine.handle(.interrupted, now: .now, wallMillis: WallClock.unixMillis()))
                     break

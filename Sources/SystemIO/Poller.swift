@@ -51,6 +51,30 @@ package enum Poller {
         }
     }
 
+    /// Waits on `fds` (in place: their `revents` are set) until one is ready or `nanoseconds`
+    /// pass (nil = forever; zero or less = just look): the runner's wait, without an `Array` or
+    /// a `Duration` on the way.
+    static func wait(_ fds: UnsafeMutableBufferPointer<pollfd>, nanoseconds: Int64?) throws(SystemError) {
+        let count = nfds_t(fds.count)
+        guard let nanoseconds else {
+            if let precise = preciseWait {
+                _ = try Syscall.call("ppoll") { precise(fds.baseAddress, count, nil, nil) }
+            } else {
+                _ = try Syscall.call("poll") { poll(fds.baseAddress, count, -1) }
+            }
+            return
+        }
+        let wait = max(0, nanoseconds)
+        if let precise = preciseWait {
+            let limit = Int64(Int32.max)   // seconds, as in timespec(exactly:)
+            var ts = timespec(tv_sec: Int(min(wait / 1_000_000_000, limit)), tv_nsec: Int(wait % 1_000_000_000))
+            _ = try Syscall.call("ppoll") { precise(fds.baseAddress, count, &ts, nil) }
+        } else {
+            let ms = wait / 1_000_000 + (wait % 1_000_000 == 0 ? 0 : 1)
+            _ = try Syscall.call("poll") { poll(fds.baseAddress, count, Int32(clamping: ms)) }
+        }
+    }
+
     package static func wait(for fd: Int32, events: Events, timeout: Duration?) throws(SystemError) -> Events {
         try wait([(fd, events)], timeout: timeout)[0]
     }

@@ -82,6 +82,11 @@ final class TeacherAuth: Sendable {
         state.withLock { s in s.sessions[token].map { $0 > now } ?? false }
     }
 
+    /// When the session of `token` ends unless logged out before (nil: it is not on).
+    func expiry(_ token: String) -> ContinuousClock.Instant? {
+        state.withLock { $0.sessions[token] }
+    }
+
     /// Ends the request's session (true if there was one). Sessions live in this process only:
     /// a restart of the server ends every one of them. A login does not end the other
     /// sessions (the teacher may have the dashboard open on a laptop and a phone at once).

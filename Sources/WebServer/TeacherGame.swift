@@ -12,9 +12,10 @@ import SystemIO
 /// one round, played until End. The standings are pushed with the dashboard's rows, and each
 /// End writes a `game-result` event to the lesson's log.
 ///
-/// One thread, started with the first round: one `poll` over the socket and the dashboard's
-/// mailbox, with the host's next deadline as the timeout. Between rounds whatever players send
-/// is read and dropped.
+/// One thread, started with the first round, on a ``LoopRunner``: it waits for the socket, the
+/// dashboard's mailbox or the host's next deadline (none between rounds). Between rounds
+/// whatever players send is read and dropped. Every change of the standings is told to
+/// `changed` (the dashboards push it).
 final class TeacherGame: Sendable {
     /// What the dashboard shows.
     struct Board: Sendable, Equatable {
@@ -37,7 +38,7 @@ final class TeacherGame: Sendable {
     enum Action: Sendable { case start, end, quit }
 
     private let board = Mutex(Board())
-    private let inbox: EventMailbox<Action>
+    private let runner: LoopRunner<Action>
     private let started = Atomic<Bool>(false)
     private let done: EventFlag
     private let host: String
@@ -45,20 +46,23 @@ final class TeacherGame: Sendable {
     private let session: String
     private let events: TeacherLog
     private let logger: Logger
+    private let changed: @Sendable () -> Void
 
     /// `host`: the address the web server listens on (the game listens there too).
-    convenience init(host: String, name: String, session: String, events: TeacherLog, logger: Logger) throws {
+    convenience init(host: String, name: String, session: String, events: TeacherLog, logger: Logger,
+                     changed: @escaping @Sendable () -> Void = {}) throws {
         // Trap: the throwing calls stay out of the designated init. Swift 6.3.1's optimiser
         // crashes (ownership verifier, CopyPropagation) on the clean-up of `started`, an Atomic,
         // when a designated init inlined into its caller throws after it was set up.
-        let inbox = try EventMailbox<Action>(capacity: 16)
+        let runner = try LoopRunner<Action>(stopOn: StopSignals.none, mailboxCapacity: 16)
         let done = try EventFlag()
-        self.init(inbox: inbox, done: done, host: host, name: name, session: session, events: events, logger: logger)
+        self.init(runner: runner, done: done, host: host, name: name, session: session, events: events, logger: logger, changed: changed)
     }
 
-    private init(inbox: EventMailbox<Action>, done: EventFlag, host: String, name: String, session: String,
-                 events: TeacherLog, logger: Logger) {
-        self.inbox = inbox
+    private init(runner: LoopRunner<Action>, done: EventFlag, host: String, name: String, session: String,
+                 events: TeacherLog, logger: Logger, changed: @escaping @Sendable () -> Void) {
+        self.runner = runner
+        self.changed = changed
         self.done = done
         self.host = host == "0.0.0.0" ? "" : host
         self.name = name
@@ -75,15 +79,15 @@ final class TeacherGame: Sendable {
             t.name = "teacher-game"
             t.start()
         }
-        inbox.post(.start)
+        runner.mailbox.post(.start)
     }
 
-    func end() { inbox.post(.end) }
+    func end() { runner.mailbox.post(.end) }
 
     /// Ends a round in play (its result is logged) and the thread. Waits up to 2 s.
     func stop() {
         guard started.load(ordering: .acquiring) else { return }
-        inbox.post(.quit)
+        runner.mailbox.post(.quit)
         _ = try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: .seconds(2))
     }
 
@@ -94,9 +98,11 @@ final class TeacherGame: Sendable {
             socket = try UDPSocket.bind(port: 0, host: host)
             let port = Int(try socket.localAddress().port)
             board.withLock { $0.port = port }
+            changed()
             logger.notice("the button game listens on udp port \(port)")
         } catch {
             board.withLock { $0.problem = "cannot open the game's UDP port: \(error)" }
+            changed()
             return
         }
         defer { socket.close() }
@@ -104,9 +110,10 @@ final class TeacherGame: Sendable {
         var buffer = [UInt8](repeating: 0, count: 2048)
         while true {
             let deadline = game?.deadline(now: .now)
-            let ready = (try? Poller.wait([(socket.descriptor.rawValue, .readable), (inbox.descriptor, .readable)], until: deadline)) ?? []
+            guard let wake = try? runner.wait([(socket.descriptor.rawValue, .readable)], untilInstant: deadline) else { return }
+            let ready = wake.ready
             var quit = false
-            for action in inbox.drain() {
+            for action in wake.events {
                 switch action {
                 case .start where game == nil:
                     // Whatever came between rounds is not part of this one.
@@ -148,6 +155,7 @@ final class TeacherGame: Sendable {
             b.standings = []
             return b.round
         }
+        changed()
         events.record(robot: "", event: "game-start", detail: "round \(round) on udp port \(snapshot.port ?? 0)")
         return game
     }
@@ -180,10 +188,13 @@ final class TeacherGame: Sendable {
 
     private func publish(_ game: GameHost<SocketAddress>, playing: Bool) {
         let rows = game.game.standings.map { Board.Row(rank: $0.rank, name: $0.player.name, points: $0.player.points) }
-        board.withLock { b in
+        let moved = board.withLock { b -> Bool in
+            let moved = b.playing != playing || b.standings != rows
             b.playing = playing
             if b.standings != rows { b.standings = rows }
+            return moved
         }
+        if moved { changed() }
     }
 
     private func transmit(_ output: GameHost<SocketAddress>.Output, on socket: UDPSocket) {

@@ -13,10 +13,12 @@ import SystemIO
 /// teacher key names it; from then on it gets a signed `watch` once a second, aimed at the robot
 /// that signed (its robot id, else its signed display name, §7.6.1). The `watch-report`s,
 /// `teacher-reply`s and `stop-all reply`s that come back fill one row per robot; the teacher's
-/// buttons become signed stop-alls and teacher commands aimed the same way. One thread, one
-/// socket per robot (so a reply's robot is its socket), polled with a 50 ms timeout and woken at
-/// once by a queued command. A command's signed reply changes its row at once
-/// (``WatchReport/after(_:)``), the next report confirms it.
+/// buttons become signed stop-alls and teacher commands aimed the same way. One thread on a
+/// ``LoopRunner``, one socket per robot (so a reply's robot is its socket): it wakes for a
+/// reply, a command or a dashboard opening (its mailbox), or the next thing due (a watch, a
+/// query, a repeat) — with no dashboard open and nothing to repeat, never on a timer. A
+/// command's signed reply changes its row at once (``WatchReport/after(_:)``), the next report
+/// confirms it; every change of a row moves ``changes``, which the dashboards' pushes wait on.
 ///
 /// Identity only from signatures: a row's name, its robot id and the target of every signed
 /// command come from messages that verify under the teacher key (a reply answering one of our
@@ -87,8 +89,6 @@ final class TeacherLink: Sendable {
         var dashboardsUntil: ContinuousClock.Instant?
         /// When the robots began to be watched this time (no dashboard was open before).
         var watchingSince: ContinuousClock.Instant?
-        var queue: [(robot: String, command: Command)] = []
-        var stopped = false
         /// Roster students seen driving their robot during this lesson.
         var arrived: Set<String> = []
         /// Grows with every change of a robot's state, driver, lock or blink: a dashboard pushes
@@ -116,8 +116,17 @@ final class TeacherLink: Sendable {
     let events: TeacherLog
     let roster: Roster?
     private let done: EventFlag
-    /// Raised by ``enqueue(_:robot:)``: a command leaves at once, not at the next poll timeout.
-    private let wake: EventFlag
+    /// The link's thread: its mailbox takes the teacher's commands and the news that a
+    /// dashboard opened; its stop is ``stop()``.
+    private let runner: LoopRunner<Event>
+    /// Moves whenever a row changes (``version``) or a dashboard must look again (``nudge()``).
+    let changes = ChangeNotice()
+
+    private enum Event: Sendable {
+        case command(robot: String, Command)
+        /// The first dashboard opened after none was: watch now.
+        case dashboardOpened
+    }
 
     /// Told every robot that has proven the key (where its signed reply came from, the robot id
     /// it named) whenever that set changes; on the link's thread.
@@ -135,32 +144,49 @@ final class TeacherLink: Sendable {
         self.roster = roster
         self.logger = logger
         done = try EventFlag()
-        wake = try EventFlag()
+        runner = try LoopRunner(stopOn: StopSignals.none, mailboxCapacity: 256)
     }
+
+    /// `state.withLock`, and a push woken when the rows' ``version`` moved.
+    private func withState<T>(_ body: (inout State) -> T) -> T {
+        let (result, moved) = state.withLock { s -> (T, Bool) in
+            let before = s.version
+            let result = body(&s)
+            return (result, s.version != before)
+        }
+        if moved { changes.bump() }
+        return result
+    }
+
+    /// Wakes every dashboard's push to look now (its session ended, the game changed).
+    func nudge() { changes.bump() }
 
     /// A dashboard is open: keep watching for the next 3 s.
     func dashboardOpen() {
         let now = ContinuousClock.now
-        state.withLock { s in
-            if s.dashboardsUntil.map({ $0 < now }) ?? true { s.watchingSince = now }
+        let opened = state.withLock { s -> Bool in
+            let opened = s.dashboardsUntil.map({ $0 < now }) ?? true
+            if opened { s.watchingSince = now }
             s.dashboardsUntil = now + TeacherCommand.watchLifetime
+            return opened
         }
+        if opened { runner.mailbox.post(.dashboardOpened) }
     }
 
     /// Since when the robots have been watched without a break: a robot silent since before
     /// then was simply not asked, and is not OFFLINE until it has had time to answer.
     var watchingSince: ContinuousClock.Instant? { state.withLock { $0.watchingSince } }
 
+    /// Any thread; the command leaves at once (beyond 256 waiting, the oldest are dropped).
     func enqueue(_ command: Command, robot: String) {
-        state.withLock { if $0.queue.count < 256 { $0.queue.append((robot, command)) } }
-        wake.raise()
+        runner.mailbox.post(.command(robot: robot, command))
     }
 
     /// The teacher dismisses a row: hidden until its robot answers again; a robot DNS-SD no
     /// longer lists is forgotten (and no longer asked).
     func dismiss(robot: String) {
         let listed = hub.robots.contains { $0.id == robot }
-        state.withLock { s in
+        withState { s in
             guard s.rows[robot] != nil || listed else { return }
             if listed {
                 s.dismissed[robot] = .now
@@ -177,7 +203,7 @@ final class TeacherLink: Sendable {
     /// (``Row/gone``), without the dismissed ones, with each robot's age ("last heard").
     func rows() -> [Row] {
         let robots = hub.robots
-        return state.withLock { s in
+        return withState { s in
             var out: [Row] = []
             for r in robots {
                 var row = s.rows[r.id] ?? Row(id: r.id, label: r.name, off: Self.notReached)
@@ -202,7 +228,7 @@ final class TeacherLink: Sendable {
 
     /// The robots to keep a socket for beside the hub's: those kept as ``Row/gone``.
     private func keptRobots(besides listed: Set<String>) -> [String: SocketAddress] {
-        state.withLock { s in
+        withState { s in
             var kept: [String: SocketAddress] = [:]
             for (id, row) in s.rows where !listed.contains(id) && row.heard != nil && s.dismissed[id] == nil {
                 if let address = row.reachedAt { kept[id] = address }
@@ -230,7 +256,7 @@ final class TeacherLink: Sendable {
     }
 
     func stop() {
-        state.withLock { $0.stopped = true }
+        runner.requestStop()
         _ = try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: .seconds(2))
     }
 
@@ -278,6 +304,9 @@ final class TeacherLink: Sendable {
         var nextWatch = ContinuousClock.now
         let connection = UInt32.random(in: 1...UInt32.max)
         var told: [String] = []
+        var queue: [(robot: String, command: Command)] = []
+        // The clock as the runner read it when the last wait ended: one reading a turn.
+        var now = ContinuousClock.now
         while true {
             if let onProven {
                 let proven = links.values.compactMap { l in l.proven.map { (address: l.address, robot: $0.robotID) } }
@@ -285,12 +314,7 @@ final class TeacherLink: Sendable {
                 let now = proven.map { "\($0.address) \($0.robot?.text ?? "-")" }
                 if now != told { told = now; onProven(proven) }
             }
-            let (stopped, watching, queue) = state.withLock { s -> (Bool, Bool, [(robot: String, command: Command)]) in
-                defer { s.queue.removeAll() }
-                return (s.stopped, (s.dashboardsUntil ?? .now) > .now, s.queue)
-            }
-            if stopped { return }
-            let now = ContinuousClock.now
+            let watching = state.withLock { s in (s.dashboardsUntil ?? now) > now }
             // One socket per robot of the hub (robots come and go with --session), looked at
             // with the watch (once a second) or when a command is queued.
             if links.isEmpty || now >= nextRefresh || !queue.isEmpty {
@@ -301,7 +325,7 @@ final class TeacherLink: Sendable {
                     links[r.id] = nil
                     if let s = try? UDPSocket.sender(for: r.peer.address) { links[r.id] = Link(socket: s, address: r.peer.address) }
                     // Another robot (or none yet) at that place: nothing it said before counts.
-                    state.withLock { s in
+                    withState { s in
                         var row = Row(id: r.id, label: r.name, address: "\(r.peer.address)", off: Self.notReached)
                         row.stop = nil
                         s.rows[r.id] = row
@@ -383,11 +407,22 @@ final class TeacherLink: Sendable {
                 link.pending.removeAll { $0.left <= 0 }
                 links[id] = link
             }
-            // Wait for replies; read the sockets that have some.
+            queue.removeAll()
+            // Wait for replies, a command, or what is due next: a repeat; while watching, the
+            // next watch and each unproven robot's next query (a proven one is asked again, if
+            // silent, at a watch). Nothing is due with no dashboard open and nothing to repeat.
+            var due = links.values.flatMap { $0.pending.map(\.next) }
+            if watching {
+                due.append(nextWatch)
+                due += links.values.filter { $0.proven == nil }.map(\.nextQuery)
+            }
             let fds = order.map { (fd: links[$0]!.socket.descriptor.rawValue, events: Poller.Events.readable) }
-                + [(fd: wake.descriptor.rawValue, events: Poller.Events.readable)]
-            let ready = (try? Poller.wait(fds, until: .now + .milliseconds(50))) ?? []
-            if ready.last.map({ !$0.isEmpty }) ?? false { wake.clear() }
+            guard let wake = try? runner.wait(fds, untilInstant: due.min()), wake.stop == nil else { return }
+            now = wake.now.instant
+            for event in wake.events {
+                if case .command(let robot, let command) = event { queue.append((robot, command)) }
+            }
+            let ready = wake.ready
             for (i, id) in order.enumerated() where i < ready.count && !ready[i].isEmpty {
                 while let (length, from) = try? links[id]!.socket.receive(into: &buffer) {
                     guard length <= buffer.count, let d = try? ControlDatagram.decode(Array(buffer[..<length])) else { continue }
@@ -452,7 +487,7 @@ final class TeacherLink: Sendable {
             let id = RobotID(value: report.robotID) ?? link.proven?.robotID
             proven(Identity(name: report.name, robotID: id), robot: robot, link: &link)
             link.lastReport = now
-            state.withLock { s in
+            withState { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 if let old = row.report, old.state != report.state || old.driver != report.driver {
                     events.record(robot: report.name, event: "state", detail: "\(Self.stateName(report.state)) driver=\(report.driver)")
@@ -487,7 +522,7 @@ final class TeacherLink: Sendable {
             }
             // A repeat of a command already taken is refused as a replay: not news.
             if reply.text.contains("already used") { return }
-            state.withLock { s in
+            withState { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 row.refusal = reply.text
                 row.heard = now
@@ -508,7 +543,7 @@ final class TeacherLink: Sendable {
                     let text = (reply.outcome == .refused ? "refused: \(DisplayText.sanitised(reply.text).prefix(120))" : reply.outcome == .stopped ? "stopped" : "released")
                         + " (unsigned)"
                     events.record(robot: "\(link.address)", event: "stop-all", detail: text)
-                    state.withLock { s in
+                    withState { s in
                         var row = s.rows[robot] ?? Row(id: robot, label: robot)
                         if row.stop != text { s.version += 1 }
                         row.stop = text
@@ -526,7 +561,7 @@ final class TeacherLink: Sendable {
             case .refused: "refused: \(reply.text)"
             }
             events.record(robot: reply.displayName, event: "stop-all", detail: text)
-            state.withLock { s in
+            withState { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 if row.stop != text { s.version += 1 }
                 row.stop = text
@@ -545,7 +580,7 @@ final class TeacherLink: Sendable {
         link.proven = identity
         if first { link.watchNow = true }
         let off: String? = identity.target == nil ? "its buttons are off: the robot signed a reply naming neither a robot id nor a display name" : nil
-        state.withLock { s in
+        withState { s in
             var row = s.rows[robot] ?? Row(id: robot, label: robot)
             if row.name != identity.name || row.off != off || row.unverified != nil || row.keyless { s.version += 1 }
             row.name = identity.name
@@ -566,7 +601,7 @@ final class TeacherLink: Sendable {
         let why = text.isEmpty ? "" : ": " + String(DisplayText.sanitised(text).prefix(120))
         let note = "unverified reply from \(link.address) (\(signed ? "signed with another key" : "unsigned: no teacher key"), "
             + "calls itself \"\(claim)\")\(why)"
-        let changed = state.withLock { s -> Bool in
+        let changed = withState { s -> Bool in
             var row = s.rows[robot] ?? Row(id: robot, label: robot)
             row.heard = .now
             row.reachedAt = link.address
@@ -584,7 +619,7 @@ final class TeacherLink: Sendable {
 
     /// A signed reply says the command was done: the row shows it now, not at the next report.
     private func changeRow(_ robot: String, by command: Command) {
-        state.withLock { s in
+        withState { s in
             guard let report = s.rows[robot]?.report else { return }
             let changed = report.after(command)
             guard changed != report else { return }
@@ -594,7 +629,7 @@ final class TeacherLink: Sendable {
     }
 
     private func markSent(_ action: String, robot: String) {
-        state.withLock { s in
+        withState { s in
             var row = s.rows[robot] ?? Row(id: robot, label: robot)
             row.sent = (action, .now)
             row.stop = nil

@@ -10,7 +10,8 @@ import NIOWebSocket
 
 /// `/teacher` on the phone server: the login form, the dashboard (only with a session cookie,
 /// TeacherAuth.swift), its script, the lesson's log as CSV, and `/teacher/ws`, which looks at the
-/// rows four times a second, pushes what changed (``TeacherPush``) and takes the teacher's buttons. Without the cookie every one of
+/// rows when one changed (``TeacherLink/changes``) or a second after its last look, pushes what
+/// changed (``TeacherPush``) and takes the teacher's buttons. Without the cookie every one of
 /// them but the form and its style sheet answers 401, and the socket is not upgraded.
 struct TeacherDashboard: Sendable {
     let auth: TeacherAuth
@@ -19,10 +20,13 @@ struct TeacherDashboard: Sendable {
     let game: TeacherGame
     let logger: Logger
 
-    /// Each open dashboard's rows are looked at this often, and what changed is pushed…
-    static let pushPeriod: Duration = .milliseconds(250)
-    /// …and within this of a robot's report, but never more often (30 robots report 60 times a
-    /// second together: one push per report would cost the server more than the reports).
+    /// Each open dashboard's rows are looked at this long after its last look (the ages and
+    /// `offline` that move with time alone, and the dashboard's "still open" for the watch:
+    /// well within ``TeacherCommand/watchLifetime``)…
+    static let pushPeriod: Duration = .seconds(1)
+    /// …and at a change of a row (or the game), but never sooner than this after the last look
+    /// (30 robots report 60 times a second together: one push per report would cost the server
+    /// more than the reports).
     static let pushSoonest: Duration = .milliseconds(100)
 
     func install(_ router: Router<SocketRequestContext>, sockets: Router<SocketRequestContext>) {
@@ -52,7 +56,10 @@ struct TeacherDashboard: Sendable {
         // Ends the cookie's session: every dashboard socket opened with it closes at once and
         // obeys nothing more (serve(…)); other sessions (another browser) stay.
         router.post("/teacher/logout") { request, _ -> Response in
-            if auth.logout(request.headers) { link.events.record(robot: "", event: "logout", detail: "teacher logged out") }
+            if auth.logout(request.headers) {
+                link.events.record(robot: "", event: "logout", detail: "teacher logged out")
+                link.nudge()   // its dashboards look now, find the session over and close
+            }
             var headers = HTTPFields()
             headers[.location] = "/teacher"
             headers[.setCookie] = auth.clearCookie
@@ -87,14 +94,15 @@ struct TeacherDashboard: Sendable {
 
     /// One open dashboard for the session cookie `token`. Its socket lives only as long as the
     /// session: once the session ends (``TeacherAuth/logout(_:)``, expiry) no message on it is
-    /// obeyed, a Close (4401) goes out within 25 ms, and the connection is cut 1 s later if
-    /// the page has not closed it by then.
+    /// obeyed, a Close (4401) goes out at once (the logout wakes the push; the expiry is one of
+    /// its deadlines), and the connection is cut 1 s later if the page has not closed it by then.
+    /// Between changes the push sleeps: it wakes for a change, its next look or the expiry only.
     func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session token: String,
                cut: @escaping @Sendable () -> Void) async throws {
         link.dashboardOpen()
         await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                var pushed = (version: -1, at: ContinuousClock.now)
+                var pushed: (seen: Int, at: ContinuousClock.Instant)?
                 var push = TeacherPush(epoch: .now)
                 while !Task.isCancelled {
                     guard auth.isLive(token) else {
@@ -103,16 +111,25 @@ struct TeacherDashboard: Sendable {
                         cut()
                         return
                     }
-                    let now = ContinuousClock.now, version = link.version
-                    if now - pushed.at >= Self.pushPeriod || (version != pushed.version && now - pushed.at >= Self.pushSoonest) {
-                        link.dashboardOpen()
-                        if let text = push.next(link.rows(), now: now, roster: link.roster, missing: link.missing(), game: game.snapshot,
-                                                dropped: link.droppedReports, watchingSince: link.watchingSince) {
-                            try await outbound.write(.text(text))
+                    let now = ContinuousClock.now, seen = link.changes.count
+                    if let last = pushed, now - last.at < Self.pushPeriod {
+                        // Woken early: a change, but not before the soonest next look.
+                        if seen != last.seen, now - last.at < Self.pushSoonest {
+                            try await Task.sleep(for: Self.pushSoonest - (now - last.at))
+                            continue
                         }
-                        pushed = (version, now)
+                        if seen == last.seen {
+                            await link.changes.wait(past: seen, timeout: wait(until: last.at + Self.pushPeriod, token: token))
+                            continue
+                        }
                     }
-                    try await Task.sleep(for: .milliseconds(25))
+                    link.dashboardOpen()
+                    if let text = push.next(link.rows(), now: now, roster: link.roster, missing: link.missing(), game: game.snapshot,
+                                            dropped: link.droppedReports, watchingSince: link.watchingSince) {
+                        try await outbound.write(.text(text))
+                    }
+                    pushed = (seen, now)
+                    await link.changes.wait(past: seen, timeout: wait(until: now + Self.pushPeriod, token: token))
                 }
             }
             var bucket = TokenBucket(rate: 20, burst: 40)
@@ -131,6 +148,12 @@ struct TeacherDashboard: Sendable {
             }
             group.cancelAll()
         }
+    }
+
+    /// How long a push may sleep: until `look`, or the session's expiry if sooner.
+    private func wait(until look: ContinuousClock.Instant, token: String) -> Duration {
+        let end = auth.expiry(token).map { min($0, look) } ?? look
+        return max(.zero, end - .now)
     }
 
     /// `{"t":"stop"|"release"|"identify"|"kick"|"lock"|"unlock","robot":ID|"*","arg":TEXT}`,

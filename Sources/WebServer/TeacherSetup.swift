@@ -29,7 +29,8 @@ enum TeacherSetup {
                                    onProven: onProven)
         link.start()
         if let path = log.path { logger.notice("the lesson's log: \(path)") }
-        let game = try TeacherGame(host: options.host, name: "\(HostName.current() ?? "class") game", session: options.session, events: log, logger: logger)
+        let game = try TeacherGame(host: options.host, name: "\(HostName.current() ?? "class") game", session: options.session, events: log, logger: logger,
+                                    changed: { [link] in link.nudge() })
         var plain = false
         if case .plainHTTP = options.security { plain = true }
         return TeacherDashboard(auth: TeacherAuth(key: key, secureCookie: !plain), link: link, game: game, logger: logger)

@@ -90,9 +90,9 @@ package enum WebCommand {
         _ = WebServer.tasksRunOnEventLoops
         let logger = Logger(label: "web")
         _ = signal(SIGPIPE, SIG_IGN)
-        let signals: SignalWatcher
+        let runner: LoopRunner<Never>
         do {
-            signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
+            runner = try LoopRunner(stopOn: StopSignals.standard)
         } catch {
             throw CommandFailure("web: cannot watch signals: \(error)", kind: .failed)
         }
@@ -179,12 +179,15 @@ package enum WebCommand {
             status.printAbove("scan to open \(first):\n" + TerminalQR.render(first))
         }
 
-        // Wait for a signal or the server's end, redrawing the status line once a second.
-        while signals.signal == nil, !server.hasEnded {
-            _ = try? Poller.wait([(signals.readableDescriptor, .readable), (server.ended.descriptor.rawValue, .readable)],
-                                 until: .now + .seconds(1))
+        // Wait for a signal or the server's end; with a status line (a terminal), redraw it once
+        // a second — without one, this thread sleeps until the end.
+        var redraw: Tick? = status.enabled ? Tick.now() : nil
+        while runner.stop == nil, !server.hasEnded {
+            guard let wake = try? runner.wait([(server.ended.descriptor.rawValue, .readable)], until: redraw) else { break }
+            guard wake.deadlinePassed else { continue }
             let (pages, drivers) = hub.counts
             status.update("web: \(pages) page\(pages == 1 ? "" : "s") open · \(drivers) driving · \(hub.robots.count) robot\(hub.robots.count == 1 ? "" : "s")")
+            redraw = wake.now + 1_000_000_000
         }
         // Each controller sees the signal itself; this waits for their neutral packets and byes.
         hub.stopAll(timeout: .seconds(2))
