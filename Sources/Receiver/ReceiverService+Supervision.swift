@@ -180,8 +180,8 @@ extension ReceiverService {
     /// (then the receiver exits as for any signal, writing the safe state).
     func stall() throws(SystemError) {
         logger.warning("test hook ANALOG_REMOTE_TEST_STALL_AFTER_MS: the receive loop stops serving until a signal")
-        while signals.signal == nil {
-            _ = try Poller.wait([(signals.readableDescriptor, .readable)], until: nil)
+        while runner.stop == nil {
+            _ = try runner.wait(until: nil)
         }
     }
 

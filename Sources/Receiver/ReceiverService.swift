@@ -71,9 +71,11 @@ package struct ReceiverConfiguration: Sendable {
     package static let reclaimRange = 0...60
 }
 
-/// The receive loop: one thread, one `poll` over the UDP socket, the signal watcher and the
-/// board's event flag, with the next failsafe deadline as the timeout. No busy polling: with
-/// no packets and no status line it sleeps until the deadline or an event.
+/// The receive loop: one thread on a ``LoopRunner`` (one `poll` over the UDP socket, the stop
+/// and the board link's events), with the machine's next deadline as the timeout. No busy
+/// polling: with no packets and no status line it sleeps until the deadline or an event. What
+/// a wake-up means is ``ReceiverMachine``'s; this class reads the socket, performs the
+/// machine's actions (board, replies, log lines) and serves the service manager.
 ///
 /// Exit paths — SIGINT/SIGTERM, and any error in the loop — all leave through
 /// ``ReceiverService/finish(_:)``, which writes the rest values and the board's safe state
@@ -81,8 +83,9 @@ package struct ReceiverConfiguration: Sendable {
 package final class ReceiverService {
     let configuration: ReceiverConfiguration
     let socket: UDPSocket
-    let signals: SignalWatcher
-    private let inbox: BoardEventInbox
+    /// The loop's poll, its stop (the stop signals, or ``stopper``), and its mailbox: the board
+    /// link's events (``BoardEventInbox``).
+    let runner: LoopRunner<BoardEvent>
     let board: any BoardSink
     let status: StatusLine
     let logger: Logger
@@ -117,8 +120,7 @@ package final class ReceiverService {
         self.logger = logger
         self.advertising = advertising
         do {
-            signals = try SignalWatcher(signals: configuration.stopSignals)
-            inbox = try BoardEventInbox()
+            runner = try LoopRunner(stopOn: configuration.stopSignals, mailboxCapacity: 64)
             supervision = try ServiceSupervision(notifier: configuration.notifier, reloader: configuration.reloader,
                                                  stallAfter: configuration.stallAfter)
         } catch {
@@ -157,7 +159,7 @@ package final class ReceiverService {
             // Arrival stamps for the failsafe (receiveBatch). Should the option be refused, a
             // late wake-up judges by read time, which only errs towards stopping.
             if configuration.arrivalStamps { try? socket.enableArrivalTimestamps() }
-            board = try openBoard(inbox)
+            board = try openBoard(runner.mailbox)
         } catch {
             advertising?.stop()
             throw error
@@ -186,7 +188,7 @@ package final class ReceiverService {
     /// Ends ``run()`` as SIGTERM would (rest values, safe state, goodbye) when called, from any
     /// thread, also while `run()` blocks its own.
     package var stopper: @Sendable () -> Void {
-        { [signals] in signals.raise(SIGTERM) }
+        { [runner] in runner.requestStop(as: SIGTERM) }
     }
 
     /// Runs until a signal; returns the exit status (success when stopped on request).
@@ -217,17 +219,16 @@ package final class ReceiverService {
             return try finish(CommandFailure("receive loop failed: \(error)", kind: .failed))
         }
         supervision.send(["STOPPING=1"], logger: logger)
-        let name = signals.signal == SIGINT ? "SIGINT" : signals.signal == SIGTERM ? "SIGTERM" : "signal \(signals.signal ?? 0)"
+        let stop = runner.stop
+        let name = stop == SIGINT ? "SIGINT" : stop == SIGTERM ? "SIGTERM" : "signal \(stop ?? 0)"
         logger.notice("stopping on \(name)")
         return try finish(nil)
     }
 
     private func loop() throws(SystemError) {
-        let fds: [(fd: Int32, events: Poller.Events)] = [
-            (signals.readableDescriptor, .readable),
-            (inbox.descriptor, .readable),
-            (socket.descriptor.rawValue, .readable),
-        ] + supervision.descriptors + blackBoxDescriptors
+        // The runner polls its stop and mailbox beside these; `ready` is in this order.
+        let fds: [(fd: Int32, events: Poller.Events)] = [(socket.descriptor.rawValue, .readable)]
+            + supervision.descriptors + blackBoxDescriptors
         // Every turn of this loop is a wake-up of the thread, and at 64 controllers there are
         // thousands a second: a turn with nothing to do must cost little (BENCHMARKS.md). So the
         // clock is read once after the wait and once after the drain, as a ``Tick``, and the
@@ -244,18 +245,17 @@ package final class ReceiverService {
                 // a poll without the socket, because poll's timeout is in whole milliseconds).
                 Self.sleep(until: deadline.map { min($0, hold) } ?? hold)
             }
-            let ready = try Poller.wait(fds, until: deadline?.instant)
-            if signals.signal != nil { return }
-            if !ready[1].isEmpty {
-                for event in inbox.drain() {
-                    log(event)
-                    recordBlackBox(event)
-                    machine.boardLink(event, at: Tick.now())
-                    perform()
-                }
+            let wake = try runner.wait(fds, until: deadline)
+            if wake.stop != nil { return }
+            now = wake.now
+            let ready = wake.ready
+            for event in wake.events {
+                log(event)
+                recordBlackBox(event)
+                machine.boardLink(event, at: now)
+                perform()
             }
-            now = Tick.now()
-            if !ready[2].isEmpty || machine.mustReadBeforeTick(at: now) {
+            if !ready[0].isEmpty || machine.mustReadBeforeTick(at: now) {
                 try drain.fill(from: socket)
                 // The batch's one clock reading: every datagram is handled at it (the failsafe
                 // judges each state by its arrival stamp).
@@ -266,7 +266,7 @@ package final class ReceiverService {
             }
             machine.wake(at: now)
             perform()
-            if supervision.takeHangup(ready[3...]) { reload(at: now) }
+            if supervision.takeHangup(ready[1...]) { reload(at: now) }
             serviceBlackBox(ready)
             if supervision.shouldStall(at: now) { try stall(); return }
             supervision.tick(at: now, isReady: { isReady }, linkStale: { staleLink(at: now) }, status: readyStatus, logger: logger)
