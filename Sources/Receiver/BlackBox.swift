@@ -51,8 +51,6 @@ package final class BlackBox {
     private let queue = DispatchQueue(label: "analog-remote.black-box")
     private var lastAutomatic: ContinuousClock.Instant?
     private var written = 0
-    /// The state last recorded as applied (the service records changes only).
-    var lastApplied: (angle: Float, buttons: UInt32)?
 
     /// Creates the directory if needed (mode 0700), checks it (``SafeDirectory``) and starts
     /// listening for SIGUSR1.

@@ -1,5 +1,6 @@
 import ControlPlane
 import ControlWire
+import DriveRecord
 import Receiver
 import RemoteWire
 import SystemIO
@@ -142,7 +143,8 @@ final class MachineHarness {
     var machine: ReceiverMachine
     let teacherKey: String?
 
-    init(_ accept: AcceptMode, strangerBurst: Double = 4_000, teacherKey: String? = nil, failsafeMs: Int = 250) {
+    init(_ accept: AcceptMode, strangerBurst: Double = 4_000, teacherKey: String? = nil, failsafeMs: Int = 250,
+         records: Bool = false) {
         var settings = ClassroomSettings()
         settings.accept = accept
         settings.pairingCode = Self.pairingCode
@@ -155,7 +157,8 @@ final class MachineHarness {
         let engine = ReceiverEngine<SocketAddress>(mapping: .kit, policy: accept, timeout: .milliseconds(failsafeMs))
         machine = ReceiverMachine(engine: engine, plane: ControlPlane(settings: settings, connection: 0xAAAA, oneShotConnection: 0xBBBB),
                                   board: "sim",
-                                  settings: .init(identify: (1, 2, 3, 4), failsafeMilliseconds: failsafeMs, boardSpec: "sim", version: "test"),
+                                  settings: .init(identify: (1, 2, 3, 4), failsafeMilliseconds: failsafeMs, boardSpec: "sim", version: "test",
+                                                  records: records),
                                   strangerRate: 1, strangerBurst: strangerBurst, now: start)
         machine.start()
         machine.clearActions()
@@ -225,6 +228,28 @@ struct ChannelController {
             if channel.connectionID != 0, d.header.connectionID != channel.connectionID { continue }
             for event in channel.receive(d, now: .now) {
                 if case .delivered(let m) = event, case .accept = m { channel.connectionID = d.header.connectionID }
+            }
+        }
+    }
+}
+
+@Suite struct ReceiverMachineBlackBoxTests {
+    /// With `--black-box` the machine asks to keep each applied state and the failsafe, and to
+    /// write the recorder out on the failsafe; without it, it asks for neither.
+    @Test func aFailsafeIsRecordedAndWrittenOnlyWhenRecording() {
+        for records in [true, false] {
+            let h = MachineHarness(.first, records: records)
+            h.receive([(ReceiverMachineTests.a, StatePacket.encode(.neutral), nil)], ms: 10)
+            let drive = h.receive([(ReceiverMachineTests.a, StatePacket.encode(ReceiverMachineTests.forward), nil)], ms: 20)
+            let trip = h.wake(ms: 300)
+            let recorded = (drive + trip).compactMap { if case .record(let e) = $0 { e } else { nil } }
+            let written = trip.compactMap { if case .writeBlackBox(let why) = $0 { why } else { nil } }
+            if records {
+                #expect(recorded.contains(.state(angle: 0, buttons: Buttons.forward.rawValue)))
+                #expect(recorded.contains(.failsafe(cause: "silence")))
+                #expect(written == ["failsafe"])
+            } else {
+                #expect(recorded.isEmpty && written.isEmpty)
             }
         }
     }
