@@ -188,7 +188,7 @@ let package = Package(
         // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
         .target(name: "FuzzHarnesses",
                 dependencies: ["ControlWire", "BoardProtocol", "ControlPlane", "Controller", "Discovery", "DriveRecord", "Gamepad", "MIDIControl", "MIDIFraming",
-                               "Receiver", "RemoteWire"]),
+                               "Receiver", "RemoteWire", "SystemIO"]),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzHarnesses", "CLibFuzzer"]),
 
         // MARK: Tests (Swift Testing) — one target per module, EndToEndTests run the built binary,

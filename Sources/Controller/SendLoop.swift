@@ -68,14 +68,17 @@ package struct SendLoop {
         }
         // Ctrl-Z / SIGTSTP / SIGCONT (JobControl.swift); without it the controller still runs.
         let jobs = try? JobControl()
-        var now = ContinuousClock.now
-        serveCompanion(&state, sender: sender, now: now) { _ in true }   // a hello goes out before the first state
+        // The clock is read once per wake-up, as a ``Tick`` (what the schedule takes); `now` is the
+        // same reading as an instant, for the input sources and companions, which take one.
+        var tick = Tick.now()
+        var now = tick.instant
+        serveCompanion(&state, sender: sender, now: tick) { _ in true }   // a hello goes out before the first state
         // How many descriptors each companion had in this wake-up's poll (kept across turns: no
         // allocation per wake-up).
         var companionCounts: [Int] = []
         companionCounts.reserveCapacity(companions.count)
-        state.take(try source.start(now: now), now: now, status: status)
-        state.perform(state.schedule.start(now: now), sender: sender, destination: destination)
+        state.take(try source.start(now: now), now: tick, status: status)
+        state.perform(state.schedule.start(now: tick), sender: sender, destination: destination)
 
         while state.finished == nil {
             let reading = !state.schedule.isStopping
@@ -87,7 +90,7 @@ package struct SendLoop {
             if reading { watched.append((signals.readableDescriptor, .readable)) }
             let input = reading ? source.descriptor : nil
             if let input { watched.append((input, .readable)) }
-            var deadline = state.schedule.deadline
+            var deadline = state.schedule.deadline?.instant
             if reading, let d = source.nextDeadline { deadline = deadline.map { min($0, d) } ?? d }
             let companionsIndex = watched.count
             companionCounts.removeAll(keepingCapacity: true)
@@ -104,7 +107,8 @@ package struct SendLoop {
             if reading, let jobs { watched.append((jobs.descriptor, .readable)) }
 
             let ready = try Poller.wait(watched, until: deadline)
-            now = .now
+            tick = Tick.now()
+            now = tick.instant
             func companionReadable(_ k: Int) -> Bool {
                 // A companion that had nothing to poll (not attached yet) is not known idle.
                 let start = companionsIndex + companionCounts[..<k].reduce(0, +)
@@ -115,19 +119,19 @@ package struct SendLoop {
             // state goes to it: the control session's hello goes out, and pairing or `--secret`
             // hold states back until it is accepted.
             let newPeer = !companions.isEmpty && destination.current?.address != state.servedPeer
-            if newPeer { serveCompanion(&state, sender: sender, now: now, readable: companionReadable) }
+            if newPeer { serveCompanion(&state, sender: sender, now: tick, readable: companionReadable) }
 
             if !ready[0].isEmpty {
                 destination.changed.clear()
                 state.schedule.setPeriod(destination.current?.period ?? schedule.period)
-                state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)
+                state.perform(state.schedule.sendNow(now: tick), sender: sender, destination: destination)
             }
             if reading, !ready[1].isEmpty {
-                state.take([.end(.signal(signals.signal ?? SIGTERM))], now: now, status: status)
+                state.take([.end(.signal(signals.signal ?? SIGTERM))], now: tick, status: status)
             }
             let secondReady = second != nil && !ready[secondIndex].isEmpty
             if input != nil, !state.schedule.isStopping, !ready[2].isEmpty || secondReady {
-                state.take(source.read(now: now), now: now, status: status)
+                state.take(source.read(now: now), now: tick, status: status)
                 // The input's state goes out before the companions are served: they cost a
                 // system call or more each wake-up, and the state is what the driver waits for.
                 // Whether states may go out (`holdStates`: pairing, `--secret`) changes only in
@@ -136,22 +140,23 @@ package struct SendLoop {
                 // here on.
                 if !state.pending.isEmpty { state.perform([], sender: sender, destination: destination) }
             }
-            if !newPeer { serveCompanion(&state, sender: sender, now: now, readable: companionReadable) }
+            if !newPeer { serveCompanion(&state, sender: sender, now: tick, readable: companionReadable) }
             if reading, let jobs, ready.count > jobsIndex, !ready[jobsIndex].isEmpty {
                 let (stop, cont) = jobs.take()
                 if stop { state.suspendRequested = true }
-                if cont, !state.schedule.isStopping { resume(&state, sender: sender, now: now) }
+                if cont, !state.schedule.isStopping { resume(&state, sender: sender, now: tick) }
             }
             if state.suspendRequested, let jobs, !state.schedule.isStopping {
                 state.suspendRequested = false
                 suspend(&state, sender: sender, jobs: jobs)
-                now = .now
-                resume(&state, sender: sender, now: now)
+                tick = Tick.now()
+                now = tick.instant
+                resume(&state, sender: sender, now: tick)
             }
             if !state.schedule.isStopping, let d = source.nextDeadline, d <= now {
-                state.take(source.deadlinePassed(now: now), now: now, status: status)
+                state.take(source.deadlinePassed(now: now), now: tick, status: status)
             }
-            state.perform(state.schedule.advance(now: now), sender: sender, destination: destination)
+            state.perform(state.schedule.advance(now: tick), sender: sender, destination: destination)
             // Only with a status line: the companions' parts are strings built on every wake-up.
             if status.enabled {
                 state.report(now: now, status: status, sender: sender, destination: destination, input: source.name,
@@ -180,16 +185,17 @@ package struct SendLoop {
     }
 
     /// SIGCONT: the source takes its terminal again, and the current state goes out at once.
-    private func resume(_ state: inout Running, sender: StateSender, now: ContinuousClock.Instant) {
-        state.take(source.resume(now: now), now: now, status: status)
+    private func resume(_ state: inout Running, sender: StateSender, now: Tick) {
+        state.take(source.resume(now: now.instant), now: now, status: status)
         state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)
     }
 
     /// Lets each companion read and send on its descriptors, then does what it asks.
     /// `readable(k)`: whether poll saw companion `k`'s descriptors readable this wake-up.
-    private func serveCompanion(_ state: inout Running, sender: StateSender, now: ContinuousClock.Instant,
+    private func serveCompanion(_ state: inout Running, sender: StateSender, now tick: Tick,
                                 readable: (Int) -> Bool) {
         guard !companions.isEmpty else { return }
+        let now = tick.instant
         var actions: [CompanionAction] = []
         for (k, companion) in companions.enumerated() {
             // Each sees the destination as the companions before it left it.
@@ -201,8 +207,8 @@ package struct SendLoop {
         state.servedPeer = destination.current?.address
         for action in actions {
             switch action {
-            case .sendNow: state.perform(state.schedule.sendNow(now: now), sender: sender, destination: destination)
-            case .end(let reason): state.take([.end(reason)], now: now, status: status)
+            case .sendNow: state.perform(state.schedule.sendNow(now: tick), sender: sender, destination: destination)
+            case .end(let reason): state.take([.end(reason)], now: tick, status: status)
             }
         }
     }
@@ -223,7 +229,7 @@ package struct SendLoop {
         var onSent: ((ControllerState, ContinuousClock.Instant) -> Void)?
 
         /// Feeds input events to the schedule; the resulting actions wait in ``pending``.
-        mutating func take(_ events: [InputEvent], now: ContinuousClock.Instant, status: StatusLine) {
+        mutating func take(_ events: [InputEvent], now: Tick, status: StatusLine) {
             for event in events {
                 switch event {
                 case .state(let s): pending += schedule.update(s, now: now)

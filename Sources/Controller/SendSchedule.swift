@@ -1,8 +1,9 @@
 import RemoteWire
+import SystemIO
 
 /// When the controller puts a state packet on the wire: the send cadence as a value-type state
-/// machine. It takes events and the time, and returns what to send; the loop around it does the I/O
-/// and sleeps until ``deadline``.
+/// machine. It takes events and the time (a ``Tick``, the loop's one clock reading per wake-up),
+/// and returns what to send; the loop around it does the I/O and sleeps until ``deadline``.
 ///
 /// Contract:
 /// - ``start(now:)`` sends the current state at once (the receiver sees the controller at once).
@@ -56,22 +57,39 @@ package struct SendSchedule: Sendable {
         case idle
         case running
         /// Neutral packets still to send, and when the next one is due.
-        case stopping(EndReason, left: Int, next: ContinuousClock.Instant)
+        case stopping(EndReason, left: Int, next: Tick)
         case finished(EndReason)
     }
 
-    package private(set) var configuration: Configuration
+    package private(set) var configuration: Configuration {
+        didSet { spans = Spans(configuration) }
+    }
+    /// The configuration's durations in nanoseconds (a `Duration` is `Int128` arithmetic).
+    private var spans: Spans
     /// The state being sent (neutral once stopping).
     package private(set) var current: ControllerState
     private var phase: Phase = .idle
-    private var lastSend: ContinuousClock.Instant?
-    private var nextResend: ContinuousClock.Instant?
+    private var lastSend: Tick?
+    private var nextResend: Tick?
     /// A changed state waits for the minimum gap.
     private var changePending = false
 
     package init(_ configuration: Configuration, initial: ControllerState = .neutral) {
         self.configuration = configuration
         self.current = initial
+        spans = Spans(configuration)
+    }
+
+    private struct Spans: Sendable {
+        var period: Int64
+        var minimumGap: Int64
+        var neutralSpacing: Int64
+
+        init(_ c: Configuration) {
+            period = Tick.nanoseconds(c.period)
+            minimumGap = Tick.nanoseconds(c.minimumGap)
+            neutralSpacing = Tick.nanoseconds(c.neutralSpacing)
+        }
     }
 
     /// True once ``stop(_:now:)`` was called (the loop stops reading its input then).
@@ -88,30 +106,30 @@ package struct SendSchedule: Sendable {
     }
 
     /// When ``advance(now:)`` has something to do; nil = nothing until the next event.
-    package var deadline: ContinuousClock.Instant? {
+    package var deadline: Tick? {
         switch phase {
         case .idle, .finished:
             return nil
         case .stopping(_, _, let next):
             return next
         case .running:
-            if changePending, let lastSend { return lastSend + configuration.minimumGap }
+            if changePending, let lastSend { return lastSend + spans.minimumGap }
             return nextResend
         }
     }
 
-    package mutating func start(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func start(now: Tick) -> [Action] {
         guard phase == .idle else { return [] }
         phase = .running
         return [send(now: now)]
     }
 
     /// A new state from the input. Sends it at once if it changed (see the type's contract).
-    package mutating func update(_ state: ControllerState, now: ContinuousClock.Instant) -> [Action] {
+    package mutating func update(_ state: ControllerState, now: Tick) -> [Action] {
         guard !isStopping, !Self.sameOnTheWire(state, current) else { return [] }
         current = state
         guard phase == .running else { return [] }   // not started: start() sends it
-        if let lastSend, now - lastSend < configuration.minimumGap {
+        if let lastSend, now - lastSend < spans.minimumGap {
             changePending = true
             return []
         }
@@ -119,7 +137,7 @@ package struct SendSchedule: Sendable {
     }
 
     /// Sends the current state at once, e.g. because the destination changed.
-    package mutating func sendNow(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func sendNow(now: Tick) -> [Action] {
         guard phase == .running else { return [] }
         return [send(now: now)]
     }
@@ -131,11 +149,11 @@ package struct SendSchedule: Sendable {
         guard period > .zero, period != configuration.period else { return }
         configuration.period = period
         configuration.minimumGap = min(configuration.minimumGap, period)
-        if let lastSend, let due = nextResend, due > lastSend + period { nextResend = lastSend + period }
+        if let lastSend, let due = nextResend, due > lastSend + spans.period { nextResend = lastSend + spans.period }
     }
 
     /// Begins the way out: neutral ×N, then ``Action/finish(_:)``.
-    package mutating func stop(_ reason: EndReason, now: ContinuousClock.Instant) -> [Action] {
+    package mutating func stop(_ reason: EndReason, now: Tick) -> [Action] {
         guard !isStopping else { return [] }
         // A last state that has not been on the wire yet (waiting for the gap, or given before
         // start) goes out first, so a replay shows every final state; the neutral ones follow.
@@ -148,7 +166,7 @@ package struct SendSchedule: Sendable {
     }
 
     /// Does whatever is due at `now` (call it whenever the loop wakes).
-    package mutating func advance(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func advance(now: Tick) -> [Action] {
         switch phase {
         case .idle, .finished:
             return []
@@ -157,7 +175,7 @@ package struct SendSchedule: Sendable {
             while left > 0, next <= now {
                 actions.append(.send(.neutral))
                 left -= 1
-                next = next + configuration.neutralSpacing
+                next = next + spans.neutralSpacing
             }
             if left == 0 {
                 phase = .finished(reason)
@@ -167,22 +185,22 @@ package struct SendSchedule: Sendable {
             }
             return actions
         case .running:
-            if changePending, let lastSend, now - lastSend >= configuration.minimumGap {
+            if changePending, let lastSend, now - lastSend >= spans.minimumGap {
                 return [send(now: now)]
             }
             guard let due = nextResend, now >= due else { return [] }
             lastSend = now
             changePending = false
-            let next = due + configuration.period
+            let next = due + spans.period
             // Keep the grid (one missed resend may follow at once); after a longer stall, skip ahead.
-            nextResend = next > now - configuration.period ? next : now + configuration.period
+            nextResend = next > now + -spans.period ? next : now + spans.period
             return [.send(current)]
         }
     }
 
-    private mutating func send(now: ContinuousClock.Instant) -> Action {
+    private mutating func send(now: Tick) -> Action {
         lastSend = now
-        nextResend = now + configuration.period
+        nextResend = now + spans.period
         changePending = false
         return .send(current)
     }

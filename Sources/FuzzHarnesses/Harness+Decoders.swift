@@ -7,6 +7,7 @@ import Gamepad
 import MIDIControl
 import MIDIFraming
 import Receiver
+import SystemIO
 import RemoteWire
 
 extension Harness {
@@ -101,7 +102,7 @@ extension Harness {
         let mapping = Mapping.default(for: (bytes.first ?? 0) & 1 == 0 ? .stock : .motors)
         let mapSize = mapping.profile.profile.size
         var engine = ReceiverEngine<UInt8>(mapping: mapping, policy: .first, timeout: .milliseconds(250))
-        var now = ContinuousClock.now
+        var now = Tick.now()
         func check(_ step: ReceiverEngine<UInt8>.Step) {
             for (address, _) in step.write ?? [:] {
                 precondition(Int(address) < mapSize, "write past the \(mapping.profile) map at \(address)")
@@ -110,7 +111,7 @@ extension Harness {
         check(engine.start())
         var source: UInt8 = 0
         for record in Records(Array(bytes.dropFirst())) {
-            now = now.advanced(by: .milliseconds(Int64(record.first ?? 0) % 64))
+            now = now + Int64(record.first ?? 0) % 64 * 1_000_000
             source = (source &+ (record.last ?? 0)) & 7
             check(engine.datagram(record, length: record.count, from: source, at: now))
             precondition(abs(engine.wheels.left) <= 127 && abs(engine.wheels.right) <= 127)

@@ -52,8 +52,6 @@ package final class BlackBox {
     private let queue = DispatchQueue(label: "analog-remote.black-box")
     private var lastAutomatic: ContinuousClock.Instant?
     private var written = 0
-    /// The state last recorded as applied (the service records changes only).
-    var lastApplied: (angle: Float, buttons: UInt32)?
     /// The sensor block last put in the ring (a `sensors` entry on each change).
     var lastSensors: SensorBlock?
 

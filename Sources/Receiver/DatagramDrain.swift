@@ -16,7 +16,7 @@ import SystemIO
 ///
 /// Slots are 1280 bytes, above the largest valid datagram (1024): a longer one arrives cut short
 /// with its real length (`MSG_TRUNC`), and the engine counts it by that length.
-struct DatagramDrain {
+struct DatagramDrain: ReceivedDatagrams {
     static let slotSize = 1280
     static let batchSize = 64
     let capacity: Int
@@ -24,6 +24,8 @@ struct DatagramDrain {
     /// Grown on demand: a quiet receiver keeps one batch (80 KiB), a flooded one at most
     /// capacity × 1280 bytes (1.3 MiB for 1024).
     private var batches: [DatagramBatch] = []
+    /// The wall clock just after the last ``fill(from:)``, against which arrival stamps are aged.
+    private(set) var wall = timespec()
 
     init(capacity: Int) {
         precondition(capacity >= 1)
@@ -44,6 +46,7 @@ struct DatagramDrain {
             k += 1
             if n < asked { break }
         }
+        wall = WallClock.now()
         return count
     }
 
@@ -57,6 +60,16 @@ struct DatagramDrain {
             guard left > 0 else { return }
             for slot in 0..<min(Self.batchSize, left) { body(batch, slot) }
             left -= Self.batchSize
+        }
+    }
+
+    func forEachDatagram(now: Tick, where include: (SocketAddress) -> Bool,
+                         _ body: (SocketAddress, ArraySlice<UInt8>, Int, Tick?) -> Void) {
+        let wall = wall
+        forEach { batch, i in
+            let source = batch.source(i)
+            guard include(source) else { return }
+            body(source, batch.bytes(i), batch.length(i), Self.arrival(batch, i, now: now, wall: wall))
         }
     }
 

@@ -95,9 +95,6 @@ package struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         }
     }
 
-    /// ``deadlineTick`` as an instant.
-    package var deadline: ContinuousClock.Instant? { deadlineTick?.instant }
-
     /// Start-up: the board is set to rest (motors 0, bound outputs released).
     package mutating func start() -> Step {
         Step(write: hand(mapping.restValues))
@@ -312,41 +309,6 @@ package struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
         for (address, value) in new.restValues { combined[address] = value }
         if let write = hand(combined) { step.write = write }
         return step
-    }
-
-    // The same calls with instants (tests, callers off the per-datagram path): each converts
-    // once and goes on in ``Tick``s.
-
-    package mutating func tick(at now: ContinuousClock.Instant) -> Step { tick(at: Tick(now)) }
-
-    package mutating func limited(from source: Source, at now: ContinuousClock.Instant) {
-        limited(from: source, at: Tick(now))
-    }
-
-    package mutating func released(_ source: Source, at now: ContinuousClock.Instant) -> Step {
-        released(source, at: Tick(now))
-    }
-
-    package mutating func moved(from old: Source, to new: Source, at now: ContinuousClock.Instant) -> Step {
-        moved(from: old, to: new, at: Tick(now))
-    }
-
-    package mutating func teacher(stop: Bool, at now: ContinuousClock.Instant) -> Step {
-        teacher(stop: stop, at: Tick(now))
-    }
-
-    package mutating func datagram(_ bytes: some Collection<UInt8>, length: Int, from source: Source,
-                                  at now: ContinuousClock.Instant, arrived: ContinuousClock.Instant? = nil,
-                                  admitted: Bool = true) -> Step {
-        datagram(bytes, length: length, from: source, at: Tick(now), arrived: arrived.map { Tick($0) }, admitted: admitted)
-    }
-
-    package mutating func boardLink(_ event: BoardEvent, at now: ContinuousClock.Instant) -> Step {
-        boardLink(event, at: Tick(now))
-    }
-
-    package mutating func replaceMapping(_ new: Mapping, at now: ContinuousClock.Instant) -> Step {
-        replaceMapping(new, at: Tick(now))
     }
 
     private mutating func stop(into step: inout Step) {

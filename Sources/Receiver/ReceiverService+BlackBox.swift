@@ -5,44 +5,9 @@ import DriveRecord
 import RemoteWire
 import SystemIO
 
-/// What the receive loop tells its ``BlackBox`` (`--black-box DIR`): each step's applied state
-/// (when it changed), board values and notices; board link events; and when to write.
+/// What the receive loop tells its ``BlackBox`` (`--black-box DIR`) besides what the machine asks
+/// (``ReceiverAction/record(_:)``): board link events, SIGUSR1, and the write at exit.
 extension ReceiverService {
-    /// After every engine step (``apply(_:)``). Costs a comparison when nothing changed.
-    func recordBlackBox(_ step: ReceiverEngine<SocketAddress>.Step) {
-        guard let box = blackBox else { return }
-        let applied = engine.applied.map { (angle: $0.angle, buttons: $0.buttons.rawValue) }
-        let changed = step.write != nil || !step.notices.isEmpty || applied?.angle != box.lastApplied?.angle
-            || applied?.buttons != box.lastApplied?.buttons
-        guard changed else { return }
-        let now = ContinuousClock.now
-        if let applied, applied.angle != box.lastApplied?.angle || applied.buttons != box.lastApplied?.buttons {
-            box.append(.state(angle: applied.angle, buttons: applied.buttons), at: now)
-        }
-        box.lastApplied = applied
-        if let values = step.write {
-            box.append(.board(values.sorted { $0.key < $1.key }.map { BoardValue(address: $0.key, value: $0.value) }), at: now)
-        }
-        for notice in step.notices {
-            switch notice {
-            case .tookOwnership(let source, _):
-                box.append(.owner(plane.displayName(of: source) ?? source.description), at: now)
-            case .ownerSilent, .ownerLeft:
-                box.append(.owner(nil), at: now)
-            case .failsafe(let reason):
-                box.append(.failsafe(cause: reason == .boardLink ? "board-link" : reason.rawValue), at: now)
-                box.write("failsafe", at: now, automatic: true)
-            case .resumed:
-                box.append(.resumed, at: now)
-            case .teacher(let stopped):
-                box.append(.teacher(stopped: stopped), at: now)
-                if stopped { box.write("teacher stop", at: now, automatic: true) }
-            default:
-                break
-            }
-        }
-    }
-
     /// Each loop turn: the board's sensor block, when it changed since the last one kept.
     func recordBlackBoxSensors() {
         guard let box = blackBox, let block = board.sensors?.block, block != box.lastSensors else { return }

@@ -42,11 +42,11 @@ final class ServiceSupervision {
     private let hangups: EventFlag?
     private var registration: Int?
     private(set) var readySent = false
-    private var nextKeepAlive: ContinuousClock.Instant?
+    private var nextKeepAlive: Tick?
     /// Test hook (`ANALOG_REMOTE_TEST_STALL_AFTER_MS`): when the loop stops serving.
-    private let stallAt: ContinuousClock.Instant?
+    private let stallAt: Tick?
     /// While waiting for the announcement to be registered: how often to look.
-    private let readinessPoll: Duration = .milliseconds(20)
+    private let readinessPoll = Tick.nanoseconds(.milliseconds(20))
     /// A due keep-alive held back by a stale board link: how soon to look again.
     static let linkRecheck: Duration = .milliseconds(50)
     /// Whether the last due keep-alive was held back (said once per episode).
@@ -55,7 +55,7 @@ final class ServiceSupervision {
     init(notifier: ServiceNotifier?, reloader: ReceiverReloader?, stallAfter: Duration?) throws(SystemError) {
         self.notifier = notifier
         self.reloader = reloader
-        stallAt = stallAfter.map { ContinuousClock.now + $0 }
+        stallAt = stallAfter.map { Tick.now() + Tick.nanoseconds($0) }
         if reloader != nil {
             let flag = try EventFlag()
             hangups = flag
@@ -73,7 +73,7 @@ final class ServiceSupervision {
     }
 
     /// The loop's next wake-up, with ours folded in.
-    func deadline(_ other: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+    func deadline(_ other: Tick?, now: Tick) -> Tick? {
         // Asked on every wake-up: a receiver started by hand has nothing to add.
         if notifier == nil && stallAt == nil { return other }
         var candidates = [other, nextKeepAlive, stallAt].compactMap { $0 }
@@ -82,7 +82,7 @@ final class ServiceSupervision {
     }
 
     /// Whether the stall hook's time has come.
-    func shouldStall(at now: ContinuousClock.Instant) -> Bool { stallAt.map { now >= $0 } ?? false }
+    func shouldStall(at now: Tick) -> Bool { stallAt.map { now >= $0 } ?? false }
 
     /// True (once) when SIGHUP arrived. `ready`: the poll's events for ``descriptors`` (a
     /// `read` of the flag on every wake-up was one system call per datagram at low rates).
@@ -93,14 +93,14 @@ final class ServiceSupervision {
 
     /// Sends `READY=1` once `isReady`; keep-alives when due and `linkStale` says nil (else the
     /// milliseconds since the board link's thread last went round).
-    func tick(at now: ContinuousClock.Instant, isReady: () -> Bool, linkStale: () -> Int64?, status: () -> String, logger: Logger) {
+    func tick(at now: Tick, isReady: () -> Bool, linkStale: () -> Int64?, status: () -> String, logger: Logger) {
         guard let notifier else { return }
         if !readySent, isReady() {
             readySent = true
             send(["READY=1", "STATUS=\(status())", "MAINPID=\(getpid())"], logger: logger)
             if let interval = notifier.keepAliveInterval {
                 send(["WATCHDOG=1"], logger: logger)
-                nextKeepAlive = now + interval
+                nextKeepAlive = now + Tick.nanoseconds(interval)
             }
         }
         if let due = nextKeepAlive, now >= due, let interval = notifier.keepAliveInterval {
@@ -109,13 +109,13 @@ final class ServiceSupervision {
                     logger.warning("the board link's thread has not run for \(ms) ms; holding the watchdog keep-alive back until it does")
                 }
                 heldBack = true
-                nextKeepAlive = now + Self.linkRecheck
+                nextKeepAlive = now + Tick.nanoseconds(Self.linkRecheck)
                 return
             }
             heldBack = false
             send(["WATCHDOG=1"], logger: logger)
             // From now, not from `due`: after a late wake-up the next one is a full interval away.
-            nextKeepAlive = now + interval
+            nextKeepAlive = now + Tick.nanoseconds(interval)
         }
     }
 
@@ -131,7 +131,7 @@ final class ServiceSupervision {
 
 extension ReceiverService {
     /// SIGHUP: read the configuration again and apply what can change while running.
-    func reload(at now: ContinuousClock.Instant) {
+    func reload(at now: Tick) {
         guard let reloader = supervision.reloader else { return }
         supervision.send(["RELOADING=1", "MONOTONIC_USEC=\(Self.monotonicMicroseconds())"], logger: logger)
         do throws(CommandFailure) {
@@ -139,8 +139,9 @@ extension ReceiverService {
             for line in fresh.needsRestart {
                 logger.warning("reload: \(line) changed; it takes effect after a restart (systemctl restart analog-remote)")
             }
-            if fresh.mapping != engine.mapping {
-                apply(engine.replaceMapping(fresh.mapping, at: now))
+            if fresh.mapping != machine.engine.mapping {
+                machine.replaceMapping(fresh.mapping, at: now)
+                perform()
                 logger.notice("reload: new mapping in use; the controller keeps the robot and drives again after a resting state")
             } else {
                 logger.notice("reload: configuration read again, mapping unchanged")
@@ -179,8 +180,8 @@ extension ReceiverService {
     /// (then the receiver exits as for any signal, writing the safe state).
     func stall() throws(SystemError) {
         logger.warning("test hook ANALOG_REMOTE_TEST_STALL_AFTER_MS: the receive loop stops serving until a signal")
-        while signals.signal == nil {
-            _ = try Poller.wait([(signals.readableDescriptor, .readable)], until: nil)
+        while runner.stop == nil {
+            _ = try runner.wait(until: nil)
         }
     }
 

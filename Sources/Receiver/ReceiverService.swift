@@ -71,9 +71,11 @@ package struct ReceiverConfiguration: Sendable {
     package static let reclaimRange = 0...60
 }
 
-/// The receive loop: one thread, one `poll` over the UDP socket, the signal watcher and the
-/// board's event flag, with the next failsafe deadline as the timeout. No busy polling: with
-/// no packets and no status line it sleeps until the deadline or an event.
+/// The receive loop: one thread on a ``LoopRunner`` (one `poll` over the UDP socket, the stop
+/// and the board link's events), with the machine's next deadline as the timeout. No busy
+/// polling: with no packets and no status line it sleeps until the deadline or an event. What
+/// a wake-up means is ``ReceiverMachine``'s; this class reads the socket, performs the
+/// machine's actions (board, replies, log lines) and serves the service manager.
 ///
 /// Exit paths — SIGINT/SIGTERM, and any error in the loop — all leave through
 /// ``ReceiverService/finish(_:)``, which writes the rest values and the board's safe state
@@ -81,8 +83,9 @@ package struct ReceiverConfiguration: Sendable {
 package final class ReceiverService {
     let configuration: ReceiverConfiguration
     let socket: UDPSocket
-    let signals: SignalWatcher
-    private let inbox: BoardEventInbox
+    /// The loop's poll, its stop (the stop signals, or ``stopper``), and its mailbox: the board
+    /// link's events (``BoardEventInbox``).
+    let runner: LoopRunner<BoardEvent>
     let board: any BoardSink
     let status: StatusLine
     let logger: Logger
@@ -93,32 +96,13 @@ package final class ReceiverService {
     package let boardResolution: BoardResolution?
     /// Set while the board is refused (a different board on reconnect, a dropped write).
     private(set) var boardRefusal: String?
-    var engine: ReceiverEngine<SocketAddress>
-    /// Control messages, pairing, rate limit, stop-all (ReceiverService+Classroom.swift).
-    var plane: ControlPlane<SocketAddress>
-    /// What each controller that said hello is told about the robot (ReceiverService+RobotState.swift).
-    var reporter: RobotStateReporter<SocketAddress>
-    /// The teacher's dashboard: watchers, identify, kick, lock (ReceiverService+Teacher.swift).
-    var desk = TeacherDesk<SocketAddress>(now: .now) {
-        didSet { deskSummary = (restricts: desk.restricts, idle: desk.identifyStarted == nil && !desk.isWatched) }
-    }
-    /// What the loop asks of ``desk`` on every datagram and every wake-up, kept beside it: the
-    /// desk holds instants, whose layout the compiler does not know, so each read of it from
-    /// here copied the whole value (callgrind: 840 instructions a datagram, 11 copies a
-    /// wake-up). Set on every change of the desk (its `didSet`), so it cannot go stale.
-    private(set) var deskSummary = (restricts: false, idle: true)
-    private var notices = NoticeLimiter()
-    /// Accepted/denied notices: one per source per 10 s, then the global bucket.
-    var helloNotices = PerSourceNotices<SocketAddress>()
-    /// The budget shared by every source but the owner (nil under `--accept any`, where every
-    /// source may become the owner).
-    var strangers: TokenBucket?
+    /// Everything the receiver decides (ReceiverMachine.swift); this class performs its actions.
+    var machine: ReceiverMachine
     /// One wake-up's datagrams (DatagramDrain.swift).
     var drain: DatagramDrain
     var pacing: DrainPacing
-    /// While a wake-up's datagrams are handled: the board values they asked for, merged
-    /// (latest wins), handed to the board once at the end (one write per wake-up at most).
-    private var held: [UInt8: UInt8]?
+    /// Rate limits the one line this class writes per source (a reply the socket refused).
+    private var sendNotices = NoticeLimiter()
     /// `--black-box`: the flight recorder (ReceiverService+BlackBox.swift).
     let blackBox: BlackBox?
     /// Status refresh period while a status line is shown; no periodic wake-ups otherwise.
@@ -136,8 +120,7 @@ package final class ReceiverService {
         self.logger = logger
         self.advertising = advertising
         do {
-            signals = try SignalWatcher(signals: configuration.stopSignals)
-            inbox = try BoardEventInbox()
+            runner = try LoopRunner(stopOn: configuration.stopSignals, mailboxCapacity: 64)
             supervision = try ServiceSupervision(notifier: configuration.notifier, reloader: configuration.reloader,
                                                  stallAfter: configuration.stallAfter)
         } catch {
@@ -176,23 +159,27 @@ package final class ReceiverService {
             // Arrival stamps for the failsafe (receiveBatch). Should the option be refused, a
             // late wake-up judges by read time, which only errs towards stopping.
             if configuration.arrivalStamps { try? socket.enableArrivalTimestamps() }
-            board = try openBoard(inbox)
+            board = try openBoard(runner.mailbox)
         } catch {
             advertising?.stop()
             throw error
         }
         boardResolution = board.resolution
-        engine = ReceiverEngine(mapping: board.resolution?.mapping ?? configuration.mapping, policy: configuration.classroom.accept,
-                                timeout: configuration.failsafe.duration, capacity: configuration.controllerCapacity,
-                                reclaim: configuration.reclaim)
-        self.plane = plane
-        strangers = configuration.classroom.accept != .any
-            ? TokenBucket(rate: configuration.strangerRate, burst: configuration.strangerBurst) : nil
+        let engine = ReceiverEngine<SocketAddress>(mapping: board.resolution?.mapping ?? configuration.mapping,
+                                                   policy: configuration.classroom.accept, timeout: configuration.failsafe.duration,
+                                                   capacity: configuration.controllerCapacity, reclaim: configuration.reclaim)
+        let profile = board.resolution?.profile ?? .kit
+        let settings = ReceiverMachine.Settings(identify: (profile.led1, profile.led2, profile.buzzerTone, profile.buzzerTime),
+                                                failsafeMilliseconds: configuration.failsafe.milliseconds,
+                                                boardSpec: configuration.boardName, version: configuration.version,
+                                                logLevel: logger.logLevel, records: blackBox != nil)
+        // The board as drivers are told it: the probed profile and firmware, else the --board spec.
+        machine = ReceiverMachine(engine: engine, plane: plane,
+                                  board: board.resolution.map { "\($0.kind.rawValue) profile, \($0.identity.summary)" } ?? configuration.boardName,
+                                  settings: settings, strangerRate: configuration.strangerRate,
+                                  strangerBurst: configuration.strangerBurst, now: .now())
         drain = DatagramDrain(capacity: configuration.batch)
         pacing = DrainPacing(maxPause: configuration.drainPause, busyRate: configuration.busyRate)
-        // The board as drivers are told it: the probed profile and firmware, else the --board spec.
-        reporter = RobotStateReporter(board: board.resolution.map { "\($0.kind.rawValue) profile, \($0.identity.summary)" }
-                                      ?? configuration.boardName)
     }
 
     /// The UDP port the receiver listens on (the one chosen for `port` 0).
@@ -201,7 +188,7 @@ package final class ReceiverService {
     /// Ends ``run()`` as SIGTERM would (rest values, safe state, goodbye) when called, from any
     /// thread, also while `run()` blocks its own.
     package var stopper: @Sendable () -> Void {
-        { [signals] in signals.raise(SIGTERM) }
+        { [runner] in runner.requestStop(as: SIGTERM) }
     }
 
     /// Runs until a signal; returns the exit status (success when stopped on request).
@@ -221,115 +208,122 @@ package final class ReceiverService {
             "port": "\(port)", "accept": "\(acceptLabel)",
             "failsafe_ms": "\(configuration.failsafe.milliseconds)",
             "advertise": "\(advertising.map { "session \($0.options.session)" } ?? "off")",
-            "robot": "\(plane.settings.robotID.map(\.text) ?? "none")",
+            "robot": "\(machine.plane.settings.robotID.map(\.text) ?? "none")",
         ])
         announceClassroom()
-        apply(engine.start())
+        machine.start()
+        perform()
         do {
             try loop()
         } catch {
             return try finish(CommandFailure("receive loop failed: \(error)", kind: .failed))
         }
         supervision.send(["STOPPING=1"], logger: logger)
-        let name = signals.signal == SIGINT ? "SIGINT" : signals.signal == SIGTERM ? "SIGTERM" : "signal \(signals.signal ?? 0)"
+        let stop = runner.stop
+        let name = stop == SIGINT ? "SIGINT" : stop == SIGTERM ? "SIGTERM" : "signal \(stop ?? 0)"
         logger.notice("stopping on \(name)")
         return try finish(nil)
     }
 
     private func loop() throws(SystemError) {
-        let fds: [(fd: Int32, events: Poller.Events)] = [
-            (signals.readableDescriptor, .readable),
-            (inbox.descriptor, .readable),
-            (socket.descriptor.rawValue, .readable),
-        ] + supervision.descriptors + blackBoxDescriptors
-        var nextStatus = ContinuousClock.now
+        // The runner polls its stop and mailbox beside these; `ready` is in this order.
+        let fds: [(fd: Int32, events: Poller.Events)] = [(socket.descriptor.rawValue, .readable)]
+            + supervision.descriptors + blackBoxDescriptors
         // Every turn of this loop is a wake-up of the thread, and at 64 controllers there are
-        // thousands a second: a turn with nothing to do must cost little (BENCHMARKS.md, issue
-        // 30c). So the clock is read once after the wait and once after the drain, and the
-        // control plane, the dashboard and the service manager are asked cheap questions first.
-        // The clock is read as a ``Tick`` (the engine and the pacing take it as it is); `now` is
-        // the same reading as an instant, for the parts that still take one.
-        var tick = Tick.now()
-        var now = tick.instant
+        // thousands a second: a turn with nothing to do must cost little (BENCHMARKS.md). So the
+        // clock is read once after the wait and once after the drain, as a ``Tick``, and the
+        // machine is asked cheap questions first.
+        var now = Tick.now()
+        var nextStatus = now
+        let statusPeriod = Tick.nanoseconds(self.statusPeriod)
         while true {
-            var deadline = Self.earliest(engine.deadlineTick?.instant, plane.deadline(now: now))
-            if !deskSummary.idle { deadline = Self.earliest(deadline, desk.deadline(now: now)) }
+            var deadline = machine.deadline(now: now)
             if status.enabled { deadline = Self.earliest(deadline, nextStatus) }
             deadline = supervision.deadline(deadline, now: now)
-            if let hold = pacing.holdUntil(now: tick).map(\.instant) {
+            if let hold = pacing.holdUntil(now: now) {
                 // Busy: let more datagrams queue for one drain (at most `drainPause`; a sleep, not
                 // a poll without the socket, because poll's timeout is in whole milliseconds).
                 Self.sleep(until: deadline.map { min($0, hold) } ?? hold)
             }
-            let ready = try Poller.wait(fds, until: deadline)
-            if signals.signal != nil { return }
-            if !ready[1].isEmpty {
-                for event in inbox.drain() {
-                    log(event)
-                    recordBlackBox(event)
-                    reporter.boardLink(event)
-                    apply(engine.boardLink(event, at: Tick.now()))
-                }
+            let wake = try runner.wait(fds, until: deadline)
+            if wake.stop != nil { return }
+            now = wake.now
+            let ready = wake.ready
+            for event in wake.events {
+                log(event)
+                recordBlackBox(event)
+                machine.boardLink(event, at: now)
+                perform()
             }
-            // A wake-up past the failsafe deadline reads the socket even when poll did not say
-            // it was readable: a state that arrived in time must be seen before the tick.
-            tick = Tick.now()
-            if !ready[2].isEmpty || engine.failsafe.deadlineTick.map({ $0 <= tick }) == true {
-                try holdingBoardWrites { () throws(SystemError) in try receiveBatch() }
-                tick = Tick.now()
-                pacing.drained(drain.count, at: tick)
+            if !ready[0].isEmpty || machine.mustReadBeforeTick(at: now) {
+                try drain.fill(from: socket)
+                // The batch's one clock reading: every datagram is handled at it (the failsafe
+                // judges each state by its arrival stamp).
+                now = Tick.now()
+                machine.receive(drain, at: now, unixMillis: WallClock.unixMillis(drain.wall))
+                perform()
+                pacing.drained(drain.count, at: now)
             }
-            now = tick.instant   // one conversion a wake-up, for the parts that take instants
-            if plane.pollDue(now: now) { handle(plane.poll(now: now), at: now) }
-            apply(engine.tick(at: tick))
-            reportRobotState(at: now)
-            serveTeacher(at: now)
-            if supervision.takeHangup(ready[3...]) { reload(at: now) }
+            machine.latestSensors = board.sensors
+            machine.wake(at: now)
+            perform()
+            recordBlackBoxSensors()
+            if supervision.takeHangup(ready[1...]) { reload(at: now) }
             serviceBlackBox(ready)
             if supervision.shouldStall(at: now) { try stall(); return }
-            supervision.tick(at: now, isReady: { isReady }, linkStale: { staleLink(at: tick) }, status: readyStatus, logger: logger)
+            supervision.tick(at: now, isReady: { isReady }, linkStale: { staleLink(at: now) }, status: readyStatus, logger: logger)
             if status.enabled && now >= nextStatus {
-                status.update(statusText(at: now))
+                status.update(statusText())
                 nextStatus = now + statusPeriod
             }
         }
     }
 
-    private static func earliest(_ a: ContinuousClock.Instant?, _ b: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
+    private static func earliest(_ a: Tick?, _ b: Tick?) -> Tick? {
         guard let a else { return b }
         guard let b else { return a }
         return min(a, b)
     }
 
-    private static func sleep(until instant: ContinuousClock.Instant) {
-        let (seconds, atto) = (instant - .now).components
-        guard seconds > 0 || atto > 0 else { return }
-        var ts = timespec(tv_sec: Int(seconds), tv_nsec: Int(atto / 1_000_000_000))
+    /// Does what the machine asked, in order, and empties its list.
+    func perform() {
+        let count = machine.actions.count
+        guard count > 0 else { return }
+        for i in 0..<count {
+            switch machine.actions[i] {
+            case .board(let values):
+                board.setDesired(values)
+            case .send(let datagram, let to):
+                do {
+                    _ = try socket.send(datagram, to: to)
+                } catch {
+                    if logger.logLevel <= .debug, let suppressed = sendNotices.allow(at: Tick.now()) {
+                        logger.debug("datagram not sent: \(error)", metadata: ["to": "\(to)", "suppressed": "\(suppressed)"])
+                    }
+                }
+            case .log(let level, let message, let metadata):
+                logger.log(level: level, message, metadata: metadata)
+            case .statusChanged:
+                status.update(statusText(), force: true)
+            case .record(let event):
+                blackBox?.append(event, at: .now)
+            case .writeBlackBox(let reason):
+                blackBox?.write(reason, at: .now, automatic: true)
+            }
+        }
+        machine.clearActions()
+    }
+
+    private static func sleep(until tick: Tick) {
+        let left = tick - Tick.now()
+        guard left > 0 else { return }
+        var ts = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))
         _ = nanosleep(&ts, nil)  // EINTR (a signal) just ends the pause early
-    }
-
-    /// Runs `body` with board writes held: what it asks the board for is merged (latest wins)
-    /// and handed over once at the end, so a burst of states read in one wake-up is one write.
-    func holdingBoardWrites(_ body: () throws(SystemError) -> Void) throws(SystemError) {
-        held = [:]
-        defer {
-            if let values = held, !values.isEmpty { board.setDesired(values) }
-            held = nil
-        }
-        try body()
-    }
-
-    func apply(_ step: ReceiverEngine<SocketAddress>.Step) {
-        if let values = step.write.map(withoutIdentify) {
-            if held != nil { held!.merge(values) { $1 } } else { board.setDesired(values) }
-        }
-        for notice in step.notices { log(notice) }
-        recordBlackBox(step)
     }
 
     /// Rest values, then the board's own safe state (blocking, bounded), then the summary.
     private func finish(_ error: CommandFailure?) throws(CommandFailure) -> CommandOutcome {
-        let confirmed = BoardRest.leave(board, values: engine.shutdown(), timeout: configuration.safeStateTimeout)
+        let confirmed = BoardRest.leave(board, values: machine.shutdown(), timeout: configuration.safeStateTimeout)
         board.close()
         closeBlackBox()
         advertising?.stop()
@@ -337,6 +331,7 @@ package final class ReceiverService {
         status.clear()
         logControlTotals()
         if configuration.writesStandardOutput {
+            let engine = machine.engine
             StandardOutput.write(engine.counters.summary(sources: engine.controllers.count,
                                                          evicted: engine.controllers.evicted) + "\n")
         }
@@ -365,59 +360,11 @@ package final class ReceiverService {
         }
     }
 
-    private func log(_ notice: ReceiverEngine<SocketAddress>.Notice) {
-        switch notice {
-        case .tookOwnership(let source, let previous):
-            // Rate limited like the per-source notices: under `--accept any` ownership changes
-            // with every packet whose source differs from the last one (6,400 lines/s with 64
-            // controllers before, most of the receiver's CPU).
-            limited({
-                var metadata = who(source)
-                if let previous { metadata["previous"] = "\(plane.displayName(of: previous) ?? previous.description)" }
-                return metadata
-            }()) { logger.notice("controller owns the robot", metadata: $0) }
-        case .ownerSilent(let source):
-            logger.notice("owner silent, robot free for any controller", metadata: who(source))
-        case .failsafe(let reason):
-            let why = reason == .boardLink ? "board link changed" : "no state for \(configuration.failsafe.milliseconds) ms"
-            status.update(statusText(at: .now), force: true)
-            let kept = reason == .silence && engine.ownership.reclaim > .zero
-                ? "; the robot stays reserved for its owner for \(engine.ownership.reclaim.components.seconds) s" : ""
-            logger.warning("FAILSAFE: motors stopped (\(why)); waiting for a resting state (no forward/backward, level)\(kept)")
-        case .holding(let source):
-            logger.notice("failsafe on: holding states that would move the robot until a resting one arrives",
-                          metadata: who(source))
-        case .resumed(let source):
-            logger.notice("resting state received, driving again", metadata: who(source))
-        case .ignored(let source, let owner):
-            limited(who(source).merging(["owner": "\(plane.displayName(of: owner) ?? owner.description)"]) { $1 }) {
-                logger.notice("ignoring controller: the robot is owned by another", metadata: $0)
-            }
-        case .bad(let source, let error):
-            limited(["controller": "\(source)"]) { logger.warning("bad packet: \(error)", metadata: $0) }
-        case .control(let source, let length):
-            limited(["controller": "\(source)", "bytes": "\(length)"]) {
-                logger.debug("first control datagram from this source", metadata: $0)
-            }
-        case .notAdmitted, .ownerLeft, .teacher:
-            logClassroom(notice)
-        }
-    }
-
-    /// Per-source notices go through a token bucket, so a spoofed flood of source ports cannot
-    /// turn stderr into the bottleneck. Dropped lines are counted in the next one (`suppressed`).
-    /// The metadata is built only for a line that is let through.
-    func limited(_ metadata: @autoclosure () -> Logger.Metadata, _ body: (Logger.Metadata) -> Void) {
-        guard let suppressed = notices.allow(at: Tick.now()) else { return }
-        var metadata = metadata()
-        if suppressed > 0 { metadata["suppressed"] = "\(suppressed)" }
-        body(metadata)
-    }
-
-    func statusText(at now: ContinuousClock.Instant) -> String {
-        StatusText.line(engine: engine, now: now, name: { plane.displayName(of: $0) }, classroom: plane.statusParts,
-                        board: boardRefusal != nil ? "BOARD REFUSED" : boardResolution.map(StatusText.board))
+    func statusText() -> String {
+        let machine = machine
+        return StatusText.line(engine: machine.engine, now: .now, name: { machine.plane.displayName(of: $0) },
+                               classroom: machine.plane.statusParts,
+                               board: boardRefusal != nil ? "BOARD REFUSED" : boardResolution.map(StatusText.board))
             + (advertising.map { " · " + $0.summary } ?? "")
     }
 }
-

@@ -4,7 +4,7 @@ import ControlWire
 /// The receiver's side of the teacher's dashboard as a value type with an injected clock
 /// (Protocol.md §7.10–§7.12): who watches and when each watcher's next report is due, the pings
 /// that measure the driver's round trip, the identify blink, kicked sources and the student lock.
-/// It sends nothing and touches no board: ReceiverService+Teacher.swift asks it and acts.
+/// It sends nothing and touches no board: ``ReceiverMachine`` asks it and acts.
 ///
 /// Bounds: at most ``maxWatchers`` watchers (the stalest is replaced), one report per watcher
 /// per ``reportPeriod``, one ping per ``pingPeriod`` and only while watched, link samples of

@@ -14,8 +14,10 @@ package enum WallClock {
     }
 
     /// Milliseconds since 1970 (0 for a clock set before it).
-    package static func unixMillis() -> UInt64 {
-        let ts = now()
+    package static func unixMillis() -> UInt64 { unixMillis(now()) }
+
+    /// `ts` (a reading of ``now()``) in milliseconds since 1970 (0 before it).
+    package static func unixMillis(_ ts: timespec) -> UInt64 {
         return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(max(0, ts.tv_nsec)) / 1_000_000
     }
 }

@@ -1,12 +1,13 @@
 @testable import Controller
 import PropertyBased
 import RemoteWire
+import SystemIO
 import Testing
 
 /// The send cadence, driven by a manual clock: instants are built from one origin, nothing sleeps.
 @Suite struct SendScheduleTests {
-    let t0 = ContinuousClock.now
-    func at(_ ms: Int) -> ContinuousClock.Instant { t0 + .milliseconds(ms) }
+    let t0 = Tick.now()
+    func at(_ ms: Int) -> Tick { t0 + Int64(ms) * 1_000_000 }
 
     let forward = ControllerState(angle: 0, buttons: .forward)
     let left = ControllerState(angle: -0.3, buttons: [.forward, .a])
@@ -58,7 +59,7 @@ import Testing
         var count = sent(s.start(now: at(0))).count
         // Wake at every deadline, always 3 ms late: the grid must not drift.
         while let d = s.deadline, d < at(10_000) {
-            count += sent(s.advance(now: d + .milliseconds(3))).count
+            count += sent(s.advance(now: d + 3_000_000)).count
         }
         #expect(count == 500)
     }
@@ -152,9 +153,9 @@ import Testing
         await propertyCheck(count: 200, input: events) { codes in
             let config = SendSchedule.Configuration(period: .milliseconds(20), minimumGap: .milliseconds(2))
             var s = SendSchedule(config)
-            var log: [(ContinuousClock.Instant, ControllerState)] = []
+            var log: [(Tick, ControllerState)] = []
             var finished: EndReason?
-            func run(_ actions: [SendSchedule.Action], _ now: ContinuousClock.Instant) {
+            func run(_ actions: [SendSchedule.Action], _ now: Tick) {
                 for a in actions {
                     switch a {
                     case .send(let state): log.append((now, state))
@@ -166,7 +167,7 @@ import Testing
             run(s.start(now: now), now)
             var lastInput = ControllerState.neutral
             for code in codes {
-                let next = now + .microseconds(code % 50_000)
+                let next = now + Int64(code % 50_000) * 1_000
                 while let d = s.deadline, d <= next {
                     now = max(now, d)
                     run(s.advance(now: now), now)
@@ -177,14 +178,14 @@ import Testing
                 run(s.update(state, now: now), now)
             }
             // Let everything due go out, then check the latest input is the latest packet.
-            while let d = s.deadline, d <= now + .milliseconds(2) {
+            while let d = s.deadline, d <= now + 2_000_000 {
                 now = max(now, d)
                 run(s.advance(now: now), now)
             }
             #expect(SendSchedule.sameOnTheWire(log.last!.1, lastInput))
             for (a, b) in zip(log, log.dropFirst()) {
-                #expect(b.0 - a.0 <= config.period)
-                #expect(b.0 - a.0 >= config.minimumGap)
+                #expect(b.0 - a.0 <= Tick.nanoseconds(config.period))
+                #expect(b.0 - a.0 >= Tick.nanoseconds(config.minimumGap))
             }
             let before = log.count
             run(s.stop(.quit, now: now), now)

@@ -285,20 +285,20 @@ struct AnnouncedReceiver {
 
 @Suite struct SessionCadenceTests {
     @Test func aNewPeriodTakesEffectFromTheLastSend() {
-        let t0 = ContinuousClock.now
+        let t0 = Tick.now()
         var s = SendSchedule(.init(period: .milliseconds(100)))
         #expect(s.start(now: t0) == [.send(.neutral)])
-        #expect(s.deadline == t0 + .milliseconds(100))
+        #expect(s.deadline == t0 + 100_000_000)
         s.setPeriod(.milliseconds(20))
         #expect(s.configuration.period == .milliseconds(20))
-        #expect(s.deadline == t0 + .milliseconds(20))
-        #expect(s.advance(now: t0 + .milliseconds(20)) == [.send(.neutral)])
-        #expect(s.deadline == t0 + .milliseconds(40))
+        #expect(s.deadline == t0 + 20_000_000)
+        #expect(s.advance(now: t0 + 20_000_000) == [.send(.neutral)])
+        #expect(s.deadline == t0 + 40_000_000)
         // Slower again: the next resend moves out only from the next send on.
         s.setPeriod(.milliseconds(200))
-        #expect(s.deadline == t0 + .milliseconds(40))
-        #expect(s.advance(now: t0 + .milliseconds(40)) == [.send(.neutral)])
-        #expect(s.deadline == t0 + .milliseconds(240))
+        #expect(s.deadline == t0 + 40_000_000)
+        #expect(s.advance(now: t0 + 40_000_000) == [.send(.neutral)])
+        #expect(s.deadline == t0 + 240_000_000)
     }
 
     @Test(arguments: [

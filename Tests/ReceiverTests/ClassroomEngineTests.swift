@@ -1,4 +1,5 @@
 import Receiver
+import SystemIO
 import RemoteWire
 import Testing
 
@@ -20,7 +21,7 @@ import Testing
 
     @Test func teacherStopWritesRestAndHoldsEveryStateUntilReleaseThenNeedsRest() {
         let h = driving()
-        let stop = h.engine.teacher(stop: true, at: h.clock.at(ms: 20))
+        let stop = h.engine.teacher(stop: true, at: h.clock.tick(ms: 20))
         // Rest values: motors 0 and the LED released too (unlike a failsafe stop).
         #expect(stop.write == [Self.left: 0, Self.right: 0, Self.led1: 0, Self.led2: 0])
         #expect(stop.notices == [.teacher(stopped: true)])
@@ -32,9 +33,9 @@ import Testing
         #expect(h.engine.counters.held == 2 && h.engine.counters.ignored == 1)
         // The owner keeps its ownership through the hold (its states are signs of life).
         #expect(h.engine.ownership.owner == "A")
-        #expect(h.engine.teacher(stop: true, at: h.clock.at(ms: 60)).notices.isEmpty, "a repeat changes nothing")
+        #expect(h.engine.teacher(stop: true, at: h.clock.tick(ms: 60)).notices.isEmpty, "a repeat changes nothing")
 
-        let release = h.engine.teacher(stop: false, at: h.clock.at(ms: 70))
+        let release = h.engine.teacher(stop: false, at: h.clock.tick(ms: 70))
         #expect(release.write == nil && release.notices == [.teacher(stopped: false)])
         #expect(h.send(Self.forward, from: "A", ms: 80).write == nil, "no automatic resume")
         #expect(h.engine.counters.held == 3)
@@ -45,14 +46,14 @@ import Testing
     @Test func teacherStopBeforeAnyControllerStillHolds() {
         let h = EngineHarness()
         _ = h.start()
-        #expect(h.engine.teacher(stop: true, at: h.clock.at(ms: 0)).write == nil, "already at rest: nothing changes")
+        #expect(h.engine.teacher(stop: true, at: h.clock.tick(ms: 0)).write == nil, "already at rest: nothing changes")
         #expect(h.send(.neutral, from: "A", ms: 10).write == nil)
         #expect(h.engine.counters.held == 1 && h.engine.counters.applied == 0)
     }
 
     @Test func byeFromTheOwnerStopsTheMotorsAndFreesTheRobot() {
         let h = driving()
-        let bye = h.engine.released("A", at: h.clock.at(ms: 20))
+        let bye = h.engine.released("A", at: h.clock.tick(ms: 20))
         #expect(bye.write == [Self.left: 0, Self.right: 0, Self.led1: 255, Self.led2: 0], "motors 0; outputs keep their values")
         #expect(bye.notices == [.ownerLeft("A")])
         #expect(h.engine.ownership.owner == nil)
@@ -64,7 +65,7 @@ import Testing
 
     @Test func byeFromAnotherSourceChangesNothing() {
         let h = driving()
-        let step = h.engine.released("B", at: h.clock.at(ms: 20))
+        let step = h.engine.released("B", at: h.clock.tick(ms: 20))
         #expect(step.write == nil && step.notices.isEmpty)
         #expect(h.engine.ownership.owner == "A")
     }
@@ -73,9 +74,9 @@ import Testing
         let h = EngineHarness()
         _ = h.start()
         let bytes = StatePacket.encode(.neutral)
-        let first = h.engine.datagram(bytes, length: 8, from: "P", at: h.clock.at(ms: 0), admitted: false)
+        let first = h.engine.datagram(bytes, length: 8, from: "P", at: h.clock.tick(ms: 0), admitted: false)
         #expect(first.notices == [.notAdmitted("P")] && first.write == nil)
-        let second = h.engine.datagram(bytes, length: 8, from: "P", at: h.clock.at(ms: 10), admitted: false)
+        let second = h.engine.datagram(bytes, length: 8, from: "P", at: h.clock.tick(ms: 10), admitted: false)
         #expect(second.notices.isEmpty, "logged once per source")
         #expect(h.engine.ownership.owner == nil)
         #expect(h.engine.counters.ignored == 2 && h.engine.counters.states == 2)
@@ -83,7 +84,7 @@ import Testing
 
     @Test func limitedDatagramsAreCountedAndNothingElse() {
         let h = driving()
-        for _ in 0..<5 { h.engine.limited(from: "F", at: h.clock.at(ms: 20)) }
+        for _ in 0..<5 { h.engine.limited(from: "F", at: h.clock.tick(ms: 20)) }
         #expect(h.engine.counters.limited == 5 && h.engine.counters.datagrams == 7)
         #expect(h.engine.controllers["F"] == nil, "not a sign of life, not tracked")
         #expect(h.engine.counters.summary(sources: 1, evicted: 0).hasSuffix(" limited=5"))

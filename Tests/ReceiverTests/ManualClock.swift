@@ -1,9 +1,10 @@
 import BoardLink
 import ControlPlane
 import Receiver
+import SystemIO
 import RemoteWire
 
-/// A clock that moves only when a test says so: the state machines take instants, so a test
+/// A clock that moves only when a test says so: the state machines take instants or ticks, so a test
 /// walks time in exact steps instead of sleeping.
 ///
 /// The harnesses below are classes so that a mutating call can sit inside `#expect(…)` (the
@@ -21,6 +22,10 @@ final class ManualClock {
         return now
     }
     func instant(ms: Int) -> ContinuousClock.Instant { start + .milliseconds(ms) }
+    /// ``at(ms:)`` as a ``Tick`` (what the receive engine takes).
+    func tick(ms: Int) -> Tick { Tick(at(ms: ms)) }
+    /// ``instant(ms:)`` as a ``Tick``.
+    func instantTick(ms: Int) -> Tick { Tick(instant(ms: ms)) }
 }
 
 final class FailsafeHarness {
@@ -63,22 +68,22 @@ final class EngineHarness {
     func send(_ state: ControllerState, from source: String, arrivedMs: Int, readMs: Int) -> Engine.Step {
         let bytes = StatePacket.encode(state)
         _ = clock.at(ms: readMs)
-        return engine.datagram(bytes, length: bytes.count, from: source, at: clock.instant(ms: readMs),
-                               arrived: clock.instant(ms: arrivedMs))
+        return engine.datagram(bytes, length: bytes.count, from: source, at: clock.instantTick(ms: readMs),
+                               arrived: clock.instantTick(ms: arrivedMs))
     }
 
     func send(_ state: ControllerState, from source: String, ms: Int) -> Engine.Step {
         let bytes = StatePacket.encode(state)
-        return engine.datagram(bytes, length: bytes.count, from: source, at: clock.at(ms: ms))
+        return engine.datagram(bytes, length: bytes.count, from: source, at: clock.tick(ms: ms))
     }
 
     /// Raw bytes at the current time (or `ms` if given).
     func send(raw bytes: [UInt8], from source: String, ms: Int? = nil) -> Engine.Step {
-        let t = ms.map { clock.at(ms: $0) } ?? clock.now
+        let t = ms.map { clock.tick(ms: $0) } ?? Tick(clock.now)
         return engine.datagram(bytes, length: bytes.count, from: source, at: t)
     }
 
-    func tick(ms: Int) -> Engine.Step { engine.tick(at: clock.at(ms: ms)) }
-    func boardLink(_ event: BoardEvent, ms: Int) -> Engine.Step { engine.boardLink(event, at: clock.at(ms: ms)) }
+    func tick(ms: Int) -> Engine.Step { engine.tick(at: clock.tick(ms: ms)) }
+    func boardLink(_ event: BoardEvent, ms: Int) -> Engine.Step { engine.boardLink(event, at: clock.tick(ms: ms)) }
     func shutdown() -> [UInt8: UInt8] { engine.shutdown() }
 }

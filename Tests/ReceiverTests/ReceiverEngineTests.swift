@@ -2,6 +2,7 @@ import BoardLink
 import ControlPlane
 import PropertyBased
 import Receiver
+import SystemIO
 import RemoteWire
 import Testing
 
@@ -24,7 +25,7 @@ import Testing
     @Test func startSetsTheBoardToRest() {
         let h = EngineHarness()
         #expect(h.start().write == Self.rest)
-        #expect(h.engine.deadline == nil)
+        #expect(h.engine.deadlineTick == nil)
     }
 
     @Test func aMovingStateAtStartUpIsHeldUntilARestingOne() {
@@ -53,7 +54,7 @@ import Testing
         }
         #expect(h.engine.counters.failsafeTrips == 0)
         #expect(h.engine.failsafe.isDriving)
-        #expect(h.engine.deadline == h.clock.instant(ms: 410 + 250), "the last arrival sets the deadline")
+        #expect(h.engine.deadlineTick == h.clock.instantTick(ms: 410 + 250), "the last arrival sets the deadline")
         #expect(step.notices.isEmpty)
     }
 
@@ -72,14 +73,14 @@ import Testing
         _ = h.start()
         _ = h.send(.neutral, from: "A", ms: 0)
         _ = h.send(ControllerState(angle: 0, buttons: [.forward, .a]), from: "A", ms: 10)
-        #expect(h.engine.deadline == h.clock.instant(ms: 260))
+        #expect(h.engine.deadlineTick == h.clock.instantTick(ms: 260))
         #expect(h.tick(ms: 259).write == nil)
         let stop = h.tick(ms: 260)
         #expect(stop.write == [Self.left: 0, Self.right: 0, Self.led1: 255, Self.led2: 0])
         #expect(stop.notices == [.failsafe(.silence), .ownerSilent("A")])
         #expect(h.engine.counters.failsafeTrips == 1)
         #expect(h.engine.wheels == .init(left: 0, right: 0))
-        #expect(h.engine.deadline == nil, "nothing to wait for once stopped: the loop sleeps until a packet")
+        #expect(h.engine.deadlineTick == nil, "nothing to wait for once stopped: the loop sleeps until a packet")
         #expect(h.tick(ms: 400).write == nil, "the stop is written once")
     }
 

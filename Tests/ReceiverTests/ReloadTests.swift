@@ -1,4 +1,5 @@
 import Receiver
+import SystemIO
 import RemoteWire
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
         // The new mapping drives the motors at 0x30/0x31: the old addresses must be stopped too.
         faster.drive.left.address = 0x30
         faster.drive.right.address = 0x31
-        let step = h.engine.replaceMapping(faster, at: h.clock.at(ms: 20))
+        let step = h.engine.replaceMapping(faster, at: h.clock.tick(ms: 20))
         let write = step.write
         #expect(write != nil)
         #expect(write?[0x22] == 0 && write?[0x23] == 0, "old motors not stopped: \(String(describing: write))")
@@ -41,7 +42,7 @@ import Testing
         _ = h.start()
         _ = h.send(.neutral, from: "A", ms: 0)
         _ = h.send(Self.forward, from: "A", ms: 10)
-        let step = h.engine.replaceMapping(.kit, at: h.clock.at(ms: 20))
+        let step = h.engine.replaceMapping(.kit, at: h.clock.tick(ms: 20))
         #expect(step.write == nil)
         #expect(h.engine.failsafe.isDriving)
     }

@@ -69,17 +69,18 @@ import Testing
         let notifier = try #require(try ServiceNotifier(address: socket.path, watchdogMicroseconds: 1_000_000))
         let supervision = try ServiceSupervision(notifier: notifier, reloader: nil, stallAfter: nil)
         let logger = Logger(label: "rest-tests")
-        let start = ContinuousClock.now
+        let start = Tick.now()
+        let recheck = Tick.nanoseconds(ServiceSupervision.linkRecheck)
         supervision.tick(at: start, isReady: { true }, linkStale: { nil }, status: { "ok" }, logger: logger)
         #expect(socket.received().filter { $0 == "WATCHDOG=1\n" }.count == 1)
         // Due 0.5 s later, but the link's thread has been silent for 700 ms: nothing sent, and
         // looked at again soon rather than a whole interval later.
-        let due = start + .milliseconds(500)
+        let due = start + 500_000_000
         supervision.tick(at: due, isReady: { true }, linkStale: { 700 }, status: { "ok" }, logger: logger)
         #expect(socket.received().isEmpty)
-        #expect(supervision.deadline(nil, now: due) == due + ServiceSupervision.linkRecheck)
+        #expect(supervision.deadline(nil, now: due) == due + recheck)
         // The link goes round again: the keep-alive goes out at once.
-        supervision.tick(at: due + ServiceSupervision.linkRecheck, isReady: { true }, linkStale: { nil }, status: { "ok" }, logger: logger)
+        supervision.tick(at: due + recheck, isReady: { true }, linkStale: { nil }, status: { "ok" }, logger: logger)
         #expect(socket.received() == ["WATCHDOG=1\n"])
     }
 

@@ -1,6 +1,7 @@
 import BoardLink
 import ControlWire
 import Receiver
+import SystemIO
 import ControlPlane
 import RemoteWire
 import Testing
@@ -76,7 +77,7 @@ import Testing
         #expect(turn["B"]?.state == .owned(by: "Ann"))
         // A says bye: the robot is free for B.
         rig.reporter.left("A")
-        _ = rig.h.engine.released("A", at: rig.h.clock.at(ms: 5))
+        _ = rig.h.engine.released("A", at: rig.h.clock.tick(ms: 5))
         #expect(rig.due()["B"]?.state == .free)
         _ = rig.h.send(.neutral, from: "B", ms: 10)
         #expect(rig.due()["B"]?.state == .driving)
@@ -99,9 +100,9 @@ import Testing
         rig.reporter.accepted("A")
         _ = rig.h.send(.neutral, from: "A", ms: 0)
         _ = rig.due()
-        _ = rig.h.engine.teacher(stop: true, at: rig.h.clock.at(ms: 10))
+        _ = rig.h.engine.teacher(stop: true, at: rig.h.clock.tick(ms: 10))
         #expect(rig.due()["A"]?.state == .teacherStop)
-        _ = rig.h.engine.teacher(stop: false, at: rig.h.clock.at(ms: 20))
+        _ = rig.h.engine.teacher(stop: false, at: rig.h.clock.tick(ms: 20))
         _ = rig.h.send(Self.forward, from: "A", ms: 30)
         #expect(rig.due()["A"]?.state == .failsafe(.teacherRelease))
     }
