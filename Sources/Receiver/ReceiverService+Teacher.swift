@@ -131,7 +131,8 @@ extension ReceiverService {
                            statesPerSecond: desk.statesPerSecond(states: engine.counters.states, now: now),
                            failsafes: UInt32(clamping: engine.counters.failsafeTrips),
                            name: plane.settings.displayName, driver: who.map { plane.displayName(of: $0) ?? "\($0)" } ?? "", lockedTo: desk.lockedTo ?? "",
-                           board: reporter.board, transport: Self.transport(configuration.boardName), version: configuration.version)
+                           board: reporter.board, transport: Self.transport(configuration.boardName), version: configuration.version,
+                           sensors: reporter.boardMissing == nil ? board.sensors?.block : nil)   // none while the board is missing
     }
 
     /// `serial`, `midi`, `sim`… : the `--board` spec's kind.
