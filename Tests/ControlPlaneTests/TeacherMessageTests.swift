@@ -66,7 +66,10 @@ struct TeacherVectors: Decodable {
                 #expect(!r.verify(key: Array("wrong".utf8)), "\(v.name): MAC under another key")
             case .watchReport(let r):
                 #expect(r.state.code == v.state && r.driver == v.driver, "\(v.name)")
-                let sensors = r.sensors.map { b in b.sensors.map(Int.init) + [Int(b.switchValue), Int(b.temperature), Int(b.humidity)] }
+                let sensors: [Int]? = r.sensors.map { (b: SensorBlock) -> [Int] in
+                    let tail: [Int] = [Int(b.switchValue), Int(b.temperature), Int(b.humidity)]
+                    return b.sensors.map { Int($0) } + tail
+                }
                 #expect(sensors == v.sensors, "\(v.name): sensors")
                 if case .failsafe(let cause) = r.state { #expect(cause.rawValue == v.detail) }
                 // Signed for the vectors' watch (its nonce), as an independent HMAC computes it,

@@ -24,12 +24,15 @@ import Glibc
         guard rename(file + ".new", file) == 0 else { throw TestError("rename \(file)") }
     }
 
-    /// The row's `sensors` as the page reads it, from pushes until `wanted` shows (or `timeout`).
-    static func waitForSensors(_ client: DashboardClient, _ wanted: [String: Int], timeout: Duration) throws -> [String: Int]? {
+    /// The row's `sensors` as the page reads it, from pushes until `wanted` shows (or `timeout`,
+    /// or the socket closes: then the last seen, for the failure message).
+    static func waitForSensors(_ client: DashboardClient, _ wanted: [String: Int], timeout: Duration) -> [String: Int]? {
         var last: [String: Int]?
         let end = ContinuousClock.now + timeout
         while ContinuousClock.now < end {
-            guard let rows = try client.nextMessage(timeout: .milliseconds(500))?["rows"] as? [[String: Any]] else { continue }
+            let message: [String: Any]?
+            do { message = try client.nextMessage(timeout: .milliseconds(500)) } catch { return last }
+            guard let rows = message?["rows"] as? [[String: Any]] else { continue }
             for row in rows {
                 guard let sensors = row["sensors"] as? [String: Any] else { continue }
                 last = sensors.compactMapValues { $0 as? Int }
@@ -74,13 +77,13 @@ import Glibc
         defer { client.close() }
 
         let initial = ["sensor1": 12, "sensor2": 0, "sensor3": 255, "sensor4": 40, "switch": 0, "temperature": 21, "humidity": 45]
-        let seen = try Self.waitForSensors(client, initial, timeout: .seconds(20))
+        let seen = Self.waitForSensors(client, initial, timeout: .seconds(10))
         #expect(seen == initial, "the tile's sensors: \(String(describing: seen)); web: \(web.stderr)")
 
         // The switch pressed, a sensor and the temperature changed (below zero: the signed byte).
         try Self.set("sensor1=200 sensor2=0 sensor3=255 sensor4=40 switch=1 temperature=-3 humidity=45\n", file: file)
         let changed = ["sensor1": 200, "sensor2": 0, "sensor3": 255, "sensor4": 40, "switch": 1, "temperature": -3, "humidity": 45]
-        let after = try Self.waitForSensors(client, changed, timeout: .seconds(10))
+        let after = Self.waitForSensors(client, changed, timeout: .seconds(10))
         #expect(after == changed, "after the change the tile's sensors: \(String(describing: after))")
     }
 }
