@@ -58,7 +58,10 @@ import Testing
         var shownRow: [String: String] {
             guard let rows = page["rows"] as? [[String: Any]], let row = rows.first else { return [:] }
             var out: [String: String] = [:]
-            for (k, v) in row where !["heard", "uptime", "sps"].contains(k) { out[k] = "\(v)" }
+            for (k, v) in row where !["heard", "uptime", "sps"].contains(k) {
+                // A nested object (`sensors`) in key order: a dictionary's own order varies.
+                out[k] = (v as? [String: Any]).map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") } ?? "\(v)"
+            }
             return out
         }
 
