@@ -237,7 +237,18 @@ import Testing
 
         var driving = Self.driving
         driving.name = "robot-t"
+        // A genuine report of ours with its sensor block changed on the way (sensor 1 and the
+        // switch): the block is under the MAC, so it is dropped like any forgery.
+        let sniffed = try ControlDatagram.decode(sniffedReport.payload)
+        guard case .watchReport(let genuineReport) = try ControlMessage.decode(type: sniffed.header.type, payload: sniffed.payload) else {
+            Issue.record("the sniffed datagram is not a report"); return
+        }
+        #expect(genuineReport.sensors != nil, "the receiver's report carries no sensor block")
+        var tampered = sniffedReport.payload
+        tampered[tampered.count - TeacherMAC.size - 7] = 0xC8
+        tampered[tampered.count - TeacherMAC.size - 3] = 1
         let forged: [[UInt8]] = foreign + [
+            tampered,
             sniffedReport.payload,                                                  // a replay of one we took
             Array(Self.datagram(driving).dropLast(TeacherMAC.size)),                // unsigned
             Self.signed(driving, key: Self.otherKey, nonce: c.nonce),               // another key
