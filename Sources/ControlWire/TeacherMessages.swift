@@ -1,3 +1,5 @@
+import BoardProtocol
+
 /// The teacher's dashboard on the wire (Protocol.md §7.10–§7.12): a signed `teacher` command
 /// (watch, identify, kick, lock, unlock), the receiver's `teacher-reply`, and the `watch-report`
 /// a watched receiver sends to the dashboard. All three are unreliable (sequence 0, version 1).
@@ -148,7 +150,8 @@ package struct WatchReport: Hashable, Sendable {
     /// The robot as a whole: §7.9's states as seen from no controller in particular (`driving`,
     /// `failsafe` with its cause, `teacher-stop`, `board-missing`, `free`).
     package var state: RobotReport.State
-    /// Bit 0: a student lock is set; bit 1: identifying now.
+    /// Bit 0: a student lock is set; bit 1: identifying now. (Bit 2 on the wire, ``sensorsFlag``,
+    /// says ``sensors`` follow; it comes from ``sensors`` alone and is never kept here.)
     package var flags: UInt8
     /// The receiver's robot id (``RobotID/value``, Protocol.md §6.2) shown on the dashboard; from a
     /// receiver that has none (an embedded one), its GameKit peer id, wider than 40 bits.
@@ -174,22 +177,29 @@ package struct WatchReport: Hashable, Sendable {
     package var transport: String
     /// The receiver's software version.
     package var version: String
+    /// The sensor block the receiver last read from its board (§7.9.1's seven bytes, after the
+    /// text and under the MAC); nil: none read (sensors off, a firmware without the block, no
+    /// board). Encoded with ``sensorsFlag`` set: a dashboard older than the flag refuses such a
+    /// report, so a receiver that reads no sensors sends exactly the old layout.
+    package var sensors: SensorBlock?
     /// The first 16 bytes of HMAC-SHA256(MAC key, ``label`` ‖ watch nonce ‖ the row's bytes);
     /// zeros until ``sign(key:watchNonce:)``.
     package var mac: [UInt8]
 
     package static let lockedFlag: UInt8 = 1
     package static let identifyingFlag: UInt8 = 2
+    package static let sensorsFlag: UInt8 = 4
 
     package init(serial: UInt32, uptimeSeconds: UInt32, state: RobotReport.State, flags: UInt8 = 0, robotID: UInt64,
                 rttMeanMillis: UInt16 = unknown, rttMaxMillis: UInt16 = unknown, lossPerMille: UInt16 = unknown,
                 statesPerSecond: UInt16 = 0, failsafes: UInt32 = 0, name: String = "", driver: String = "", lockedTo: String = "",
-                board: String = "", transport: String = "", version: String = "",
+                board: String = "", transport: String = "", version: String = "", sensors: SensorBlock? = nil,
                 mac: [UInt8] = .init(repeating: 0, count: TeacherMAC.size)) {
         self.serial = serial; self.uptimeSeconds = uptimeSeconds; self.state = state; self.flags = flags; self.robotID = robotID
         self.rttMeanMillis = rttMeanMillis; self.rttMaxMillis = rttMaxMillis; self.lossPerMille = lossPerMille
         self.statesPerSecond = statesPerSecond; self.failsafes = failsafes; self.name = name; self.driver = driver; self.lockedTo = lockedTo
         self.board = board; self.transport = transport; self.version = version; self.mac = mac
+        self.sensors = sensors
     }
 
     /// Says what the MAC is for: a watch report's MAC never verifies as another message's.
@@ -218,10 +228,13 @@ package struct WatchReport: Hashable, Sendable {
     func encodeRow(into w: inout ByteWriter) {
         w.u32(serial); w.u32(uptimeSeconds); w.u8(state.code)
         if case .failsafe(let cause) = state { w.u8(cause.rawValue) } else { w.u8(0) }
-        w.u8(flags); w.u64(robotID); w.u16(rttMeanMillis); w.u16(rttMaxMillis); w.u16(lossPerMille)
+        w.u8(flags & ~Self.sensorsFlag | (sensors == nil ? 0 : Self.sensorsFlag)); w.u64(robotID); w.u16(rttMeanMillis); w.u16(rttMaxMillis); w.u16(lossPerMille)
         w.u16(statesPerSecond); w.u32(failsafes)
         w.str8(name); w.str8(driver); w.str8(lockedTo); w.str8(board); w.str8(transport); w.str8(version)
         if case .boardMissing(let why) = state { w.str8(why) } else { w.str8("") }
+        if let b = sensors {
+            w.raw(b.sensors); w.u8(b.switchValue); w.u8(UInt8(bitPattern: b.temperature)); w.u8(b.humidity)
+        }
     }
 
     static func decode(_ r: inout ByteReader, payload: ArraySlice<UInt8>) throws(ControlMessageError) -> WatchReport {
@@ -232,6 +245,12 @@ package struct WatchReport: Hashable, Sendable {
         let mean = try r.u16(), max = try r.u16(), loss = try r.u16(), rate = try r.u16(), failsafes = try r.u32()
         let name = try r.str8(), driver = try r.str8(), locked = try r.str8(), board = try r.str8(), transport = try r.str8(), version = try r.str8()
         let why = try r.str8()
+        var sensors: SensorBlock?
+        if flags & sensorsFlag != 0 {   // announced by the flag, so a report without it keeps the old layout
+            let values = Array(try r.take(4))
+            let switchValue = try r.u8(), temperature = Int8(bitPattern: try r.u8()), humidity = try r.u8()
+            sensors = SensorBlock(sensors: values, switchValue: switchValue, temperature: temperature, humidity: humidity)
+        }
         let mac = Array(try r.take(TeacherMAC.size))   // a report without its MAC is refused
         let bad = { (at: Int) in ControlMessageError(.badField, at: at, bytes: Array(payload)) }
         let state: RobotReport.State
@@ -245,10 +264,10 @@ package struct WatchReport: Hashable, Sendable {
         case 7: state = .free
         default: throw bad(codeAt)   // owned and refused are one controller's view, never a robot's
         }
-        guard flags & ~(lockedFlag | identifyingFlag) == 0 else { throw bad(codeAt + 2) }
-        return WatchReport(serial: serial, uptimeSeconds: uptime, state: state, flags: flags, robotID: robotID,
+        guard flags & ~(lockedFlag | identifyingFlag | sensorsFlag) == 0 else { throw bad(codeAt + 2) }
+        return WatchReport(serial: serial, uptimeSeconds: uptime, state: state, flags: flags & ~sensorsFlag, robotID: robotID,
                            rttMeanMillis: mean, rttMaxMillis: max, lossPerMille: loss, statesPerSecond: rate,
                            failsafes: failsafes, name: name, driver: driver, lockedTo: locked, board: board, transport: transport,
-                           version: version, mac: mac)
+                           version: version, sensors: sensors, mac: mac)
     }
 }

@@ -137,7 +137,8 @@ extension ReceiverMachine {
                            statesPerSecond: statesPerSecond,
                            failsafes: UInt32(clamping: engine.counters.failsafeTrips),
                            name: plane.settings.displayName, driver: who.map { plane.displayName(of: $0) ?? "\($0)" } ?? "", lockedTo: desk.lockedTo ?? "",
-                           board: reporter.board, transport: Self.transport(settings.boardSpec), version: settings.version)
+                           board: reporter.board, transport: Self.transport(settings.boardSpec), version: settings.version,
+                           sensors: reporter.boardMissing == nil ? latestSensors?.block : nil)   // none while the board is missing
     }
 
     /// `serial`, `midi`, `sim`… : the `--board` spec's kind.

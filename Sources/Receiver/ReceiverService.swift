@@ -248,6 +248,8 @@ package final class ReceiverService {
             let wake = try runner.wait(fds, until: deadline)
             if wake.stop != nil { return }
             now = wake.now
+            // What the board sensed, for this wake-up's reports (the board link's thread reads it).
+            machine.latestSensors = board.sensors
             let ready = wake.ready
             for event in wake.events {
                 log(event)
@@ -264,7 +266,6 @@ package final class ReceiverService {
                 perform()
                 pacing.drained(drain.count, at: now)
             }
-            machine.latestSensors = board.sensors
             machine.wake(at: now)
             perform()
             recordBlackBoxSensors()

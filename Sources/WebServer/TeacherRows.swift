@@ -13,7 +13,8 @@ import SystemIO
 /// listed by DNS-SD, kept until back or dismissed), `keyless` (answers unsigned: only Stop
 /// reaches it, as a stop-all for the whole session sent to its address), `sent` and `sentAt`
 /// (the last stop or release sent to it, and when, on the same timeline), and the robot's own
-/// figures once a report came.
+/// figures once a report came (with `sensors`, `{"sensor1":…,"switch":…,"temperature":…,
+/// "humidity":…}`, when the robot reads them).
 enum TeacherRows {
     /// A robot silent this long (or never heard) is OFFLINE: four reports missed (§7.12).
     static let offlineAfter: Duration = .seconds(2)
@@ -98,6 +99,8 @@ enum TeacherRows {
         o.number("uptime", Int(r.uptimeSeconds))
         o.string("locked", r.lockedTo)
         o.bool("identifying", r.flags & WatchReport.identifyingFlag != 0)
+        // Only from a report whose MAC verified (the block is under it): raw board values.
+        if let b = r.sensors { o.raw("sensors", RobotSensors(sample: 0, block: b).json) }
         return o.closed
     }
 

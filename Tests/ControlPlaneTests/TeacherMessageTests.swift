@@ -1,3 +1,4 @@
+import BoardProtocol
 import ControlWire
 import Crypto
 import Foundation
@@ -12,6 +13,8 @@ struct TeacherVectors: Decodable {
         let name, hex, kind: String
         let action, outcome, state, detail, reason: UInt8?
         let target, argument, driver: String?
+        /// A report's sensor block: sensor1–sensor4, switch, temperature, humidity; absent: none.
+        let sensors: [Int]?
     }
     struct Rejected: Decodable { let name, hex: String }
     /// Reports that decode but that a dashboard refuses (§7.12): `signed_for`, when present, is
@@ -63,6 +66,11 @@ struct TeacherVectors: Decodable {
                 #expect(!r.verify(key: Array("wrong".utf8)), "\(v.name): MAC under another key")
             case .watchReport(let r):
                 #expect(r.state.code == v.state && r.driver == v.driver, "\(v.name)")
+                let sensors: [Int]? = r.sensors.map { (b: SensorBlock) -> [Int] in
+                    let tail: [Int] = [Int(b.switchValue), Int(b.temperature), Int(b.humidity)]
+                    return b.sensors.map { Int($0) } + tail
+                }
+                #expect(sensors == v.sensors, "\(v.name): sensors")
                 if case .failsafe(let cause) = r.state { #expect(cause.rawValue == v.detail) }
                 // Signed for the vectors' watch (its nonce), as an independent HMAC computes it,
                 // and exactly what the encoder signs; under another nonce or key it fails.

@@ -58,7 +58,10 @@ import Testing
         var shownRow: [String: String] {
             guard let rows = page["rows"] as? [[String: Any]], let row = rows.first else { return [:] }
             var out: [String: String] = [:]
-            for (k, v) in row where !["heard", "uptime", "sps"].contains(k) { out[k] = "\(v)" }
+            for (k, v) in row where !["heard", "uptime", "sps"].contains(k) {
+                // A nested object (`sensors`) in key order: a dictionary's own order varies.
+                out[k] = (v as? [String: Any]).map { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") } ?? "\(v)"
+            }
             return out
         }
 
@@ -235,7 +238,18 @@ import Testing
 
         var driving = Self.driving
         driving.name = "robot-t"
+        // A genuine report of ours with its sensor block changed on the way (sensor 1 and the
+        // switch): the block is under the MAC, so it is dropped like any forgery.
+        let sniffed = try ControlDatagram.decode(sniffedReport.payload)
+        guard case .watchReport(let genuineReport) = try ControlMessage.decode(type: sniffed.header.type, payload: sniffed.payload) else {
+            Issue.record("the sniffed datagram is not a report"); return
+        }
+        #expect(genuineReport.sensors != nil, "the receiver's report carries no sensor block")
+        var tampered = sniffedReport.payload
+        tampered[tampered.count - TeacherMAC.size - 7] = 0xC8
+        tampered[tampered.count - TeacherMAC.size - 3] = 1
         let forged: [[UInt8]] = foreign + [
+            tampered,
             sniffedReport.payload,                                                  // a replay of one we took
             Array(Self.datagram(driving).dropLast(TeacherMAC.size)),                // unsigned
             Self.signed(driving, key: Self.otherKey, nonce: c.nonce),               // another key

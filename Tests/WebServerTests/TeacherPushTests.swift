@@ -1,5 +1,7 @@
 import ControlWire
 import Foundation
+import RemoteWire
+import TestSupport
 import Testing
 @testable import WebServer
 
@@ -121,5 +123,29 @@ struct TeacherPushTests {
         #expect(shown["sps"] as? Int == 50 && shown["uptime"] as? Int == 60 && shown["robotId"] as? String != nil)
         #expect(shown["offline"] as? Bool == false && message["dropped"] as? Int == 7 && message["game"] == nil)
         #expect(text?.contains("</script>") == true, "a JSON string, not HTML: nothing else to escape")
+    }
+
+    /// A row whose report carries the sensor block has `sensors` with the board's values, as the
+    /// tile reads them; a row whose report has none has no `sensors` key. The report is the
+    /// §7.12 vector with sensors (12 0 255 40, switch pressed, 21 °C, 45 %RH).
+    @Test func aReportsSensorBlockIsTheRowsSensors() throws {
+        let data = try Data(contentsOf: Paths.repositoryFile("vectors/teacher-messages.json"))
+        let file = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let messages = try #require(file["messages"] as? [[String: Any]])
+        let hex = try #require(messages.first { ($0["sensors"] as? [Int]) != nil }?["hex"] as? String)
+        let d = try ControlDatagram.decode(try #require(Hex.bytes(hex)))
+        guard case .watchReport(let report) = try ControlMessage.decode(type: d.header.type, payload: d.payload) else {
+            Issue.record("not a report"); return
+        }
+        var with = Self.row(1)
+        with.report = report
+        let without = Self.row(2)
+        var push = TeacherPush(epoch: Self.epoch)
+        let message = try Self.parse(Self.next(&push, [with, without], now: 250))
+        let rows = try #require(message["rows"] as? [[String: Any]])
+        let shown = try #require(rows.first { $0["id"] as? String == "i1" }?["sensors"] as? [String: Any])
+        #expect(shown.compactMapValues { $0 as? Int } == ["sensor1": 12, "sensor2": 0, "sensor3": 255, "sensor4": 40, "switch": 1,
+                                                          "temperature": 21, "humidity": 45], "\(shown)")
+        #expect(rows.first { $0["id"] as? String == "i2" }?["sensors"] == nil, "a report without a block shows no sensors")
     }
 }

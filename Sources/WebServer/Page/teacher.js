@@ -138,6 +138,8 @@ function makeTile(id) {
   p.roster = el("span", "roster");
   p.sub.append(p.lock, p.lockName, p.roster);
   driver.append(p.driverName, p.sub);
+  p.sensors = el("div", "sensors");
+  p.sensors.hidden = true;
   const bottom = el("div", "bottom");
   p.link = el("span", "link");
   p.bars = bars();
@@ -146,7 +148,7 @@ function makeTile(id) {
   p.stop = button("stop", id, "Stop", "stop", "stop");
   bottom.append(p.link, p.stop);
   p.note = el("div", "note");
-  t.append(top, state, driver, bottom, p.note);
+  t.append(top, state, driver, p.sensors, bottom, p.note);
   const tile = { el: t, p, data: null };
   tiles.set(id, tile);
   return tile;
@@ -205,6 +207,11 @@ function keylessText(r) {
   return `${r.sent} sent ${seconds(r.sentAge)} · ${answered}`;
 }
 
+// The robot's senses in one short line: switch (● pressed, ○ not), sensors 1–4, °C, %RH.
+function sensorsText(s) {
+  return `${s.switch ? "●" : "○"} ${[s.sensor1, s.sensor2, s.sensor3, s.sensor4].join(" ")} · ${s.temperature} °C ${s.humidity} %`;
+}
+
 function renderTile(tile, r) {
   const p = tile.p;
   const v = view(r);
@@ -244,6 +251,9 @@ function renderTile(tile, r) {
     set(p.linkText, v.state !== "offline" && r.rttMean !== undefined ? r.rttMean + " ms" + (r.loss ? " · " + r.loss + " %" : "") : "no link");
     p.link.title = r.rttMean !== undefined ? `round trip ${r.rttMean} / ${r.rttMax} ms (mean / max), loss ${r.loss ?? "?"} %, ${r.sps ?? 0} states/s` : "";
   }
+  set(p.sensors, r.sensors ? sensorsText(r.sensors) : "");
+  p.sensors.hidden = !r.sensors;
+  p.sensors.title = r.sensors ? `switch ${r.sensors.switch ? "pressed" : "not pressed"}, sensors 1–4 ${[r.sensors.sensor1, r.sensors.sensor2, r.sensors.sensor3, r.sensors.sensor4].join(", ")} (0–255), ${r.sensors.temperature} °C, ${r.sensors.humidity} %RH` : "";
   set(p.note, v.note);
   p.note.hidden = !v.note;
   // Stop works on a proven robot, and on a keyless one (a stop for the session, to its address).
@@ -400,6 +410,7 @@ function renderDetail() {
   if (r.rttMean !== undefined) add("link", `${r.rttMean} / ${r.rttMax} ms round trip (mean / max)`);
   add("traffic", [r.sps !== undefined ? r.sps + " states/s" : "", r.loss !== undefined ? "loss " + r.loss + " %" : ""].filter(Boolean).join(" · "));
   add("failsafes", r.failsafes ? String(r.failsafes) : "");
+  add("sensors", r.sensors ? sensorsText(r.sensors) : "");
   add("board", [r.board, r.transport].filter(Boolean).join(" · "));
   add("receiver", r.version ? "v" + r.version + " · up " + uptime(r.uptime) : "");
   add("heard", r.age === undefined ? "never" : seconds(r.age));
