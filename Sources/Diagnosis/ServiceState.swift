@@ -89,16 +89,37 @@ package struct ServiceState: Sendable, Hashable {
     /// debug level), which is why only a restarted service asks the journal.
     package static func lastExit(journalJSON text: String) -> Exit? {
         var found: Exit?
+        let decoder = JSONDecoder()
         for line in text.split(separator: "\n") {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
-            if let code = object["EXIT_CODE"] as? String, let status = object["EXIT_STATUS"] as? String {
-                guard object["COMMAND"] as? String == "ExecStart" else { continue }
+            guard let record = try? decoder.decode(JournalRecord.self, from: Data(line.utf8)) else { continue }
+            if let code = record.EXIT_CODE, let status = record.EXIT_STATUS {
+                guard record.COMMAND == "ExecStart" else { continue }
                 found = Exit(code: code, status: status)
-            } else if let result = object["UNIT_RESULT"] as? String {
+            } else if let result = record.UNIT_RESULT {
                 found?.result = result
             }
         }
         return found
+    }
+
+    /// The fields of one journal record ``lastExit(journalJSON:)`` reads (a field that is not a
+    /// string, as journald writes binary data, counts as absent).
+    private struct JournalRecord: Decodable {
+        var EXIT_CODE: String?
+        var EXIT_STATUS: String?
+        var COMMAND: String?
+        var UNIT_RESULT: String?
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            func text(_ key: CodingKeys) -> String? { (try? c.decodeIfPresent(String.self, forKey: key)) ?? nil }
+            EXIT_CODE = text(.EXIT_CODE)
+            EXIT_STATUS = text(.EXIT_STATUS)
+            COMMAND = text(.COMMAND)
+            UNIT_RESULT = text(.UNIT_RESULT)
+        }
+
+        enum CodingKeys: String, CodingKey { case EXIT_CODE, EXIT_STATUS, COMMAND, UNIT_RESULT }
     }
 
     /// Doctor's line: ok when it runs and never had to be restarted; warn when it runs after

@@ -182,14 +182,17 @@ package struct DemoRun {
     /// before the first report.
     static func lastSenses(_ log: String) -> String {
         for line in log.split(separator: "\n").reversed() where line.contains("\"sensors\":{") {
-            guard let data = line.data(using: .utf8),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                  let v = object["sensors"] as? [String: Any] else { continue }
-            func n(_ key: String) -> Int { (v[key] as? Int) ?? Int(v[key] as? String ?? "") ?? 0 }
+            guard let v = try? JSONDecoder().decode(SensorsLine.self, from: Data(line.utf8)).sensors else { continue }
+            func n(_ key: String) -> Int { v[key] ?? 0 }
             let bars = (1...4).map { String(format: "%3d", n("sensor\($0)")) }.joined(separator: " ")
             return "\(n("switch") != 0 ? "●" : "○") \(bars) \(String(format: "%2d", n("temperature")))°C"
         }
         return String(repeating: " ", count: 21)
+    }
+
+    /// A JSON log line with a `sensors` object of numbers (control's `--log-format json`).
+    private struct SensorsLine: Decodable {
+        var sensors: [String: Int]
     }
 
     static func describe(_ map: [UInt8], firmware: BoardProfileKind, command: String, at elapsed: Duration,

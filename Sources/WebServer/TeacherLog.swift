@@ -45,10 +45,24 @@ final class TeacherLog: Sendable {
             if $0.count >= Self.capacity { $0.removeFirst($0.count - Self.capacity + 1) }
             $0.append(entry)
         }
-        let object: [String: Any] = ["time": Self.iso(entry.unixMillis), "robot": robot, "event": event, "detail": detail]
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        guard let data = try? Self.encoder.encode(Line(time: Self.iso(entry.unixMillis), robot: robot, event: event, detail: detail))
+        else { return }
         file.withLock { $0?.write(data + Data([0x0A])) }
     }
+
+    /// One line of the JSON log (keys sorted: `detail`, `event`, `robot`, `time`).
+    private struct Line: Encodable {
+        var time: String
+        var robot: String
+        var event: String
+        var detail: String
+    }
+
+    private static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        return e
+    }()
 
     /// time,robot,event,detail (``CSVText``: RFC 4180, a cell a spreadsheet would run as a
     /// formula neutralised; robot names and details come from the network and from students).

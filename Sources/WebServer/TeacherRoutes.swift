@@ -166,19 +166,19 @@ struct TeacherDashboard: Sendable {
     /// `{"t":"dismiss","robot":ID}` (forget a silent robot's row), `{"t":"game-start"}`,
     /// `{"t":"game-end"}`.
     func command(_ text: String) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              let t = object["t"] as? String else { return }
+        guard let object = try? JSONDecoder().decode(DashboardCommand.self, from: Data(text.utf8)) else { return }
+        let t = object.t
         switch t {
         case "game-start": game.start(); return
         case "game-end": game.end(); return
         default: break
         }
-        guard let robot = object["robot"] as? String else { return }
+        guard let robot = object.robot else { return }
         if t == "dismiss" {
             if robot != "*" { link.dismiss(robot: robot) }
             return
         }
-        let arg = String((object["arg"] as? String ?? "").prefix(64))
+        let arg = String((object.arg ?? "").prefix(64))
         let command: TeacherLink.Command
         switch t {
         case "stop": command = .stop
@@ -192,6 +192,13 @@ struct TeacherDashboard: Sendable {
         let targets = robot == "*" ? link.rows().map(\.id) : [robot]
         for id in targets { link.enqueue(command, robot: id) }
         link.events.record(robot: robot == "*" ? "all" : robot, event: "teacher-\(t)", detail: arg)
+    }
+
+    /// What a dashboard sends on its WebSocket (see ``command(_:)``); anything else is ignored.
+    struct DashboardCommand: Decodable {
+        var t: String
+        var robot: String?
+        var arg: String?
     }
 
     static func formValue(_ name: String, in body: String) -> String? {
