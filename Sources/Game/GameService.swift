@@ -49,20 +49,26 @@ package final class GameService {
     private let started: ContinuousClock.Instant
     private let startedWall: timespec
 
+    /// What every round checks before it starts (the button game's and the robot-judged): the
+    /// results directory takes files now (they are written at the end), and the stop signals
+    /// are watched. Returns the round's loop runner.
+    static func prepare<Event: Sendable>(resultsDirectory: String) throws(CommandFailure) -> LoopRunner<Event> {
+        guard access(resultsDirectory, W_OK | X_OK) == 0 else {
+            throw CommandFailure("--results \(resultsDirectory): \(String(cString: strerror(errno))) (give a writable directory)",
+                                 kind: .badConfiguration)
+        }
+        do {
+            return try LoopRunner()
+        } catch {
+            throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
+        }
+    }
+
     package init(configuration: GameConfiguration, status: StatusLine, logger: Logger) throws(CommandFailure) {
         self.configuration = configuration
         self.status = status
         self.logger = logger
-        // The results are written at the end: a directory that cannot take them is refused now.
-        guard access(configuration.resultsDirectory, W_OK | X_OK) == 0 else {
-            throw CommandFailure("--results \(configuration.resultsDirectory): \(String(cString: strerror(errno))) (give a writable directory)",
-                                 kind: .badConfiguration)
-        }
-        do {
-            runner = try LoopRunner()
-        } catch {
-            throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
-        }
+        runner = try Self.prepare(resultsDirectory: configuration.resultsDirectory)
         do {
             socket = try UDPSocket.bind(port: configuration.port)
         } catch {

@@ -70,15 +70,7 @@ package final class RobotJudgeService {
     package init(configuration: JudgeConfiguration, logger: Logger) throws(CommandFailure) {
         self.configuration = configuration
         self.logger = logger
-        guard access(configuration.resultsDirectory, W_OK | X_OK) == 0 else {
-            throw CommandFailure("--results \(configuration.resultsDirectory): \(String(cString: strerror(errno))) (give a writable directory)",
-                                 kind: .badConfiguration)
-        }
-        do {
-            runner = try LoopRunner()
-        } catch {
-            throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
-        }
+        runner = try GameService.prepare(resultsDirectory: configuration.resultsDirectory)
         // Each report would be an info line (the driver's log): the round says what counts itself.
         var sessionLogger = logger
         if sessionLogger.logLevel < .notice { sessionLogger.logLevel = .notice }

@@ -11,18 +11,6 @@ import Glibc
 /// What is left is the board link's once-a-second look; a link thread that looks once per reply
 /// timeout (100 ms) makes about ten.
 @Suite struct IdleReceiveWakeupTests {
-    static func sleeps(_ pid: Int32) -> Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        var total = 0
-        for task in tasks {
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
-            for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
-                total += Int(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
-            }
-        }
-        return total
-    }
-
     @Test func anIdleReceiverSleepsBetweenEvents() throws {
         let receiver = try ChildProcess(analogRemote: ["receive", "--config", "/dev/null", "--quiet", "--no-advertise", "--port", "0",
                                                        "--board", "sim", "--sensor-rate", "0"])
@@ -30,11 +18,11 @@ import Glibc
         #expect(receiver.waitForOutput(timeout: .seconds(20)) { out, _ in out.contains("\n") }, "\(receiver.stderr)")
         // Past the start-up (the probe, the safe state, the first second of a busy link).
         Thread.sleep(forTimeInterval: 2.5)
-        let before = Self.sleeps(receiver.pid), start = ContinuousClock.now
+        let before = ProcessSleeps.count(receiver.pid), start = ContinuousClock.now
         Thread.sleep(forTimeInterval: 5)
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let rate = Double(Self.sleeps(receiver.pid) - before) / seconds
+        let rate = Double(ProcessSleeps.count(receiver.pid) - before) / seconds
         print("idle receive: \(String(format: "%.1f", rate)) wake-ups a second")
         #expect(rate < 4, "an idle receiver woke \(rate) times a second")
     }

@@ -15,18 +15,6 @@ import Glibc
 @Suite(.serialized) struct IdleWebWakeupTests {
     static let key = "ark1-" + String(repeating: "4d", count: 32)
 
-    static func switches(_ pid: Int32) -> Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        var total = 0
-        for task in tasks {
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
-            for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
-                total += Int(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
-            }
-        }
-        return total
-    }
-
     @Test func anIdleDashboardWakesTheServerOnlyForItsProtocol() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("idle-web-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -61,14 +49,14 @@ import Glibc
         }
         try #require(watched, "the dashboard never showed the robot watched")
 
-        let before = Self.switches(web.pid), start = ContinuousClock.now
+        let before = ProcessSleeps.count(web.pid), start = ContinuousClock.now
         var pushes = 0
         while ContinuousClock.now - start < .seconds(5) {
             if try client.nextMessage(timeout: .milliseconds(500)) != nil { pushes += 1 }
         }
         let seconds = Double((ContinuousClock.now - start).components.seconds)
             + Double((ContinuousClock.now - start).components.attoseconds) / 1e18
-        let rate = Double(Self.switches(web.pid) - before) / seconds
+        let rate = Double(ProcessSleeps.count(web.pid) - before) / seconds
         print("idle web with a dashboard open: \(String(format: "%.1f", rate)) context switches a second, \(pushes) pushes in 5 s")
         #expect(rate < 80, "an idle web woke \(rate) times a second")
         #expect(pushes >= 3, "the dashboard was not kept up to date while idle (\(pushes) pushes in 5 s)")
