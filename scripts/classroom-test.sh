@@ -6,6 +6,11 @@
 #   scripts/classroom-test.sh --robots 30 --second 6 --hold 10 --warmup 5   the documented manual run
 #                                                (--warmup: the robots are on this long before the
 #                                                drivers start, as in a class; default 4)
+#   scripts/classroom-test.sh --release --robots 30 --second 6 --hold 10 --warmup 5
+#                                                the same with .build/release/analog-remote (build it
+#                                                first: swift build -c release --product analog-remote):
+#                                                stop-all's time at 30 robots is a performance figure,
+#                                                quoted from the release build a classroom installs
 #   ANALOG_REMOTE=path/to/analog-remote          the binary (default .build/debug/analog-remote)
 #   CLASSROOM_LOG_LEVEL=debug                    the drivers' --log-level (default info); debug logs
 #                                                every discovery event, to see where a start-up went
@@ -38,6 +43,11 @@
 #               their browse starts: process start plus one datagram per robot. B's, with no
 #               dashboard of B, finds its receivers by DNS-SD alone (a resolve and two address
 #               lookups per robot, each a D-Bus round trip): the cold path, printed only.
+#               The clock starts in the shell that runs the command, just before it becomes the
+#               teacher's `analog-remote stop-all` (no wrapper process in between: the time is the
+#               command's own, from its exec). Each line names the binary: on this one machine
+#               every host shares two cores, so a debug build's start-up and its 70 processes'
+#               load count several times over; the goal is quoted for the release build (--release).
 #               With CLASSROOM_STOP_BOUND_MS=MS, either of A's times over MS fails the run; without,
 #               they are only printed: on a machine shared with builds (load far above its cores)
 #               the process start and the browse alone take seconds, and say nothing of stop-all
@@ -80,7 +90,8 @@ while [ $# -gt 0 ]; do
         --hold) HOLD_S=$2; shift 2;;
         --warmup) WARMUP_S=$2; shift 2;;
         --keep-logs) KEEP=1; shift;;
-        *) echo "usage: $0 [--robots N] [--second M] [--hold SECONDS] [--warmup SECONDS] [--keep-logs]" >&2; exit 64;;
+        --release) BIN=$ROOT/.build/release/analog-remote; BIN_COMM=analog-remote; shift;;
+        *) echo "usage: $0 [--release] [--robots N] [--second M] [--hold SECONDS] [--warmup SECONDS] [--keep-logs]" >&2; exit 64;;
     esac
 done
 N=$((ROBOTS_A + ROBOTS_B))
@@ -101,7 +112,13 @@ skip() { echo "SKIPPED: classroom test: $*"; exit 0; }
 for tool in ip unshare nsenter avahi-daemon dbus-daemon; do
     command -v "$tool" >/dev/null || skip "no '$tool' (run scripts/setup.sh)"
 done
-[ -x "$BIN" ] || { echo "classroom-test: $BIN is not built (run: swift build)" >&2; exit 1; }
+[ -x "$BIN" ] || { echo "classroom-test: $BIN is not built (run: swift build$(case "$BIN" in */release/*) echo " -c release";; esac) --product analog-remote)" >&2; exit 1; }
+# How the stop-all lines name the binary (its times depend on the build).
+case "$BIN" in
+    "$ROOT"/.build/release/*) BUILD_KIND="release build";;
+    "$ROOT"/.build/debug/*) BUILD_KIND="debug build";;
+    *) BUILD_KIND=$BIN;;
+esac
 
 # pid_is, stop_pid, write_avahi_conf (the two-host library; its set-up is not used here).
 # shellcheck source=netns/lib.sh
@@ -392,13 +409,32 @@ check "dashboard cpu" "$(awk -v p="$web_pct" 'BEGIN { print (p < 5 ? 0 : 1) }')"
 # Stop-all of session A from the teacher, then B. Counted by identity: N of N, each robot once.
 # STOP_MS: the time from the command's start to the last of the session's boards at rest.
 stopall() { # SESSION EXPECTED OUT FIRST_ROBOT LAST_ROBOT [LABEL]
-    local t_start
-    t_start=$EPOCHREALTIME
-    # The teacher's state directory (the dashboard's too): where stop-all keeps the receivers
-    # that took its last run of a session, and sends to first the next time.
-    env -u DBUS_SYSTEM_BUS_ADDRESS -u AVAHI_COMPAT_NOWARN XDG_STATE_HOME="$STATE/teacher/state" \
-        nsenter -t "$(cat "$STATE/teacher/holder.pid")" -m -n -- \
-        timeout 20 "$BIN" stop-all --quiet --session "$1" --timeout 2 --teacher-key-file "$STATE/teacher.key" > "$3" 2>&1 || true
+    local t_start holder command dog
+    holder=$(cat "$STATE/teacher/holder.pid")
+    # The watchdog first (a hung stop-all is stopped after 20 s), so that nothing forks beside
+    # the command while it runs.
+    rm -f "$3.pid"
+    # (Its sleep is ended when the command is: `&&` keeps the kill from running then.)
+    ( sleep 20 && [ -s "$3.pid" ] && kill -TERM "$(cat "$3.pid")" 2>/dev/null ) &
+    dog=$!
+    PIDS+=("$dog:bash|sleep")
+    # The subshell notes its pid and the time, then becomes nsenter, which enters the teacher's
+    # namespaces and becomes the command. The teacher's state directory (the dashboard's too):
+    # where stop-all keeps the receivers that took its last run of a session, and sends to
+    # first the next time.
+    (
+        unset DBUS_SYSTEM_BUS_ADDRESS AVAHI_COMPAT_NOWARN
+        export XDG_STATE_HOME="$STATE/teacher/state"
+        echo "$BASHPID" > "$3.pid"
+        echo "$EPOCHREALTIME" > "$3.start"
+        exec nsenter -t "$holder" -m -n -- "$BIN" stop-all --quiet --session "$1" --timeout 2 --teacher-key-file "$STATE/teacher.key"
+    ) > "$3" 2>&1 &
+    command=$!
+    PIDS+=("$command:$BIN_COMM|nsenter|bash")
+    wait "$command" || true
+    pkill -P "$dog" sleep 2>/dev/null || true
+    wait "$dog" 2>/dev/null || true
+    t_start=$(cat "$3.start")
     local i t ms worst=-1 worst_i=0 at_rest=0 all=()
     for i in $(seq "$4" "$5"); do
         # The first board write at rest after the start (each board showed its driver's state until then).
@@ -410,6 +446,7 @@ stopall() { # SESSION EXPECTED OUT FIRST_ROBOT LAST_ROBOT [LABEL]
     done
     STOP_MS=$worst
     STOP_NOTE="motors 0 on $at_rest of $(( $5 - $4 + 1 )) robots; the last (${R_SESSION[$worst_i]:-?}/${R_NAME[$worst_i]:-?}) $worst ms after stop-all started (first $(printf '%s\n' "${all[@]}" | sort -n | head -1) ms, median $(printf '%s\n' "${all[@]}" | sort -n | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "-") }') ms)"
+    STOP_NOTE="$STOP_NOTE; $BUILD_KIND"
     echo "  stop-all $1${6:-}: $STOP_NOTE"
     [ "$at_rest" -eq $(( $5 - $4 + 1 )) ] || STOP_MS=-1
     local reached lines dupes
