@@ -60,7 +60,8 @@ struct TeacherRobotRound: Sendable {
 
     var isOver: Bool { round.isOver }
 
-    /// A report the link took, at the time it took it. True when the standings moved.
+    /// A report the link took, at the time it took it. True when what the dashboard shows moved
+    /// (a report that changes no standing and no hold is not news).
     @discardableResult
     mutating func report(_ report: WatchReport, now: ContinuousClock.Instant) -> Bool {
         guard let id = index[Self.key(report)], let block = report.sensors else { return false }
@@ -98,8 +99,7 @@ struct TeacherRobotRound: Sendable {
     func board(playing: Bool) -> Board.Round {
         Board.Round(number: number, rule: "\(round.rule)", task: round.rule.task, standings: round.standings.map { rank, id in
             let r = round.robots[id]
-            var row = Board.Row(rank: rank, robot: entrants[id].robot, name: r.name, result: RobotRound.word(r.standing),
-                                reports: r.reports)
+            var row = Board.Row(rank: rank, robot: entrants[id].robot, name: r.name, result: RobotRound.word(r.standing))
             if case .done(let place, let after) = r.standing {
                 row.place = place
                 row.seconds = RobotRound.seconds(after)
@@ -123,7 +123,6 @@ struct TeacherRobotRound: Sendable {
             var seconds: String?
             /// The longest hold so far (hold rule only).
             var hold: String?
-            var reports: Int
         }
 
         struct Round: Sendable, Equatable {

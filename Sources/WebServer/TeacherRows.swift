@@ -123,7 +123,7 @@ enum TeacherRows {
     }
 
     /// The robots' round as `{"playing":…,"notice":…,"round":N,"rule":…,"task":…,"standings":[{"rank","robot","name",
-    /// "result","place","seconds","hold","reports"}…]}` (`round` and the rest absent before the first round; `rank`
+    /// "result","place","seconds","hold"}…]}` (`round` and the rest absent before the first round; `rank`
     /// absent for an out robot; `place` and `seconds` once it completed the task; `hold` under the hold rule).
     /// Names are the signed names as ``TeacherRobotRound`` keeps them (``DisplayText``).
     static func robotGame(_ game: TeacherRobotGame.Board) -> String {
@@ -143,7 +143,6 @@ enum TeacherRows {
             if let place = s.place { o.number("place", place) }
             if let seconds = s.seconds { o.raw("seconds", seconds) }
             if let hold = s.hold { o.raw("hold", hold) }
-            o.number("reports", s.reports)
             return o.closed
         }.joined(separator: ",") + "]")
         return g.closed
