@@ -6,6 +6,7 @@ import Logging
 import RemoteWire
 import Synchronization
 import SystemIO
+import TestSupport
 import Testing
 @testable import WebServer
 
@@ -155,5 +156,71 @@ import Testing
         let log = dashboard.log   // the Log (CSV) button's file
         #expect(log.contains(",game-start,\"robot round 1 (switch), 3 robots"), "\(log)")
         #expect(log.contains(",game-result,\"robot round 1 (switch), 3 robots: 1. robot-2 won "), "\(log)")
+    }
+
+    /// The same round with real robots: three board-sims whose switches the test presses (their
+    /// `--sensors` files), three receivers with the teacher key, and the dashboard's link
+    /// watching them. Robot 2 pressed first wins; robot 1 pressed later is second; robot 3,
+    /// whose receiver is then stopped, is out; the lesson's log has the result.
+    @Test func threeRobotsOnBoardSimRobotTwoPressedFirstWins() throws {
+        let dir = NSTemporaryDirectory() + "analog-remote-dash-round-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        var processes: [ChildProcess] = []
+        defer {
+            for p in processes.reversed() { p.stop() }
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        func set(_ n: Int, _ text: String) throws {
+            let file = "\(dir)/sensors\(n)"
+            try text.write(toFile: file + ".new", atomically: false, encoding: .utf8)
+            guard rename(file + ".new", file) == 0 else { throw TeacherLinkReportTests.TeacherLinkTestError("rename \(file)") }
+        }
+        var ports: [UInt16] = []
+        var receivers: [ChildProcess] = []
+        for n in 1...3 {
+            try set(n, "switch=0 sensor1=10\n")
+            let sim = try ChildProcess(analogRemote: ["board-sim", "--quiet", "--firmware", "stock", "--sensors", "\(dir)/sensors\(n)",
+                                                      "--link", "\(dir)/board\(n)"])
+            processes.append(sim)
+            #expect(sim.waitForOutput(timeout: .seconds(20)) { out, _ in out.contains("\n") }, "board-sim \(n): \(sim.stderr)")
+            let receiver = try ChildProcess(analogRemote: ["receive", "--quiet", "--no-advertise", "--port", "0", "--name", "robot-\(n)",
+                                                           "--teacher-key", TeacherLinkReportTests.keyText, "--board", "serial:\(dir)/board\(n)",
+                                                           "--state-dir", "\(dir)/state\(n)"])
+            processes.append(receiver)
+            receivers.append(receiver)
+            #expect(receiver.waitForOutput(timeout: .seconds(20)) { out, _ in out.contains("\n") })
+            let first = receiver.stdout.split(separator: "\n").first ?? ""
+            ports.append(try #require(UInt16(first.dropFirst("receiving on udp port ".count)), "receiver \(n) did not start: \(receiver.stderr)"))
+        }
+        let dashboard = try Dashboard(ports: ports)
+        defer { dashboard.close() }
+        let floor = GameFloor()
+        let game = try TeacherGame(host: "127.0.0.1", name: "g", session: "", events: dashboard.link.events, logger: Logger(label: "test"),
+                                   floor: floor)
+        let robotGame = try TeacherRobotGame(floor: floor, events: dashboard.link.events, logger: Logger(label: "test"))
+        dashboard.link.onReportTaken { report, at in robotGame.report(report, at: at) }
+        let teacher = TeacherDashboard(auth: TeacherAuth(key: TeacherLinkReportTests.keyText, secureCookie: false), link: dashboard.link,
+                                       game: game, robotGame: robotGame, logger: Logger(label: "test"))
+        defer { teacher.stop() }
+        try dashboard.waitFor("three robots' sensors", timeout: .seconds(20)) {
+            dashboard.link.rows().filter { $0.report?.sensors?.sensors.first == 10 }.count == 3
+        }
+        teacher.command(#"{"t":"robot-game-start","rule":"switch"}"#)
+        try dashboard.waitFor("the round") { robotGame.snapshot.playing }
+        // Each robot's switch seen up in the round (reports every 0.5 s) before the press.
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(robotGame.snapshot.round?.standings.allSatisfy { $0.result == "playing" } == true, "\(robotGame.snapshot)")
+
+        let pressed = ContinuousClock.now
+        try set(2, "switch=1 sensor1=10\n")
+        try dashboard.waitFor("robot 2's win") { robotGame.snapshot.round?.standings.first.map { "\($0.name) \($0.result)" } == "robot-2 won" }
+        print("robot 2's press reached the dashboard's round after \(ContinuousClock.now - pressed) (reports every 0.5 s)")
+        try set(1, "switch=1 sensor1=10\n")
+        try dashboard.waitFor("robot 1 second") { robotGame.snapshot.round?.standings.dropFirst().first?.result == "done" }
+        receivers[2].stop()
+        try dashboard.waitFor("robot 3 out and the round over") { !robotGame.snapshot.playing }
+        #expect(robotGame.snapshot.round?.standings.map { "\($0.name) \($0.result)" } == ["robot-2 won", "robot-1 done", "robot-3 out"])
+        #expect(dashboard.log.contains(",game-result,\"robot round 1 (switch), 3 robots: 1. robot-2 won "), "\(dashboard.log)")
+        #expect(dashboard.link.droppedReports == 0, "a genuine report was dropped")
     }
 }
