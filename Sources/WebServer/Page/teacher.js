@@ -483,13 +483,13 @@ function renderRobotGame(g) {
   document.getElementById("robot-game-start").hidden = g.playing;
   document.getElementById("robot-game-end").hidden = !g.playing;
   for (const id of ["rg-rule", "rg-sensor", "rg-side", "rg-threshold", "rg-seconds"]) document.getElementById(id).disabled = g.playing;
-  const r = g.round;
-  const state = !r ? "Start a round the robots judge from their own signed reports: "
+  // g.round (its number), g.task and g.standings come once a round has started.
+  const state = g.round === undefined ? "Start a round the robots judge from their own signed reports: "
       + "the robots on the dashboard now play; a robot whose reports stop is out."
-    : (g.playing ? `Round ${r.round}: ${r.task}.` : `Round ${r.round} over (${r.task}).`);
+    : (g.playing ? `Round ${g.round}: ${g.task}.` : `Round ${g.round} over (${g.task}).`);
   set(document.getElementById("robot-game-info"), g.notice ? `${g.notice}. ${state}` : state);
   const list = document.getElementById("robot-standings");
-  const rows = r ? r.standings : [];
+  const rows = g.standings || [];
   const text = JSON.stringify(rows);
   if (list.dataset.text === text) return;
   list.dataset.text = text;
