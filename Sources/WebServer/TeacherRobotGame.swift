@@ -19,7 +19,7 @@ final class TeacherRobotGame: Sendable {
     typealias Board = TeacherRobotRound.Board
 
     enum Action: Sendable {
-        case start(RobotRound.Rule, [TeacherRobotRound.Entrant], number: Int, at: ContinuousClock.Instant)
+        case start(TeacherRobotRound)
         case report(WatchReport, at: ContinuousClock.Instant)
         case end, quit
     }
@@ -96,7 +96,7 @@ final class TeacherRobotGame: Sendable {
             t.name = "teacher-robot-game"
             t.start()
         }
-        runner.mailbox.post(.start(rule, entrants, number: number, at: now))
+        runner.mailbox.post(.start(round))
         return true
     }
 
@@ -124,8 +124,8 @@ final class TeacherRobotGame: Sendable {
             var quit = false
             for action in wake.events {
                 switch action {
-                case .start(let rule, let entrants, let number, let at):
-                    round = TeacherRobotRound(number: number, rule: rule, entrants: entrants, now: at)
+                case .start(let new):
+                    round = new
                 case .report(let report, let at):
                     round?.report(report, now: at)
                 case .end, .quit:
