@@ -72,6 +72,36 @@ import Testing
             + "-. robot-3 out (its reports stopped)")
     }
 
+    /// The hold rule on the dashboard: the longest hold so far on the page, the first to hold
+    /// long enough wins at the hold's end; a push carries the round only when it changed.
+    @Test func theHoldRuleShowsEachRobotsHoldAndPushesOnlyChanges() throws {
+        let t0 = ContinuousClock.now
+        func at(_ ms: Int) -> ContinuousClock.Instant { t0 + .milliseconds(ms) }
+        let (entrants, _) = TeacherRobotRound.entrants(Self.rows((0..<2).map { Self.report($0, serial: 1, pressed: false) }))
+        var round = TeacherRobotRound(number: 3, rule: .hold(sensor: 1, above: true, threshold: 100, time: .seconds(1)),
+                                      entrants: entrants, now: at(0))
+        var push = TeacherPush(epoch: t0)
+        func pushed(_ ms: Int) -> [String: Any]? {
+            let text = push.next([], now: at(ms), roster: nil, missing: [], game: nil, dropped: 0, watchingSince: nil,
+                                 robotGame: .init(playing: !round.isOver, round: round.board(playing: !round.isOver)))
+            return text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }?["robotGame"] as? [String: Any]
+        }
+        #expect(pushed(0)?["rule"] as? String == "hold:1:above:100:1")
+        for (ms, values) in [(100, (150, 50)), (600, (160, 200)), (900, (90, 210)), (1100, (200, 220)), (1700, (210, 230))] {
+            _ = round.report(Self.report(0, serial: UInt32(ms), pressed: false, sensor1: UInt8(values.0)), now: at(ms))
+            _ = round.report(Self.report(1, serial: UInt32(ms), pressed: false, sensor1: UInt8(values.1)), now: at(ms))
+        }
+        // Robot 2 held from 600 ms: done at 1600 ms; robot 1 broke its hold at 900 ms, holds again from 1100 ms.
+        let page = try #require(pushed(1700))
+        let standings = try #require(page["standings"] as? [[String: Any]])
+        #expect(standings.map { $0["name"] as? String } == ["robot-2", "robot-1"])
+        #expect(standings[0]["result"] as? String == "won" && standings[0]["seconds"] as? Double == 1.6, "\(standings)")
+        #expect(standings[1]["result"] as? String == "playing" && standings[1]["hold"] as? Double == 0.6, "\(standings)")
+        // Nothing moved: nothing pushed.
+        #expect(push.next([], now: at(1750), roster: nil, missing: [], game: nil, dropped: 0, watchingSince: nil,
+                          robotGame: .init(playing: true, round: round.board(playing: true))) == nil)
+    }
+
     /// Only the robots that proved who they are (a taken report) play, by robot id, under their
     /// signed names made safe to show; a robot without sensors is left out and named.
     @Test func theEntrantsAreTheRowsWithATakenReport() {
