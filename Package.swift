@@ -216,7 +216,7 @@ let package = Package(
                     dependencies: ["ControlWire", "Console", "ControlPlane", "Controller", "Discovery", "DriveRecord", "MIDIControl", "RemoteWire", "SerialTTY",
                                    "SystemIO", "TestSupport", logging, propertyBased]),
         .testTarget(name: "TerminalQRTests", dependencies: ["TerminalQR"]),
-        .testTarget(name: "WebServerTests", dependencies: ["ControlWire", "ControlPlane", "Controller", "PhoneLink", "RemoteWire", "SystemIO", "TestSupport", "WebServer",
+        .testTarget(name: "WebServerTests", dependencies: ["BoardProtocol", "ControlWire", "ControlPlane", "Game", "Controller", "PhoneLink", "RemoteWire", "SystemIO", "TestSupport", "WebServer",
                                                           hummingbird, logging]),
         .testTarget(name: "PhoneLinkTests", dependencies: ["BoardProtocol", "ControlPlane", "ControlWire", "Controller", "DriveRecord", "PhoneLink", "RemoteWire", "SystemIO", logging]),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "BoardProtocol", "BoardSimulator", "Controller", "Receiver", "RemoteWire", "TestSupport"]),

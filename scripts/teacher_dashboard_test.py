@@ -20,7 +20,8 @@ the robot and its driver prints why; a driver stopped with SIGSTOP turns its row
 1 s; with the roster the phone page lists only the typed student's robot and the server refuses
 a join to another (over the WebSocket, not only in the page); a round of the button game started
 from the dashboard, a driver pressing A, the score moving on the dashboard, the round ended and
-its result in the log; the tiles stack on a 360-px phone; 60 robots still fit 1280 × 800; the
+its result in the log; a switch round the robots judge, robot 2's switch pressed (its board-sim's
+--sensors file), robot 2 shown as the winner and first in the log's result; the tiles stack on a 360-px phone; 60 robots still fit 1280 × 800; the
 lesson's log downloads as CSV and is on disk as JSON Lines; wrong keys are rate limited per client
 address (another address still logs in), and refused WebSockets are logged once per address
 however often they are tried; last, logging out closes a WebSocket opened before it (4401) and
@@ -66,12 +67,17 @@ class Robot:
         # Each robot its own state directory, so each its own robot id (as on real robots).
         args = [BINARY, "receive", "--quiet", "--no-advertise", "--port", "0", "--name", self.name, "--state-dir", f"{tmp}/robot-state{n}"]
         if key and board:
-            self.sim = Proc([BINARY, "board-sim", "--quiet", "--trace", "--firmware", "motors", "--link", f"{tmp}/board{n}"],
-                            name=f"board-sim {n}")
+            # What the board senses, set by the test (the robots' round presses robot 2's switch).
+            self.sensors = f"{tmp}/sensors{n}"
+            with open(self.sensors, "w") as f:
+                f.write("switch=0 sensor1=10\n")
+            self.sim = Proc([BINARY, "board-sim", "--quiet", "--trace", "--firmware", "motors", "--sensors", self.sensors,
+                             "--link", f"{tmp}/board{n}"], name=f"board-sim {n}")
             _, path, _ = self.sim.wait_line(r"^/")
             args += ["--board", f"serial:{path}", "--teacher-key-file", KEYFILE]
         else:
             self.sim = None
+            self.sensors = None
             args += ["--board", "sim"] + (["--teacher-key-file", KEYFILE] if key else [])
         self.receiver = Proc(args, name=f"receiver {n}")
         self.port = None
@@ -200,6 +206,35 @@ def game_round(page, tmp):
     final = page.evaluate("[...document.querySelectorAll('#scores li')].map(l => l.textContent)")
     check("End the round: the dashboard shows the final standings", final == ["1. Eve5"], final)
     eve.stop()
+
+
+def robot_round(page, robots):
+    """The robots' round from the dashboard: Start a switch round, robot 2's switch pressed (its
+    board-sim's --sensors file), robot 2 wins in the page's standings; End."""
+    page.evaluate("document.getElementById('rg-rule').value = 'switch'; document.getElementById('robot-game-start').click()")
+    page.wait_for("document.getElementById('robot-game').dataset.playing === 'true'", timeout=5, what="the robots' round on")
+    playing = page.evaluate("[...document.querySelectorAll('#robot-standings li')].map(l => l.dataset.result)")
+    # Every robot's switch seen up in the round (reports every 0.5 s) before the press.
+    time.sleep(1.2)
+    t0 = time.monotonic()
+    with open(robots[1].sensors + ".new", "w") as f:
+        f.write("switch=1 sensor1=10\n")
+    os.rename(robots[1].sensors + ".new", robots[1].sensors)
+    won = "(document.querySelector('#robot-standings li[data-result=won]') || {textContent: ''}).textContent"
+    try:
+        page.wait_for(f"{won}.includes('robot 2')", timeout=10, what="robot 2 won in the page")
+        took = time.monotonic() - t0
+        check(f"a switch round from the dashboard: {len(playing)} robots play; robot 2's switch pressed, the page shows it won "
+              f"{took * 1000:.0f} ms later ({page.evaluate(won)!r})", len(playing) >= 4 and all(r == "playing" for r in playing), playing)
+    except AssertionError as e:
+        shown = page.evaluate("[...document.querySelectorAll('#robot-standings li')].map(l => l.textContent).slice(0, 6)")
+        info = page.evaluate("document.getElementById('robot-game-info').textContent")
+        check("a switch round from the dashboard: robot 2 pressed first wins", False, (repr(e), time.monotonic() - t0, info, shown))
+    page.evaluate("document.getElementById('robot-game-end').click()")
+    page.wait_for("document.getElementById('robot-game').dataset.playing === 'false'", timeout=5, what="the robots' round over")
+    with open(robots[1].sensors + ".new", "w") as f:
+        f.write("switch=0 sensor1=10\n")
+    os.rename(robots[1].sensors + ".new", robots[1].sensors)
 
 
 def phone_roster(chrome, devtools_port, base, port):
@@ -552,6 +587,7 @@ def main():
             check("a SIGKILLed receiver's tile stays OFFLINE until dismissed", False, repr(e))
 
         game_round(page, tmp)
+        robot_round(page, robots)
 
         # A 360-px phone: tiles stack, nothing scrolls sideways.
         page.call("Emulation.setDeviceMetricsOverride", width=360, height=780, deviceScaleFactor=2, mobile=True)
@@ -577,7 +613,9 @@ def main():
               "dropped" not in summary and "missing" in summary, summary)
         results = [json.loads(l)["detail"] for l in lines if json.loads(l)["event"] == "game-result"]
         check("the round's result is in the lesson's log (a game-result event: Eve 5 points)",
-              results == ["round 1, 1 player: 1. Eve 5"] and "game-result" in csv, results)
+              results[:1] == ["round 1, 1 player: 1. Eve 5"] and "game-result" in csv, results)
+        check(f"the robots' round's result is in the lesson's log, robot 2 first ({results[-1][:90]!r}…)",
+              len(results) == 2 and results[1].startswith("robot round 1 (switch), ") and ": 1. robot 2 won " in results[1], results)
 
         codes = [http(f"{base}/teacher/login", data="key=guess")[0] for _ in range(14)]
         check("wrong keys are rate limited (429 after a burst)", 429 in codes and codes[0] == 401, codes)

@@ -44,7 +44,14 @@ extension Harness {
         case .teacher(let c): [c.session, c.target, c.argument]
         case .teacherReply(let r): [r.displayName, r.text]
         case .watchReport(let r): [r.name, r.driver, r.lockedTo, r.board, r.transport, r.version]
+            + (r.sensors.map { [RobotSensors(sample: 0, block: $0).json] } ?? [])
+        // The lines a status line, a JSON log and a page make of it.
+        case .robotSensors(let s): [s.compact, s.json]
         default: []
+        }
+        // Decoded exactly (§7.9.1): the 11 bytes it came in, no more, no fewer.
+        if case .robotSensors(let s) = message {
+            precondition(datagram.payload.count == RobotSensors.payloadSize && s.encodePayload() == Array(datagram.payload))
         }
         // A robot-id target (Protocol.md §7.6.1) is exactly its id's target: one spelling only.
         if case .stopAll(let s) = message, let id = RobotID(target: s.target) { precondition(id.target == s.target) }

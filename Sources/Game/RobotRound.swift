@@ -233,7 +233,7 @@ package struct RobotRound: Sendable {
         }
     }
 
-    static func seconds(_ d: Duration) -> String {
+    package static func seconds(_ d: Duration) -> String {
         let ms = d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
         return "\(ms / 1000).\(String(repeating: "0", count: 3 - String(ms % 1000).count))\(ms % 1000)"
     }

@@ -33,6 +33,8 @@ final class TeacherGame: Sendable {
         var standings: [Row] = []
         /// The bind failure, if the port could not be had.
         var problem: String?
+        /// A refused Start (the robots' round plays), shown until the next Start.
+        var notice: String?
     }
 
     enum Action: Sendable { case start, end, quit }
@@ -47,21 +49,25 @@ final class TeacherGame: Sendable {
     private let events: TeacherLog
     private let logger: Logger
     private let changed: @Sendable () -> Void
+    /// One game at a time (the robots' round shares it).
+    private let floor: GameFloor
 
     /// `host`: the address the web server listens on (the game listens there too).
     convenience init(host: String, name: String, session: String, events: TeacherLog, logger: Logger,
-                     changed: @escaping @Sendable () -> Void = {}) throws {
+                     floor: GameFloor = GameFloor(), changed: @escaping @Sendable () -> Void = {}) throws {
         // Trap: the throwing calls stay out of the designated init. Swift 6.3.1's optimiser
         // crashes (ownership verifier, CopyPropagation) on the clean-up of `started`, an Atomic,
         // when a designated init inlined into its caller throws after it was set up.
         let runner = try LoopRunner<Action>(stopOn: StopSignals.none, mailboxCapacity: 16)
         let done = try EventFlag()
-        self.init(runner: runner, done: done, host: host, name: name, session: session, events: events, logger: logger, changed: changed)
+        self.init(runner: runner, done: done, host: host, name: name, session: session, events: events, logger: logger,
+                  floor: floor, changed: changed)
     }
 
     private init(runner: LoopRunner<Action>, done: EventFlag, host: String, name: String, session: String,
-                 events: TeacherLog, logger: Logger, changed: @escaping @Sendable () -> Void) {
+                 events: TeacherLog, logger: Logger, floor: GameFloor, changed: @escaping @Sendable () -> Void) {
         self.runner = runner
+        self.floor = floor
         self.changed = changed
         self.done = done
         self.host = host == "0.0.0.0" ? "" : host
@@ -73,13 +79,25 @@ final class TeacherGame: Sendable {
 
     var snapshot: Board { board.withLock { $0 } }
 
-    func start() {
+    /// Starts a round (a Start while one plays changes nothing); refused, with the reason as
+    /// ``Board/notice``, while the robots' round plays.
+    @discardableResult
+    func start() -> Bool {
+        if let other = floor.take(.button) {
+            let text = GameFloor.refusal(.button, busy: other)
+            let moved = board.withLock { b -> Bool in defer { b.notice = text }; return b.notice != text }
+            if moved { changed() }
+            return false
+        }
+        // Its port could not be had: no round will start (the dashboard shows the problem).
+        if board.withLock({ $0.problem != nil }) { floor.release(.button); return false }
         if !started.exchange(true, ordering: .acquiringAndReleasing) {
             let t = Thread { [self] in run() }
             t.name = "teacher-game"
             t.start()
         }
         runner.mailbox.post(.start)
+        return true
     }
 
     func end() { runner.mailbox.post(.end) }
@@ -101,6 +119,7 @@ final class TeacherGame: Sendable {
             changed()
             logger.notice("the button game listens on udp port \(port)")
         } catch {
+            floor.release(.button)
             board.withLock { $0.problem = "cannot open the game's UDP port: \(error)" }
             changed()
             return
@@ -124,6 +143,7 @@ final class TeacherGame: Sendable {
                         finish(&g, on: socket)
                         game = nil
                     }
+                    floor.release(.button)
                     quit = action == .quit
                 default:
                     break
@@ -153,6 +173,7 @@ final class TeacherGame: Sendable {
             b.round += 1
             b.playing = true
             b.standings = []
+            b.notice = nil
             return b.round
         }
         changed()

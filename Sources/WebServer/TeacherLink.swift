@@ -147,6 +147,16 @@ final class TeacherLink: Sendable {
         runner = try LoopRunner(stopOn: StopSignals.none, mailboxCapacity: 256)
     }
 
+    /// Told every watch report the link takes (verified, for one of its own live watches, newer
+    /// than the last: ``report(_:from:robot:link:)``), with the time it was taken; on the link's
+    /// thread. Nothing else the robots send reaches it: the robots' round is fed from here.
+    private let reportTaken = Mutex<(@Sendable (WatchReport, ContinuousClock.Instant) -> Void)?>(nil)
+
+    /// Sets the one observer of the taken reports (``reportTaken``).
+    func onReportTaken(_ observer: @escaping @Sendable (WatchReport, ContinuousClock.Instant) -> Void) {
+        reportTaken.withLock { $0 = observer }
+    }
+
     /// `state.withLock`, and a push woken when the rows' ``version`` moved.
     private func withState<T>(_ body: (inout State) -> T) -> T {
         let (result, moved) = state.withLock { s -> (T, Bool) in
@@ -509,6 +519,7 @@ final class TeacherLink: Sendable {
                 row.refusal = nil
                 s.rows[robot] = row
             }
+            reportTaken.withLock { $0 }?(report, now)
         case .teacherReply(let reply):
             // Counted only when signed with our key and answering a command we sent (Protocol.md
             // §7.11): a forged reply cannot show a command as done, and only a signed one names

@@ -18,6 +18,8 @@ struct TeacherDashboard: Sendable {
     let link: TeacherLink
     /// The button game, started and ended from the dashboard (TeacherGame.swift).
     let game: TeacherGame
+    /// The robots' round (TeacherRobotGame.swift); one game at a time with the button game.
+    let robotGame: TeacherRobotGame
     let logger: Logger
 
     /// Each open dashboard's rows are looked at this long after its last look (the ages and
@@ -131,7 +133,8 @@ struct TeacherDashboard: Sendable {
                     let rows = link.rows()
                     period = rows.contains { $0.report?.state == .driving } ? Self.drivingPushPeriod : Self.pushPeriod
                     if let text = push.next(rows, now: now, roster: link.roster, missing: link.missing(), game: game.snapshot,
-                                            dropped: link.droppedReports, watchingSince: link.watchingSince) {
+                                            dropped: link.droppedReports, watchingSince: link.watchingSince,
+                                            robotGame: robotGame.snapshot) {
                         try await outbound.write(.text(text))
                     }
                     pushed = (seen, now)
@@ -164,13 +167,26 @@ struct TeacherDashboard: Sendable {
 
     /// `{"t":"stop"|"release"|"identify"|"kick"|"lock"|"unlock","robot":ID|"*","arg":TEXT}`,
     /// `{"t":"dismiss","robot":ID}` (forget a silent robot's row), `{"t":"game-start"}`,
-    /// `{"t":"game-end"}`.
+    /// `{"t":"game-end"}`, `{"t":"robot-game-start","rule":"switch"}`,
+    /// `{"t":"robot-game-start","rule":"hold","sensor":1…4,"side":"above"|"below","threshold":0…255,"seconds":S}`,
+    /// `{"t":"robot-game-end"}`. A robot round's Start with a bad field is refused with a line
+    /// the dashboard shows (``TeacherRobotGame/Board/notice``).
     func command(_ text: String) {
         guard let object = try? JSONDecoder().decode(DashboardCommand.self, from: Data(text.utf8)) else { return }
         let t = object.t
         switch t {
         case "game-start": game.start(); return
         case "game-end": game.end(); return
+        case "robot-game-start":
+            switch TeacherRobotRound.rule(object.rule, sensor: object.sensor, side: object.side, threshold: object.threshold,
+                                          seconds: object.seconds) {
+            case .failure(let refusal): robotGame.refuse(refusal.text)
+            case .success(let rule):
+                let (entrants, leftOut) = TeacherRobotRound.entrants(link.rows())
+                robotGame.start(rule, entrants: entrants, leftOut: leftOut)
+            }
+            return
+        case "robot-game-end": robotGame.end(); return
         default: break
         }
         guard let robot = object.robot else { return }
@@ -199,6 +215,27 @@ struct TeacherDashboard: Sendable {
         var t: String
         var robot: String?
         var arg: String?
+        /// A robot round's rule and its fields: a field of the wrong type reads as absent (the
+        /// Start is then refused with a line saying which field), never as a bad command.
+        var rule: String?
+        var sensor: Int?
+        var side: String?
+        var threshold: Int?
+        var seconds: Double?
+
+        enum CodingKeys: String, CodingKey { case t, robot, arg, rule, sensor, side, threshold, seconds }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            t = try c.decode(String.self, forKey: .t)
+            robot = try c.decodeIfPresent(String.self, forKey: .robot)
+            arg = try c.decodeIfPresent(String.self, forKey: .arg)
+            rule = try? c.decodeIfPresent(String.self, forKey: .rule)
+            sensor = try? c.decodeIfPresent(Int.self, forKey: .sensor)
+            side = try? c.decodeIfPresent(String.self, forKey: .side)
+            threshold = try? c.decodeIfPresent(Int.self, forKey: .threshold)
+            seconds = try? c.decodeIfPresent(Double.self, forKey: .seconds)
+        }
     }
 
     static func formValue(_ name: String, in body: String) -> String? {

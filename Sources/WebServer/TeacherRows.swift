@@ -110,6 +110,7 @@ enum TeacherRows {
         g.bool("playing", game.playing)
         if let port = game.port { g.number("port", port) }
         if let problem = game.problem { g.string("problem", problem) }
+        if let notice = game.notice { g.string("notice", notice) }
         g.number("round", game.round)
         g.raw("scores", "[" + game.standings.map { s in
             var o = Fields()
@@ -121,12 +122,40 @@ enum TeacherRows {
         return g.closed
     }
 
+    /// The robots' round as `{"playing":…,"notice":…,"round":N,"rule":…,"task":…,"standings":[{"rank","robot","name",
+    /// "result","place","seconds","hold"}…]}` (`round` and the rest absent before the first round; `rank`
+    /// absent for an out robot; `place` and `seconds` once it completed the task; `hold` under the hold rule).
+    /// Names are the signed names as ``TeacherRobotRound`` keeps them (``DisplayText``).
+    static func robotGame(_ game: TeacherRobotGame.Board) -> String {
+        var g = Fields()
+        g.bool("playing", game.playing)
+        if let notice = game.notice { g.string("notice", notice) }
+        guard let round = game.round else { return g.closed }
+        g.number("round", round.number)
+        g.string("rule", round.rule)
+        g.string("task", round.task)
+        g.raw("standings", "[" + round.standings.map { s in
+            var o = Fields()
+            if let rank = s.rank { o.number("rank", rank) }
+            o.string("robot", s.robot)
+            o.string("name", s.name)
+            o.string("result", s.result)
+            if let place = s.place { o.number("place", place) }
+            if let seconds = s.seconds { o.raw("seconds", seconds) }
+            if let hold = s.hold { o.raw("hold", hold) }
+            return o.closed
+        }.joined(separator: ",") + "]")
+        return g.closed
+    }
+
     /// Everything at once, as a dashboard's first push is (``TeacherPush``), on the timeline
     /// that starts at `now`.
     static func json(_ rows: [TeacherLink.Row], now: ContinuousClock.Instant, roster: Roster? = nil, missing: [String] = [],
-                     game: TeacherGame.Board? = nil, dropped: Int = 0, watchingSince: ContinuousClock.Instant? = nil) -> String {
+                     game: TeacherGame.Board? = nil, dropped: Int = 0, watchingSince: ContinuousClock.Instant? = nil,
+                     robotGame: TeacherRobotGame.Board? = nil) -> String {
         var push = TeacherPush(epoch: now)
-        return push.next(rows, now: now, roster: roster, missing: missing, game: game, dropped: dropped, watchingSince: watchingSince)
+        return push.next(rows, now: now, roster: roster, missing: missing, game: game, dropped: dropped, watchingSince: watchingSince,
+                         robotGame: robotGame)
             ?? "{}"
     }
 

@@ -29,10 +29,15 @@ enum TeacherSetup {
                                    onProven: onProven)
         link.start()
         if let path = log.path { logger.notice("the lesson's log: \(path)") }
+        let floor = GameFloor()
         let game = try TeacherGame(host: options.host, name: "\(HostName.current() ?? "class") game", session: options.session, events: log, logger: logger,
-                                    changed: { [link] in link.nudge() })
+                                    floor: floor, changed: { [link] in link.nudge() })
+        // The robots' round reads only the reports the link took (verified under the teacher key).
+        let robotGame = try TeacherRobotGame(floor: floor, events: log, logger: logger, changed: { [link] in link.nudge() })
+        link.onReportTaken { [robotGame] report, at in robotGame.report(report, at: at) }
         var plain = false
         if case .plainHTTP = options.security { plain = true }
-        return TeacherDashboard(auth: TeacherAuth(key: key, secureCookie: !plain), link: link, game: game, logger: logger)
+        return TeacherDashboard(auth: TeacherAuth(key: key, secureCookie: !plain), link: link, game: game, robotGame: robotGame,
+                                logger: logger)
     }
 }

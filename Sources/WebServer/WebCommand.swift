@@ -143,7 +143,7 @@ package enum WebCommand {
         }
         let hub = PhoneHub(settings: settings, logger: logger)
         let teacher = try TeacherSetup.dashboard(options, hub: hub, roster: roster, logger: logger)
-        defer { teacher?.game.stop(); teacher?.link.stop() }
+        defer { teacher?.game.stop(); teacher?.robotGame.stop(); teacher?.link.stop() }
         var sessionRobots: SessionRobots?
         var peerNames: PeerNames?
         switch options.robots {

@@ -11,7 +11,9 @@
 // title, when the server says they cannot work (r.off); a keyless robot keeps Stop. The summary's
 // counts are #summary [data-count=STATE] b. A tile's menu button opens #detail: everything else
 // about that robot and its other actions. The button game's scores: #scores li with data-player
-// and data-points; #game has data-playing. Glyphs are inline SVG: no font needs to have them.
+// and data-points; #game has data-playing. The robots' round: #robot-standings li with data-robot
+// (its robot id) and data-result (playing, won, done, out, lost); #robot-game has data-playing.
+// Glyphs are inline SVG: no font needs to have them.
 "use strict";
 const gridEl = document.getElementById("rows");
 const linkEl = document.getElementById("link");
@@ -472,6 +474,42 @@ function renderGame(g) {
   }
 }
 
+// The robots' round: the rule's fields, the standings as chips (data-robot, data-result), the
+// notice (a refused Start, robots left out).
+function renderRobotGame(g) {
+  if (!g) return;
+  const box = document.getElementById("robot-game");
+  box.dataset.playing = g.playing ? "true" : "false";
+  document.getElementById("robot-game-start").hidden = g.playing;
+  document.getElementById("robot-game-end").hidden = !g.playing;
+  for (const id of ["rg-rule", "rg-sensor", "rg-side", "rg-threshold", "rg-seconds"]) document.getElementById(id).disabled = g.playing;
+  // g.round (its number), g.task and g.standings come once a round has started.
+  const state = g.round === undefined ? "Start a round the robots judge from their own signed reports: "
+      + "the robots on the dashboard now play; a robot whose reports stop is out."
+    : (g.playing ? `Round ${g.round}: ${g.task}.` : `Round ${g.round} over (${g.task}).`);
+  set(document.getElementById("robot-game-info"), g.notice ? `${g.notice}. ${state}` : state);
+  const list = document.getElementById("robot-standings");
+  const rows = g.standings || [];
+  const text = JSON.stringify(rows);
+  if (list.dataset.text === text) return;
+  list.dataset.text = text;
+  list.textContent = "";
+  for (const s of rows) {
+    const what = s.result === "won" ? `won ${s.seconds} s`
+      : s.result === "done" ? `done, place ${s.place} (${s.seconds} s)`
+      : s.result === "out" ? "out (reports stopped)"
+      : s.hold !== undefined ? `${s.result}, held ${s.hold} s` : s.result;
+    const li = el("li", "", `${s.rank === undefined ? "–" : s.rank}. ${s.name}`);
+    li.dataset.robot = s.robot;
+    li.dataset.result = s.result;
+    li.appendChild(el("b", "", what));
+    list.appendChild(li);
+  }
+}
+document.getElementById("rg-rule").addEventListener("change", (ev) => {
+  document.getElementById("rg-hold").hidden = ev.target.value !== "hold";
+});
+
 document.addEventListener("click", (ev) => {
   const m = ev.target.closest("button[data-menu]");
   if (m) { if (selected === m.dataset.menu) closeDetail(); else openDetail(m.dataset.menu); return; }
@@ -479,6 +517,22 @@ document.addEventListener("click", (ev) => {
   const open = socket && socket.readyState === WebSocket.OPEN;
   const g = ev.target.closest("button[data-game]");
   if (g && open) { socket.send(JSON.stringify({ t: "game-" + g.dataset.game })); return; }
+  const rg = ev.target.closest("button[data-robot-game]");
+  if (rg && open) {
+    const msg = { t: "robot-game-" + rg.dataset.robotGame };
+    if (msg.t === "robot-game-start") {
+      msg.rule = document.getElementById("rg-rule").value;
+      if (msg.rule === "hold") {
+        // Numbers as typed: the server checks each field and says which one is wrong.
+        msg.sensor = Number(document.getElementById("rg-sensor").value);
+        msg.side = document.getElementById("rg-side").value;
+        msg.threshold = Number(document.getElementById("rg-threshold").value);
+        msg.seconds = Number(document.getElementById("rg-seconds").value);
+      }
+    }
+    socket.send(JSON.stringify(msg));
+    return;
+  }
   const b = ev.target.closest("button[data-action]");
   if (!b) { if (selected && !ev.target.closest("#detail")) closeDetail(); return; }
   if (!open) return;
@@ -498,7 +552,7 @@ setInterval(() => { if (order.length && performance.now() - renderedAt >= 200) r
 window.addEventListener("resize", layout);
 // Whatever changes above the grid (a banner, the game's scores) changes the room for the tiles.
 const above = new ResizeObserver(() => layout());
-for (const id of ["plain", "link", "game"]) above.observe(document.getElementById(id));
+for (const id of ["plain", "link", "game", "robot-game"]) above.observe(document.getElementById(id));
 above.observe(document.querySelector("header"));
 if (location.protocol === "http:") document.getElementById("plain").hidden = false;
 
@@ -511,6 +565,7 @@ function connect() {
       apply(m);
       render(current(), lastMissing, lastDropped);
       renderGame(m.game);
+      renderRobotGame(m.robotGame);
       window.dashboardUpdates = (window.dashboardUpdates || 0) + 1;
     }
   };
