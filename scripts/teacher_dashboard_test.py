@@ -154,11 +154,12 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def one_screen(page, expect=None, what="31 robots"):
-    """Every data-robot element inside the viewport, nothing to scroll, the roster's robots first in
+    """Every robot tile (a data-robot element outside the detail panel and the games strip, whose
+    chips scroll sideways) inside the viewport, nothing to scroll, the roster's robots first in
     its order, then the names in natural order (the keyless robot's is its address)."""
     got = page.evaluate("(() => { const v = {w: innerWidth, h: innerHeight}; const d = document.scrollingElement;"
                         " return {v, scroll: [d.scrollWidth, d.scrollHeight], tiles: [...document.querySelectorAll('[data-robot]')]"
-                        ".filter(e => !e.closest('#detail')).map(e => { const b = e.getBoundingClientRect();"
+                        ".filter(e => !e.closest('#detail') && !e.closest('#games')).map(e => { const b = e.getBoundingClientRect();"
                         " return {robot: e.dataset.robot, inside: b.left >= 0 && b.top >= 0 && b.right <= v.w && b.bottom <= v.h && b.height > 0,"
                         " w: Math.round(b.width), h: Math.round(b.height)}; })}; })()")
     names = [t["robot"] for t in got["tiles"]]

@@ -104,6 +104,8 @@ function el(tag, cls, text) {
 }
 
 function set(e, text) { if (e.textContent !== text) e.textContent = text; }
+// A line that may end in an ellipsis (the games' info): its whole text is its tooltip.
+function setLine(e, text) { set(e, text); if (e.title !== text) e.title = text; }
 
 function button(action, id, label, cls, glyph) {
   const b = el("button", cls || "");
@@ -456,7 +458,7 @@ function renderGame(g) {
   document.getElementById("game-start").hidden = g.playing;
   document.getElementById("game-end").hidden = !g.playing;
   const host = location.hostname;
-  set(document.getElementById("game-info"), g.problem ? g.problem
+  setLine(document.getElementById("game-info"), g.problem ? g.problem
     : g.port === undefined ? "Start a round: every controller that sends to the game's port is a player; each press of A scores."
     : (g.playing ? `Round ${g.round} on: ` : `Round ${g.round} over. `)
       + `players send to ${host}:${g.port} (control --peer ${host}:${g.port} --name NAME); each press of A scores.`);
@@ -487,7 +489,7 @@ function renderRobotGame(g) {
   const state = g.round === undefined ? "Start a round the robots judge from their own signed reports: "
       + "the robots on the dashboard now play; a robot whose reports stop is out."
     : (g.playing ? `Round ${g.round}: ${g.task}.` : `Round ${g.round} over (${g.task}).`);
-  set(document.getElementById("robot-game-info"), g.notice ? `${g.notice}. ${state}` : state);
+  setLine(document.getElementById("robot-game-info"), g.notice ? `${g.notice}. ${state}` : state);
   const list = document.getElementById("robot-standings");
   const rows = g.standings || [];
   const text = JSON.stringify(rows);
