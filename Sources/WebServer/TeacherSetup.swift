@@ -29,15 +29,23 @@ enum TeacherSetup {
                                    onProven: onProven)
         link.start()
         if let path = log.path { logger.notice("the lesson's log: \(path)") }
-        let floor = GameFloor()
-        let game = try TeacherGame(host: options.host, name: "\(HostName.current() ?? "class") game", session: options.session, events: log, logger: logger,
-                                    floor: floor, changed: { [link] in link.nudge() })
-        // The robots' round reads only the reports the link took (verified under the teacher key).
-        let robotGame = try TeacherRobotGame(floor: floor, events: log, logger: logger, changed: { [link] in link.nudge() })
-        link.onReportTaken { [robotGame] report, at in robotGame.report(report, at: at) }
         var plain = false
         if case .plainHTTP = options.security { plain = true }
-        return TeacherDashboard(auth: TeacherAuth(key: key, secureCookie: !plain), link: link, game: game, robotGame: robotGame,
+        return try assemble(link: link, key: key, secureCookie: !plain, gameHost: options.host,
+                            gameName: "\(HostName.current() ?? "class") game", session: options.session, events: log, logger: logger)
+    }
+
+    /// The dashboard around a link: both games on one floor (one at a time), the robots' round fed
+    /// only with the reports the link took (verified under the teacher key), and each game's
+    /// change pushed by the link.
+    static func assemble(link: TeacherLink, key: String, secureCookie: Bool, gameHost: String, gameName: String,
+                         session: String, events: TeacherLog, logger: Logger) throws -> TeacherDashboard {
+        let floor = GameFloor()
+        let game = try TeacherGame(host: gameHost, name: gameName, session: session, events: events, logger: logger,
+                                   floor: floor, changed: { [link] in link.nudge() })
+        let robotGame = try TeacherRobotGame(floor: floor, events: events, logger: logger, changed: { [link] in link.nudge() })
+        link.onReportTaken { [robotGame] report, at in robotGame.report(report, at: at) }
+        return TeacherDashboard(auth: TeacherAuth(key: key, secureCookie: secureCookie), link: link, game: game, robotGame: robotGame,
                                 logger: logger)
     }
 }

@@ -101,13 +101,10 @@ import Testing
         defer { for r in robots { r.stop() } }
         let dashboard = try Dashboard(ports: robots.map(\.port))
         defer { dashboard.close() }
-        let floor = GameFloor()
-        let game = try TeacherGame(host: "127.0.0.1", name: "g", session: "", events: dashboard.link.events, logger: Logger(label: "test"),
-                                   floor: floor)
-        let robotGame = try TeacherRobotGame(floor: floor, events: dashboard.link.events, logger: Logger(label: "test"))
-        dashboard.link.onReportTaken { report, at in robotGame.report(report, at: at) }
-        let teacher = TeacherDashboard(auth: TeacherAuth(key: TeacherLinkReportTests.keyText, secureCookie: false), link: dashboard.link,
-                                       game: game, robotGame: robotGame, logger: Logger(label: "test"))
+        let teacher = try TeacherSetup.assemble(link: dashboard.link, key: TeacherLinkReportTests.keyText, secureCookie: false,
+                                                gameHost: "127.0.0.1", gameName: "g", session: "", events: dashboard.link.events,
+                                                logger: Logger(label: "test"))
+        let robotGame = teacher.robotGame
         defer { teacher.stop() }
         try dashboard.waitFor("three robots with sensors") {
             dashboard.link.rows().filter { $0.report?.sensors != nil }.count == 3
@@ -194,13 +191,10 @@ import Testing
         }
         let dashboard = try Dashboard(ports: ports)
         defer { dashboard.close() }
-        let floor = GameFloor()
-        let game = try TeacherGame(host: "127.0.0.1", name: "g", session: "", events: dashboard.link.events, logger: Logger(label: "test"),
-                                   floor: floor)
-        let robotGame = try TeacherRobotGame(floor: floor, events: dashboard.link.events, logger: Logger(label: "test"))
-        dashboard.link.onReportTaken { report, at in robotGame.report(report, at: at) }
-        let teacher = TeacherDashboard(auth: TeacherAuth(key: TeacherLinkReportTests.keyText, secureCookie: false), link: dashboard.link,
-                                       game: game, robotGame: robotGame, logger: Logger(label: "test"))
+        let teacher = try TeacherSetup.assemble(link: dashboard.link, key: TeacherLinkReportTests.keyText, secureCookie: false,
+                                                gameHost: "127.0.0.1", gameName: "g", session: "", events: dashboard.link.events,
+                                                logger: Logger(label: "test"))
+        let robotGame = teacher.robotGame
         defer { teacher.stop() }
         try dashboard.waitFor("three robots' sensors", timeout: .seconds(20)) {
             dashboard.link.rows().filter { $0.report?.sensors?.sensors.first == 10 }.count == 3

@@ -270,11 +270,8 @@ import Testing
         let log = try TeacherLog(directory: nil)
         let link = try TeacherLink(hub: hub, teacherKey: TeacherLinkReportTests.keyText, session: "AnalogRemote", events: log,
                                    logger: Logger(label: "test"))
-        let floor = GameFloor()
-        let game = try TeacherGame(host: "127.0.0.1", name: "g", session: "", events: log, logger: Logger(label: "test"), floor: floor)
-        let robotGame = try TeacherRobotGame(floor: floor, events: log, logger: Logger(label: "test"))
-        return TeacherDashboard(auth: TeacherAuth(key: TeacherLinkReportTests.keyText, secureCookie: false), link: link, game: game,
-                                robotGame: robotGame, logger: Logger(label: "test"))
+        return try TeacherSetup.assemble(link: link, key: TeacherLinkReportTests.keyText, secureCookie: false, gameHost: "127.0.0.1",
+                                         gameName: "g", session: "", events: log, logger: Logger(label: "test"))
     }
 }
 
