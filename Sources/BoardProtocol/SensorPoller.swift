@@ -2,8 +2,8 @@
 /// caller passes the time in and does the I/O.
 ///
 /// Rules (Protocol.md §4.6):
-/// - a read is due every ``interval`` (from the start of the previous read: a read delayed by
-///   writes does not make the next one come sooner, so the rate is never exceeded);
+/// - a read is due ``interval`` after the previous one went out (a read delayed by writes delays
+///   the next one too: two reads are never closer than ``interval``, so the rate is never exceeded);
 /// - it goes out only when the writer has nothing to send — no probe, safe state, read-back or
 ///   changed value — and nothing is on the wire (``MemoryMapWriter/isIdleForReads``): a pending
 ///   state change always goes first, and a read never overlaps another command;
@@ -11,7 +11,8 @@
 /// - interval nil: off.
 ///
 /// A change asked for while a read is on the wire waits for that read's prompt (one command in
-/// flight is the board's rule): at most one read's time (about 1 ms on USB, 50 ms at 9600 baud).
+/// flight is the board's rule): at most one read's time (one pass of the firmware's loop, about
+/// 12 ms on a kit board over USB; 56 ms at 9600 baud).
 package struct SensorPoller: Sendable {
     /// Time between reads; nil = never read.
     package let interval: Duration?
@@ -54,10 +55,11 @@ package struct SensorPoller: Sendable {
     package mutating func nextCommand(writer: MemoryMapWriter, now: ContinuousClock.Instant) -> BoardCommand? {
         guard let interval, let due, !isReading, now >= due, writer.isIdleForReads else { return nil }
         isReading = true
-        // One interval after the read that was due (no drift), or after this one when the link
-        // was busy past that: a link busy for seconds does not owe a burst of reads.
-        let next = due + interval
-        self.due = next > now ? next : now + interval
+        // One interval after this read goes out, not after it was due: a read the writes held
+        // back for 90 ms of a 100 ms interval is not followed by another 10 ms later, and a link
+        // busy for seconds does not owe a burst of reads. (A late wake-up drifts the schedule by
+        // its lateness; the rate only ever comes out lower.)
+        self.due = now + interval
         return SensorBlock.read
     }
 

@@ -123,6 +123,23 @@ struct Link {
         #expect(link.reads == [.zero, .milliseconds(500), .milliseconds(600)])
     }
 
+    @Test func aReadHeldBackByWritesDelaysTheNextOneToo() {
+        var link = Link()
+        link.pump(at: .zero); link.answer()
+        // At 100 ms a read is due, but the owner changes LED1 before every pump until 187 ms
+        // (a kit board's connect sequence held the first read back so, 87 ms): the read goes out
+        // at 187 ms, and the next one an interval after that — not 13 ms later at 200 ms.
+        var value: UInt8 = 0
+        for ms in 1..<187 {
+            value &+= 1
+            link.writer.setDesired([0x0F: value])
+            link.pump(at: .milliseconds(ms))
+            link.answer()
+        }
+        for ms in 187..<400 { link.pump(at: .milliseconds(ms)); link.answer() }
+        #expect(link.reads == [.zero, .milliseconds(187), .milliseconds(287), .milliseconds(387)])
+    }
+
     @Test func nothingIsReadBeforeTheSafeStateOrWhileACommandIsOutstanding() {
         var link = Link(profile: .stock, verifies: true)
         // The probe, then the safe state and its read-backs: none of them is the sensor read.
