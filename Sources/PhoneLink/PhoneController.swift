@@ -84,19 +84,9 @@ package final class PhoneController: Sendable {
     package func stop(_ why: String) { runner.mailbox.post(.stop(why)) }
 
     /// True once the loop has ended (its neutral packets are out).
-    package var isFinished: Bool {
-        (try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: .zero)).map { !$0.isEmpty } ?? false
-    }
+    package var isFinished: Bool { done.isRaised }
 
     /// Blocks until the loop has ended or `timeout` passed; returns whether it ended.
     @discardableResult
-    package func wait(timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !isFinished {
-            let left = deadline - .now
-            if left <= .zero { return false }
-            _ = try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: left)
-        }
-        return true
-    }
+    package func wait(timeout: Duration) -> Bool { done.wait(timeout: timeout) }
 }

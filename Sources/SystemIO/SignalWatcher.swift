@@ -127,6 +127,23 @@ package final class EventFlag: Sendable {
         }
     }
 
+    /// True while the flag is raised (a look, never a wait).
+    package var isRaised: Bool {
+        (try? Poller.wait(for: descriptor.rawValue, events: .readable, timeout: .zero)).map { !$0.isEmpty } ?? false
+    }
+
+    /// Waits until the flag is raised (true) or `timeout` has passed (false); it stays raised.
+    @discardableResult
+    package func wait(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !isRaised {
+            let left = deadline - .now
+            if left <= .zero { return false }
+            _ = try? Poller.wait(for: descriptor.rawValue, events: .readable, timeout: left)
+        }
+        return true
+    }
+
     /// Raises the flag. Async-signal-safe and never blocks (a full pipe is already raised).
     package func raise() {
         var one: UInt8 = 1

@@ -41,8 +41,7 @@ final class TeacherGame: Sendable {
 
     private let board = Mutex(Board())
     private let runner: LoopRunner<Action>
-    private let started = Atomic<Bool>(false)
-    private let done: EventFlag
+    private let thread: LoopThread
     private let host: String
     private let name: String
     private let session: String
@@ -59,17 +58,17 @@ final class TeacherGame: Sendable {
         // crashes (ownership verifier, CopyPropagation) on the clean-up of `started`, an Atomic,
         // when a designated init inlined into its caller throws after it was set up.
         let runner = try LoopRunner<Action>(stopOn: StopSignals.none, mailboxCapacity: 16)
-        let done = try EventFlag()
-        self.init(runner: runner, done: done, host: host, name: name, session: session, events: events, logger: logger,
+        let thread = try LoopThread(name: "teacher-game")
+        self.init(runner: runner, thread: thread, host: host, name: name, session: session, events: events, logger: logger,
                   floor: floor, changed: changed)
     }
 
-    private init(runner: LoopRunner<Action>, done: EventFlag, host: String, name: String, session: String,
+    private init(runner: LoopRunner<Action>, thread: LoopThread, host: String, name: String, session: String,
                  events: TeacherLog, logger: Logger, floor: GameFloor, changed: @escaping @Sendable () -> Void) {
         self.runner = runner
         self.floor = floor
         self.changed = changed
-        self.done = done
+        self.thread = thread
         self.host = host == "0.0.0.0" ? "" : host
         self.name = name
         self.session = session
@@ -91,11 +90,7 @@ final class TeacherGame: Sendable {
         }
         // Its port could not be had: no round will start (the dashboard shows the problem).
         if board.withLock({ $0.problem != nil }) { floor.release(.button); return false }
-        if !started.exchange(true, ordering: .acquiringAndReleasing) {
-            let t = Thread { [self] in run() }
-            t.name = "teacher-game"
-            t.start()
-        }
+        thread.start { [self] in run() }
         runner.mailbox.post(.start)
         return true
     }
@@ -104,13 +99,12 @@ final class TeacherGame: Sendable {
 
     /// Ends a round in play (its result is logged) and the thread. Waits up to 2 s.
     func stop() {
-        guard started.load(ordering: .acquiring) else { return }
+        guard thread.hasStarted else { return }
         runner.mailbox.post(.quit)
-        _ = try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: .seconds(2))
+        thread.wait(timeout: .seconds(2))
     }
 
     private func run() {
-        defer { done.raise() }
         let socket: UDPSocket
         do {
             socket = try UDPSocket.bind(port: 0, host: host)

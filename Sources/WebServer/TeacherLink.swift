@@ -115,7 +115,7 @@ final class TeacherLink: Sendable {
     private let logger: Logger
     let events: TeacherLog
     let roster: Roster?
-    private let done: EventFlag
+    private let thread: LoopThread
     /// The link's thread: its mailbox takes the teacher's commands and the news that a
     /// dashboard opened; its stop is ``stop()``.
     private let runner: LoopRunner<Event>
@@ -143,7 +143,7 @@ final class TeacherLink: Sendable {
         self.events = events
         self.roster = roster
         self.logger = logger
-        done = try EventFlag()
+        thread = try LoopThread(name: "teacher-link")
         runner = try LoopRunner(stopOn: StopSignals.none, mailboxCapacity: 256)
     }
 
@@ -260,14 +260,12 @@ final class TeacherLink: Sendable {
     }
 
     func start() {
-        let t = Thread { [self] in run() }
-        t.name = "teacher-link"
-        t.start()
+        thread.start { [self] in run() }
     }
 
     func stop() {
         runner.requestStop()
-        _ = try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: .seconds(2))
+        thread.wait(timeout: .seconds(2))
     }
 
     /// Who a robot is, as a message signed with the teacher key said.
@@ -328,7 +326,6 @@ final class TeacherLink: Sendable {
     }
 
     private func run() {
-        defer { done.raise() }
         var links: [String: Link] = [:]
         var order: [String] = []
         var nextRefresh = ContinuousClock.now

@@ -31,8 +31,7 @@ final class TeacherRobotGame: Sendable {
     /// reports only meanwhile.
     private let active = Atomic<Bool>(false)
     private let runner: LoopRunner<Action>
-    private let started = Atomic<Bool>(false)
-    private let done: EventFlag
+    private let thread: LoopThread
     private let floor: GameFloor
     private let events: TeacherLog
     private let logger: Logger
@@ -41,14 +40,14 @@ final class TeacherRobotGame: Sendable {
     convenience init(floor: GameFloor, events: TeacherLog, logger: Logger, changed: @escaping @Sendable () -> Void = {}) throws {
         // The throwing calls stay out of the designated init (see TeacherGame's init).
         let runner = try LoopRunner<Action>(stopOn: StopSignals.none, mailboxCapacity: 1024)
-        let done = try EventFlag()
-        self.init(runner: runner, done: done, floor: floor, events: events, logger: logger, changed: changed)
+        let thread = try LoopThread(name: "teacher-robot-game")
+        self.init(runner: runner, thread: thread, floor: floor, events: events, logger: logger, changed: changed)
     }
 
-    private init(runner: LoopRunner<Action>, done: EventFlag, floor: GameFloor, events: TeacherLog, logger: Logger,
+    private init(runner: LoopRunner<Action>, thread: LoopThread, floor: GameFloor, events: TeacherLog, logger: Logger,
                  changed: @escaping @Sendable () -> Void) {
         self.runner = runner
-        self.done = done
+        self.thread = thread
         self.floor = floor
         self.events = events
         self.logger = logger
@@ -91,11 +90,7 @@ final class TeacherRobotGame: Sendable {
         }
         changed()
         events.record(robot: "", event: "game-start", detail: round.startText)
-        if !started.exchange(true, ordering: .acquiringAndReleasing) {
-            let t = Thread { [self] in run() }
-            t.name = "teacher-robot-game"
-            t.start()
-        }
+        thread.start { [self] in run() }
         runner.mailbox.post(.start(round))
         return true
     }
@@ -111,13 +106,12 @@ final class TeacherRobotGame: Sendable {
 
     /// Ends a round in play (its result is logged) and the thread. Waits up to 2 s.
     func stop() {
-        guard started.load(ordering: .acquiring) else { return }
+        guard thread.hasStarted else { return }
         runner.mailbox.post(.quit)
-        _ = try? Poller.wait(for: done.descriptor.rawValue, events: .readable, timeout: .seconds(2))
+        thread.wait(timeout: .seconds(2))
     }
 
     private func run() {
-        defer { done.raise() }
         var round: TeacherRobotRound?
         while true {
             guard let wake = try? runner.wait(untilInstant: round?.deadline()) else { return }

@@ -63,9 +63,7 @@ final class WebServer: Sendable {
         self.teacher = teacher
     }
 
-    var hasEnded: Bool {
-        (try? Poller.wait(for: ended.descriptor.rawValue, events: .readable, timeout: .zero)).map { !$0.isEmpty } ?? false
-    }
+    var hasEnded: Bool { ended.isRaised }
 
     var failure: String? { shared.withLock { $0.failure } }
 
@@ -98,7 +96,7 @@ final class WebServer: Sendable {
     /// Stops accepting and closes every connection; waits up to 3 s.
     func stop() {
         shared.withLock { $0.task }?.cancel()
-        _ = try? Poller.wait(for: ended.descriptor.rawValue, events: .readable, timeout: .seconds(3))
+        ended.wait(timeout: .seconds(3))
     }
 
     /// The names and addresses a page may have used to reach a server listening on `host`

@@ -41,12 +41,17 @@ import Testing
 
         var port: UInt16 { (try? socket.localAddress().port) ?? 0 }
 
-        /// Reads and answers for `duration`, or until `done` holds.
+        /// Reads and answers for `duration`, or until `done` holds; then reads what had already
+        /// arrived (a datagram the link sent before `done` held is never left unread).
         func pump(for duration: Duration, until done: () -> Bool = { false }) {
             var buffer = [UInt8](repeating: 0, count: 2048)
             let end = ContinuousClock.now + duration
-            while ContinuousClock.now < end, !done() {
-                guard let (n, from) = try? socket.receive(into: &buffer, timeout: .milliseconds(20)) else { continue }
+            var finished = false
+            while true {
+                if !finished, ContinuousClock.now >= end || done() { finished = true }
+                guard let (n, from) = try? socket.receive(into: &buffer, timeout: finished ? .zero : .milliseconds(20)) else {
+                    if finished { break } else { continue }
+                }
                 let bytes = Array(buffer[..<n])
                 received.append(bytes)
                 guard let d = try? ControlDatagram.decode(bytes),

@@ -101,9 +101,7 @@ import Testing
         defer { for r in robots { r.stop() } }
         let dashboard = try Dashboard(ports: robots.map(\.port))
         defer { dashboard.close() }
-        let teacher = try TeacherSetup.assemble(link: dashboard.link, key: TeacherLinkReportTests.keyText, secureCookie: false,
-                                                gameHost: "127.0.0.1", gameName: "g", session: "", events: dashboard.link.events,
-                                                logger: Logger(label: "test"))
+        let teacher = try TeacherRobotRoundTests.dashboard(link: dashboard.link)
         let robotGame = teacher.robotGame
         defer { teacher.stop() }
         try dashboard.waitFor("three robots with sensors") {
@@ -191,9 +189,7 @@ import Testing
         }
         let dashboard = try Dashboard(ports: ports)
         defer { dashboard.close() }
-        let teacher = try TeacherSetup.assemble(link: dashboard.link, key: TeacherLinkReportTests.keyText, secureCookie: false,
-                                                gameHost: "127.0.0.1", gameName: "g", session: "", events: dashboard.link.events,
-                                                logger: Logger(label: "test"))
+        let teacher = try TeacherRobotRoundTests.dashboard(link: dashboard.link)
         let robotGame = teacher.robotGame
         defer { teacher.stop() }
         try dashboard.waitFor("three robots' sensors", timeout: .seconds(20)) {

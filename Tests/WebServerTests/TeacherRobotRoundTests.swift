@@ -270,8 +270,13 @@ import Testing
         let log = try TeacherLog(directory: nil)
         let link = try TeacherLink(hub: hub, teacherKey: TeacherLinkReportTests.keyText, session: "AnalogRemote", events: log,
                                    logger: Logger(label: "test"))
-        return try TeacherSetup.assemble(link: link, key: TeacherLinkReportTests.keyText, secureCookie: false, gameHost: "127.0.0.1",
-                                         gameName: "g", session: "", events: log, logger: Logger(label: "test"))
+        return try dashboard(link: link)
+    }
+
+    /// The dashboard `web` assembles around `link` (the test's key, the button game on loopback).
+    static func dashboard(link: TeacherLink) throws -> TeacherDashboard {
+        try TeacherSetup.assemble(link: link, key: TeacherLinkReportTests.keyText, secureCookie: false, gameHost: "127.0.0.1",
+                                  gameName: "g", session: "", events: link.events, logger: Logger(label: "test"))
     }
 }
 
