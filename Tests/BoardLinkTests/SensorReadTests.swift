@@ -96,24 +96,29 @@ import Testing
     /// A change asked for while a sensor read is on the wire is not held for the read's prompt:
     /// its `W` reaches the board at once, behind the `R`, while the board still holds the read's
     /// reply; both replies then complete in order. (Before, the `W` waited for the prompt and,
-    /// on the kit's firmware, for its next pass.)
-    @Test func aChangeGoesOutBehindAReadOnTheWireWithoutWaitingForItsReply() throws {
-        let board = try ManualBoard()
+    /// on the kit's firmware, for its next pass.) Over MIDI the two lines are two SysEx messages.
+    @Test(arguments: [SimulatedBoard.Framing.text, .midi])
+    func aChangeGoesOutBehindAReadOnTheWireWithoutWaitingForItsReply(framing: SimulatedBoard.Framing) throws {
+        let board = try ManualBoard(framing: framing)
         defer { board.close() }
         var model = WriterModel()
         var options = OneHopTests.patient
         options.sensorRate = 50
-        let link = try BoardConnection(spec: .serial(path: board.path, baud: 115200), profile: .kit, options: options)
+        let spec: BoardSpec = framing == .text ? .serial(path: board.path, baud: 115200) : .midiSerial(path: board.path, baud: 115200)
+        let link = try BoardConnection(spec: spec, profile: .kit, options: options)
         defer { link.close() }
         for line in model.settle() { #expect(try board.exchange() == line) }
         // The writer has nothing left to send: the sensor read goes out, and the board holds
         // its reply (5 s reply timeout: it does not time out during the test).
         #expect(try board.receiveLine() == SensorBlock.read.text)
         #expect(eventually { link.snapshot.awaitingReply })
+        let before = board.wire.count
         link.setDesired([0x22: 0x10, 0x23: 0xF0])
         let behind = try board.receiveLine(timeout: .seconds(2))
         #expect(behind == "W 22 10f0", "the W waited for the read's reply")
         guard behind != nil else { return }
+        let w = BoardCommand.write(address: 0x22, bytes: [0x10, 0xF0]).line
+        #expect(Array(board.wire[before...]) == (framing == .text ? w : [0xF0] + w + [0xF7]), "one line, one SysEx")
         let held = link.snapshot
         #expect(held.awaitingReply && held.confirmed[0x22] != 0x10 && held.sensorReads == 0, "\(held)")
         // A second change while both are on the wire waits: nothing goes behind a W.
