@@ -512,7 +512,7 @@ struct LinkState: Sendable {
             // Oldest first: a sensor read's failure before the write behind it (``handle(_:)``).
             for event in timedOut { handle(event) }
             if session.consecutiveTimeouts >= options.unansweredLimit {
-                lose("the board stopped answering (\(session.consecutiveTimeouts) commands without a reply)")
+                lose("the board stopped answering (\(session.consecutiveTimeouts) reply timeouts in a row)")
             }
         }
         pump()
