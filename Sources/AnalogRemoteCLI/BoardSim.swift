@@ -35,6 +35,7 @@ struct BoardSim: ParsableCommand {
             the whole map, two lowercase hex digits per byte from address 0
             (68 digits for the stock firmware's 34 bytes, 72 for motors)
           "overlap" (--trace): a host sent a command before the last prompt
+            (other than one W right behind one R, which Protocol.md §4.6 allows)
           "at MICROSECONDS" (--trace-times): before each "cmd" line, when the board
             took it (CLOCK_MONOTONIC), for timing tests (record and replay)
           "sensors sensor1=N … humidity=N" (--trace): after the --sensors file changed,

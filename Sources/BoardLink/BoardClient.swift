@@ -57,7 +57,7 @@ package final class BoardClient {
                 session.reset()
                 throw BoardLinkError(.lost, device: device, "\(device): hang-up (the board went away)")
             }
-            if case .failed(_, let e)? = session.checkTimeout(now: .now) {
+            if case .failed(_, let e)? = session.checkTimeout(now: .now).first {
                 throw Self.failure(e, device: device)
             }
         }

@@ -9,11 +9,12 @@ import SystemIO
 /// A board kept in the state its owner wants, on its own thread.
 ///
 /// The owner sets desired memory-map values from any thread; they are written with a
-/// ``MemoryMapWriter`` (only what changed, contiguous addresses merged into one `W`, one command
+/// ``MemoryMapWriter`` (only what changed, contiguous addresses merged into one `W`, one write
 /// outstanding, the latest value winning) through a ``BoardSession`` (reply timeout,
-/// resynchronisation). When the link is idle, ``setDesired(_:)`` writes the line itself, on the
-/// caller's thread (one hop from the caller to the device); while a reply is awaited or the
-/// device is down it only records the values, and the connection's thread sends them later.
+/// resynchronisation). When the link is idle, or only a sensor read is on the wire,
+/// ``setDesired(_:)`` writes the line itself, on the caller's thread (one hop from the caller to
+/// the device); while a write's reply is awaited or the device is down it only records the
+/// values, and the connection's thread sends them later.
 ///
 /// Faults: end of file, an I/O error, a hang-up, or ``BoardOptions/unansweredLimit`` timeouts in a
 /// row count as the board gone. The connection reports ``BoardEvent/disconnected(device:reason:)``,
@@ -35,7 +36,8 @@ import SystemIO
 ///
 /// Sensors: while the writer has nothing to send, the link reads the sensor block with one
 /// `R 07 0b` every 1/``BoardOptions/sensorRate`` s (``SensorPoller``) and hands each block to
-/// `onSensors`; a change the owner asks for meanwhile waits at most for that one read.
+/// `onSensors`; a change the owner asks for while that read is on the wire is written at once
+/// behind it (never behind anything else).
 ///
 /// The connection's thread reads every reply. It sleeps in poll(2) on the device and a wake-up
 /// flag; while the link is up and busy it also looks at the clock once per reply timeout (a
@@ -129,10 +131,11 @@ package final class BoardConnection: Sendable {
 ///
 /// One hop: everything — the device, the ``MemoryMapWriter``, the ``BoardSession``, the
 /// counters — lives in one ``LinkState`` behind one `Mutex`. Whoever changes the state and finds
-/// the link idle (up, no command awaiting its reply) sends the next command itself, under that
-/// lock: the owner's thread in ``setDesired(_:)`` (so a value reaches the device without waking
-/// another thread), the connection's thread after a reply, a timeout or a reopen. The writer's
-/// rules therefore hold whoever sends (one command in flight, latest value wins, merged runs,
+/// that the link can take a command (up and idle, or a sensor read alone on the wire and a
+/// change to write: ``LinkState/pump()``) sends it itself, under that lock: the owner's thread in
+/// ``setDesired(_:)`` (so a value reaches the device without waking another thread), the
+/// connection's thread after a reply, a timeout or a reopen. The writer's rules therefore hold
+/// whoever sends (one write in flight, latest value wins, merged runs,
 /// the probe and the safe state first, read-backs, nothing past the map).
 ///
 /// The connection's thread alone reads the device (every reply), times commands out, reopens
@@ -427,13 +430,25 @@ struct LinkState: Sendable {
         if !reconnect { events.append(.connected(device: device)) }
     }
 
-    /// Starts the next command if the link is idle: formats the line and writes it, here, on
-    /// the calling thread (under the lock). The writer's command (a state change) always goes
-    /// first; a sensor read only when the writer has nothing to send.
+    /// Starts the next command if the link can take one: formats the line and writes it, here,
+    /// on the calling thread (under the lock). On an idle link the writer's command (a state
+    /// change) always goes first; a sensor read only when the writer has nothing to send. While a
+    /// sensor read alone is on the wire, a changed value goes out at once behind it (the
+    /// firmware answers both in one pass, Protocol.md §4.6 rules 1 and 8); a probe, the safe
+    /// state after a connect or a read-back waits for the read's prompt. Never anything behind a
+    /// write, never two writes: the writer has one command outstanding at most.
     mutating func pump() {
-        guard !stopRequested, let t = transport, session.isIdle else { return }
+        guard !stopRequested, let t = transport else { return }
         let now = ContinuousClock.now
-        guard let command = writer.nextCommand() ?? sensors.nextCommand(writer: writer, now: now) else { return }
+        let command: BoardCommand
+        if session.isIdle {
+            guard let next = writer.nextCommand() ?? sensors.nextCommand(writer: writer, now: now) else { return }
+            command = next
+        } else if sensors.isReading, session.inFlight == [SensorBlock.read], let change = writer.nextChange() {
+            command = change
+        } else {
+            return
+        }
         let line = session.start(command, now: now)
         lastCommandAt = now
         if sleepsLong {
@@ -492,10 +507,12 @@ struct LinkState: Sendable {
                 lose("hang-up (the board went away)")
             }
         }
-        if transport != nil, let event = session.checkTimeout(now: .now) {
-            handle(event)
+        let timedOut = transport != nil ? session.checkTimeout(now: .now) : []
+        if !timedOut.isEmpty {
+            // Oldest first: a sensor read's failure before the write behind it (``handle(_:)``).
+            for event in timedOut { handle(event) }
             if session.consecutiveTimeouts >= options.unansweredLimit {
-                lose("the board stopped answering (\(session.consecutiveTimeouts) commands without a reply)")
+                lose("the board stopped answering (\(session.consecutiveTimeouts) reply timeouts in a row)")
             }
         }
         pump()
@@ -517,6 +534,9 @@ struct LinkState: Sendable {
         }
     }
 
+    /// One reply or failure. While a sensor read is outstanding it is the oldest command in
+    /// flight (it goes out only on an idle link, and only a write may follow it), so the first
+    /// event while ``SensorPoller/isReading`` is the read's.
     mutating func handle(_ event: BoardSession.Event) {
         switch event {
         case .completed(_, let response) where sensors.isReading:

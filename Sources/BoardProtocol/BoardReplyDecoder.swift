@@ -1,10 +1,12 @@
 /// Splits the bytes a board sends into transactions: a single-step decoder.
 ///
 /// Every transaction ends with the prompt `\r\n>`, so the stream is cut at each prompt into
-/// *frames*. A frame that starts with the echo of the command in flight, then `\r\n`, is its
-/// reply. Anything else is reported as an error carrying its bytes and skipped through its prompt:
-/// that is how the decoder resynchronises after garbage, a late reply, or a timeout. An empty
-/// frame (a bare prompt, as at boot) is skipped silently.
+/// *frames*. The commands in flight (at most ``maximumExpected``, oldest first) are answered in
+/// the order they were sent: a frame that starts with the echo of the *oldest*, then `\r\n`, is
+/// its reply. Anything else — also a frame that matches a later command's echo first — is
+/// reported as an error carrying its bytes and skipped through its prompt: that is how the
+/// decoder resynchronises after garbage, a late reply, or a timeout. An empty frame (a bare
+/// prompt, as at boot) is skipped silently.
 ///
 /// Contract: call ``decode()`` until it returns nil after every ``append(_:)``. A partial frame is
 /// never consumed. The buffer is bounded by ``capacity``: a frame longer than that is reported as
@@ -16,7 +18,8 @@ package struct BoardReplyDecoder: Sendable {
     /// Larger than any legal frame (a 255-character echo plus a long `G` reply).
     package let capacity: Int
     private var buffer: [UInt8] = []
-    private var expected: [UInt8]?
+    /// The echoes awaited, oldest first.
+    private var expected: [[UInt8]] = []
     /// After an overflow: drop bytes up to and including the next prompt.
     private var discarding = false
 
@@ -24,18 +27,25 @@ package struct BoardReplyDecoder: Sendable {
         self.capacity = max(capacity, 64)
     }
 
-    /// The command line now in flight (exactly the bytes sent). Its reply is the next frame that
-    /// starts with this echo; frames before it are reported and skipped.
+    /// How many command lines may be awaited at once (a read and one write behind it,
+    /// Protocol.md §4.6 rule 1).
+    package static let maximumExpected = 2
+
+    /// A command line now in flight (exactly the bytes sent), after those already awaited. Its
+    /// reply is the frame starting with this echo that comes once the earlier ones are
+    /// answered. Precondition: fewer than ``maximumExpected`` are awaited.
     package mutating func expect(_ line: [UInt8]) {
-        expected = line
+        precondition(expected.count < Self.maximumExpected, "BoardReplyDecoder: at most \(Self.maximumExpected) commands awaited")
+        expected.append(line)
     }
 
-    /// The command in flight timed out: stop waiting for it and drop the partial frame, which is
-    /// returned as evidence. The rest of a late reply then arrives as a frame without our echo,
-    /// and is reported and skipped through its prompt like any other unexpected frame.
+    /// The commands in flight timed out: stop waiting for all of them and drop the partial
+    /// frame, which is returned as evidence. The rest of a late reply then arrives as a frame
+    /// without an awaited echo, and is reported and skipped through its prompt like any other
+    /// unexpected frame.
     @discardableResult
     package mutating func abandon() -> [UInt8] {
-        expected = nil
+        expected.removeAll()
         let partial = buffer
         buffer.removeAll(keepingCapacity: true)
         return partial
@@ -44,11 +54,13 @@ package struct BoardReplyDecoder: Sendable {
     /// Forgets everything (a new connection).
     package mutating func reset() {
         buffer.removeAll()
-        expected = nil
+        expected.removeAll()
         discarding = false
     }
 
-    package var isExpecting: Bool { expected != nil }
+    package var isExpecting: Bool { !expected.isEmpty }
+    /// How many replies are awaited.
+    package var expectedCount: Int { expected.count }
     /// Bytes received but not yet part of a complete frame.
     package var pending: [UInt8] { buffer }
 
@@ -67,7 +79,7 @@ package struct BoardReplyDecoder: Sendable {
                     // Keep the last two bytes: they may be the start of a prompt.
                     buffer.removeFirst(buffer.count - 2)
                     discarding = true
-                    throw BoardReplyError(.overflow, bytes: evidence, length: total, expected: expected)
+                    throw BoardReplyError(.overflow, bytes: evidence, length: total, expected: expected.first)
                 }
                 return nil
             }
@@ -80,16 +92,16 @@ package struct BoardReplyDecoder: Sendable {
             var content = frame.dropLast(Self.prompt.count)
             // Stray prompt bytes before an echo (the tail of a prompt split by a timeout, a boot
             // prompt) are not an error; an echo that itself starts with one is matched as is.
-            if !(expected?.first.map(Self.isPromptByte) ?? false) {
+            if !(expected.first?.first.map(Self.isPromptByte) ?? false) {
                 content = content.drop(while: Self.isPromptByte)
             }
             if content.isEmpty { continue }
-            if let echo = expected, content.starts(with: echo + [0x0D, 0x0A]) {
-                expected = nil
+            if let echo = expected.first, content.starts(with: echo + [0x0D, 0x0A]) {
+                expected.removeFirst()
                 return BoardReply(echo: echo, body: Array(content.dropFirst(echo.count + 2)))
             }
             throw BoardReplyError(.unexpectedFrame, bytes: Array(frame.prefix(BoardReplyError.evidenceLimit)),
-                                  length: frame.count, expected: expected)
+                                  length: frame.count, expected: expected.first)
         }
     }
 
@@ -110,7 +122,7 @@ package struct BoardReplyDecoder: Sendable {
 /// A frame that was not the reply expected, with its bytes as evidence.
 package struct BoardReplyError: Error, Hashable, Sendable, CustomStringConvertible {
     package enum Kind: String, Hashable, Sendable {
-        /// A complete frame that does not start with the echo of the command in flight (a late
+        /// A complete frame that does not start with the echo of the oldest command in flight (a late
         /// reply, line noise, a board that garbled the echo, output from another program).
         case unexpectedFrame
         /// More than ``BoardReplyDecoder/capacity`` bytes without a prompt.
@@ -122,7 +134,7 @@ package struct BoardReplyError: Error, Hashable, Sendable, CustomStringConvertib
     package let bytes: [UInt8]
     /// The full length of the frame.
     package let length: Int
-    /// The echo that was expected, if a command was in flight.
+    /// The echo that was expected (the oldest command in flight's), if any.
     package let expected: [UInt8]?
 
     package static let evidenceLimit = 256

@@ -1,29 +1,38 @@
-/// The host side of the conversation with one board: one command in flight at a time, a reply
-/// timeout, resynchronisation. A value type: the caller does the I/O and passes the time in.
+/// The host side of the conversation with one board: the commands in flight, a reply timeout,
+/// resynchronisation. A value type: the caller does the I/O and passes the time in.
 ///
 /// ```
 ///   idle ──start(cmd)──▶ in flight ──reply frame──▶ idle   (.completed / .failed(.rejected…))
 ///                           │ no byte for replyTimeout
 ///                           └──────────────────────▶ idle   (.failed(.timeout), decoder abandons)
 /// ```
-/// The timeout counts from the last byte received, not from the send: a slow (9600 baud) board
-/// that is still echoing a long line is not timed out, a silent one is.
+/// In flight is one command, or (Protocol.md §4.6 rule 1) a read `R` and one write `W` sent
+/// behind it before its prompt: the firmware takes every complete line waiting in one pass of its
+/// loop and answers them in order, so a write need not wait a pass for the read's prompt.
+/// Nothing goes behind a `W`, never two reads, never more than two (``canStart(_:)``). Replies
+/// complete the commands in the order sent.
+///
+/// The timeout counts from the last byte received or the last command sent, not from the first
+/// send: a slow (9600 baud) board that is still echoing a long line is not timed out, a silent
+/// one is. When it fires, every command in flight fails.
 package struct BoardSession: Sendable {
     package enum Event: Hashable, Sendable {
-        /// The board answered the command in flight as expected.
+        /// The board answered the oldest command in flight as expected.
         case completed(BoardCommand, BoardResponse)
-        /// The command in flight failed: the board rejected it, answered something else, or
-        /// stayed silent. Nothing is in flight any more.
+        /// A command in flight failed: the board rejected it, answered something else, or
+        /// stayed silent (then every command in flight fails, oldest first).
         case failed(BoardCommand, BoardSessionError)
         /// Bytes that answered no command in flight (a late reply, noise); skipped.
         case noise(BoardReplyError)
     }
 
     package var replyTimeout: Duration
-    package private(set) var inFlight: BoardCommand?
+    /// The commands sent and not yet answered, oldest first: empty, one, or a read and a write.
+    package private(set) var inFlight: [BoardCommand] = []
     private var decoder: BoardReplyDecoder
     private var lastActivity: ContinuousClock.Instant?
-    /// Timeouts in a row without any complete reply in between (a board that stopped answering).
+    /// Reply timeouts in a row without any complete reply in between (a board that stopped
+    /// answering). One timeout fails every command in flight and counts once.
     package private(set) var consecutiveTimeouts = 0
 
     package init(replyTimeout: Duration = .milliseconds(100), bufferCapacity: Int = 2048) {
@@ -31,19 +40,33 @@ package struct BoardSession: Sendable {
         self.decoder = BoardReplyDecoder(capacity: bufferCapacity)
     }
 
-    package var isIdle: Bool { inFlight == nil }
+    /// Nothing in flight.
+    package var isIdle: Bool { inFlight.isEmpty }
 
     /// When ``checkTimeout(now:)`` should be called next (nil: nothing in flight).
     package var deadline: ContinuousClock.Instant? {
-        guard inFlight != nil, let lastActivity else { return nil }
+        guard !inFlight.isEmpty, let lastActivity else { return nil }
         return lastActivity + replyTimeout
     }
 
-    /// Starts `command` and returns the bytes to write. Precondition: ``isIdle``.
+    /// Whether `command` may be sent now: on an idle session any command; behind exactly one
+    /// read (`R`) in flight, one write (`W`); nothing else.
+    package func canStart(_ command: BoardCommand) -> Bool {
+        switch inFlight.count {
+        case 0: return true
+        case 1:
+            guard case .read = inFlight[0], case .write = command else { return false }
+            return true
+        default: return false
+        }
+    }
+
+    /// Starts `command` and returns the bytes to write. Precondition: ``canStart(_:)`` (idle, or
+    /// a write behind one read).
     package mutating func start(_ command: BoardCommand, now: ContinuousClock.Instant) -> [UInt8] {
-        precondition(inFlight == nil, "BoardSession: one command in flight at a time")
+        precondition(canStart(command), "BoardSession: one command in flight, or one W behind one R")
         let line = command.line
-        inFlight = command
+        inFlight.append(command)
         lastActivity = now
         decoder.expect(line)
         return line
@@ -52,14 +75,14 @@ package struct BoardSession: Sendable {
     /// Bytes from the board (already unwrapped from any MIDI framing).
     package mutating func receive(_ bytes: some Collection<UInt8>, now: ContinuousClock.Instant) -> [Event] {
         if bytes.isEmpty { return [] }
-        if inFlight != nil { lastActivity = now }
+        if !inFlight.isEmpty { lastActivity = now }
         decoder.append(bytes)
         var events: [Event] = []
         while true {
             do {
                 guard let reply = try decoder.decode() else { break }
-                guard let command = inFlight else { continue }
-                inFlight = nil
+                guard !inFlight.isEmpty else { continue }
+                let command = inFlight.removeFirst()
                 consecutiveTimeouts = 0
                 events.append(Self.judge(command, reply))
             } catch {
@@ -69,18 +92,23 @@ package struct BoardSession: Sendable {
         return events
     }
 
-    /// Times the command in flight out if no byte came for ``replyTimeout``.
-    package mutating func checkTimeout(now: ContinuousClock.Instant) -> Event? {
-        guard let command = inFlight, let deadline, now >= deadline else { return nil }
-        inFlight = nil
+    /// Times the commands in flight out if no byte came for ``replyTimeout``: one
+    /// `.failed(.timeout)` for each, oldest first (the partial frame, as evidence, with the
+    /// oldest: it is the one being answered). Empty when nothing timed out.
+    package mutating func checkTimeout(now: ContinuousClock.Instant) -> [Event] {
+        guard !inFlight.isEmpty, let deadline, now >= deadline else { return [] }
+        let commands = inFlight
+        inFlight.removeAll()
         consecutiveTimeouts += 1
         let partial = decoder.abandon()
-        return .failed(command, BoardSessionError(.timeout, command: command, bytes: partial, timeout: replyTimeout))
+        return commands.enumerated().map { i, command in
+            .failed(command, BoardSessionError(.timeout, command: command, bytes: i == 0 ? partial : [], timeout: replyTimeout))
+        }
     }
 
-    /// A new connection: forget the command in flight and any partial input.
+    /// A new connection: forget the commands in flight and any partial input.
     package mutating func reset() {
-        inFlight = nil
+        inFlight.removeAll()
         lastActivity = nil
         consecutiveTimeouts = 0
         decoder.reset()

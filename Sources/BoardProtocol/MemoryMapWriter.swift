@@ -209,6 +209,16 @@ package struct MemoryMapWriter: Sendable {
         return operation.command
     }
 
+    /// The next command only if it is a changed desired value: nil while a probe, the safe state
+    /// after a connect, or a read-back is due (those keep their order, one command at a time), or
+    /// when ``nextCommand()`` would give nil. What a link may send behind a sensor read already on
+    /// the wire (Protocol.md §4.6 rule 8); outstanding like ``nextCommand()``'s.
+    package mutating func nextChange() -> BoardCommand? {
+        guard isLinkUp, outstandingOperation == nil, !awaitingDecision, !probePending,
+              readBacks.isEmpty, safePending.isEmpty else { return nil }
+        return nextCommand()
+    }
+
     /// The outstanding command was acknowledged (its prompt arrived) with `response`. Returns
     /// what a verifying writer learnt: the probe's identity, or a write the board did not keep
     /// (reported one command after that write: its read-back follows it at once).

@@ -6,13 +6,13 @@
 ///   the next one too: two reads are never closer than ``interval``, so the rate is never exceeded);
 /// - it goes out only when the writer has nothing to send — no probe, safe state, read-back or
 ///   changed value — and nothing is on the wire (``MemoryMapWriter/isIdleForReads``): a pending
-///   state change always goes first, and a read never overlaps another command;
+///   state change always goes first, and a read never goes behind another command;
 /// - a board whose map lacks the block, or a profile without it, is never read;
 /// - interval nil: off.
 ///
-/// A change asked for while a read is on the wire waits for that read's prompt (one command in
-/// flight is the board's rule): at most one read's time (one pass of the firmware's loop, about
-/// 12 ms on a kit board over USB; 56 ms at 9600 baud).
+/// A change asked for while a read is on the wire does not wait for it: the link writes it
+/// behind the read at once (``MemoryMapWriter/nextChange()``), and the firmware answers both in
+/// order, in one pass of its loop. The read's reply still comes first.
 package struct SensorPoller: Sendable {
     /// Time between reads; nil = never read.
     package let interval: Duration?

@@ -15,8 +15,10 @@ import SystemIO
 /// byte-time apart, and its output leaves one byte-time apart (full duplex), like a UART board.
 /// Without, it answers at once.
 ///
-/// It notices a host that has more than one command outstanding: bytes arriving after a complete
-/// line but before that line's prompt has been sent are reported as ``Event/overlap``.
+/// It notices a host that breaks Protocol.md §4.6 rule 1: bytes arriving after a complete line
+/// but before that line's prompt has been sent are reported as ``Event/overlap`` — except one
+/// `W` line sent behind a single unanswered `R` (the firmware answers both in one pass of its
+/// loop, in order). Anything behind a `W`, a second read, or a third line is an overlap.
 package final class PseudoTerminalBoard {
     package struct Options: Sendable {
         /// The firmware's map: ``MemoryMapProfile/stock`` (the published firmware) by default.
@@ -39,7 +41,8 @@ package final class PseudoTerminalBoard {
     package enum Event: Sendable {
         /// The board took a line.
         case line(SimulatedBoard.Line)
-        /// The host sent more before the previous command's prompt was out.
+        /// The host sent more before the previous command's prompt was out (other than one `W`
+        /// behind one `R`).
         case overlap
         /// The sensors file changed: applied (nil), or its problem (the board keeps what it had).
         case sensorsFile(problem: String?)
@@ -105,7 +108,8 @@ package final class PseudoTerminalBoard {
         var outputHead = 0
         var written = 0          // bytes of output written (or dropped) since start
         var queued = output.count
-        var lastPromptEnd = 0    // `queued` when the last line's prompt was queued
+        // Lines taken whose prompt is not written yet: their first letter and `queued` at their prompt.
+        var unanswered: [(letter: UInt8, promptEnd: Int)] = []
         var inputClock = ContinuousClock.now
         var outputClock = ContinuousClock.now
         let boot = ContinuousClock.now
@@ -138,7 +142,7 @@ package final class PseudoTerminalBoard {
             output += out
             queued += out.count
             for line in lines {
-                if !line.discarded { lastPromptEnd = queued }
+                if !line.discarded { unanswered.append((Self.letter(line.bytes), queued)) }
                 onEvent(.line(line), board)
                 dirty = true
             }
@@ -214,16 +218,36 @@ package final class PseudoTerminalBoard {
             if ready[1].contains(.readable) { return }
             if ready[0].contains(.readable) {
                 guard let bytes = try master.read(max: 4096), !bytes.isEmpty else { continue }
-                // Busy = a complete line is in, and its prompt is not out yet. Any byte arriving
-                // while busy (including later lines of this same chunk) is an overlap.
-                var busy = written < lastPromptEnd || input[inputHead...].contains(where: terminators.contains)
-                for b in bytes {
-                    if busy {
-                        overlaps += 1
-                        onEvent(.overlap, board)
-                        break
+                // Waiting = complete lines whose prompt is not out yet (taken, or still in the
+                // input), oldest first. A byte arriving while any waits is an overlap, unless
+                // the only one waiting is an `R` and the byte belongs to one `W` line behind it.
+                unanswered.removeAll { $0.promptEnd <= written }
+                var waiting = unanswered.map(\.letter)
+                var current: [UInt8] = []
+                for b in input[inputHead...] {
+                    if terminators.contains(b) {
+                        waiting.append(Self.letter(current))
+                        current = []
+                    } else {
+                        current.append(b)
                     }
-                    if terminators.contains(b) { busy = true }
+                }
+                for b in bytes {
+                    if !waiting.isEmpty {
+                        let behindRead = waiting.count == 1 && Self.isRead(waiting[0])
+                            && Self.isWrite(Self.letter(current.isEmpty ? [b] : current))
+                        if !behindRead {
+                            overlaps += 1
+                            onEvent(.overlap, board)
+                            break
+                        }
+                    }
+                    if terminators.contains(b) {
+                        waiting.append(Self.letter(current))
+                        current = []
+                    } else {
+                        current.append(b)
+                    }
                 }
                 let now = ContinuousClock.now
                 if inputHead == input.count && inputClock < now { inputClock = now }
@@ -232,6 +256,11 @@ package final class PseudoTerminalBoard {
             if outputHead == output.count, outputClock < ContinuousClock.now { outputClock = .now }
         }
     }
+
+    /// A line's command letter (after a SysEx start), 0 for an empty line.
+    static func letter(_ line: [UInt8]) -> UInt8 { line.first { $0 != 0xF0 } ?? 0 }
+    static func isRead(_ letter: UInt8) -> Bool { letter == UInt8(ascii: "R") || letter == UInt8(ascii: "r") }
+    static func isWrite(_ letter: UInt8) -> Bool { letter == UInt8(ascii: "W") || letter == UInt8(ascii: "w") }
 
     // MARK: the --link symlink
 

@@ -26,6 +26,23 @@ import Testing
         #expect(sim.trace.firstIndex(of: "overlap") ?? 99 < sim.trace.firstIndex(of: "cmd W 22 0202") ?? 0)
     }
 
+    /// One `W` right behind one unanswered `R` is allowed (Protocol.md §4.6 rule 1); a second
+    /// read, a third line, or anything behind a `W` is an overlap. 9600 baud: every line is in
+    /// before the first prompt is out.
+    @Test(arguments: [
+        (["R 07 0b", "W 0f 01"], 0), (["R 07 0b", "R 07 0b"], 1), (["R 07 0b", "W 0f 01", "W 10 01"], 1),
+        (["W 0f 01", "R 07 0b"], 1),
+    ])
+    func boardSimAllowsOneWriteBehindOneReadAndNothingElse(lines: [String], overlaps: Int) throws {
+        let dir = try TemporaryDirectory()
+        let sim = try BoardSimProcess(["--baud", "9600", "--link", dir.path + "/board"])
+        let port = try SerialPort.open(path: sim.path, baud: 9600)
+        try port.writeAll(Array(lines.map { $0 + "\n" }.joined().utf8))
+        #expect(eventually { sim.commands.count == lines.count })
+        #expect(sim.commands == lines)
+        #expect(sim.overlaps == overlaps, "\(sim.trace)")
+    }
+
     /// A board whose device stays open but which stops answering: after `unansweredLimit`
     /// silent commands it counts as gone, is reopened, and once it answers again it gets the
     /// safe state first.

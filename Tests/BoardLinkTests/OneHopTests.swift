@@ -222,17 +222,21 @@ struct WriterModel {
 }
 
 /// The board side of a pty, driven by the test's thread: it reads one line at a time, feeds it
-/// to the simulated firmware and writes the answer when told.
+/// to the simulated firmware and writes the answer when told. With MIDI framing a line is one
+/// SysEx (`F0 … \n F7`) and the answer note pairs, as `midi-serial:` carries them.
 final class ManualBoard {
     let pty: PseudoTerminal
-    private var sim = SimulatedBoard(profile: .kit)
+    let framing: SimulatedBoard.Framing
+    private var sim: SimulatedBoard
     private var buffer: [UInt8] = []
     private(set) var wire: [UInt8] = []
     private(set) var lines: [String] = []
     private var closed = false
 
-    init() throws {
+    init(framing: SimulatedBoard.Framing = .text) throws {
         pty = try PseudoTerminal()
+        self.framing = framing
+        sim = SimulatedBoard(profile: .kit, framing: framing)
         _ = sim.takeOutput()
     }
 
@@ -242,11 +246,12 @@ final class ManualBoard {
     func receiveLine(timeout: Duration = .seconds(10)) throws -> String? {
         let deadline = ContinuousClock.now + timeout
         while true {
-            if let end = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            if let end = buffer.firstIndex(of: framing == .text ? UInt8(ascii: "\n") : 0xF7) {
                 let line = Array(buffer[...end])
                 buffer.removeSubrange(...end)
                 sim.receive(line)
-                let text = String(decoding: line.dropLast(), as: UTF8.self)
+                let body = framing == .text ? line.dropLast() : line.drop { $0 == 0xF0 }.dropLast().dropLast()
+                let text = String(decoding: body, as: UTF8.self)
                 lines.append(text)
                 return text
             }

@@ -47,7 +47,9 @@ import Testing
     }
 
     /// board-sim with `--sensors FILE`: the link reads what the test writes there, at 10 Hz,
-    /// while it writes the owner's changes as fast as they come; no command overlaps another.
+    /// while it writes the owner's changes as fast as they come. board-sim counts as an overlap
+    /// any line sent before the previous prompt except one `W` behind one `R`: nothing ever
+    /// follows a `W` before its prompt, no two reads and no two writes are in flight.
     @Test(arguments: [BoardProfileKind.stock, .motors])
     func theLinkReadsWhatBoardSimSensesWithoutOverlappingItsWrites(firmware: BoardProfileKind) throws {
         let dir = try TemporaryDirectory()
@@ -87,7 +89,47 @@ import Testing
         let reads = sim.commands.filter { $0 == SensorBlock.read.text }.count
         print("sensor reads: \(reads) in about \(ContinuousClock.now - start), writes: \(sim.commands.filter { $0.hasPrefix("W 0f") }.count)")
         #expect(reads >= 5, "the link kept reading while it wrote: \(reads) reads")
-        #expect(sim.overlaps == 0, "a command was sent before the previous prompt")
+        #expect(sim.overlaps == 0, "a command was sent before the previous prompt (other than a W behind an R)")
+        #expect(link.snapshot.commandsFailed == 0, "\(link.snapshot.lastError ?? "")")
+    }
+
+    /// A change asked for while a sensor read is on the wire is not held for the read's prompt:
+    /// its `W` reaches the board at once, behind the `R`, while the board still holds the read's
+    /// reply; both replies then complete in order. (Before, the `W` waited for the prompt and,
+    /// on the kit's firmware, for its next pass.) Over MIDI the two lines are two SysEx messages.
+    @Test(arguments: [SimulatedBoard.Framing.text, .midi])
+    func aChangeGoesOutBehindAReadOnTheWireWithoutWaitingForItsReply(framing: SimulatedBoard.Framing) throws {
+        let board = try ManualBoard(framing: framing)
+        defer { board.close() }
+        var model = WriterModel()
+        var options = OneHopTests.patient
+        options.sensorRate = 50
+        let spec: BoardSpec = framing == .text ? .serial(path: board.path, baud: 115200) : .midiSerial(path: board.path, baud: 115200)
+        let link = try BoardConnection(spec: spec, profile: .kit, options: options)
+        defer { link.close() }
+        for line in model.settle() { #expect(try board.exchange() == line) }
+        // The writer has nothing left to send: the sensor read goes out, and the board holds
+        // its reply (5 s reply timeout: it does not time out during the test).
+        #expect(try board.receiveLine() == SensorBlock.read.text)
+        #expect(eventually { link.snapshot.awaitingReply })
+        let before = board.wire.count
+        link.setDesired([0x22: 0x10, 0x23: 0xF0])
+        let behind = try board.receiveLine(timeout: .seconds(2))
+        #expect(behind == "W 22 10f0", "the W waited for the read's reply")
+        guard behind != nil else { return }
+        let w = BoardCommand.write(address: 0x22, bytes: [0x10, 0xF0]).line
+        #expect(Array(board.wire[before...]) == (framing == .text ? w : [0xF0] + w + [0xF7]), "one line, one SysEx")
+        let held = link.snapshot
+        #expect(held.awaitingReply && held.confirmed[0x22] != 0x10 && held.sensorReads == 0, "\(held)")
+        // A second change while both are on the wire waits: nothing goes behind a W.
+        link.setDesired([0x0F: 0x33])
+        #expect(link.snapshot.commandsSent == held.commandsSent)
+        try board.reply()   // the firmware's pass answers both lines, in order
+        #expect(eventually { link.snapshot.sensorReads == 1 && link.snapshot.confirmed[0x22] == 0x10 && link.snapshot.confirmed[0x23] == 0xF0 })
+        #expect(try board.receiveLine() == "W 0f 33", "the next change follows the W's prompt")
+        let lines = board.lines
+        let readAt = lines.lastIndex(of: SensorBlock.read.text)
+        #expect(readAt.map { Array(lines[$0...].prefix(3)) } == [SensorBlock.read.text, "W 22 10f0", "W 0f 33"], "\(lines)")
         #expect(link.snapshot.commandsFailed == 0, "\(link.snapshot.lastError ?? "")")
     }
 

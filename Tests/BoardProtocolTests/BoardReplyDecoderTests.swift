@@ -105,6 +105,35 @@ func decodeAll(_ chunks: [[UInt8]], expecting replies: [BoardTranscripts.Reply])
         #expect(try d.decode()?.echo == write)
     }
 
+    @Test func twoEchoesAwaitedAreMatchedInOrder() throws {
+        var d = BoardReplyDecoder()
+        let read = "R 07 0b\n".bytes
+        d.expect(read)
+        d.expect(write)
+        #expect(d.expectedCount == 2)
+        d.append(read + "\r\nfd 2d 00 00 0a 14 1e ff 00 00 01 \r\n>".bytes + writeReply)
+        #expect(try d.decode() == BoardReply(echo: read, body: "fd 2d 00 00 0a 14 1e ff 00 00 01 ".bytes))
+        #expect(try d.decode() == BoardReply(echo: write, body: []))
+        #expect(try d.decode() == nil)
+        #expect(!d.isExpecting)
+    }
+
+    @Test func aFrameThatMatchesTheSecondEchoFirstIsUnexpected() throws {
+        var d = BoardReplyDecoder()
+        let read = "R 07 0b\n".bytes
+        d.expect(read)
+        d.expect(write)
+        d.append(writeReply)
+        #expect(throws: BoardReplyError(.unexpectedFrame, bytes: writeReply, expected: read)) { try d.decode() }
+        #expect(d.expectedCount == 2, "both still awaited: the read's reply must come first")
+        #expect(d.abandon().isEmpty)
+        #expect(!d.isExpecting, "abandon forgets every echo")
+        d.expect(read)
+        d.expect(write)
+        d.reset()
+        #expect(!d.isExpecting)
+    }
+
     @Test func aPartialFrameIsNeverConsumed() throws {
         var d = BoardReplyDecoder()
         d.expect(write)

@@ -21,8 +21,8 @@ import Testing
         let command = BoardCommand.write(address: 0x22, bytes: [0, 0])
         _ = s.start(command, now: at(0))
         #expect(s.receive("W 22".bytes, now: at(90)).isEmpty)
-        #expect(s.checkTimeout(now: at(150)) == nil, "bytes are still coming: a slow board is not timed out")
-        let timedOut = s.checkTimeout(now: at(190))
+        #expect(s.checkTimeout(now: at(150)).isEmpty, "bytes are still coming: a slow board is not timed out")
+        let timedOut = s.checkTimeout(now: at(190)).first
         #expect(timedOut == .failed(command, BoardSessionError(.timeout, command: command, bytes: "W 22".bytes, timeout: .milliseconds(100))))
         #expect(s.isIdle && s.consecutiveTimeouts == 1)
         if case .failed(_, let e) = timedOut {
@@ -70,5 +70,78 @@ import Testing
         #expect(s.isIdle)
         _ = s.start(.flash, now: at(2))
         #expect(s.receive("F\n\r\nflash memmap.\r\n\r\n>".bytes, now: at(3)) == [.completed(.flash, .flashed)])
+    }
+
+    // MARK: a write behind a read
+
+    @Test func aWriteBehindAReadCompletesAfterItInOrder() {
+        var s = BoardSession(replyTimeout: .milliseconds(100))
+        let read = BoardCommand.read(address: 0x07, count: 0x0B)
+        let write = BoardCommand.write(address: 0x0F, bytes: [0x64])
+        #expect(s.start(read, now: at(0)) == "R 07 0b\n".bytes)
+        #expect(s.canStart(write))
+        #expect(s.start(write, now: at(3)) == "W 0f 64\n".bytes)
+        #expect(s.inFlight == [read, write] && s.deadline == at(103))
+        // The firmware answers both in one pass, in order; the read's reply may end mid-chunk.
+        let readReply = "R 07 0b\n\r\nfd 2d 00 00 0a 14 1e ff 00 00 01 \r\n>".bytes
+        let writeReply = "W 0f 64\n\r\n\r\n>".bytes
+        let first = s.receive(readReply + writeReply.prefix(4), now: at(5))
+        #expect(first == [.completed(read, .values([0xFD, 0x2D, 0, 0, 0x0A, 0x14, 0x1E, 0xFF, 0, 0, 1]))])
+        #expect(s.inFlight == [write] && !s.isIdle && s.deadline == at(105))
+        #expect(s.receive(writeReply.dropFirst(4), now: at(6)) == [.completed(write, .done)])
+        #expect(s.isIdle && s.deadline == nil)
+    }
+
+    @Test func aTimeoutFailsEveryCommandInFlightOldestFirst() {
+        var s = BoardSession(replyTimeout: .milliseconds(100))
+        let read = BoardCommand.read(address: 0x07, count: 0x0B)
+        let write = BoardCommand.write(address: 0x22, bytes: [1, 1])
+        _ = s.start(read, now: at(0))
+        _ = s.start(write, now: at(10))
+        #expect(s.receive("R 07".bytes, now: at(20)).isEmpty)
+        #expect(s.checkTimeout(now: at(119)).isEmpty)
+        let failed = s.checkTimeout(now: at(120))
+        #expect(failed == [
+            .failed(read, BoardSessionError(.timeout, command: read, bytes: "R 07".bytes, timeout: .milliseconds(100))),
+            .failed(write, BoardSessionError(.timeout, command: write, bytes: [], timeout: .milliseconds(100))),
+        ])
+        #expect(s.isIdle && s.deadline == nil && s.consecutiveTimeouts == 1, "one silence, one timeout")
+        // The late replies are noise; a new command decodes.
+        _ = s.start(.flash, now: at(130))
+        let late = s.receive(" 0b\n\r\n00 \r\n>W 22 0101\n\r\n\r\n>F\n\r\nflash memmap.\r\n\r\n>".bytes, now: at(131))
+        #expect(late.count == 3 && late.last == .completed(.flash, .flashed), "\(late)")
+    }
+
+    @Test func onlyOneWriteMayGoBehindOneRead() {
+        let read = BoardCommand.read(address: 0x07, count: 0x0B)
+        let write = BoardCommand.write(address: 0x0F, bytes: [1])
+        var s = BoardSession()
+        #expect(s.canStart(read) && s.canStart(write) && s.canStart(.flash))
+        _ = s.start(write, now: at(0))
+        #expect(!s.canStart(read) && !s.canStart(write), "nothing behind a W")
+        s.reset()
+        _ = s.start(read, now: at(0))
+        #expect(!s.canStart(read), "never two reads")
+        #expect(!s.canStart(.eepromWrite(address: 0, bytes: [1])) && !s.canStart(.flash) && !s.canStart(.eepromRead(address: 0, count: 1)))
+        _ = s.start(write, now: at(1))
+        #expect(!s.canStart(write) && !s.canStart(read), "never more than two")
+        s.reset()
+        #expect(s.isIdle && s.canStart(write))
+        _ = s.start(.eepromRead(address: 0, count: 1), now: at(0))
+        #expect(!s.canStart(write), "only an R, not a G")
+    }
+
+    @Test func startingAShapeThatIsNotAllowedTraps() async {
+        await #expect(processExitsWith: .failure) {
+            var s = BoardSession()
+            _ = s.start(.write(address: 0x0F, bytes: [1]), now: .now)
+            _ = s.start(.read(address: 0x07, count: 0x0B), now: .now)
+        }
+        await #expect(processExitsWith: .failure) {
+            var s = BoardSession()
+            _ = s.start(.read(address: 0x07, count: 0x0B), now: .now)
+            _ = s.start(.write(address: 0x0F, bytes: [1]), now: .now)
+            _ = s.start(.write(address: 0x10, bytes: [1]), now: .now)
+        }
     }
 }

@@ -1,8 +1,9 @@
 import BoardProtocol
 import Testing
 
-/// The link's rule, as `LinkState.pump` applies it: the writer's command first, a sensor read
-/// only when the writer has none, and nothing while a command is on the wire.
+/// The link's rule on an idle link, as `LinkState.pump` applies it: the writer's command first,
+/// a sensor read only when the writer has none. (The write the link may send behind a read on
+/// the wire, ``MemoryMapWriter/nextChange()``, is left out here: this models the schedule.)
 struct Link {
     var writer: MemoryMapWriter
     var poller: SensorPoller
@@ -189,5 +190,31 @@ struct Link {
         #expect(link.onWire == nil)
         link.pump(at: .milliseconds(200))
         #expect(link.onWire == SensorBlock.read)
+    }
+
+    /// What may go behind a read on the wire: only a changed value — never the probe, the safe
+    /// state after a connect, or a read-back — and never a second writer command.
+    @Test func onlyAChangedValueMayGoBehindARead() {
+        var writer = MemoryMapWriter(profile: .stock, verifies: true)
+        writer.connected()
+        writer.setDesired([0x0F: 9])
+        #expect(writer.nextChange() == nil, "the probe is due")
+        #expect(writer.nextCommand() == BoardIdentity.probe)
+        writer.completed(.values([UInt8](repeating: 0, count: 0x22)))
+        writer.identified(profile: .stock)
+        #expect(writer.nextChange() == nil, "the safe state is due")
+        let safe = writer.nextCommand()
+        #expect(safe == .write(address: 0x09, bytes: [0, 0]))
+        writer.succeeded()
+        #expect(writer.nextChange() == nil, "its read-back is due")
+        while let c = writer.nextCommand() {
+            if case .read(_, let count) = c { writer.completed(.values([UInt8](repeating: 0, count: Int(count)))) } else { writer.succeeded() }
+            if writer.outstanding == nil && writer.isIdleForReads { break }
+        }
+        #expect(writer.isIdleForReads && writer.nextChange() == nil, "settled: nothing to send")
+        writer.setDesired([0x10: 7])
+        #expect(writer.nextChange() == .write(address: 0x10, bytes: [7]))
+        writer.setDesired([0x0F: 1])
+        #expect(writer.nextChange() == nil && writer.nextCommand() == nil, "one write outstanding at most")
     }
 }
