@@ -109,6 +109,8 @@ struct TeacherDashboard: Sendable {
             group.addTask {
                 var pushed: (seen: Int, at: ContinuousClock.Instant)?
                 var period = Self.pushPeriod
+                // The next row to turn OFFLINE by silence alone: looked at then, not a period later.
+                var offline: ContinuousClock.Instant?
                 var push = TeacherPush(epoch: .now)
                 while !Task.isCancelled {
                     guard auth.isLive(token) else {
@@ -118,14 +120,15 @@ struct TeacherDashboard: Sendable {
                         return
                     }
                     let now = ContinuousClock.now, seen = link.changes.count
-                    if let last = pushed, now - last.at < period {
+                    if let last = pushed, now - last.at < period, offline.map({ now < $0 }) ?? true {
                         // Woken early: a change, but not before the soonest next look.
                         if seen != last.seen, now - last.at < Self.pushSoonest {
                             try await Task.sleep(for: Self.pushSoonest - (now - last.at))
                             continue
                         }
                         if seen == last.seen {
-                            await link.changes.wait(past: seen, timeout: wait(until: last.at + period, token: token))
+                            await link.changes.wait(past: seen, timeout: wait(until: min(last.at + period, offline ?? last.at + period),
+                                                                             token: token))
                             continue
                         }
                     }
@@ -138,7 +141,8 @@ struct TeacherDashboard: Sendable {
                         try await outbound.write(.text(text))
                     }
                     pushed = (seen, now)
-                    await link.changes.wait(past: seen, timeout: wait(until: now + period, token: token))
+                    offline = TeacherRows.nextOffline(rows, now: now, watchingSince: link.watchingSince)
+                    await link.changes.wait(past: seen, timeout: wait(until: min(now + period, offline ?? now + period), token: token))
                 }
             }
             var bucket = TokenBucket(rate: 20, burst: 40)

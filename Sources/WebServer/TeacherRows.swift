@@ -42,6 +42,27 @@ enum TeacherRows {
         return Int(d.seconds) * 1000 + Int(d.attoseconds / 1_000_000_000_000_000)
     }
 
+    /// The silence a row's OFFLINE counts from: its last report, but not the silence before the
+    /// robots were asked (nil: never heard nor asked, OFFLINE already).
+    static func offlineSince(_ row: TeacherLink.Row, watchingSince: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
+        switch (row.heard, watchingSince) {
+        case let (h?, w?): max(h, w)
+        case let (h, w): h ?? w
+        }
+    }
+
+    /// When the next of `rows` turns OFFLINE by silence alone (nil: none will): a dashboard looks
+    /// then, so a robot that stopped answering is flagged on time, not at the next periodic look.
+    static func nextOffline(_ rows: [TeacherLink.Row], now: ContinuousClock.Instant,
+                            watchingSince: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
+        rows.compactMap { row -> ContinuousClock.Instant? in
+            guard let since = offlineSince(row, watchingSince: watchingSince) else { return nil }
+            // `offline` is "silent for more than offlineAfter": a millisecond past it.
+            let at = since + offlineAfter + .milliseconds(1)
+            return at > now ? at : nil
+        }.min()
+    }
+
     /// One row as a JSON object. Nothing in it moves by itself: times are instants on the
     /// timeline that starts at `epoch`, not ages, so an unchanged row gives the same text.
     static func object(_ row: TeacherLink.Row, now: ContinuousClock.Instant, epoch: ContinuousClock.Instant, roster: Roster?,
@@ -50,12 +71,7 @@ enum TeacherRows {
         o.string("id", row.id)
         o.string("label", row.label)
         if let heard = row.heard { o.number("heard", millis(heard, since: epoch)) }
-        // Not offline for the silence before the robots were asked.
-        let since: ContinuousClock.Instant? = switch (row.heard, watchingSince) {
-        case let (h?, w?): max(h, w)
-        case let (h, w): h ?? w
-        }
-        o.bool("offline", since.map { now - $0 > offlineAfter } ?? true)
+        o.bool("offline", offlineSince(row, watchingSince: watchingSince).map { now - $0 > offlineAfter } ?? true)
         if row.gone { o.bool("gone", true) }
         if row.keyless { o.bool("keyless", true) }
         if let sent = row.sent {

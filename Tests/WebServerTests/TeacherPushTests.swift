@@ -94,6 +94,21 @@ struct TeacherPushTests {
         #expect(Self.ids(silent) == ["i1"] && row["offline"] as? Bool == true && row["heard"] as? Int == 100, "\(silent)")
     }
 
+    @Test func theDashboardLooksWhenTheNextRowTurnsOffline() {
+        // Robot 1 last heard at 100 ms, robot 2 at 1,900 ms: robot 1 turns OFFLINE just after
+        // 2,100 ms, robot 2 just after 3,900 ms. A look (a push) is due then, not a period later.
+        let rows = [Self.row(1, heard: 100), Self.row(2, heard: 1_900)]
+        #expect(TeacherRows.nextOffline(rows, now: Self.at(2_000), watchingSince: nil) == Self.at(2_101))
+        #expect(TeacherRows.nextOffline(rows, now: Self.at(2_101), watchingSince: nil) == Self.at(3_901))
+        #expect(TeacherRows.nextOffline(rows, now: Self.at(3_901), watchingSince: nil) == nil)
+        // The silence before the robots were asked does not count: watched since 5 s.
+        #expect(TeacherRows.nextOffline(rows, now: Self.at(5_000), watchingSince: Self.at(5_000)) == Self.at(7_001))
+        // A row kept after DNS-SD removed its robot (a killed receiver) turns OFFLINE on time too.
+        var gone = Self.row(3, heard: 1_000)
+        gone.gone = true
+        #expect(TeacherRows.nextOffline([gone], now: Self.at(1_500), watchingSince: nil) == Self.at(3_001))
+    }
+
     @Test func everyFieldThePageReadsSurvivesAnyText() throws {
         let nasty = "Zoë \"the\" \\ driver\n\t\u{1}\u{7F} 🤖 </script>"
         var row = Self.row(1, heard: 1_500, driver: nasty)
