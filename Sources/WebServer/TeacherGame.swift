@@ -138,7 +138,7 @@ final class TeacherGame: Sendable {
                         game = nil
                     }
                     floor.release(.button)
-                    quit = action == .quit
+                    if action == .quit { quit = true }
                 default:
                     break
                 }

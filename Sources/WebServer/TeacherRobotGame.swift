@@ -128,7 +128,7 @@ final class TeacherRobotGame: Sendable {
                         finish(r)
                         round = nil
                     }
-                    quit = action.isQuit
+                    if action.isQuit { quit = true }
                 }
             }
             if quit { return }
