@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -11,16 +12,16 @@ import Testing
 
     /// The Kit's own declarations, then those of the types it re-exports (`Buttons`, from
     /// RemoteWire): a program sees both through `import AnalogRemoteKit`.
-    static func current() throws -> [String] {
-        let reexported = try PublicAPI.extract(module: "RemoteWire").filter { line in
+    static func current() async throws -> [String] {
+        let reexported = try await PublicAPI.extract(module: "RemoteWire").filter { line in
             let path = line.split(separator: " ", maxSplits: 1).dropFirst().first ?? ""
             return path.hasPrefix("Buttons:") || path.hasPrefix("Buttons.")
         }
-        return (try PublicAPI.extract(module: "AnalogRemoteKit") + reexported).sorted()
+        return (try await PublicAPI.extract(module: "AnalogRemoteKit") + reexported).sorted()
     }
 
-    @Test func publicAPIMatchesTheBaseline() throws {
-        let current = try Self.current()
+    @Test func publicAPIMatchesTheBaseline() async throws {
+        let current = try await Self.current()
         let url = Paths.repositoryFile(Self.baseline)
         if ProcessInfo.processInfo.environment["ANALOG_REMOTE_UPDATE_API"] == "1" {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -41,12 +42,12 @@ import Testing
     }
 
     /// The extraction sees what it should: a known type and member are there, internal ones are not.
-    @Test func extractionSeesPublicOnly() throws {
-        let current = try PublicAPI.extract(module: "AnalogRemoteKit")
+    @Test func extractionSeesPublicOnly() async throws {
+        let current = try await PublicAPI.extract(module: "AnalogRemoteKit")
         #expect(current.contains { $0.hasPrefix("class RobotController: ") })
         #expect(current.contains { $0.hasPrefix("method RobotController.send(tilt:buttons:): ") })
         #expect(!current.contains { $0.contains("SessionEngine") || $0.contains("Broadcast") })
-        let pinned = try Self.current()
+        let pinned = try await Self.current()
         #expect(pinned.contains { $0.hasPrefix("struct Buttons: ") })
         #expect(pinned.contains { $0.hasPrefix("type.property Buttons.l3: ") })
         #expect(!pinned.contains { $0.contains("StatePacket") })
@@ -65,7 +66,22 @@ enum PublicAPI {
 
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    static func extract(module: String) throws -> [String] {
+    /// One extraction per module for the whole test run, shared by every test that asks.
+    private static let extractions = Mutex<[String: Task<[String], any Error>]>([:])
+
+    /// The module's public declarations. The tool runs for seconds (a minute under the full
+    /// suite's load) on a thread of its own, never on the concurrency pool (see `offThePool`).
+    static func extract(module: String) async throws -> [String] {
+        let extraction = extractions.withLock { running in
+            if let task = running[module] { return task }
+            let task = Task { try await offThePool("symbolgraph-\(module)") { try extractNow(module: module) } }
+            running[module] = task
+            return task
+        }
+        return try await extraction.value
+    }
+
+    private static func extractNow(module: String) throws -> [String] {
         let binDir = Paths.analogRemote.deletingLastPathComponent()          // .build/<triple>/debug
         let buildRoot = binDir.deletingLastPathComponent().deletingLastPathComponent()
         let manifest = buildRoot.appendingPathComponent("debug.yaml")

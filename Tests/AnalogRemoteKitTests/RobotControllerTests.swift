@@ -19,13 +19,18 @@ import Testing
             // concurrency pool for many seconds before this task runs at all.
             let robot = try await RobotController(.address(address), displayName: "cancel-test", timeout: .seconds(60))
             robot.send(tilt: 0, buttons: .forward)
-            try await Task.sleep(for: .seconds(60))
+            // Held until the cancel: a sleep that ran out would release the robot first.
+            try await Task.sleep(for: .seconds(3600))
             _ = robot
         }
-        #expect(await receiver.wait(timeout: .seconds(60)) { $0.drivesForward }, "never drove: \(receiver.process.stderr.suffix(400))")
+        // Both looks from the executor's thread too: a pool frozen for a minute by blocking tests
+        // (it happened) must neither make the first miss the drive nor stretch the stopwatch.
+        let drove = await withTaskExecutorPreference(executor) {
+            await receiver.wait(timeout: .seconds(60)) { $0.drivesForward }
+        }
+        #expect(drove, "never drove: \(receiver.process.stderr.suffix(400))")
         let cancelled = ContinuousClock.now
         holder.cancel()
-        // Watched from the executor's thread too: the stopwatch must not wait for the pool either.
         let rested = await withTaskExecutorPreference(executor) {
             await receiver.wait(timeout: .seconds(30)) { $0.atRest }
         }

@@ -32,21 +32,24 @@ import Testing
         #expect(problems.isEmpty, "\(problems.count) broken links:\n\(problems.joined(separator: "\n"))")
     }
 
-    @Test func theModuleGraphInArchitectureIsGeneratedFromTheCurrentManifest() throws {
+    // The two module-graph tests run SwiftPM (seconds; far longer under the full suite's load):
+    // waited for off the concurrency pool every async test needs (`ChildProcess.exited`).
+
+    @Test func theModuleGraphInArchitectureIsGeneratedFromTheCurrentManifest() async throws {
         let check = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"),
                                      ["python3", Paths.repositoryFile("scripts/module-graph.py").path, "--check"])
-        let status = check.wait(timeout: .seconds(120))
+        let status = await check.exited(timeout: .seconds(120))
         #expect(status == 0, "\(check.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
     }
 
     /// The check fails, with what to run, when the manifest has an edge the committed graph lacks.
-    @Test func aManifestChangeWithoutANewGraphFailsTheCheck() throws {
+    @Test func aManifestChangeWithoutANewGraphFailsTheCheck() async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("module-graph-test-\(ProcessInfo.processInfo.processIdentifier)")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let dump = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"),
                                     ["swift", "package", "--package-path", Paths.repositoryRoot.path,
                                      "--scratch-path", scratch.path, "dump-package"])
-        #expect(dump.wait(timeout: .seconds(120)) == 0, "\(dump.stderr)")
+        #expect(await dump.exited(timeout: .seconds(120)) == 0, "\(dump.stderr)")
         var package = try #require(JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
         var targets = try #require(package["targets"] as? [[String: Any]])
         let codec = try #require(targets.firstIndex { $0["name"] as? String == "RemoteWire" })
@@ -60,7 +63,7 @@ import Testing
         let check = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"),
                                      ["python3", Paths.repositoryFile("scripts/module-graph.py").path, "--check",
                                       "--json", changed.path])
-        #expect(check.wait(timeout: .seconds(60)) == 1)
+        #expect(await check.exited(timeout: .seconds(60)) == 1)
         #expect(check.stderr == "module-graph: the module graph in docs/ARCHITECTURE.md does not match Package.swift: "
                 + "run scripts/module-graph.py and commit docs/ARCHITECTURE.md\n")
     }

@@ -83,6 +83,12 @@ public final class ChildProcess: Sendable {
         process.wait(timeout: timeout) ? process.exitStatus : nil
     }
 
+    /// ``wait(timeout:)`` for an async test: the wait blocks a thread of its own, never one of
+    /// the concurrency pool's (see ``offThePool(_:_:)``).
+    public func exited(timeout: Duration = .seconds(10)) async -> Int32? {
+        (try? await offThePool("wait-\(pid)") { self.wait(timeout: timeout) }) ?? nil
+    }
+
     /// Polls stdout+stderr until `predicate` holds or `timeout` passes. Returns whether it held.
     /// This waits for an event, never for a fixed time: it returns as soon as the text is there.
     public func waitForOutput(timeout: Duration = .seconds(10), _ predicate: (String, String) -> Bool) -> Bool {
