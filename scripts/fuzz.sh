@@ -42,24 +42,38 @@ fi
 
 export SWIFT_BACKTRACE=enable=no   # a crash ends at once; libFuzzer prints the stack and the input
 export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan-suppressions.txt:print_suppressions=0"
-passed=0; failed=0
+# A harness is one process on one core for its seconds: as many run at once as there are cores
+# (FUZZ_JOBS to change it), each still fuzzing its full time; the report keeps the names' order.
+parallel=${FUZZ_JOBS:-$(nproc)}
 work=$(mktemp -d -t analog-remote-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-for name in "${names[@]}"; do
-  # A scratch copy of the seeds: libFuzzer adds what it finds to the first corpus directory.
+fuzz_one() {
+  local name=$1 log="$work/$1.log"
   mkdir -p "$work/$name" "Fuzz/findings/$name"
   cp Fuzz/corpus/"$name"/* "$work/$name/"
-  log="$work/$name.log"
   if "$bin" "$name" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -max_len=4096 \
        -artifact_prefix="Fuzz/findings/$name/" -print_final_stats=1 "$work/$name" >"$log" 2>&1; then
+    local runs cov
     runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
     cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -n 1 || true)
-    echo "fuzz: $name ok — $runs inputs in ${seconds} s, $cov"
-    passed=$((passed + 1))
+    echo "fuzz: $name ok — $runs inputs in ${seconds} s, $cov" >"$work/$name.result"
     rmdir "Fuzz/findings/$name" 2>/dev/null || true
   else
-    echo "fuzz: $name FAILED — input kept in Fuzz/findings/$name/; libFuzzer said:"
-    grep -vE 'ld.gold|^#[0-9]+' "$log" | tail -n 40
+    { echo "fuzz: $name FAILED — input kept in Fuzz/findings/$name/; libFuzzer said:"
+      grep -vE 'ld.gold|^#[0-9]+' "$log" | tail -n 40; } >"$work/$name.failed"
+  fi
+}
+for name in "${names[@]}"; do
+  while (( $(jobs -rp | wc -l) >= parallel )); do wait -n || true; done
+  fuzz_one "$name" &
+done
+wait
+passed=0; failed=0
+for name in "${names[@]}"; do
+  if [[ -f "$work/$name.result" ]]; then
+    cat "$work/$name.result"; passed=$((passed + 1))
+  else
+    cat "$work/$name.failed" 2>/dev/null || echo "fuzz: $name FAILED — no report (the harness did not run)"
     failed=$((failed + 1))
   fi
 done
