@@ -34,8 +34,8 @@ struct BoardSim: ParsableCommand {
           "map HEX" (--trace): after each command that changed the memory map,
             the whole map, two lowercase hex digits per byte from address 0
             (68 digits for the stock firmware's 34 bytes, 72 for motors)
-          "overlap" (--trace): a host sent a command before the last prompt
-            (other than one W right behind one R, which Protocol.md §4.6 allows)
+          "overlap" (--trace): a host sent a command before the last prompt (with
+            --allow-write-behind-read, one W right behind one R is not one: §4.6 rule 8)
           "at MICROSECONDS" (--trace-times): before each "cmd" line, when the board
             took it (CLOCK_MONOTONIC), for timing tests (record and replay)
           "sensors sensor1=N … humidity=N" (--trace): after the --sensors file changed,
@@ -77,6 +77,9 @@ struct BoardSim: ParsableCommand {
     @Flag(help: "With --trace: an `at MICROSECONDS` line (monotonic clock) before each `cmd` line.")
     var traceTimes = false
 
+    @Flag(help: "Do not count one W sent right behind one unanswered R as an overlap (a host under `receive --write-behind-read`; the kit's firmware answers both in one pass).")
+    var allowWriteBehindRead = false
+
     @Option(help: ArgumentHelp("The firmware: `stock` = the kit's published firmware (34-byte map, no motors); `motors` = with motor bytes at 0x22/0x23 (36 bytes).",
                                valueName: "stock|motors"))
     var firmware: BoardProfileKind = .stock
@@ -117,6 +120,7 @@ struct BoardSim: ParsableCommand {
             options.timing = baud.map(WireTiming.init(baud:))
             options.linkPath = link
             options.sensorsFile = sensors
+            options.allowsWriteBehindRead = allowWriteBehindRead
             return try BoardSimCommand.run(options, trace: trace, traceTimes: traceTimes, status: global.bootstrap())
         }
     }

@@ -93,6 +93,9 @@ struct Receive: ParsableCommand {
 
     static let sensorRateLimit = 50.0
 
+    @Flag(help: "Let a state change go out right behind a sensor read still on the wire, instead of waiting for the read's answer. The kit's firmware answers both in the same pass of its loop (~12 ms a pass), so a change never waits a pass behind a read; off by default: one command on the wire at a time (docs/receiver.md, \"Sensors\").")
+    var writeBehindRead = false
+
     @Option(help: ArgumentHelp("The session ID controllers find this receiver by (any text).",
                                valueName: "id"))
     var session: String = AdvertisingOptions.defaultSession
@@ -169,10 +172,11 @@ struct Receive: ParsableCommand {
                                             timing: TimingContract(failsafe: configuration.failsafe, rateHz: expectedRate),
                                             robot: kept.id),
                 logger: logger)
-            let spec = board, trace = traceBoard, boardPlan = plan, sensorRate = sensorRate
+            let spec = board, trace = traceBoard, boardPlan = plan, sensorRate = sensorRate, behind = writeBehindRead
             let service = try ReceiverService(configuration: configuration, status: status, logger: logger,
                                               advertising: advertising) { events throws(CommandFailure) in
-                try BoardSinks.open(spec: spec, plan: boardPlan, events: events, traceBoard: trace, sensorRate: sensorRate)
+                try BoardSinks.open(spec: spec, plan: boardPlan, events: events, traceBoard: trace, sensorRate: sensorRate,
+                                    writeBehindRead: behind)
             }
             return try service.run()
         }

@@ -12,6 +12,11 @@ package struct BoardOptions: Sendable, Hashable {
     /// Reads of the sensor block (``SensorBlock``) a second while the link is idle; 0 = never
     /// (``SensorPoller``). A board or profile without the block is never read.
     package var sensorRate: Double = SensorPoller.defaultRate
+    /// Lets one changed value go out right behind a sensor read still on the wire (Protocol.md
+    /// §4.6 rule 8): the kit's firmware answers both lines in the same pass of its loop, so a
+    /// change never waits up to a pass (~12 ms) for the read's prompt. Off by default: one
+    /// command on the wire at a time, whatever the board.
+    package var writeBehindRead = false
 
     package init() {}
 }

@@ -432,10 +432,11 @@ struct LinkState: Sendable {
 
     /// Starts the next command if the link can take one: formats the line and writes it, here,
     /// on the calling thread (under the lock). On an idle link the writer's command (a state
-    /// change) always goes first; a sensor read only when the writer has nothing to send. While a
+    /// change) always goes first; a sensor read only when the writer has nothing to send. One
+    /// command on the wire at a time — except under ``BoardOptions/writeBehindRead``: while a
     /// sensor read alone is on the wire, a changed value goes out at once behind it (the
-    /// firmware answers both in one pass, Protocol.md §4.6 rules 1 and 8); a probe, the safe
-    /// state after a connect or a read-back waits for the read's prompt. Never anything behind a
+    /// firmware answers both in one pass, Protocol.md §4.6 rule 8); a probe, the safe state after
+    /// a connect or a read-back still waits for the read's prompt. Never anything behind a
     /// write, never two writes: the writer has one command outstanding at most.
     mutating func pump() {
         guard !stopRequested, let t = transport else { return }
@@ -444,7 +445,8 @@ struct LinkState: Sendable {
         if session.isIdle {
             guard let next = writer.nextCommand() ?? sensors.nextCommand(writer: writer, now: now) else { return }
             command = next
-        } else if sensors.isReading, session.inFlight == [SensorBlock.read], let change = writer.nextChange() {
+        } else if options.writeBehindRead, sensors.isReading, session.inFlight == [SensorBlock.read],
+                  let change = writer.nextChange() {
             command = change
         } else {
             return

@@ -6,9 +6,10 @@
 ///                           │ no byte for replyTimeout
 ///                           └──────────────────────▶ idle   (.failed(.timeout), decoder abandons)
 /// ```
-/// In flight is one command, or (Protocol.md §4.6 rule 1) a read `R` and one write `W` sent
-/// behind it before its prompt: the firmware takes every complete line waiting in one pass of its
-/// loop and answers them in order, so a write need not wait a pass for the read's prompt.
+/// In flight is one command, or — for a link that opts into it (Protocol.md §4.6 rules 1 and 8,
+/// `BoardOptions.writeBehindRead` in BoardLink) — a read `R` and one write `W` sent behind it before its
+/// prompt: the firmware takes every complete line waiting in one pass of its loop and answers
+/// them in order, so a write need not wait a pass for the read's prompt.
 /// Nothing goes behind a `W`, never two reads, never more than two (``canStart(_:)``). Replies
 /// complete the commands in the order sent.
 ///

@@ -10,9 +10,9 @@
 /// - a board whose map lacks the block, or a profile without it, is never read;
 /// - interval nil: off.
 ///
-/// A change asked for while a read is on the wire does not wait for it: the link writes it
-/// behind the read at once (``MemoryMapWriter/nextChange()``), and the firmware answers both in
-/// order, in one pass of its loop. The read's reply still comes first.
+/// A change asked for while a read is on the wire waits for the read's prompt — unless the link
+/// opts into writing it behind the read at once (``MemoryMapWriter/nextChange()``, rule 8), and
+/// the firmware answers both in order, in one pass of its loop. The read's reply comes first.
 package struct SensorPoller: Sendable {
     /// Time between reads; nil = never read.
     package let interval: Duration?

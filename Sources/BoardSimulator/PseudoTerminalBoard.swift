@@ -16,9 +16,10 @@ import SystemIO
 /// Without, it answers at once.
 ///
 /// It notices a host that breaks Protocol.md §4.6 rule 1: bytes arriving after a complete line
-/// but before that line's prompt has been sent are reported as ``Event/overlap`` — except one
-/// `W` line sent behind a single unanswered `R` (the firmware answers both in one pass of its
-/// loop, in order). Anything behind a `W`, a second read, or a third line is an overlap.
+/// but before that line's prompt has been sent are reported as ``Event/overlap``. With
+/// ``Options/allowsWriteBehindRead`` (a host started with `receive --write-behind-read`, rule 8)
+/// one `W` line sent behind a single unanswered `R` is not (the firmware answers both in one
+/// pass of its loop, in order); anything behind a `W`, a second read, or a third line still is.
 package final class PseudoTerminalBoard {
     package struct Options: Sendable {
         /// The firmware's map: ``MemoryMapProfile/stock`` (the published firmware) by default.
@@ -35,6 +36,8 @@ package final class PseudoTerminalBoard {
         /// board's sensors, switch and BME280 read. Write it whole (to a temporary file, then
         /// rename) so the board never sees half of it.
         package var sensorsFile: String?
+        /// One `W` right behind one unanswered `R` is not an overlap (Protocol.md §4.6 rule 8).
+        package var allowsWriteBehindRead = false
         package init() {}
     }
 
@@ -42,7 +45,7 @@ package final class PseudoTerminalBoard {
         /// The board took a line.
         case line(SimulatedBoard.Line)
         /// The host sent more before the previous command's prompt was out (other than one `W`
-        /// behind one `R`).
+        /// behind one `R`, where ``Options/allowsWriteBehindRead`` allows it).
         case overlap
         /// The sensors file changed: applied (nil), or its problem (the board keeps what it had).
         case sensorsFile(problem: String?)
@@ -110,6 +113,9 @@ package final class PseudoTerminalBoard {
         var queued = output.count
         // Lines taken whose prompt is not written yet: their first letter and `queued` at their prompt.
         var unanswered: [(letter: UInt8, promptEnd: Int)] = []
+        // The start of the line the board is taking (at wire speed a line is taken a byte at a
+        // time): its letter is that line's, not that of the rest still in `input`.
+        var taking: [UInt8] = []
         var inputClock = ContinuousClock.now
         var outputClock = ContinuousClock.now
         let boot = ContinuousClock.now
@@ -137,6 +143,9 @@ package final class PseudoTerminalBoard {
         }
 
         func process(_ bytes: ArraySlice<UInt8>) {
+            for b in bytes {
+                if terminators.contains(b) { taking = [] } else if taking.count < 2 { taking.append(b) }
+            }
             let lines = board.receive(bytes)
             let out = board.takeOutput()
             output += out
@@ -220,10 +229,10 @@ package final class PseudoTerminalBoard {
                 guard let bytes = try master.read(max: 4096), !bytes.isEmpty else { continue }
                 // Waiting = complete lines whose prompt is not out yet (taken, or still in the
                 // input), oldest first. A byte arriving while any waits is an overlap, unless
-                // the only one waiting is an `R` and the byte belongs to one `W` line behind it.
+                // allowed: the only one waiting is an `R` and the byte belongs to one `W` line behind it.
                 unanswered.removeAll { $0.promptEnd <= written }
                 var waiting = unanswered.map(\.letter)
-                var current: [UInt8] = []
+                var current = taking
                 for b in input[inputHead...] {
                     if terminators.contains(b) {
                         waiting.append(Self.letter(current))
@@ -234,7 +243,7 @@ package final class PseudoTerminalBoard {
                 }
                 for b in bytes {
                     if !waiting.isEmpty {
-                        let behindRead = waiting.count == 1 && Self.isRead(waiting[0])
+                        let behindRead = options.allowsWriteBehindRead && waiting.count == 1 && Self.isRead(waiting[0])
                             && Self.isWrite(Self.letter(current.isEmpty ? [b] : current))
                         if !behindRead {
                             overlaps += 1

@@ -25,14 +25,18 @@ package enum BoardSinks {
 
     /// Opens a board driven with `mapping` as given (the bench): only checked against the board.
     package static func open(spec: String, mapping: Mapping, events: BoardEventInbox,
-                            traceBoard: Bool, sensorRate: Double = SensorPoller.defaultRate) throws(CommandFailure) -> any BoardSink {
-        try open(spec: spec, plan: BoardPlan(fixed: mapping), events: events, traceBoard: traceBoard, sensorRate: sensorRate)
+                            traceBoard: Bool, sensorRate: Double = SensorPoller.defaultRate,
+                            writeBehindRead: Bool = false) throws(CommandFailure) -> any BoardSink {
+        try open(spec: spec, plan: BoardPlan(fixed: mapping), events: events, traceBoard: traceBoard, sensorRate: sensorRate,
+                 writeBehindRead: writeBehindRead)
     }
 
     /// `sensorRate`: reads of the sensor block a second (0 = off); the blocks read wake the
     /// receive loop through `events` (``SensorFeed``) and are the sink's ``BoardSink/sensors``.
+    /// `writeBehindRead`: ``BoardOptions/writeBehindRead``.
     package static func open(spec: String, plan: BoardPlan, events: BoardEventInbox,
-                            traceBoard: Bool, sensorRate: Double = SensorPoller.defaultRate) throws(CommandFailure) -> any BoardSink {
+                            traceBoard: Bool, sensorRate: Double = SensorPoller.defaultRate,
+                            writeBehindRead: Bool = false) throws(CommandFailure) -> any BoardSink {
         let parsed: BoardSpec
         do {
             parsed = try BoardSpec(spec)
@@ -66,6 +70,7 @@ package enum BoardSinks {
         let feed = SensorFeed { events.wake() }
         var options = BoardOptions()
         options.sensorRate = sensorRate
+        options.writeBehindRead = writeBehindRead
         do {
             connection = try BoardConnection(spec: parsed, profile: initial, options: options, fit: BoardFitter(fit),
                                              onSensors: SensorSink(feed.take)) { event in events.post(event) }

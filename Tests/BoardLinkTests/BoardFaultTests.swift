@@ -26,21 +26,43 @@ import Testing
         #expect(sim.trace.firstIndex(of: "overlap") ?? 99 < sim.trace.firstIndex(of: "cmd W 22 0202") ?? 0)
     }
 
-    /// One `W` right behind one unanswered `R` is allowed (Protocol.md §4.6 rule 1); a second
-    /// read, a third line, or anything behind a `W` is an overlap. 9600 baud: every line is in
+    /// With `--allow-write-behind-read`, one `W` right behind one unanswered `R` is allowed
+    /// (Protocol.md §4.6 rule 8); a second read, a third line, or anything behind a `W` is an
+    /// overlap. Without the flag, the `W` behind the `R` is one too. 9600 baud: every line is in
     /// before the first prompt is out.
     @Test(arguments: [
-        (["R 07 0b", "W 0f 01"], 0), (["R 07 0b", "R 07 0b"], 1), (["R 07 0b", "W 0f 01", "W 10 01"], 1),
-        (["W 0f 01", "R 07 0b"], 1),
+        (["R 07 0b", "W 0f 01"], true, 0), (["R 07 0b", "W 0f 01"], false, 1),
+        (["R 07 0b", "R 07 0b"], true, 1), (["R 07 0b", "W 0f 01", "W 10 01"], true, 1),
+        (["W 0f 01", "R 07 0b"], true, 1),
     ])
-    func boardSimAllowsOneWriteBehindOneReadAndNothingElse(lines: [String], overlaps: Int) throws {
+    func boardSimAllowsOneWriteBehindOneReadOnlyWhenToldAndNothingElse(lines: [String], allow: Bool, overlaps: Int) throws {
         let dir = try TemporaryDirectory()
-        let sim = try BoardSimProcess(["--baud", "9600", "--link", dir.path + "/board"])
+        let sim = try BoardSimProcess(["--baud", "9600", "--link", dir.path + "/board"] + (allow ? ["--allow-write-behind-read"] : []))
         let port = try SerialPort.open(path: sim.path, baud: 9600)
         try port.writeAll(Array(lines.map { $0 + "\n" }.joined().utf8))
         #expect(eventually { sim.commands.count == lines.count })
         #expect(sim.commands == lines)
         #expect(sim.overlaps == overlaps, "\(sim.trace)")
+    }
+
+    /// The same while the board is still taking the read a byte at a time (1200 baud: 8 ms a
+    /// byte): the `W` that follows is behind that read, not behind the rest of its line.
+    @Test func aWriteBehindAReadTheBoardIsStillTakingIsAllowedWhenTold() throws {
+        let dir = try TemporaryDirectory()
+        let sim = try BoardSimProcess(["--baud", "1200", "--link", dir.path + "/board", "--allow-write-behind-read"])
+        let port = try SerialPort.open(path: sim.path, baud: 1200)
+        try port.writeAll(Array("R 07 0b\n".utf8))
+        // The echo of its first character: the board has begun to take the line.
+        var echo: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !echo.contains(UInt8(ascii: "R")), ContinuousClock.now < deadline {
+            _ = try Poller.wait(for: port.rawValue, events: .readable, timeout: .milliseconds(100))
+            echo += (try? port.read()) ?? []
+        }
+        try port.writeAll(Array("W 0f 01\n".utf8))
+        #expect(eventually { sim.commands.count == 2 })
+        #expect(sim.commands == ["R 07 0b", "W 0f 01"])
+        #expect(sim.overlaps == 0, "\(sim.trace)")
     }
 
     /// A board whose device stays open but which stops answering: after `unansweredLimit`

@@ -48,8 +48,8 @@ import Testing
 
     /// board-sim with `--sensors FILE`: the link reads what the test writes there, at 10 Hz,
     /// while it writes the owner's changes as fast as they come. board-sim counts as an overlap
-    /// any line sent before the previous prompt except one `W` behind one `R`: nothing ever
-    /// follows a `W` before its prompt, no two reads and no two writes are in flight.
+    /// any line sent before the previous prompt: one command on the wire at a time, no `R`
+    /// overlaps a `W` (the link's default; `writeBehindRead` is off).
     @Test(arguments: [BoardProfileKind.stock, .motors])
     func theLinkReadsWhatBoardSimSensesWithoutOverlappingItsWrites(firmware: BoardProfileKind) throws {
         let dir = try TemporaryDirectory()
@@ -89,14 +89,42 @@ import Testing
         let reads = sim.commands.filter { $0 == SensorBlock.read.text }.count
         print("sensor reads: \(reads) in about \(ContinuousClock.now - start), writes: \(sim.commands.filter { $0.hasPrefix("W 0f") }.count)")
         #expect(reads >= 5, "the link kept reading while it wrote: \(reads) reads")
-        #expect(sim.overlaps == 0, "a command was sent before the previous prompt (other than a W behind an R)")
+        #expect(sim.overlaps == 0, "a command was sent before the previous prompt")
         #expect(link.snapshot.commandsFailed == 0, "\(link.snapshot.lastError ?? "")")
     }
 
-    /// A change asked for while a sensor read is on the wire is not held for the read's prompt:
-    /// its `W` reaches the board at once, behind the `R`, while the board still holds the read's
-    /// reply; both replies then complete in order. (Before, the `W` waited for the prompt and,
-    /// on the kit's firmware, for its next pass.) Over MIDI the two lines are two SysEx messages.
+    /// By default a change asked for while a sensor read is on the wire waits for the read's
+    /// prompt: nothing reaches the board until it answers, then the `W` goes out.
+    @Test(arguments: [SimulatedBoard.Framing.text, .midi])
+    func byDefaultAChangeWaitsForTheReadsPrompt(framing: SimulatedBoard.Framing) throws {
+        let board = try ManualBoard(framing: framing)
+        defer { board.close() }
+        var model = WriterModel()
+        var options = OneHopTests.patient
+        options.sensorRate = 50
+        let spec: BoardSpec = framing == .text ? .serial(path: board.path, baud: 115200) : .midiSerial(path: board.path, baud: 115200)
+        let link = try BoardConnection(spec: spec, profile: .kit, options: options)
+        defer { link.close() }
+        for line in model.settle() { #expect(try board.exchange() == line) }
+        #expect(try board.receiveLine() == SensorBlock.read.text)
+        #expect(eventually { link.snapshot.awaitingReply })
+        let sent = link.snapshot.commandsSent
+        link.setDesired([0x22: 0x10, 0x23: 0xF0])
+        // The link's own word that it held the change: its count of commands sent (the line is
+        // formatted and written in one step, so a W on the wire would have counted).
+        #expect(link.snapshot.commandsSent == sent, "a W went out behind the read")
+        try board.reply()
+        #expect(try board.receiveLine(timeout: .seconds(2)) == "W 22 10f0", "the change after the read's prompt")
+        try board.reply()
+        #expect(eventually { link.snapshot.sensorReads == 1 && link.snapshot.confirmed[0x22] == 0x10 })
+        #expect(link.snapshot.commandsFailed == 0, "\(link.snapshot.lastError ?? "")")
+    }
+
+    /// Under `writeBehindRead` (`receive --write-behind-read`) a change asked for while a sensor
+    /// read is on the wire is not held for the read's prompt: its `W` reaches the board at once,
+    /// behind the `R`, while the board still holds the read's reply; both replies then complete
+    /// in order. (Without it the `W` waits for the prompt and, on the kit's firmware, for its
+    /// next pass.) Over MIDI the two lines are two SysEx messages.
     @Test(arguments: [SimulatedBoard.Framing.text, .midi])
     func aChangeGoesOutBehindAReadOnTheWireWithoutWaitingForItsReply(framing: SimulatedBoard.Framing) throws {
         let board = try ManualBoard(framing: framing)
@@ -104,6 +132,7 @@ import Testing
         var model = WriterModel()
         var options = OneHopTests.patient
         options.sensorRate = 50
+        options.writeBehindRead = true
         let spec: BoardSpec = framing == .text ? .serial(path: board.path, baud: 115200) : .midiSerial(path: board.path, baud: 115200)
         let link = try BoardConnection(spec: spec, profile: .kit, options: options)
         defer { link.close() }
