@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Dispatch
 import Synchronization
 
 /// The one way this package starts a process (the bench's children, the demo's three commands).
@@ -23,16 +22,23 @@ package final class SpawnedProcess: Sendable {
 
     /// Output collected by a thread until end of file. Only the first `keep` bytes are kept, but
     /// every line is counted. `onData` runs on that thread after each read.
+    ///
+    /// Trap: the reader blocks in `read` for the child's whole life, so it is a thread of its own
+    /// (a ``LoopThread``), which starts at once. On Dispatch's pool, where it used to run, it
+    /// needed a free worker, and the pool stops at 255 threads (measured: the 256th blocked block
+    /// never starts). A clean exit's summary line was once missing on a loaded machine (the
+    /// output not read within `join`'s grace); whether a late reader was the cause is not known.
     final class Collector: Sendable {
         private let box = Box()
-        private let done = DispatchSemaphore(value: 0)
+        private let reader: LoopThread
 
         private final class Box: Sendable {
             let value = Mutex<(bytes: [UInt8], lines: Int)>(([], 0))
         }
 
-        init(fd: Descriptor, keep: Int, label: String, onData: (@Sendable () -> Void)?) {
-            DispatchQueue(label: label).async { [box, done] in
+        init(fd: Descriptor, keep: Int, reader: LoopThread, onData: (@Sendable () -> Void)?) {
+            self.reader = reader
+            reader.start { [box] in
                 var buffer = [UInt8](repeating: 0, count: 16_384)
                 let raw = fd.rawValue
                 while true {
@@ -46,9 +52,13 @@ package final class SpawnedProcess: Sendable {
                     onData?()
                 }
                 fd.close()
-                done.signal()
                 onData?()
             }
+        }
+
+        /// A reader for `label`'s stream (made before the child is started: this can fail).
+        static func thread(_ label: String) throws(SystemError) -> LoopThread {
+            try LoopThread(name: label, stackSize: 256 * 1024)
         }
 
         var text: String { box.value.withLock { String(decoding: $0.bytes, as: UTF8.self) } }
@@ -56,11 +66,7 @@ package final class SpawnedProcess: Sendable {
 
         /// Waits at most `timeout` for end of file; returns whether it came.
         func join(timeout: Duration) -> Bool {
-            let (s, atto) = timeout.components
-            let nanos = Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000)
-            guard done.wait(timeout: .now() + .nanoseconds(nanos)) == .success else { return false }
-            done.signal()
-            return true
+            reader.wait(timeout: timeout)
         }
     }
 
@@ -71,6 +77,7 @@ package final class SpawnedProcess: Sendable {
                 environment: [String: String] = [:], keepStdout: Int = 1 << 20, keepStderr: Int = 64 * 1024,
                 onOutput: (@Sendable () -> Void)? = nil) throws(SystemError) {
         self.label = label
+        let outReader = try Collector.thread("\(label) stdout"), errReader = try Collector.thread("\(label) stderr")
         var stdinPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0, !withStdin || pipe(&stdinPipe) == 0 else {
             let e = errno
@@ -119,9 +126,9 @@ package final class SpawnedProcess: Sendable {
         self.pid = pid
         stdin = withStdin ? Descriptor(adopting: stdinPipe[1], label: "\(label) stdin") : nil
         out = Collector(fd: Descriptor(adopting: outPipe[0], label: "\(label) stdout"), keep: keepStdout,
-                        label: "\(label) stdout", onData: onOutput)
+                        reader: outReader, onData: onOutput)
         err = Collector(fd: Descriptor(adopting: errPipe[0], label: "\(label) stderr"), keep: keepStderr,
-                        label: "\(label) stderr", onData: onOutput)
+                        reader: errReader, onData: onOutput)
     }
 
     deinit { stop(grace: .seconds(2)) }
