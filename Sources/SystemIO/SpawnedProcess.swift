@@ -213,8 +213,10 @@ package final class SpawnedProcess: Sendable {
             meanwhile()
             usleep(1_000)
         }
-        _ = out.join(timeout: .seconds(2))
-        _ = err.join(timeout: .seconds(2))
+        // End of file comes at once unless a grandchild holds the pipes. The bound is generous:
+        // a stalled machine once kept a clean exit's last line unread past a 2 s bound.
+        _ = out.join(timeout: .seconds(10))
+        _ = err.join(timeout: .seconds(10))
         return true
     }
 
