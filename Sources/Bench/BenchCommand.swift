@@ -123,7 +123,7 @@ package enum BenchCommand {
             let paths: [(BenchSection, String, Placement, String)] = [
                 (.receive, "2", .inProcess, "receive path: datagram → W on the board pty; ReceiverService on a thread of the bench"),
                 (.receive, "2′", .child, "receive path: datagram → W on the board pty; `analog-remote receive` as a child process"),
-                (.receive, "2r", .child, "receive path without sensor reads: as 2′ with `receive --sensor-rate 0` (2′ reads the sensors at 10 Hz)"),
+                (.receive, "2r", .child, "receive path without sensor reads: as 2′ with `receive --sensor-rate 0` (2′ reads the sensors at 10 Hz); the two take turns in blocks of 500 samples"),
                 (.whole, "3", .inProcess, "whole path: stdin line → W on the board pty; SendLoop + ReceiverService on threads of the bench"),
                 (.whole, "3′", .child, "whole path: stdin line → W on the board pty; `control` and `receive` as child processes"),
                 (.whole, "3n", .child, "whole path, named: as 3′ with `control --name` (the control session rides along, nothing sealed)"),
@@ -132,11 +132,24 @@ package enum BenchCommand {
             var whole = settings
             whole.samples = plan.wholeSamples
             whole.pacer = Pacer(microseconds: Self.wholePacing)
+            // 2′ and 2r take turns in blocks (their ratio is a goal): measured together, at 2′.
+            var withoutReads: PathMeasurement?
             for (section, id, placement, name) in paths where wanted(section) {
-                progress("\(name), \(section == .receive ? plan.pathSamples : plan.wholeSamples) samples")
-                let m = section == .receive ? try LatencyPaths.receivePath(placement, settings,
-                                                                           extraArguments: id == "2r" ? ["--sensor-rate", "0"] : [])
+                let m: PathMeasurement
+                switch id {
+                case "2′":
+                    progress("\(name), and 2r (reads off) taking turns with it, \(plan.pathSamples) samples each")
+                    let pair = try LatencyPaths.receivePathsTakingTurns(settings, extraArguments: ["--sensor-rate", "0"])
+                    m = pair.0
+                    withoutReads = pair.1
+                case "2r":
+                    guard let measured = withoutReads else { continue }
+                    m = measured
+                default:
+                    progress("\(name), \(section == .receive ? plan.pathSamples : plan.wholeSamples) samples")
+                    m = section == .receive ? try LatencyPaths.receivePath(placement, settings)
                                             : try LatencyPaths.wholePath(placement, whole, secret: id == "3s", named: id == "3n")
+                }
                 var row = LatencyRow(id: id, name: name, latency: m.total, lost: m.lost, stages: m.stages,
                                      receiverSummary: m.receiverSummary,
                                      note: placement == .inProcess ? "stages stamped at the receiver's hand-off to the board link" : "real binaries")

@@ -94,24 +94,79 @@ enum LatencyPaths {
         return result
     }
 
+    /// Rows 2′ and 2r taking turns: two child receivers (the second with `extraArguments`, e.g.
+    /// `--sensor-rate 0`) on boards of their own, sampled in alternating blocks of `block`, so a
+    /// burst of the machine's noise (this VM's tail swings ±15 % from one minute to the next)
+    /// falls on both rows alike and their ratio compares like with like.
+    static func receivePathsTakingTurns(_ settings: LatencySettings, extraArguments: [String],
+                                        block: Int = 500) throws(BenchError) -> (PathMeasurement, PathMeasurement) {
+        let names = ["datagram sent → receiver hands values to the board link", "hand-off → first byte of W readable on the board side"]
+        var boards = [try BoardSide(), try BoardSide()]
+        let receivers = [try RunningReceiver(.child, board: &boards[0], settings: settings),
+                         try RunningReceiver(.child, board: &boards[1], settings: settings, extraArguments: extraArguments)]
+        let senders = [try DatagramSender(port: receivers[0].port), try DatagramSender(port: receivers[1].port)]
+        defer { for sender in senders { sender.close() } }
+        var samplers = [PathSampler(settings: settings, stages: names), PathSampler(settings: settings, stages: names)]
+        while samplers.contains(where: { !$0.isDone }) {
+            for k in 0..<2 where !samplers[k].isDone {
+                let sender = senders[k]
+                // A fresh start each turn: the receiver heard nothing while the other row ran
+                // (its failsafe may have tripped), so the resting state goes first.
+                try samplers[k].take(block, board: &boards[k], receiver: receivers[k]) { i throws(BenchError) in
+                    try sender.send(i < 0 ? Stimulus.resting : Stimulus.states[i % 2])
+                }
+            }
+        }
+        var results = [try samplers[0].measurement(), try samplers[1].measurement()]
+        for k in 0..<2 { results[k].receiverSummary = try receivers[k].stop(board: &boards[k]) }
+        return (results[0], results[1])
+    }
+
     /// Sends `stimulus(i)` for sample i (i < 0: the resting state), waits for its `W`.
     static func sample(board: inout BoardSide, receiver: RunningReceiver, settings: LatencySettings, stages names: [String],
                                _ stimulus: (Int) throws(BenchError) -> Void) throws(BenchError) -> PathMeasurement {
-        let total = settings.samples + settings.warmUp
-        var all = SampleSet(warmUp: settings.warmUp, expected: settings.samples)
-        var first = SampleSet(warmUp: settings.warmUp, expected: settings.samples)
-        var second = SampleSet(warmUp: settings.warmUp, expected: settings.samples)
-        var pacer = settings.pacer
-        var lost = 0
+        var sampler = PathSampler(settings: settings, stages: names)
+        try sampler.take(sampler.remaining, board: &board, receiver: receiver, stimulus)
+        return try sampler.measurement()
+    }
+}
 
-        func prime() throws(BenchError) {
+/// One path's series, taken in one go or in turns (``LatencyPaths/receivePathsTakingTurns``).
+struct PathSampler {
+    let settings: LatencySettings
+    let names: [String]
+    private var all: SampleSet
+    private var first: SampleSet
+    private var second: SampleSet
+    private var pacer: Pacer
+    private var lost = 0
+    private var taken = 0
+
+    init(settings: LatencySettings, stages names: [String]) {
+        self.settings = settings
+        self.names = names
+        all = SampleSet(warmUp: settings.warmUp, expected: settings.samples)
+        first = SampleSet(warmUp: settings.warmUp, expected: settings.samples)
+        second = SampleSet(warmUp: settings.warmUp, expected: settings.samples)
+        pacer = settings.pacer
+    }
+
+    /// Samples still to take (the warm-up first).
+    var remaining: Int { settings.samples + settings.warmUp - taken }
+    var isDone: Bool { remaining <= 0 }
+
+    /// Takes up to `count` more samples: the resting state first, then one state after another.
+    mutating func take(_ count: Int, board: inout BoardSide, receiver: RunningReceiver,
+                       _ stimulus: (Int) throws(BenchError) -> Void) throws(BenchError) {
+        func prime(_ board: inout BoardSide) throws(BenchError) {
             try stimulus(-1)
             try board.settle(quiet: 100_000_000, until: Monotonic.now() + 2_000_000_000)
         }
-        try prime()
+        try prime(&board)
+        let total = settings.samples + settings.warmUp
+        let end = min(total, taken + count)
         var i = 0
-        var taken = 0
-        while taken < total {
+        while taken < end {
             try settings.interruption.check()
             let expected = Stimulus.expectedWrites[i % 2]
             let t0 = Monotonic.now()
@@ -121,7 +176,7 @@ enum LatencyPaths {
                 if lost > max(10, total / 100) {
                     throw .measurement("more than \(lost) samples got no W within \(settings.sampleTimeout / 1_000_000) ms; is the machine overloaded?")
                 }
-                try prime()
+                try prime(&board)
                 i = 0   // after the resting state, states[0] is a change again
                 continue
             }
@@ -134,6 +189,9 @@ enum LatencyPaths {
             i += 1
             pacer.pause()
         }
+    }
+
+    func measurement() throws(BenchError) -> PathMeasurement {
         guard let summary = all.summary else { throw .measurement("no samples") }
         var result = PathMeasurement(total: summary, lost: lost)
         if let a = first.summary, let b = second.summary {
