@@ -123,7 +123,7 @@ package enum BenchCommand {
             let paths: [(BenchSection, String, Placement, String)] = [
                 (.receive, "2", .inProcess, "receive path: datagram → W on the board pty; ReceiverService on a thread of the bench"),
                 (.receive, "2′", .child, "receive path: datagram → W on the board pty; `analog-remote receive` as a child process"),
-                (.receive, "2r", .child, "receive path without sensor reads: as 2′ with `receive --sensor-rate 0` (2′ reads the sensors at 10 Hz); the two take turns in blocks of 500 samples"),
+                (.receive, "2r", .child, "receive path without sensor reads: as 2′ with `receive --sensor-rate 0` (2′ reads the sensors at 10 Hz); the two take turns, one sample each"),
                 (.whole, "3", .inProcess, "whole path: stdin line → W on the board pty; SendLoop + ReceiverService on threads of the bench"),
                 (.whole, "3′", .child, "whole path: stdin line → W on the board pty; `control` and `receive` as child processes"),
                 (.whole, "3n", .child, "whole path, named: as 3′ with `control --name` (the control session rides along, nothing sealed)"),
@@ -132,7 +132,7 @@ package enum BenchCommand {
             var whole = settings
             whole.samples = plan.wholeSamples
             whole.pacer = Pacer(microseconds: Self.wholePacing)
-            // 2′ and 2r take turns in blocks (their ratio is a goal): measured together, at 2′.
+            // 2′ and 2r take turns, a sample each (their ratio is a goal): measured together, at 2′.
             var withoutReads: PathMeasurement?
             for (section, id, placement, name) in paths where wanted(section) {
                 let m: PathMeasurement

@@ -57,7 +57,7 @@ enum LatencyPaths {
         var result = try sample(board: &board, receiver: receiver, settings: settings,
                                 stages: ["datagram sent → receiver hands values to the board link",
                                          "hand-off → first byte of W readable on the board side"]) { i throws(BenchError) in
-            try sender.send(i < 0 ? Stimulus.resting : Stimulus.states[i % 2])
+            try sender.send(Self.state(i))
         }
         result.receiverSummary = try receiver.stop(board: &board)
         return result
@@ -95,11 +95,13 @@ enum LatencyPaths {
     }
 
     /// Rows 2′ and 2r taking turns: two child receivers (the second with `extraArguments`, e.g.
-    /// `--sensor-rate 0`) on boards of their own, sampled in alternating blocks of `block`, so a
-    /// burst of the machine's noise (this VM's tail swings ±15 % from one minute to the next)
-    /// falls on both rows alike and their ratio compares like with like.
-    static func receivePathsTakingTurns(_ settings: LatencySettings, extraArguments: [String],
-                                        block: Int = 500) throws(BenchError) -> (PathMeasurement, PathMeasurement) {
+    /// `--sensor-rate 0`) on boards of their own, sampled alternately, one sample each, so a burst
+    /// of the machine's noise (this VM's tail swings ±15 % from one minute to the next) falls on
+    /// both rows alike and their ratio compares like with like. Trap: longer turns leave the
+    /// waiting receiver's board unanswered (a read on the wire times out after 100 ms, three in
+    /// a row reopen the link) and its failsafe trips: what the next turn measured was that.
+    static func receivePathsTakingTurns(_ settings: LatencySettings,
+                                        extraArguments: [String]) throws(BenchError) -> (PathMeasurement, PathMeasurement) {
         let names = ["datagram sent → receiver hands values to the board link", "hand-off → first byte of W readable on the board side"]
         var boards = [try BoardSide(), try BoardSide()]
         let receivers = [try RunningReceiver(.child, board: &boards[0], settings: settings),
@@ -107,14 +109,14 @@ enum LatencyPaths {
         let senders = [try DatagramSender(port: receivers[0].port), try DatagramSender(port: receivers[1].port)]
         defer { for sender in senders { sender.close() } }
         var samplers = [PathSampler(settings: settings, stages: names), PathSampler(settings: settings, stages: names)]
+        for k in 0..<2 {
+            let sender = senders[k]
+            try samplers[k].prime(board: &boards[k]) { i throws(BenchError) in try sender.send(Self.state(i)) }
+        }
         while samplers.contains(where: { !$0.isDone }) {
             for k in 0..<2 where !samplers[k].isDone {
                 let sender = senders[k]
-                // A fresh start each turn: the receiver heard nothing while the other row ran
-                // (its failsafe may have tripped), so the resting state goes first.
-                try samplers[k].take(block, board: &boards[k], receiver: receivers[k]) { i throws(BenchError) in
-                    try sender.send(i < 0 ? Stimulus.resting : Stimulus.states[i % 2])
-                }
+                try samplers[k].take(1, board: &boards[k], receiver: receivers[k]) { i throws(BenchError) in try sender.send(Self.state(i)) }
             }
         }
         var results = [try samplers[0].measurement(), try samplers[1].measurement()]
@@ -122,10 +124,14 @@ enum LatencyPaths {
         return (results[0], results[1])
     }
 
+    /// The state of sample i (i < 0: the resting state).
+    static func state(_ i: Int) -> ControllerState { i < 0 ? Stimulus.resting : Stimulus.states[i % 2] }
+
     /// Sends `stimulus(i)` for sample i (i < 0: the resting state), waits for its `W`.
     static func sample(board: inout BoardSide, receiver: RunningReceiver, settings: LatencySettings, stages names: [String],
                                _ stimulus: (Int) throws(BenchError) -> Void) throws(BenchError) -> PathMeasurement {
         var sampler = PathSampler(settings: settings, stages: names)
+        try sampler.prime(board: &board, stimulus)
         try sampler.take(sampler.remaining, board: &board, receiver: receiver, stimulus)
         return try sampler.measurement()
     }
@@ -141,6 +147,8 @@ struct PathSampler {
     private var pacer: Pacer
     private var lost = 0
     private var taken = 0
+    /// The next state to send: `Stimulus.states[next % 2]`, a change from the one before.
+    private var next = 0
 
     init(settings: LatencySettings, stages names: [String]) {
         self.settings = settings
@@ -155,29 +163,29 @@ struct PathSampler {
     var remaining: Int { settings.samples + settings.warmUp - taken }
     var isDone: Bool { remaining <= 0 }
 
-    /// Takes up to `count` more samples: the resting state first, then one state after another.
+    /// The resting state, and the board answered until it is quiet: the next state is a change.
+    mutating func prime(board: inout BoardSide, _ stimulus: (Int) throws(BenchError) -> Void) throws(BenchError) {
+        try stimulus(-1)
+        try board.settle(quiet: 100_000_000, until: Monotonic.now() + 2_000_000_000)
+        next = 0
+    }
+
+    /// Takes up to `count` more samples (after ``prime(board:_:)``): one state after another.
     mutating func take(_ count: Int, board: inout BoardSide, receiver: RunningReceiver,
                        _ stimulus: (Int) throws(BenchError) -> Void) throws(BenchError) {
-        func prime(_ board: inout BoardSide) throws(BenchError) {
-            try stimulus(-1)
-            try board.settle(quiet: 100_000_000, until: Monotonic.now() + 2_000_000_000)
-        }
-        try prime(&board)
         let total = settings.samples + settings.warmUp
         let end = min(total, taken + count)
-        var i = 0
         while taken < end {
             try settings.interruption.check()
-            let expected = Stimulus.expectedWrites[i % 2]
+            let expected = Stimulus.expectedWrites[next % 2]
             let t0 = Monotonic.now()
-            try stimulus(i)
+            try stimulus(next)
             guard let t1 = try board.waitFor(expected, until: t0 + settings.sampleTimeout) else {
                 lost += 1
                 if lost > max(10, total / 100) {
                     throw .measurement("more than \(lost) samples got no W within \(settings.sampleTimeout / 1_000_000) ms; is the machine overloaded?")
                 }
-                try prime(&board)
-                i = 0   // after the resting state, states[0] is a change again
+                try prime(board: &board, stimulus)   // after the resting state, states[0] is a change again
                 continue
             }
             all.record(t1 - t0)
@@ -186,7 +194,7 @@ struct PathSampler {
                 second.record(t1 - handOff)
             }
             taken += 1
-            i += 1
+            next += 1
             pacer.pause()
         }
     }
