@@ -113,11 +113,16 @@ enum LatencyPaths {
             let sender = senders[k]
             try samplers[k].prime(board: &boards[k]) { i throws(BenchError) in try sender.send(Self.state(i)) }
         }
+        var pacer = settings.pacer
         while samplers.contains(where: { !$0.isDone }) {
             for k in 0..<2 where !samplers[k].isDone {
                 let sender = senders[k]
-                try samplers[k].take(1, board: &boards[k], receiver: receivers[k]) { i throws(BenchError) in try sender.send(Self.state(i)) }
+                try samplers[k].take(1, board: &boards[k], receiver: receivers[k], paced: false) { i throws(BenchError) in
+                    try sender.send(Self.state(i))
+                }
             }
+            // One pause for the pair, both boards answered meanwhile.
+            try BoardSide.serve(&boards, until: Monotonic.now() + pacer.nextPause())
         }
         var results = [try samplers[0].measurement(), try samplers[1].measurement()]
         for k in 0..<2 { results[k].receiverSummary = try receivers[k].stop(board: &boards[k]) }
@@ -170,8 +175,9 @@ struct PathSampler {
         next = 0
     }
 
-    /// Takes up to `count` more samples (after ``prime(board:_:)``): one state after another.
-    mutating func take(_ count: Int, board: inout BoardSide, receiver: RunningReceiver,
+    /// Takes up to `count` more samples (after ``prime(board:_:)``): one state after another,
+    /// `paced`: with a pause after each, the board answered meanwhile (``BoardSide/serve(until:)``).
+    mutating func take(_ count: Int, board: inout BoardSide, receiver: RunningReceiver, paced: Bool = true,
                        _ stimulus: (Int) throws(BenchError) -> Void) throws(BenchError) {
         let total = settings.samples + settings.warmUp
         let end = min(total, taken + count)
@@ -195,7 +201,7 @@ struct PathSampler {
             }
             taken += 1
             next += 1
-            pacer.pause()
+            if paced { try board.serve(until: Monotonic.now() + pacer.nextPause()) }
         }
     }
 

@@ -60,6 +60,11 @@ package struct Pacer: Sendable {
     }
 
     package mutating func pause() {
-        Monotonic.sleep(nanoseconds: Int64.random(in: range, using: &random))
+        Monotonic.sleep(nanoseconds: nextPause())
+    }
+
+    /// The next pause, in nanoseconds, for a caller that has something to do meanwhile.
+    package mutating func nextPause() -> Int64 {
+        Int64.random(in: range, using: &random)
     }
 }
