@@ -93,21 +93,41 @@ import Testing
         #expect(link.snapshot.commandsFailed == 0, "\(link.snapshot.lastError ?? "")")
     }
 
+    /// A kit link on a ``ManualBoard``, settled, with a sensor read on the wire whose reply the
+    /// board holds (5 s reply timeout: it does not time out during a test).
+    static func readOnTheWire(_ framing: SimulatedBoard.Framing, writeBehindRead: Bool) throws -> (ManualBoard, BoardConnection) {
+        let board = try ManualBoard(framing: framing)
+        var model = WriterModel()
+        var options = OneHopTests.patient
+        options.sensorRate = 50
+        options.writeBehindRead = writeBehindRead
+        let spec: BoardSpec = framing == .text ? .serial(path: board.path, baud: 115200) : .midiSerial(path: board.path, baud: 115200)
+        let link: BoardConnection
+        do {
+            link = try BoardConnection(spec: spec, profile: .kit, options: options)
+        } catch {
+            board.close()
+            throw error
+        }
+        do {
+            for line in model.settle() { #expect(try board.exchange() == line) }
+            // The writer has nothing left to send: the sensor read goes out.
+            #expect(try board.receiveLine() == SensorBlock.read.text)
+        } catch {
+            link.close()
+            board.close()
+            throw error
+        }
+        #expect(eventually { link.snapshot.awaitingReply })
+        return (board, link)
+    }
+
     /// By default a change asked for while a sensor read is on the wire waits for the read's
     /// prompt: nothing reaches the board until it answers, then the `W` goes out.
     @Test(arguments: [SimulatedBoard.Framing.text, .midi])
     func byDefaultAChangeWaitsForTheReadsPrompt(framing: SimulatedBoard.Framing) throws {
-        let board = try ManualBoard(framing: framing)
-        defer { board.close() }
-        var model = WriterModel()
-        var options = OneHopTests.patient
-        options.sensorRate = 50
-        let spec: BoardSpec = framing == .text ? .serial(path: board.path, baud: 115200) : .midiSerial(path: board.path, baud: 115200)
-        let link = try BoardConnection(spec: spec, profile: .kit, options: options)
-        defer { link.close() }
-        for line in model.settle() { #expect(try board.exchange() == line) }
-        #expect(try board.receiveLine() == SensorBlock.read.text)
-        #expect(eventually { link.snapshot.awaitingReply })
+        let (board, link) = try Self.readOnTheWire(framing, writeBehindRead: false)
+        defer { link.close(); board.close() }
         let sent = link.snapshot.commandsSent
         link.setDesired([0x22: 0x10, 0x23: 0xF0])
         // The link's own word that it held the change: its count of commands sent (the line is
@@ -127,20 +147,8 @@ import Testing
     /// next pass.) Over MIDI the two lines are two SysEx messages.
     @Test(arguments: [SimulatedBoard.Framing.text, .midi])
     func aChangeGoesOutBehindAReadOnTheWireWithoutWaitingForItsReply(framing: SimulatedBoard.Framing) throws {
-        let board = try ManualBoard(framing: framing)
-        defer { board.close() }
-        var model = WriterModel()
-        var options = OneHopTests.patient
-        options.sensorRate = 50
-        options.writeBehindRead = true
-        let spec: BoardSpec = framing == .text ? .serial(path: board.path, baud: 115200) : .midiSerial(path: board.path, baud: 115200)
-        let link = try BoardConnection(spec: spec, profile: .kit, options: options)
-        defer { link.close() }
-        for line in model.settle() { #expect(try board.exchange() == line) }
-        // The writer has nothing left to send: the sensor read goes out, and the board holds
-        // its reply (5 s reply timeout: it does not time out during the test).
-        #expect(try board.receiveLine() == SensorBlock.read.text)
-        #expect(eventually { link.snapshot.awaitingReply })
+        let (board, link) = try Self.readOnTheWire(framing, writeBehindRead: true)
+        defer { link.close(); board.close() }
         let before = board.wire.count
         link.setDesired([0x22: 0x10, 0x23: 0xF0])
         let behind = try board.receiveLine(timeout: .seconds(2))
