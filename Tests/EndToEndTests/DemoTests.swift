@@ -5,9 +5,23 @@ import Testing
 /// `analog-remote demo`, run as the README tells a new user to: three real processes, the
 /// simulated board's changes printed, the motors stopped at the end.
 @Suite struct DemoTests {
+    /// `analog-remote demo ARGUMENTS`, run to its end. Trap: the robot's failsafe (250 ms without
+    /// a state) is right to stop it when the whole machine stalls, and on a fresh clone's loaded
+    /// 2-vCPU VM it did once (nothing reached the board for 0.78 s; the receiver's summary said
+    /// failsafes=1): that run shows the failsafe, not the square. Such a run (its summary says
+    /// so) is run once more; the second must be clean like any other.
+    static func demo(_ arguments: [String]) throws -> ChildProcess {
+        let first = try ChildProcess(analogRemote: ["demo"] + arguments)
+        guard first.wait(timeout: .seconds(60)) == 0,
+              let summary = first.stdout.split(separator: "\n").first(where: { $0.hasPrefix("demo: receiver summary ") }),
+              !summary.contains(" failsafes=0 ") else { return first }
+        print("demo: the receiver's failsafe tripped (\(summary)): the machine stalled; once more")
+        return try ChildProcess(analogRemote: ["demo"] + arguments)
+    }
+
     /// The default: the kit's published firmware (stock profile), the drive on the LEDs.
     @Test func demoDrivesTheSquareOnTheStockBoardAndEndsStopped() throws {
-        let run = try ChildProcess(analogRemote: ["demo", "--speed", "8"])
+        let run = try Self.demo(["--speed", "8"])
         #expect(run.wait(timeout: .seconds(60)) == 0, "stderr: \(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
         let changes = lines.filter { $0.contains("  W ") }
@@ -34,7 +48,7 @@ import Testing
 
     /// `--firmware motors`: today's demo, motors at 0x22/0x23, A → LED1.
     @Test func demoDrivesTheSquareOnTheMotorsBoardAndEndsStopped() throws {
-        let run = try ChildProcess(analogRemote: ["demo", "--speed", "8", "--firmware", "motors"])
+        let run = try Self.demo(["--speed", "8", "--firmware", "motors"])
         #expect(run.wait(timeout: .seconds(60)) == 0, "stderr: \(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
         let changes = lines.filter { $0.contains("  W ") }
