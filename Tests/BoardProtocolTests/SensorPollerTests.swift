@@ -32,6 +32,19 @@ struct Link {
         }
     }
 
+    /// The owner changes LED1 (to a new value) before every pump, one pump a millisecond over
+    /// `milliseconds`, and the board answers each; `look` sees the link after each pump.
+    mutating func changeBeforeEveryPump(_ milliseconds: Range<Int>, look: (Link) -> Void = { _ in }) {
+        for ms in milliseconds {
+            led1 &+= 1
+            writer.setDesired([0x0F: led1])
+            pump(at: .milliseconds(ms))
+            look(self)
+            answer()
+        }
+    }
+    private var led1: UInt8 = 0
+
     /// The board answers the command on the wire (a read with `values`, by default bytes
     /// 0, 1, 2, … for the sensor block and zeros for any other).
     mutating func answer(_ values: [UInt8]? = nil) {
@@ -109,15 +122,8 @@ struct Link {
     @Test func aReadWaitsWhileWritesKeepComingAndThenDoesNotBurst() {
         var link = Link()
         link.pump(at: .zero); link.answer()
-        var value: UInt8 = 0
         // For 500 ms the owner changes LED1 before every pump: no read gets out.
-        for ms in 1..<500 {
-            value &+= 1
-            link.writer.setDesired([0x0F: value])
-            link.pump(at: .milliseconds(ms))
-            #expect(link.onWire != SensorBlock.read)
-            link.answer()
-        }
+        link.changeBeforeEveryPump(1..<500) { #expect($0.onWire != SensorBlock.read) }
         #expect(link.reads == [.zero])
         // Then it is idle: one read at once, and the next one an interval later, not five.
         for ms in 500..<700 { link.pump(at: .milliseconds(ms)); link.answer() }
@@ -130,13 +136,7 @@ struct Link {
         // At 100 ms a read is due, but the owner changes LED1 before every pump until 187 ms
         // (a kit board's connect sequence held the first read back so, 87 ms): the read goes out
         // at 187 ms, and the next one an interval after that — not 13 ms later at 200 ms.
-        var value: UInt8 = 0
-        for ms in 1..<187 {
-            value &+= 1
-            link.writer.setDesired([0x0F: value])
-            link.pump(at: .milliseconds(ms))
-            link.answer()
-        }
+        link.changeBeforeEveryPump(1..<187)
         for ms in 187..<400 { link.pump(at: .milliseconds(ms)); link.answer() }
         #expect(link.reads == [.zero, .milliseconds(187), .milliseconds(287), .milliseconds(387)])
     }
