@@ -24,10 +24,10 @@ public enum RobotState: Hashable, Sendable {
         switch report {
         case .driving: self = .driving
         case .failsafe: self = .waitingForRest
-        case .owned(let by): self = .owned(by: by)
-        case .refused(_, let text): self = .refused(text)
+        case .owned(let by): self = .owned(by: by.text)
+        case .refused(_, let text): self = .refused(text.text)
         case .teacherStop: self = .stoppedByTeacher
-        case .boardMissing(let why): self = .boardMissing(why)
+        case .boardMissing(let why): self = .boardMissing(why.text)
         case .free: self = .free
         }
     }

@@ -3,6 +3,7 @@ import ControlWire
 import Discovery
 import Foundation
 import Logging
+import RemoteWire
 import SystemIO
 
 /// A ``RemoteSession``'s peers as its thread keeps them: one ``ReliableChannel`` per peer
@@ -58,7 +59,7 @@ struct Links {
     }
 
     private var me: ControlMessage.Hello {
-        .init(peerID: engine.options.peerID, displayName: engine.options.displayName, session: engine.options.sessionID)
+        .init(peerID: engine.options.peerID, displayName: WireText(engine.options.displayName), session: WireText(engine.options.sessionID))
     }
 
     /// Runs until a `.close` (then says bye to everyone, waiting at most a second for the acks).
@@ -309,18 +310,18 @@ struct Links {
                                   sealed: Bool, now: ContinuousClock.Instant) {
         switch message {
         case .hello(let hello):
-            guard hello.session.utf8.elementsEqual(engine.options.sessionID.utf8) else {
+            guard hello.session.text.utf8.elementsEqual(engine.options.sessionID.utf8) else {
                 engine.logger.debug("refused a hello of another session", metadata: ["address": "\(address)", "session": "\(hello.session)"])
-                say(.deny(.init(reason: .wrongSession, text: "this is session \(engine.options.sessionID.debugDescription), not \(hello.session.debugDescription)")), to: address)
+                say(.deny(.init(reason: .wrongSession, text: "this is session \(engine.options.sessionID.debugDescription), not \(hello.session.text.debugDescription)")), to: address)
                 links[address]?.leaving = true
                 return
             }
-            let peer = RemoteSession.Peer(id: SessionEngine.idText(hello.peerID), displayName: hello.displayName)
+            let peer = RemoteSession.Peer(id: SessionEngine.idText(hello.peerID), displayName: hello.displayName.text)
             if secret != nil {
                 challenge(hello, as: peer, from: address)
                 return
             }
-            say(.accept(.init(peerID: engine.options.peerID, displayName: engine.options.displayName,
+            say(.accept(.init(peerID: engine.options.peerID, displayName: WireText(engine.options.displayName),
                               failsafeMilliseconds: 0, rateHertz: 0)), to: address)
             if links[address]?.connected != true {
                 engine.changes.yield(.init(peer: peer, state: .connecting))
@@ -329,7 +330,7 @@ struct Links {
         case .accept(let accept):
             guard secret == nil || sealed else { return }   // refused before the channel (receiveAll)
             if header.connectionID != 0 { links[address]?.channel.connectionID = header.connectionID }
-            connect(address, as: RemoteSession.Peer(id: SessionEngine.idText(accept.peerID), displayName: accept.displayName))
+            connect(address, as: RemoteSession.Peer(id: SessionEngine.idText(accept.peerID), displayName: accept.displayName.text))
         case .deny(let deny):
             let error = AnalogRemoteError(.refused, "\(address) refused the connection: \(deny.text)")
             for waiter in links[address]?.waiters ?? [] { waiter.resolve(.failure(error)) }
@@ -392,7 +393,7 @@ struct Links {
         let keys = SecretHandshake.keys(secret: secret, receiverNonce: challenge, controllerNonce: nonce, connectionID: id)
         links[address]?.sealing = .acceptor(.init(connectionID: id, keys: keys))
         links[address]?.channel.connectionID = id
-        say(.accept(.init(peerID: engine.options.peerID, displayName: engine.options.displayName,
+        say(.accept(.init(peerID: engine.options.peerID, displayName: WireText(engine.options.displayName),
                           failsafeMilliseconds: 0, rateHertz: 0)), to: address)
         if links[address]?.connected != true {
             engine.changes.yield(.init(peer: peer, state: .connecting))

@@ -1,4 +1,5 @@
 import ControlWire
+import RemoteWire
 
 /// Who may drive (Protocol.md §7.4): `first` and `any` admit every source (ownership then picks
 /// among them); `paired` admits only sources whose hello carried the receiver's pairing code;
@@ -14,7 +15,7 @@ package struct Admission<Source: Hashable & Sendable>: Sendable {
     package let pairingCode: String
     package let session: String
     /// Sources that said hello and were accepted, with their display names.
-    package private(set) var accepted: [Source: String] = [:]
+    package private(set) var accepted: [Source: WireText] = [:]
     var lastDeny: [Source: ContinuousClock.Instant] = [:]
     /// Bound on remembered sources, so a flood of spoofed addresses cannot grow memory.
     package static var capacity: Int { 1024 }
@@ -47,13 +48,13 @@ package struct Admission<Source: Hashable & Sendable>: Sendable {
     /// What a hello would get, admitting nobody (a contender at a live owner's address is
     /// admitted only once it shows it holds the connection it was given).
     package func decide(_ h: ControlMessage.Hello) -> Decision {
-        if !session.isEmpty, !h.session.isEmpty, h.session != session {
+        if !session.isEmpty, !h.session.isEmpty, !h.session.matches(session) {
             return .deny(.init(reason: .wrongSession, text: "this robot is in session \"\(session)\", not \"\(h.session)\""))
         }
         if mode == .secret { return .challenge }
         if mode == .paired {
             if h.pairingCode.isEmpty { return .deny(Self.pairingRequired) }
-            if h.pairingCode != pairingCode {
+            if !h.pairingCode.matches(pairingCode) {
                 return .deny(.init(reason: .wrongPairingCode, text: "wrong pairing code \"\(h.pairingCode)\": check the code on the robot's screen"))
             }
         }
@@ -61,7 +62,7 @@ package struct Admission<Source: Hashable & Sendable>: Sendable {
     }
 
     /// Admits `source` under `name` (a hello accepted, or a secret proved).
-    package mutating func admit(_ source: Source, name: String) {
+    package mutating func admit(_ source: Source, name: WireText) {
         if accepted.count >= Self.capacity, accepted[source] == nil, let any = accepted.keys.first {
             accepted.removeValue(forKey: any)
         }
@@ -98,5 +99,5 @@ package struct Admission<Source: Hashable & Sendable>: Sendable {
         return mode == .secret ? Self.secretRequired : Self.pairingRequired
     }
 
-    package func displayName(of source: Source) -> String? { accepted[source] }
+    package func displayName(of source: Source) -> WireText? { accepted[source] }
 }

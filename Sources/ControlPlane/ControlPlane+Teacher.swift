@@ -1,4 +1,5 @@
 import ControlWire
+import RemoteWire
 
 /// The receiver's side of the teacher's dashboard (Protocol.md §7.10–§7.12): teacher commands
 /// are checked by ``TeacherGuard`` and answered with a `teacher-reply`; the service acts on the
@@ -14,7 +15,7 @@ extension ControlPlane {
             out.effects.append(.teacherCommand(source, command))
         }
         var reply = TeacherReply(nonce: command.nonce, action: command.action, outcome: refusal == nil ? .done : .refused,
-                                 displayName: settings.displayName, text: refusal ?? "")
+                                 displayName: WireText(settings.displayName), text: WireText(refusal ?? ""))
         if let key = settings.teacherKey { reply.sign(key: key.macKey) }
         out.datagrams.append((source, peerTable.unreliable(.teacherReply(reply), to: source)))
     }

@@ -68,11 +68,11 @@ extension String {
 package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     package enum Effect: Hashable, Sendable {
         /// A hello was accepted; `name` is its display name.
-        case accepted(Source, name: String)
+        case accepted(Source, name: WireText)
         /// `name` is nil for a plain sender (no hello).
-        case denied(Source, name: String?, ControlMessage.Deny)
+        case denied(Source, name: WireText?, ControlMessage.Deny)
         /// The controller left: free the robot if it drives.
-        case left(Source, name: String?)
+        case left(Source, name: WireText?)
         /// A stop-all was taken: hold (`stop` true) or release.
         case teacher(stop: Bool, from: Source)
         /// A stop-all was refused; the text says why.
@@ -88,10 +88,10 @@ package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         case envelopeRefused(Source, SealedEnvelope.Failure, refused: Int)
         /// A hello from the address of a live connection was refused on its own channel; the
         /// connection there is untouched (and is not told: the deny went to the contender).
-        case contenderDenied(Source, name: String, ControlMessage.Deny)
+        case contenderDenied(Source, name: WireText, ControlMessage.Deny)
         /// The controller of a connection now talks from a new address (recognised by its
         /// connection id): it keeps what it had at the old one, ownership included.
-        case moved(from: Source, to: Source, name: String?)
+        case moved(from: Source, to: Source, name: WireText?)
         /// A teacher command was taken (ControlPlane+Teacher.swift): the service carries it out.
         case teacherCommand(Source, TeacherCommand)
         /// A teacher command was refused; the text says why (also in the reply to its sender).
@@ -146,7 +146,7 @@ package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     package private(set) var attempts: AttemptLimiter<Source>
     /// Receiver nonces of challenges not yet answered, with the hello's name and nonce. A source
     /// with a live connection has none of its own: there it is the contender's.
-    var pending: [Source: (nonce: [UInt8], name: String, echo: UInt64)] = [:]
+    var pending: [Source: (nonce: [UInt8], name: WireText, echo: UInt64)] = [:]
     var sealing: [Source: Sealing] = [:]
     /// The source of each sealed connection, by connection id (a sealed move looks it up).
     var sealedSources: [UInt64: Source] = [:]
@@ -155,7 +155,7 @@ package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     /// A contender's keys under `secret`, once it proved the secret (not yet used by it).
     var contenderSealing: [Source: Sealing] = [:]
     /// Contenders accepted (or proved), with their name and hello nonce, until they take over.
-    var contenderAccepted: [Source: (name: String, echo: UInt64)] = [:]
+    var contenderAccepted: [Source: (name: WireText, echo: UInt64)] = [:]
     /// The hello nonce of each accepted source's hello: every deny to it echoes it.
     var helloNonces: [Source: UInt64] = [:]
     /// Envelopes (and plain datagrams that should have been sealed) refused.
@@ -212,7 +212,7 @@ package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
     /// May plain state packets from `source` drive (``Admission/mayDrive(_:)``)?
     package func mayDrive(_ source: Source) -> Bool { admission.mayDrive(source) }
 
-    package func displayName(of source: Source) -> String? { admission.displayName(of: source) }
+    package func displayName(of source: Source) -> WireText? { admission.displayName(of: source) }
 
     /// The connection id of `source` (0: none).
     package func connectionID(of source: Source) -> UInt64 { peerTable.connectionID(of: source) }
@@ -401,7 +401,7 @@ package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
                 text = why
             }
             var reply = ControlMessage.StopAllReply(nonce: command.nonce, outcome: outcome,
-                                                    displayName: settings.displayName, text: text)
+                                                    displayName: WireText(settings.displayName), text: WireText(text))
             if let key = settings.teacherKey { reply.sign(key: key.macKey) }
             out.datagrams.append((source, peerTable.unreliable(.stopAllReply(reply), to: source)))
         case .teacher(let command):
@@ -487,7 +487,7 @@ package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         }
     }
 
-    mutating func remember(contender source: Source, name: String, echo: UInt64) {
+    mutating func remember(contender source: Source, name: WireText, echo: UInt64) {
         if contenderAccepted[source] == nil, contenderAccepted.count >= contenders.options.capacity {
             let victim = contenderAccepted.keys.first!
             contenderAccepted[victim] = nil
@@ -496,7 +496,7 @@ package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         contenderAccepted[source] = (name, echo)
     }
 
-    mutating func denied(_ source: Source, name: String, _ deny: ControlMessage.Deny, contender: Bool, now: ContinuousClock.Instant,
+    mutating func denied(_ source: Source, name: WireText, _ deny: ControlMessage.Deny, contender: Bool, now: ContinuousClock.Instant,
                          into out: inout Output) {
         send(.deny(deny), to: source, contender: contender, now: now)
         out.effects.append(contender ? .contenderDenied(source, name: name, deny) : .denied(source, name: name, deny))
@@ -538,10 +538,10 @@ package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         accept(source, name: challenge.name, connectionID: id, echo: challenge.echo, contender: contender, now: now, into: &out)
     }
 
-    mutating func accept(_ source: Source, name: String, connectionID: UInt64? = nil, echo: UInt64, contender: Bool,
+    mutating func accept(_ source: Source, name: WireText, connectionID: UInt64? = nil, echo: UInt64, contender: Bool,
                          now: ContinuousClock.Instant, into out: inout Output) {
         let id = connectionID ?? Self.newConnectionID()
-        let accept = ControlMessage.accept(.init(peerID: settings.peerID, displayName: settings.displayName,
+        let accept = ControlMessage.accept(.init(peerID: settings.peerID, displayName: WireText(settings.displayName),
                                                  failsafeMilliseconds: UInt16(clamping: settings.failsafe.milliseconds),
                                                  rateHertz: UInt16(SendRate.standardHz), echo: echo))
         if contender {
@@ -554,7 +554,7 @@ package struct ControlPlane<Source: Hashable & Sendable>: Sendable {
         }
     }
 
-    mutating func throttle(_ source: Source, name: String, echo: UInt64, contender: Bool, now: ContinuousClock.Instant,
+    mutating func throttle(_ source: Source, name: WireText, echo: UInt64, contender: Bool, now: ContinuousClock.Instant,
                            into out: inout Output) {
         let deny = ControlMessage.Deny(reason: .rateLimited, text: "too many attempts: wait a minute, then try again", echo: echo)
         out.effects.append(.attemptThrottled(source, throttled: attempts.throttled))

@@ -44,9 +44,9 @@ package struct StopAllGuard: Sendable {
     }
 
     package mutating func consider(_ s: ControlMessage.StopAll, nowUnixMillis: UInt64) -> Verdict {
-        guard session.isEmpty || s.session.utf8.elementsEqual(session.utf8) else { return .refused("stop-all for session \"\(s.session)\", ours is \"\(session)\"") }
+        guard session.isEmpty || s.session.text.utf8.elementsEqual(session.utf8) else { return .refused("stop-all for session \"\(s.session)\", ours is \"\(session)\"") }
         if s.action == .query { return .answered }
-        if let elsewhere = Self.aimedElsewhere(s.target, instance: instance, robotID: robotID) {
+        if let elsewhere = Self.aimedElsewhere(s.target.text, instance: instance, robotID: robotID) {
             return .refused("stop-all for \(elsewhere)")
         }
         if let key = teacherKey, !s.verify(key: key) {

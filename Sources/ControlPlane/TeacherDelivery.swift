@@ -1,4 +1,5 @@
 import ControlWire
+import RemoteWire
 
 /// The teacher's datagrams to receivers, as a value (Protocol.md §7.6, §7.10): the one place
 /// that builds a stop-all or a teacher command, gives it its nonce, signs it, aims it at a
@@ -82,16 +83,16 @@ package struct TeacherDelivery<Peer: Hashable & Sendable>: Sendable {
         let message: ControlMessage
         switch command {
         case .query:
-            message = .stopAll(.init(action: .query, unixMillis: wallMillis, nonce: nonce, session: settings.session))
+            message = .stopAll(.init(action: .query, unixMillis: wallMillis, nonce: nonce, session: WireText(settings.session)))
         case .stop, .release:
             var c = ControlMessage.StopAll(action: command == .stop ? .stop : .release, unixMillis: wallMillis, nonce: nonce,
-                                           session: settings.session, target: target)
+                                           session: WireText(settings.session), target: WireText(target))
             if let key = settings.macKey { c.sign(key: key) }
             message = .stopAll(c)
         case .teacher(let action, let argument):
             guard let key = settings.macKey else { return nil }
-            var c = TeacherCommand(action: action, unixMillis: wallMillis, nonce: nonce, session: settings.session,
-                                   target: target, argument: argument)
+            var c = TeacherCommand(action: action, unixMillis: wallMillis, nonce: nonce, session: WireText(settings.session),
+                                   target: WireText(target), argument: WireText(argument))
             c.sign(key: key)
             message = .teacher(c)
         }

@@ -27,10 +27,10 @@ package struct TeacherGuard: Sendable {
     /// nil: obey. Otherwise why not, in one line.
     package mutating func refusal(_ c: TeacherCommand, nowUnixMillis now: UInt64) -> String? {
         guard let key = teacherKey else { return Self.noKey }
-        guard session.isEmpty || c.session.utf8.elementsEqual(session.utf8) else {
+        guard session.isEmpty || c.session.text.utf8.elementsEqual(session.utf8) else {
             return "teacher command for session \"\(c.session)\", ours is \"\(session)\""
         }
-        if let elsewhere = StopAllGuard.aimedElsewhere(c.target, instance: instance, robotID: robotID) {
+        if let elsewhere = StopAllGuard.aimedElsewhere(c.target.text, instance: instance, robotID: robotID) {
             return "teacher command for \(elsewhere)"
         }
         guard c.verify(key: key) else { return "teacher command with a wrong teacher key (MAC mismatch)" }

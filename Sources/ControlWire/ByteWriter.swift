@@ -11,14 +11,9 @@ package struct ByteWriter {
     package mutating func u16(_ v: UInt16) { bytes.append(UInt8(v >> 8)); bytes.append(UInt8(truncatingIfNeeded: v)) }
     package mutating func u32(_ v: UInt32) { for s in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(s))) } }
     package mutating func u64(_ v: UInt64) { for s in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(s))) } }
-    /// A string with a one-byte length prefix; longer text is cut at a character boundary ≤ 255 bytes.
-    package mutating func str8(_ s: String) {
-        var utf8 = Array(s.utf8)
-        if utf8.count > 255 {
-            var cut = 255
-            while cut > 0 && utf8[cut] & 0xC0 == 0x80 { cut -= 1 }
-            utf8 = Array(utf8[..<cut])
-        }
+    /// A text with a one-byte length prefix (a ``WireText`` is at most 255 bytes).
+    package mutating func str8(_ s: WireText) {
+        let utf8 = s.text.utf8
         u8(UInt8(utf8.count))
         bytes.append(contentsOf: utf8)
     }
@@ -44,20 +39,15 @@ package struct ByteReader {
     package mutating func u16() throws(ControlMessageError) -> UInt16 { try take(2).reduce(0) { $0 << 8 | UInt16($1) } }
     package mutating func u32() throws(ControlMessageError) -> UInt32 { try take(4).reduce(0) { $0 << 8 | UInt32($1) } }
     package mutating func u64() throws(ControlMessageError) -> UInt64 { try take(8).reduce(0) { $0 << 8 | UInt64($1) } }
-    package mutating func str8() throws(ControlMessageError) -> String {
+    /// Every text from the wire enters here, as a ``WireText``: made safe to show once.
+    package mutating func str8() throws(ControlMessageError) -> WireText {
         let n = Int(try u8())
         let at = offset - bytes.startIndex
         let raw = try take(n)
         guard let s = String(validating: raw, as: UTF8.self) else {
             throw ControlMessageError(.badText, at: at, bytes: Array(bytes))
         }
-        // Every string from the wire enters here: made safe to print once (DisplayText), and
-        // still a str8 (escapes lengthen it: cut as the writer cuts, so it re-encodes as it is).
-        let safe = DisplayText.sanitised(s)
-        guard safe.utf8.count > 255 else { return safe }
-        var w = ByteWriter()
-        w.str8(safe)
-        return String(decoding: w.bytes.dropFirst(), as: UTF8.self)
+        return WireText(s)
     }
     /// A trailing hello nonce (or echo): exactly 8 more bytes, never 0, or none at all (0).
     /// Anything else is left for ``expectEnd()`` to refuse.

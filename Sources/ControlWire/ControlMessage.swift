@@ -72,15 +72,15 @@ package enum ControlMessage: Hashable, Sendable {
 
     package struct Hello: Hashable, Sendable {
         package var peerID: UInt64
-        package var displayName: String
-        package var pairingCode: String
-        package var session: String
+        package var displayName: WireText
+        package var pairingCode: WireText
+        package var session: WireText
         /// Fresh random per hello (never 0; 0 = absent, a controller that predates it). Every
         /// accept, deny and challenge that answers this hello echoes it (Protocol.md §7.4), so a
         /// controller can tell the answer to *its* hello from one to a hello someone forged
         /// from its address.
         package var nonce: UInt64
-        package init(peerID: UInt64, displayName: String, pairingCode: String = "", session: String = "", nonce: UInt64 = 0) {
+        package init(peerID: UInt64, displayName: WireText, pairingCode: WireText = "", session: WireText = "", nonce: UInt64 = 0) {
             self.peerID = peerID; self.displayName = displayName; self.pairingCode = pairingCode; self.session = session
             self.nonce = nonce
         }
@@ -94,12 +94,12 @@ package enum ControlMessage: Hashable, Sendable {
 
     package struct Accept: Hashable, Sendable {
         package var peerID: UInt64
-        package var displayName: String
+        package var displayName: WireText
         package var failsafeMilliseconds: UInt16
         package var rateHertz: UInt16
         /// The nonce of the hello this accept answers (0: it carried none).
         package var echo: UInt64
-        package init(peerID: UInt64, displayName: String, failsafeMilliseconds: UInt16, rateHertz: UInt16, echo: UInt64 = 0) {
+        package init(peerID: UInt64, displayName: WireText, failsafeMilliseconds: UInt16, rateHertz: UInt16, echo: UInt64 = 0) {
             self.peerID = peerID; self.displayName = displayName
             self.failsafeMilliseconds = failsafeMilliseconds; self.rateHertz = rateHertz; self.echo = echo
         }
@@ -115,11 +115,11 @@ package enum ControlMessage: Hashable, Sendable {
                  locked = 11, other = 255
         }
         package var reason: Reason
-        package var text: String
+        package var text: WireText
         /// The nonce of the hello this deny answers (0: it carried none, or the deny answers a
         /// plain sender's state packets).
         package var echo: UInt64
-        package init(reason: Reason, text: String, echo: UInt64 = 0) { self.reason = reason; self.text = text; self.echo = echo }
+        package init(reason: Reason, text: WireText, echo: UInt64 = 0) { self.reason = reason; self.text = text; self.echo = echo }
     }
 
     package struct StopAll: Hashable, Sendable {
@@ -132,16 +132,16 @@ package enum ControlMessage: Hashable, Sendable {
         package var unixMillis: UInt64
         /// Fresh per command (random): a receiver takes a nonce at most once.
         package var nonce: UInt64
-        package var session: String
+        package var session: WireText
         /// The receiver this command is for — `id:` and its robot id (as its stop-all reply
         /// names it), or its display name — or empty: every receiver of the session. Signed with the rest, so a command captured on
         /// its way to one robot is refused by every other.
-        package var target: String
+        package var target: WireText
         /// First 16 bytes of HMAC-SHA256(teacher key, every payload byte before the MAC);
         /// all zero when no key is set.
         package var mac: [UInt8]
 
-        package init(action: Action, unixMillis: UInt64, nonce: UInt64, session: String, target: String = "",
+        package init(action: Action, unixMillis: UInt64, nonce: UInt64, session: WireText, target: WireText = "",
                     mac: [UInt8] = .init(repeating: 0, count: 16)) {
             self.action = action; self.unixMillis = unixMillis; self.nonce = nonce; self.session = session
             self.target = target; self.mac = mac
@@ -170,21 +170,21 @@ package enum ControlMessage: Hashable, Sendable {
         package var nonce: UInt64
         package var outcome: Outcome
         /// The receiver's display name.
-        package var displayName: String
+        package var displayName: WireText
         /// Refused: why. Stopped or released: the target that names this receiver alone,
         /// `id:` and its robot id (Protocol.md §7.6.1), or empty from a receiver without one.
-        package var text: String
+        package var text: WireText
         /// From a receiver with a teacher key: the first 16 bytes of HMAC-SHA256(MAC key,
         /// "AR stop-all reply" ‖ every payload byte before it), so a reply cannot be forged to
         /// tell the teacher a robot stopped (Protocol.md §7.6). Empty: unsigned.
         package var mac: [UInt8]
 
-        package init(nonce: UInt64, outcome: Outcome, displayName: String, text: String = "", mac: [UInt8] = []) {
+        package init(nonce: UInt64, outcome: Outcome, displayName: WireText, text: WireText = "", mac: [UInt8] = []) {
             self.nonce = nonce; self.outcome = outcome; self.displayName = displayName; self.text = text; self.mac = mac
         }
 
         /// The robot id the reply names (``text`` on a stopped or released reply), if any.
-        package var robotID: RobotID? { outcome == .refused ? nil : RobotID(target: text) }
+        package var robotID: RobotID? { outcome == .refused ? nil : RobotID(target: text.text) }
 
         /// Says what the MAC is for (signing is ControlPlane's).
         package static let label = Array("AR stop-all reply".utf8)

@@ -1,3 +1,4 @@
+import RemoteWire
 /// What the robot is doing for one controller (Protocol.md §7.9, control type 0x0B
 /// `robot-state`, receiver → controller, unreliable): sent on every change and after every pong,
 /// so a driver always sees DRIVING, FAILSAFE, OWNED BY …, STOPPED BY TEACHER, BOARD MISSING.
@@ -11,13 +12,13 @@ package struct RobotReport: Hashable, Sendable {
         /// This controller owns the robot, but states are held until a resting one (§3.3).
         case failsafe(Cause)
         /// Another controller drives; `by` is its display name (never its address).
-        case owned(by: String)
+        case owned(by: WireText)
         /// This controller may not drive: the deny reason and its text.
-        case refused(ControlMessage.Deny.Reason, String)
+        case refused(ControlMessage.Deny.Reason, WireText)
         /// A teacher's stop-all holds the robot.
         case teacherStop
         /// The board link is down; `why` says what the receiver knows.
-        case boardMissing(why: String)
+        case boardMissing(why: WireText)
         /// Nobody drives: the next valid state from this controller takes the robot.
         case free
 
@@ -68,9 +69,9 @@ package struct RobotReport: Hashable, Sendable {
     package var revision: UInt32
     package var state: State
     /// The board's profile / firmware name as the receiver knows it; empty when unknown.
-    package var board: String
+    package var board: WireText
 
-    package init(revision: UInt32, state: State, board: String) {
+    package init(revision: UInt32, state: State, board: WireText) {
         self.revision = revision
         self.state = state
         self.board = board
@@ -84,8 +85,12 @@ package struct RobotReport: Hashable, Sendable {
     /// The same report ignoring the revision: did anything a driver sees change?
     package func sameContent(as other: RobotReport) -> Bool { state == other.state && board == other.board }
 
-    /// What a controller shows, e.g. `FAILSAFE (silence): centre to resume`, `OWNED BY Ann`.
-    package var headline: String {
+    /// What a controller shows, e.g. `FAILSAFE (silence): centre to resume`, `OWNED BY Ann`:
+    /// the receiver's text behind the state's words, the whole as one text to show (at most a
+    /// `str8`'s 255 bytes, like every text from the wire).
+    package var headline: WireText { WireText(headlineText) }
+
+    private var headlineText: String {
         switch state {
         case .driving: "DRIVING"
         case .failsafe(.startup): "READY: centre to start"

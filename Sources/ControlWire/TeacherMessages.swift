@@ -1,4 +1,5 @@
 import BoardProtocol
+import RemoteWire
 
 /// The teacher's dashboard on the wire (Protocol.md §7.10–§7.12): a signed `teacher` command
 /// (watch, identify, kick, lock, unlock), the receiver's `teacher-reply`, and the `watch-report`
@@ -38,15 +39,15 @@ package struct TeacherCommand: Hashable, Sendable {
     package var unixMillis: UInt64
     /// Fresh per command: a receiver takes a nonce at most once.
     package var nonce: UInt64
-    package var session: String
+    package var session: WireText
     /// The receiver's display name, or empty: every receiver of the session.
-    package var target: String
+    package var target: WireText
     /// kick: why (shown to the driver); lock: the display name that may drive; else empty.
-    package var argument: String
+    package var argument: WireText
     package var mac: [UInt8]
 
-    package init(action: Action, unixMillis: UInt64, nonce: UInt64, session: String, target: String = "",
-                argument: String = "", mac: [UInt8] = .init(repeating: 0, count: 16)) {
+    package init(action: Action, unixMillis: UInt64, nonce: UInt64, session: WireText, target: WireText = "",
+                argument: WireText = "", mac: [UInt8] = .init(repeating: 0, count: 16)) {
         self.action = action; self.unixMillis = unixMillis; self.nonce = nonce; self.session = session
         self.target = target; self.argument = argument; self.mac = mac
     }
@@ -84,15 +85,15 @@ package struct TeacherReply: Hashable, Sendable {
     package var nonce: UInt64
     package var action: TeacherCommand.Action
     package var outcome: Outcome
-    package var displayName: String
+    package var displayName: WireText
     /// Why it was refused; empty otherwise.
-    package var text: String
+    package var text: WireText
     /// From a receiver with a teacher key: the first 16 bytes of HMAC-SHA256(MAC key,
     /// "AR teacher reply" ‖ every payload byte before it), so that a forged reply cannot show a
     /// command as done (Protocol.md §7.11). Empty: unsigned (a receiver without a key).
     package var mac: [UInt8]
 
-    package init(nonce: UInt64, action: TeacherCommand.Action, outcome: Outcome, displayName: String, text: String = "",
+    package init(nonce: UInt64, action: TeacherCommand.Action, outcome: Outcome, displayName: WireText, text: WireText = "",
                 mac: [UInt8] = []) {
         self.nonce = nonce; self.action = action; self.outcome = outcome; self.displayName = displayName; self.text = text
         self.mac = mac
@@ -166,17 +167,17 @@ package struct WatchReport: Hashable, Sendable {
     /// Failsafe trips since the receiver started.
     package var failsafes: UInt32
     /// The receiver's display name (its instance name in the session).
-    package var name: String
+    package var name: WireText
     /// Who drives (display name, or ADDRESS:PORT for a plain sender); empty: nobody.
-    package var driver: String
+    package var driver: WireText
     /// The display name the robot is locked to; empty: not locked.
-    package var lockedTo: String
+    package var lockedTo: WireText
     /// As in §7.9 (profile and firmware, or the `--board` spec).
-    package var board: String
+    package var board: WireText
     /// How the board is reached: `serial`, `midi`, `sim`, `memory`.
-    package var transport: String
+    package var transport: WireText
     /// The receiver's software version.
-    package var version: String
+    package var version: WireText
     /// The sensor block the receiver last read from its board (§7.9.1's seven bytes, after the
     /// text and under the MAC); nil: none read (sensors off, a firmware without the block, no
     /// board). Encoded with ``sensorsFlag`` set: a dashboard older than the flag refuses such a
@@ -192,8 +193,8 @@ package struct WatchReport: Hashable, Sendable {
 
     package init(serial: UInt32, uptimeSeconds: UInt32, state: RobotReport.State, flags: UInt8 = 0, robotID: UInt64,
                 rttMeanMillis: UInt16 = unknown, rttMaxMillis: UInt16 = unknown, lossPerMille: UInt16 = unknown,
-                statesPerSecond: UInt16 = 0, failsafes: UInt32 = 0, name: String = "", driver: String = "", lockedTo: String = "",
-                board: String = "", transport: String = "", version: String = "", sensors: SensorBlock? = nil,
+                statesPerSecond: UInt16 = 0, failsafes: UInt32 = 0, name: WireText = "", driver: WireText = "", lockedTo: WireText = "",
+                board: WireText = "", transport: WireText = "", version: WireText = "", sensors: SensorBlock? = nil,
                 mac: [UInt8] = .init(repeating: 0, count: TeacherMAC.size)) {
         self.serial = serial; self.uptimeSeconds = uptimeSeconds; self.state = state; self.flags = flags; self.robotID = robotID
         self.rttMeanMillis = rttMeanMillis; self.rttMaxMillis = rttMaxMillis; self.lossPerMille = lossPerMille

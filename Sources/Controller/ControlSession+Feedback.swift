@@ -85,20 +85,25 @@ extension ControlSession {
         case .warn: .yellow
         case .alarm: .red
         }
-        return c.paint(text, on: colour)
+        return c.paint(text.text, on: colour)
     }
 
     /// A robot-sensors report: logged as `sensors` (an object of the board's raw values: in the
-    /// JSON log `{"sensor1":…,"switch":…,"temperature":…,"humidity":…}`) when it is new or a
-    /// repeat, so a log reader sees every change and a line at least once a second.
+    /// JSON log `{"sensor1":…,"switch":…,"temperature":…,"humidity":…}`) at info when a value
+    /// changed, so a log reader sees every change and a quiet board adds nothing; the receiver's
+    /// repeats (at least once a second) are logged at debug.
     func heardSensors(_ datagram: ControlDatagram, now: ContinuousClock.Instant) {
         guard case .robotSensors(let sensors)? = try? ControlMessage.decode(type: .robotSensors, payload: datagram.payload) else {
             feedback.answered(now: now)
             return
         }
         guard feedback.take(sensors, connection: datagram.header.connection, now: now) else { return }
+        let values = sensors.fields.map(\.value)
+        let changed = loggedSensors != values
+        guard changed || logger.logLevel <= .debug else { return }
+        loggedSensors = values
         let fields = Logger.Metadata(uniqueKeysWithValues: sensors.fields.map { ($0.name, .string("\($0.value)")) })
-        logger.info("sensors", metadata: ["sensors": .dictionary(fields), "sample": "\(sensors.sample)"])
+        logger.log(level: changed ? .info : .debug, "sensors", metadata: ["sensors": .dictionary(fields), "sample": "\(sensors.sample)"])
     }
 
     /// Why the controller should end non-zero: it never heard a single answer (nil otherwise).

@@ -36,7 +36,7 @@ package final class ControlSession: SendLoopCompanion {
         /// No destination yet.
         case idle
         case waiting
-        case accepted(name: String)
+        case accepted(name: WireText)
         /// The receiver never answered the hello (an older receiver).
         case unanswered
         case refused
@@ -58,6 +58,9 @@ package final class ControlSession: SendLoopCompanion {
     var toldSilence = false
     /// Any receiver answered at least once (kept when following a receiver to a new address).
     var everAnswered = false
+    /// The sensor values last logged at the default level: a repeat or a new sample with the
+    /// same values is logged at debug only, so a driver's log holds a line per change.
+    var loggedSensors: [Int]?
     var buffer = [UInt8](repeating: 0, count: 2048)
     /// Under `--secret`: the handshake and the envelopes.
     private var sealed: SecretSession?
@@ -232,8 +235,8 @@ package final class ControlSession: SendLoopCompanion {
         toldSilence = false
         phase = .waiting
         helloNonce = ControlMessage.Hello.freshNonce()
-        try? channel.send(.hello(.init(peerID: peerID, displayName: options.displayName,
-                                       pairingCode: options.pairingCode ?? "", session: options.session, nonce: helloNonce)))
+        try? channel.send(.hello(.init(peerID: peerID, displayName: WireText(options.displayName),
+                                       pairingCode: WireText(options.pairingCode ?? ""), session: WireText(options.session), nonce: helloNonce)))
     }
 
     private func handle(_ message: ControlMessage, now: ContinuousClock.Instant) -> [CompanionAction] {
@@ -376,7 +379,7 @@ extension ControlSession {
         let p: Snapshot.Phase = switch phase {
         case .idle: .idle
         case .waiting: .waiting
-        case .accepted(let name): .accepted(receiverName: name)
+        case .accepted(let name): .accepted(receiverName: name.text)
         case .unanswered: .unanswered
         case .refused: .refused
         }

@@ -135,8 +135,8 @@ package final class DriveRecorder: SendLoopCompanion {
     static func detail(_ state: RobotReport.State) -> String {
         switch state {
         case .failsafe(let cause): cause.name
-        case .owned(let by): by
-        case .refused(_, let text), .boardMissing(let text): text
+        case .owned(let by): by.text
+        case .refused(_, let text), .boardMissing(let text): text.text
         case .driving, .teacherStop, .free: ""
         }
     }

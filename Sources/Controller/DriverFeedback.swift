@@ -84,7 +84,7 @@ package struct DriverFeedback: Sendable {
     /// The status line's lead: what the robot does (or that nothing answers), first, so a narrow
     /// terminal still shows it. nil once something answered that sends no robot state (the
     /// button game's host, a receiver that predates §7.9).
-    package func headline(now: ContinuousClock.Instant) -> (text: String, tone: Tone)? {
+    package func headline(now: ContinuousClock.Instant) -> (text: WireText, tone: Tone)? {
         if noReceiver { return ("NO RECEIVER at \(target)", .alarm) }
         if let quiet = silence(now: now) {
             let seconds = Int(quiet.components.seconds)
@@ -109,11 +109,11 @@ package struct DriverFeedback: Sendable {
 extension RobotReport {
     /// Log metadata: `robot_state`, `cause` or `reason`, `board`, `text`, `revision`.
     package var metadata: [String: String] {
-        var m = ["robot_state": state.name, "board": board, "revision": "\(revision)"]
+        var m = ["robot_state": state.name, "board": board.text, "revision": "\(revision)"]
         switch state {
         case .failsafe(let cause): m["cause"] = cause.name
-        case .refused(let reason, let text): m["reason"] = "\(reason.rawValue)"; m["text"] = text
-        case .owned(let text), .boardMissing(let text): m["text"] = text
+        case .refused(let reason, let text): m["reason"] = "\(reason.rawValue)"; m["text"] = text.text
+        case .owned(let text), .boardMissing(let text): m["text"] = text.text
         default: break
         }
         return m

@@ -34,7 +34,7 @@ extension Harness {
               let message = try? ControlMessage.decode(type: datagram.header.type, payload: datagram.payload) else { return }
         let again = try? ControlMessage.decode(type: message.type, payload: message.encodePayload()[...])
         precondition(again == message)
-        let texts: [String] = switch message {
+        let texts: [WireText] = switch message {
         case .hello(let h): [h.displayName, h.pairingCode, h.session]
         case .accept(let a): [a.displayName]
         case .deny(let d): [d.text]
@@ -44,8 +44,11 @@ extension Harness {
         case .teacher(let c): [c.session, c.target, c.argument]
         case .teacherReply(let r): [r.displayName, r.text]
         case .watchReport(let r): [r.name, r.driver, r.lockedTo, r.board, r.transport, r.version]
-            + (r.sensors.map { [RobotSensors(sample: 0, block: $0).json] } ?? [])
+        default: []
+        }
         // The lines a status line, a JSON log and a page make of it.
+        let lines: [String] = switch message {
+        case .watchReport(let r): r.sensors.map { [RobotSensors(sample: 0, block: $0).json] } ?? []
         case .robotSensors(let s): [s.compact, s.json]
         default: []
         }
@@ -54,10 +57,15 @@ extension Harness {
             precondition(datagram.payload.count == RobotSensors.payloadSize && s.encodePayload() == Array(datagram.payload))
         }
         // A robot-id target (Protocol.md §7.6.1) is exactly its id's target: one spelling only.
-        if case .stopAll(let s) = message, let id = RobotID(target: s.target) { precondition(id.target == s.target) }
-        if case .stopAllReply(let r) = message, let id = r.robotID { precondition(r.outcome != .refused && id.target == r.text) }
+        if case .stopAll(let s) = message, let id = RobotID(target: s.target.text) { precondition(id.target == s.target.text) }
+        if case .stopAllReply(let r) = message, let id = r.robotID { precondition(r.outcome != .refused && id.target == r.text.text) }
+        // WireText's rule, whatever the bytes: nothing to escape, a str8 long, and a fixed point
+        // (shown, then sent on, it keeps its bytes).
         for text in texts {
-            precondition(!text.unicodeScalars.contains(where: DisplayText.needsEscape) && text.utf8.count <= 255)
+            precondition(WireText(text.text) == text && text.text.utf8.count <= WireText.maximumBytes)
+        }
+        for text in texts.map(\.text) + lines {
+            precondition(!text.unicodeScalars.contains(where: DisplayText.needsEscape))
         }
     }
 

@@ -129,17 +129,17 @@ package struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: 
     }
 
     mutating func hello(_ h: ControlMessage.Hello, from source: Source, now: ContinuousClock.Instant, into out: inout Output) {
-        if !settings.session.isEmpty, !h.session.isEmpty, !h.session.utf8.elementsEqual(settings.session.utf8) {
+        if !settings.session.isEmpty, !h.session.isEmpty, !h.session.text.utf8.elementsEqual(settings.session.utf8) {
             peers.send(.deny(.init(reason: .wrongSession, text: "this game is in session \"\(settings.session)\", not \"\(h.session)\"", echo: h.nonce)),
                        to: source, now: now)
             return
         }
         if let id = playerOf[source] {
             let old = game.players[id].name
-            if let new = game.rename(player: id, to: h.displayName), new != old {
+            if let new = game.rename(player: id, to: h.displayName.text), new != old {
                 out.events.append(.renamed(from: old, to: new))
             }
-        } else if player(for: source, name: h.displayName, now: now, into: &out) == nil {
+        } else if player(for: source, name: h.displayName.text, now: now, into: &out) == nil {
             peers.send(.deny(.init(reason: .other, text: "the game is full (\(GameRound.maxPlayers) players)", echo: h.nonce)), to: source, now: now)
             return
         }
@@ -149,7 +149,7 @@ package struct GameHost<Source: Hashable & Sendable & CustomStringConvertible>: 
             var rng = SystemRandomNumberGenerator()
             peers.assign(connectionID: UInt64.random(in: 1...UInt64.max, using: &rng), to: source, now: now)
         }
-        peers.send(.accept(.init(peerID: settings.peerID, displayName: settings.name,
+        peers.send(.accept(.init(peerID: settings.peerID, displayName: WireText(settings.name),
                                  failsafeMilliseconds: UInt16(clamping: settings.failsafe.milliseconds),
                                  rateHertz: UInt16(clamping: settings.rateHertz), echo: h.nonce)),
                    to: source, now: now)

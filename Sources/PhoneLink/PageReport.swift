@@ -1,5 +1,6 @@
 import ControlWire
 import Foundation
+import RemoteWire
 
 /// What the server tells a page: one JSON object per WebSocket text message.
 ///
@@ -62,7 +63,7 @@ package enum PageReport: Equatable, Sendable {
     case joined(robot: String, name: String)
     case status(Status)
     /// The receiver's robot-state report for this controller: state name, headline, level.
-    case robot(state: String, text: String, level: String)
+    case robot(state: String, text: WireText, level: String)
     /// What the robot senses, as its receiver reports it to this controller (Protocol.md
     /// §7.9.1): the board's raw values by name (``RobotSensors/fields``).
     case sensors(RobotSensors)
@@ -98,7 +99,7 @@ package enum PageReport: Equatable, Sendable {
             w.t = "status"; w.link = s.link; w.receiver = s.receiver; w.sent = s.sent; w.robotState = s.robotState
             w.rtt = s.rtt.map { ($0 * 10).rounded() / 10 }
             w.loss = s.loss.map { ($0 * 100).rounded() / 100 }
-        case .robot(let state, let text, let level): w.t = "robot"; w.state = state; w.text = text; w.level = level
+        case .robot(let state, let text, let level): w.t = "robot"; w.state = state; w.text = text.text; w.level = level
         case .sensors(let s): w.t = "sensors"; w.sensors = Dictionary(uniqueKeysWithValues: s.fields.map { ($0.name, $0.value) })
         case .ended(let text): w.t = "ended"; w.text = text
         case .error(let text): w.t = "error"; w.text = text

@@ -51,7 +51,7 @@ package final class PeerNames: Sendable {
                 for i in asking.indices where asking[i].next <= now {
                     asking[i].nonce = UInt64.random(in: 0...UInt64.max)
                     let query = ControlMessage.StopAll(action: .query, unixMillis: WallClock.unixMillis(), nonce: asking[i].nonce,
-                                                       session: session)
+                                                       session: WireText(session))
                     let datagram = ControlDatagram(header: ControlHeader(type: .stopAll, connection: connection),
                                                    payload: ControlMessage.stopAll(query).encodePayload()[...]).encode()
                     let address = asking[i].robot.peer.address
@@ -71,7 +71,7 @@ package final class PeerNames: Sendable {
                         else { continue }
                         guard let key = teacherKey else {
                             logger.info("unverified reply (no teacher key): the robot keeps the name it was given",
-                                        metadata: ["peer": "\(from)", "calls itself": "\(DisplayText.sanitised(reply.displayName))"])
+                                        metadata: ["peer": "\(from)", "calls itself": "\(reply.displayName)"])
                             asking.remove(at: i)
                             continue
                         }
@@ -79,12 +79,12 @@ package final class PeerNames: Sendable {
                             // Keep asking: the robot may be restarted with the key. Said once per robot.
                             if !asking[i].warned {
                                 logger.warning("unverified reply: not signed with the teacher key; the robot keeps its name",
-                                               metadata: ["peer": "\(from)", "calls itself": "\(DisplayText.sanitised(reply.displayName))"])
+                                               metadata: ["peer": "\(from)", "calls itself": "\(reply.displayName)"])
                                 asking[i].warned = true
                             }
                             continue
                         }
-                        logger.info("robot named", metadata: ["peer": "\(from)", "name": "\(DisplayText.sanitised(reply.displayName))"])
+                        logger.info("robot named", metadata: ["peer": "\(from)", "name": "\(reply.displayName)"])
                         hub.nameRobot(asking[i].robot.id, reply.displayName)
                         asking.remove(at: i)
                     }

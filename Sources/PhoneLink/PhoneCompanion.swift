@@ -1,6 +1,7 @@
 import ControlPlane
 import ControlWire
 import Controller
+import RemoteWire
 import SystemIO
 
 /// Rides along with a phone's send loop: the classroom control session (hello with the typed
@@ -13,7 +14,7 @@ final class PhoneCompanion: SendLoopCompanion {
     private var lastPhase: ControlSession.Snapshot.Phase?
     private var lastReport: ContinuousClock.Instant?
     /// The robot-state headline last passed to the page (Protocol.md §7.9).
-    private var lastRobot: String?
+    private var lastRobot: WireText?
     /// The sensor sample last passed to the page (Protocol.md §7.9.1).
     private var lastSensors: RobotSensors?
 

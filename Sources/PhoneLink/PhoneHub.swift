@@ -283,10 +283,10 @@ package final class PhoneHub: Sendable {
     /// The name a robot's receiver gives itself in a reply signed with the teacher key
     /// (``PeerNames``; nothing unsigned calls this): every page lists it by that name from now
     /// on. Empty or unchanged names change nothing.
-    package func nameRobot(_ id: String, _ name: String) {
+    package func nameRobot(_ id: String, _ name: WireText) {
         let changed = state.withLock { s -> Bool in
-            guard !name.isEmpty, let i = s.robots.firstIndex(where: { $0.id == id }), s.robots[i].name != name else { return false }
-            s.robots[i].name = name
+            guard !name.isEmpty, let i = s.robots.firstIndex(where: { $0.id == id }), s.robots[i].name != name.text else { return false }
+            s.robots[i].name = name.text
             return true
         }
         if changed { broadcastRobots() }

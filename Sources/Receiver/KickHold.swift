@@ -1,5 +1,6 @@
 /// Who the teacher kicked off this robot, and for how long they may not take it back
 /// (Protocol.md §7.10, `kick`): a value with the time passed in.
+import RemoteWire
 ///
 /// The rule, for ``duration`` after the kick, against any source (address and port):
 /// - the kicked source itself is held;
@@ -24,7 +25,7 @@ package struct KickHold<Source: Hashable & Sendable>: Sendable {
     struct Entry: Sendable {
         var source: Source
         var host: Source
-        var name: String?
+        var name: WireText?
         var until: ContinuousClock.Instant
         /// Added for a newcomer the hold refused (it was told why): it does not start a new hold.
         var turnedAway: Bool
@@ -49,7 +50,7 @@ package struct KickHold<Source: Hashable & Sendable>: Sendable {
 
     /// The teacher kicked `source` (its host `host`, its hello's display name `name`, nil for a
     /// plain sender): held for ``duration`` from `now`.
-    package mutating func kick(_ source: Source, host: Source, name: String?, now: ContinuousClock.Instant) {
+    package mutating func kick(_ source: Source, host: Source, name: WireText?, now: ContinuousClock.Instant) {
         add(Entry(source: source, host: host, name: name, until: now + Self.duration, turnedAway: false), now: now)
     }
 
@@ -60,7 +61,7 @@ package struct KickHold<Source: Hashable & Sendable>: Sendable {
     }
 
     /// May `source` (from `host`, named `name` in its hello, nil if it said none) take the robot?
-    package func verdict(_ source: Source, host: Source, name: String?, now: ContinuousClock.Instant) -> Verdict {
+    package func verdict(_ source: Source, host: Source, name: WireText?, now: ContinuousClock.Instant) -> Verdict {
         guard !isIdle(now: now) else { return .free }
         var held: ContinuousClock.Instant?
         for e in entries where now < e.until {

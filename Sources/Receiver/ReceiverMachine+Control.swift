@@ -79,7 +79,7 @@ extension ReceiverMachine {
             // differs from the last one.
             if let s = allowLine(.notice, at: now) {
                 var metadata = who(source)
-                if let previous { metadata["previous"] = "\(plane.displayName(of: previous) ?? previous.description)" }
+                if let previous { metadata["previous"] = "\(plane.displayName(of: previous)?.text ?? previous.description)" }
                 log(.notice, "controller owns the robot", metadata, suppressed: s)
             }
         case .ownerSilent(let source):
@@ -96,7 +96,7 @@ extension ReceiverMachine {
             log(.notice, "resting state received, driving again", who(source))
         case .ignored(let source, let owner):
             if let s = allowLine(.notice, at: now) { log(.notice, "ignoring controller: the robot is owned by another",
-                    who(source).merging(["owner": "\(plane.displayName(of: owner) ?? owner.description)"]) { $1 }, suppressed: s) }
+                    who(source).merging(["owner": "\(plane.displayName(of: owner)?.text ?? owner.description)"]) { $1 }, suppressed: s) }
         case .bad(let source, let error):
             if let s = allowLine(.warning, at: now) { log(.warning, "bad packet: \(error)", ["controller": "\(source)"], suppressed: s) }
         case .control(let source, let length):

@@ -27,7 +27,7 @@ extension ReceiverMachine {
                 return
             }
             let why = command.argument.isEmpty ? "the teacher freed this robot" : "the teacher freed this robot: \(command.argument)"
-            kick(owner, deny: .init(reason: .kicked, text: why), at: now)
+            kick(owner, deny: .init(reason: .kicked, text: WireText(why)), at: now)
         case .lock:
             desk.lockedTo = command.argument
             log(.notice, "locked by the teacher: only \"\(command.argument)\" may drive")
@@ -136,8 +136,8 @@ extension ReceiverMachine {
                            robotID: plane.settings.robotID?.value ?? plane.settings.peerID, rttMeanMillis: link.mean, rttMaxMillis: link.max, lossPerMille: link.loss,
                            statesPerSecond: statesPerSecond,
                            failsafes: UInt32(clamping: engine.counters.failsafeTrips),
-                           name: plane.settings.displayName, driver: who.map { plane.displayName(of: $0) ?? "\($0)" } ?? "", lockedTo: desk.lockedTo ?? "",
-                           board: reporter.board, transport: Self.transport(settings.boardSpec), version: settings.version,
+                           name: WireText(plane.settings.displayName), driver: who.map { plane.displayName(of: $0) ?? "\($0)" } ?? "", lockedTo: desk.lockedTo ?? "",
+                           board: reporter.board, transport: WireText(Self.transport(settings.boardSpec)), version: WireText(settings.version),
                            sensors: reporter.boardMissing == nil ? latestSensors?.block : nil)   // none while the board is missing
     }
 
@@ -179,7 +179,7 @@ extension ReceiverMachine {
         for notice in step.notices {
             switch notice {
             case .tookOwnership(let source, _):
-                actions.append(.record(.owner(plane.displayName(of: source) ?? source.description)))
+                actions.append(.record(.owner(plane.displayName(of: source)?.text ?? source.description)))
             case .ownerSilent, .ownerLeft:
                 actions.append(.record(.owner(nil)))
             case .failsafe(let reason):

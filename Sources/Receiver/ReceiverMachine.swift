@@ -89,7 +89,7 @@ package struct ReceiverMachine: Sendable {
         self.engine = engine
         self.plane = plane
         self.settings = settings
-        reporter = RobotStateReporter(board: board)
+        reporter = RobotStateReporter(board: WireText(board))
         desk = TeacherDesk(now: now.instant)
         lastTick = now
         strangers = plane.settings.accept != .any ? TokenBucket(rate: strangerRate, burst: strangerBurst) : nil

@@ -17,9 +17,9 @@ import BoardProtocol
 ///   state packets from the owner that changes none of these costs one comparison.
 package struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
     /// The board as the receiver knows it (profile / firmware name, or the `--board` spec).
-    package var board: String
+    package var board: WireText
     /// Why the board is missing; nil while the link is up.
-    package private(set) var boardMissing: String?
+    package private(set) var boardMissing: WireText?
     /// The controllers that said hello and were accepted, with the last report each was sent
     /// (nil: none yet).
     package private(set) var sent: [Source: RobotReport?] = [:]
@@ -40,11 +40,11 @@ package struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
         var lastOwner: Source?
         var waiting: Failsafe.Reason?
         var teacher: Bool
-        var boardMissing: String?
-        var board: String
+        var boardMissing: WireText?
+        var board: WireText
     }
 
-    package init(board: String) { self.board = board }
+    package init(board: WireText) { self.board = board }
 
     /// A controller was accepted: it gets a report now and from then on.
     package mutating func accepted(_ source: Source) {
@@ -83,14 +83,14 @@ package struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
         sensorReports.boardLink(event)
         switch event {
         case .connected, .reconnected: boardMissing = nil
-        case .disconnected(let device, let reason): boardMissing = reason.isEmpty ? device : "\(device): \(reason)"
+        case .disconnected(let device, let reason): boardMissing = reason.isEmpty ? WireText(device) : "\(device): \(reason)"
         // A refused board is there but must not be driven: to the driver it is as good as missing.
         case .refused(_, let reason): boardMissing = "refused: \(reason)"
         }
     }
 
     /// The report `source` should see now (revision not yet assigned).
-    package func state(for source: Source, engine: ReceiverEngine<Source>, name: (Source) -> String) -> RobotReport.State {
+    package func state(for source: Source, engine: ReceiverEngine<Source>, name: (Source) -> WireText) -> RobotReport.State {
         if let boardMissing { return .boardMissing(why: boardMissing) }
         if engine.stoppedByTeacher { return .teacherStop }
         let owner = engine.ownership.owner
@@ -121,7 +121,7 @@ package struct RobotStateReporter<Source: Hashable & Sendable>: Sendable {
     /// The reports to send this loop turn: every controller whose report changed, then the
     /// repeats owed for pongs. Call once per loop turn, after the engine and the control plane
     /// have taken everything that arrived.
-    package mutating func due(engine: ReceiverEngine<Source>, name: (Source) -> String) -> [(Source, RobotReport)] {
+    package mutating func due(engine: ReceiverEngine<Source>, name: (Source) -> WireText) -> [(Source, RobotReport)] {
         if let owner = engine.ownership.owner { lastOwner = owner }
         // Asked on every wake-up: with nobody to report to (no hello accepted) there is nothing
         // to compare. `accepted` sets `dirty`, so the first report after it is still computed.

@@ -8,11 +8,11 @@ import SystemIO
 /// pairing code and the rate-limit count (``ControlPlane/statusParts``).
 enum StatusText {
     static func line(engine: ReceiverEngine<SocketAddress>, now: ContinuousClock.Instant,
-                     name: (SocketAddress) -> String? = { _ in nil }, classroom: [String] = [], board: String? = nil) -> String {
+                     name: (SocketAddress) -> WireText? = { _ in nil }, classroom: [String] = [], board: String? = nil) -> String {
         var parts: [String] = []
         if let board { parts.append(board) }
         if let owner = engine.ownership.owner, let record = engine.controllers[owner] {
-            parts.append("owner \(name(owner) ?? owner.description) \(record.packetsPerSecond(at: now))/s")
+            parts.append("owner \(name(owner)?.text ?? owner.description) \(record.packetsPerSecond(at: now))/s")
             if let state = record.lastState {
                 parts.append("angle " + signed(state.angle))
                 parts.append("\(state.buttons)")

@@ -1,5 +1,6 @@
 import ControlPlane
 import ControlWire
+import RemoteWire
 
 /// The receiver's side of the teacher's dashboard as a value type with an injected clock
 /// (Protocol.md §7.10–§7.12): who watches and when each watcher's next report is due, the pings
@@ -47,7 +48,7 @@ package struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
     /// Who was kicked, held by source, name and host (``KickHold``).
     package var kicks = KickHold<Source>()
     /// The display name the teacher locked the robot to.
-    package var lockedTo: String?
+    package var lockedTo: WireText?
     /// The engine's state count at the last report, for states per second.
     var statesAtLast: (count: Int, at: ContinuousClock.Instant)?
 
@@ -165,13 +166,13 @@ package struct TeacherDesk<Source: Hashable & Sendable>: Sendable {
 
     /// The teacher kicked `source` (from `host`, the same address with any port; `name`: its
     /// hello's display name, nil for a plain sender).
-    package mutating func kick(_ source: Source, host: Source, name: String?, now: ContinuousClock.Instant) {
+    package mutating func kick(_ source: Source, host: Source, name: WireText?, now: ContinuousClock.Instant) {
         kicks.kick(source, host: host, name: name, now: now)
     }
 
     /// May `source` (from `host`, display name `name`, nil for a plain sender) drive, as far as
     /// the teacher is concerned: not held by a kick (``KickHold``), and the lock's student if locked.
-    package func allows(_ source: Source, host: Source, name: String?, now: ContinuousClock.Instant) -> Bool {
+    package func allows(_ source: Source, host: Source, name: WireText?, now: ContinuousClock.Instant) -> Bool {
         if !kicks.isEmpty, kicks.verdict(source, host: host, name: name, now: now) != .free { return false }
         if let lockedTo { return name == lockedTo }
         return true

@@ -225,7 +225,7 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
                     delivery.cancel(targets[i].nonce, to: from)
                     return []
                 }
-                command(i, target: reply.robotID?.target ?? reply.displayName, now: now, wallMillis: wallMillis)
+                command(i, target: reply.robotID?.target ?? reply.displayName.text, now: now, wallMillis: wallMillis)
                 return []
             }
             // A refused query (another session, say) is said at once, as a refused command is.
@@ -325,7 +325,7 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
     }
 
     static func name(_ t: Target, _ reply: ControlMessage.StopAllReply?) -> String {
-        let label = t.receiver.label ?? reply?.displayName
+        let label = t.receiver.label ?? reply?.displayName.text
         return label.map { "\(JSONText.quote($0)) \(t.receiver.address)" } ?? "\(t.receiver.address)"
     }
 

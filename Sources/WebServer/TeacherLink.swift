@@ -51,7 +51,7 @@ final class TeacherLink: Sendable {
         var report: WatchReport?
         var heard: ContinuousClock.Instant?
         /// Why the robot will not be watched (its signed teacher-reply), or a command's refusal.
-        var refusal: String?
+        var refusal: WireText?
         /// The last answer that did not verify under the teacher key, as what it is:
         /// `unverified reply from ADDR: …`. It never names the row nor aims a command.
         var unverified: String?
@@ -497,22 +497,22 @@ final class TeacherLink: Sendable {
         switch message {
         case .watchReport(let report):
             let id = RobotID(value: report.robotID) ?? link.proven?.robotID
-            proven(Identity(name: report.name, robotID: id), robot: robot, link: &link)
+            proven(Identity(name: report.name.text, robotID: id), robot: robot, link: &link)
             link.lastReport = now
             withState { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 if let old = row.report, old.state != report.state || old.driver != report.driver {
-                    events.record(robot: report.name, event: "state", detail: "\(Self.stateName(report.state)) driver=\(report.driver)")
+                    events.record(robot: report.name.text, event: "state", detail: "\(Self.stateName(report.state)) driver=\(report.driver)")
                 }
                 // A change the teacher must see soon (not just fresher figures): pushed within 100 ms.
                 if row.report.map({ $0.state != report.state || $0.driver != report.driver || $0.flags != report.flags }) ?? true {
                     s.version += 1
                 }
                 row.report = report
-                row.name = report.name
+                row.name = report.name.text
                 row.heard = now
                 row.reachedAt = link.address
-                if let roster, roster.students(of: report.name).contains(report.driver) { s.arrived.insert(report.driver) }
+                if let roster, roster.students(of: report.name.text).contains(report.driver.text) { s.arrived.insert(report.driver.text) }
                 row.refusal = nil
                 s.rows[robot] = row
             }
@@ -523,18 +523,18 @@ final class TeacherLink: Sendable {
             // the robot. Anything else answering our nonce is shown as unverified, nothing more.
             guard let sent = link.delivery.command(reply.nonce, to: link.address) else { return }
             guard reply.verify(key: key) else {
-                unverified(name: reply.displayName, signed: !reply.mac.isEmpty, text: reply.text, robot: robot, link: link)
+                unverified(name: reply.displayName.text, signed: !reply.mac.isEmpty, text: reply.text.text, robot: robot, link: link)
                 return
             }
             link.delivery.answered(reply.nonce, from: link.address)
-            proven(Identity(name: reply.displayName, robotID: link.proven?.robotID), robot: robot, link: &link)
+            proven(Identity(name: reply.displayName.text, robotID: link.proven?.robotID), robot: robot, link: &link)
             guard reply.outcome == .refused else {
-                if reply.action != .watch { events.record(robot: reply.displayName, event: reply.action.name, detail: "done") }
+                if reply.action != .watch { events.record(robot: reply.displayName.text, event: reply.action.name, detail: "done") }
                 if let command = Self.asked(sent) { changeRow(robot, by: command) }
                 return
             }
             // A repeat of a command already taken is refused as a replay: not news.
-            if reply.text.contains("already used") { return }
+            if reply.text.text.contains("already used") { return }
             withState { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 row.refusal = reply.text
@@ -548,12 +548,12 @@ final class TeacherLink: Sendable {
             // a signed reply to our query names the robot (and its robot id) for what follows.
             guard let sent = link.delivery.command(reply.nonce, to: link.address) else { return }
             guard reply.verify(key: key) else {
-                unverified(name: reply.displayName, signed: !reply.mac.isEmpty, text: reply.outcome == .refused ? reply.text : "",
+                unverified(name: reply.displayName.text, signed: !reply.mac.isEmpty, text: reply.outcome == .refused ? reply.text.text : "",
                            robot: robot, link: link)
                 // A keyless robot's answer to the stop sent to it: shown as an answer, not as proof.
                 if link.proven == nil, reply.mac.isEmpty, Self.asked(sent) != nil {
                     link.delivery.answered(reply.nonce, from: link.address)
-                    let text = (reply.outcome == .refused ? "refused: \(DisplayText.sanitised(reply.text).prefix(120))" : reply.outcome == .stopped ? "stopped" : "released")
+                    let text = (reply.outcome == .refused ? "refused: \(reply.text.text.prefix(120))" : reply.outcome == .stopped ? "stopped" : "released")
                         + " (unsigned)"
                     events.record(robot: "\(link.address)", event: "stop-all", detail: text)
                     withState { s in
@@ -566,14 +566,14 @@ final class TeacherLink: Sendable {
                 return
             }
             link.delivery.answered(reply.nonce, from: link.address)
-            proven(Identity(name: reply.displayName, robotID: reply.robotID ?? link.proven?.robotID), robot: robot, link: &link)
+            proven(Identity(name: reply.displayName.text, robotID: reply.robotID ?? link.proven?.robotID), robot: robot, link: &link)
             if sent == .query { return }
             let text: String = switch reply.outcome {
             case .stopped: "stopped"
             case .released: "released"
             case .refused: "refused: \(reply.text)"
             }
-            events.record(robot: reply.displayName, event: "stop-all", detail: text)
+            events.record(robot: reply.displayName.text, event: "stop-all", detail: text)
             withState { s in
                 var row = s.rows[robot] ?? Row(id: robot, label: robot)
                 if row.stop != text { s.version += 1 }

@@ -37,7 +37,7 @@ struct TeacherRobotRound: Sendable {
         var seen = Set<String>(), taken: [(key: String, name: String)] = [], leftOut: [String] = []
         for row in TeacherRows.ordered(rows, roster: nil) where !row.gone {
             guard let report = row.report else { continue }
-            let name = String(DisplayText.sanitised(report.name).prefix(40))
+            let name = String(report.name.text.prefix(40))
             guard report.sensors != nil else { leftOut.append(name); continue }
             let key = key(report)
             guard seen.insert(key).inserted else { continue }

@@ -84,7 +84,7 @@ enum TeacherRows {
         if let roster {
             var students = roster.students(of: row.name ?? row.label)
             if let r = row.report {
-                let signed = roster.students(of: r.name)
+                let signed = roster.students(of: r.name.text)
                 if !signed.isEmpty { students = signed }
             }
             if !students.isEmpty { o.strings("students", students) }
@@ -191,6 +191,7 @@ enum TeacherRows {
         }
 
         mutating func string(_ key: String, _ value: String) { raw(key, JSONText.quote(value)) }
+        mutating func string(_ key: String, _ value: WireText) { string(key, value.text) }
         mutating func number(_ key: String, _ value: Int) { raw(key, String(value)) }
         mutating func bool(_ key: String, _ value: Bool) { raw(key, value ? "true" : "false") }
         mutating func strings(_ key: String, _ values: [String]) {

@@ -1,4 +1,5 @@
 import ControlWire
+import RemoteWire
 
 extension WatchReport {
     /// The row once a command the robot signed as done has taken effect, as the robot's next
@@ -23,9 +24,9 @@ extension WatchReport {
             r.rttMaxMillis = WatchReport.unknown
             r.lossPerMille = WatchReport.unknown
         case .lock(let name):
-            r.lockedTo = name
+            r.lockedTo = WireText(name)
             r.flags |= WatchReport.lockedFlag
-            if !driver.isEmpty, driver.lowercased() != name.lowercased() {
+            if !driver.isEmpty, driver.text.lowercased() != name.lowercased() {
                 r.driver = ""
                 if case .driving = state { r.state = .free }
             }

@@ -79,7 +79,7 @@ import Testing
         let denied = mallory.next { if case .deny = $0 { true } else { false } }
         if case .deny(let deny)? = denied {
             #expect(deny.reason == .wrongPairingCode)
-            #expect(deny.text.contains("secret"))
+            #expect(deny.text.text.contains("secret"))
         } else {
             Issue.record("a made-up proof was not denied")
         }

@@ -2,6 +2,7 @@
 import ControlPlane
 import ControlWire
 import Foundation
+import RemoteWire
 import SystemIO
 import Testing
 
@@ -23,7 +24,7 @@ import Testing
         var options = ReliableChannel.Options()
         options.window = count + 2
         var channel = ReliableChannel(connection: .random(in: 1...UInt32.max), options: options)
-        try channel.send(.hello(.init(peerID: .random(in: 1...UInt64.max), displayName: "flood", session: session)))
+        try channel.send(.hello(.init(peerID: .random(in: 1...UInt64.max), displayName: "flood", session: WireText(session))))
         try channel.send(.data(channel: 2, bytes: [UInt8](repeating: 0xA5, count: 1000 * (count + 1))))
         let out = channel.poll(now: now).datagrams
         return [out[0]] + Array(out.dropFirst(2).prefix(count))

@@ -41,7 +41,7 @@ import Testing
         let first = a.denyForStatePacket(from: 7, now: t0)
         let deny = try #require(first)
         #expect(deny.reason == .pairingRequired)
-        #expect(deny.text.contains("--pair"))
+        #expect(deny.text.text.contains("--pair"))
         let soon = a.denyForStatePacket(from: 7, now: t0 + .milliseconds(500))
         let later = a.denyForStatePacket(from: 7, now: t0 + .milliseconds(1001))
         #expect(soon == nil)
@@ -83,7 +83,7 @@ import Testing
     let now: UInt64 = 1_795_000_000_000
 
     func command(_ action: ControlMessage.StopAll.Action, at millis: UInt64, nonce: UInt64 = 1, session: String = "s", key: String? = nil) -> ControlMessage.StopAll {
-        var s = ControlMessage.StopAll(action: action, unixMillis: millis, nonce: nonce, session: session)
+        var s = ControlMessage.StopAll(action: action, unixMillis: millis, nonce: nonce, session: WireText(session))
         if let key { s.sign(key: Array(key.utf8)) }
         return s
     }

@@ -72,7 +72,7 @@ struct FakeController {
         #expect(d.header.type == .deny && d.header.connection == 0xBBBB && d.header.sequence == 1)
         let deny = try ControlMessage.decode(type: .deny, payload: d.payload)
         guard case .deny(let reason) = deny else { Issue.record("not a deny"); return }
-        #expect(reason.reason == .pairingRequired && reason.text.contains("--pair"))
+        #expect(reason.reason == .pairingRequired && reason.text.text.contains("--pair"))
         #expect(p.refusedState(from: "C", now: t0 + .milliseconds(999)).datagrams.isEmpty)
         #expect(p.refusedState(from: "C", now: t0 + .milliseconds(1000)).datagrams.count == 1)
 
@@ -157,7 +157,7 @@ struct FakeController {
 
     func stopAll(_ action: ControlMessage.StopAll.Action, millis: UInt64 = 1_795_000_000_000, nonce: UInt64 = 1,
                  session: String = "class", key: String? = nil) -> [UInt8] {
-        var s = ControlMessage.StopAll(action: action, unixMillis: millis, nonce: nonce, session: session)
+        var s = ControlMessage.StopAll(action: action, unixMillis: millis, nonce: nonce, session: WireText(session))
         if let key { s.sign(key: Array(key.utf8)) }
         return ControlDatagram(header: ControlHeader(type: .stopAll, connection: 5), payload: ControlMessage.stopAll(s).encodePayload()[...]).encode()
     }
@@ -174,7 +174,7 @@ struct FakeController {
     @Test func stopAllIsAnsweredTakenRepeatedRefusedAndReleased() throws {
         var p = plane(.first, key: "secret", session: "class")
         let wrong = p.control(stopAll(.stop, key: "nope"), from: "T", now: t0, unixMillis: 1_795_000_000_000)
-        #expect(try reply(wrong).outcome == .refused && reply(wrong).text.contains("teacher key"))
+        #expect(try reply(wrong).outcome == .refused && reply(wrong).text.text.contains("teacher key"))
         #expect(wrong.effects == [.stopRefused("T", "stop-all with a wrong teacher key (MAC mismatch)")])
         #expect(!p.holding)
 

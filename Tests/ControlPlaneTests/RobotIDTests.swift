@@ -49,7 +49,7 @@ struct RobotIDVectors: Decodable {
     @Test func aStopAllAimedAtAnIdIsTakenByThatRobotAlone() throws {
         let mine = try #require(RobotID("k3m9x2ab")), clone = try #require(RobotID("k3m9x2ac"))
         func command(_ target: String, nonce: UInt64) -> ControlMessage.StopAll {
-            ControlMessage.StopAll(action: .stop, unixMillis: 1_000_000, nonce: nonce, session: "s", target: target)
+            ControlMessage.StopAll(action: .stop, unixMillis: 1_000_000, nonce: nonce, session: "s", target: WireText(target))
         }
         var robot = StopAllGuard(session: "s", instance: "robot", robotID: mine, teacherKey: nil)
         #expect(robot.consider(command("id:k3m9x2ac", nonce: 1), nowUnixMillis: 1_000_000)

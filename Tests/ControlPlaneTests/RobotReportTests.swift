@@ -33,11 +33,11 @@ struct RobotStateVectors: Decodable {
             guard case .robotState(let report) = try ControlMessage.decode(type: .robotState, payload: datagram.payload) else {
                 Issue.record("\(v.name): not a robot-state"); continue
             }
-            #expect(report.revision == v.revision && report.state.code == v.state && report.board == v.board, "\(v.name)")
+            #expect(report.revision == v.revision && report.state.code == v.state && report.board.text == v.board, "\(v.name)")
             switch report.state {
             case .failsafe(let cause): #expect(cause.rawValue == v.detail, "\(v.name)")
-            case .refused(let reason, let text): #expect(reason.rawValue == v.detail && text == v.text, "\(v.name)")
-            case .owned(let text), .boardMissing(let text): #expect(text == v.text && v.detail == 0, "\(v.name)")
+            case .refused(let reason, let text): #expect(reason.rawValue == v.detail && text.text == v.text, "\(v.name)")
+            case .owned(let text), .boardMissing(let text): #expect(text.text == v.text && v.detail == 0, "\(v.name)")
             default: #expect(v.detail == 0 && v.text.isEmpty, "\(v.name)")
             }
             seen.insert(v.state)

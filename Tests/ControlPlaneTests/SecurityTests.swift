@@ -279,7 +279,7 @@ struct SecretRig {
         for (n, code) in codes.enumerated() {
             let source = "port-\(n % 500)"
             var c = channels[source] ?? ReliableChannel(connection: UInt32(1 + n % 500))
-            try? c.send(.hello(.init(peerID: 1, displayName: "guess", pairingCode: code)))
+            try? c.send(.hello(.init(peerID: 1, displayName: "guess", pairingCode: WireText(code))))
             let now = t0 + .microseconds(70 * n)   // 10,000 in 0.7 s
             for d in c.poll(now: now).datagrams {
                 for effect in p.control(d, from: source, now: now, unixMillis: 0).effects {
@@ -357,7 +357,7 @@ struct SecretRig {
             return ControlPlane(settings: s, connection: 0xAAAA, oneShotConnection: 0xBBBB)
         }
         func datagram(_ action: ControlMessage.StopAll.Action, nonce: UInt64, target: String, millis: UInt64) -> [UInt8] {
-            var c = ControlMessage.StopAll(action: action, unixMillis: millis, nonce: nonce, session: "class-3b", target: target)
+            var c = ControlMessage.StopAll(action: action, unixMillis: millis, nonce: nonce, session: "class-3b", target: WireText(target))
             c.sign(key: Array("teacher-secret".utf8))
             return ControlDatagram(header: ControlHeader(type: .stopAll, connection: 5), payload: ControlMessage.stopAll(c).encodePayload()[...]).encode()
         }
@@ -379,8 +379,8 @@ struct SecretRig {
         #expect(try outcome(&two, release, now: t + 1010).0.outcome == .released, "a repeat of the burst is answered")
         // The captured release replayed to robot-1: refused, robot-1 stays stopped.
         let (replayed, effects) = try outcome(&one, release, now: t + 2000)
-        #expect(replayed.outcome == .refused && replayed.text.contains("robot-2"))
-        #expect(one.holding && effects.contains(.stopRefused("T", replayed.text)))
+        #expect(replayed.outcome == .refused && replayed.text.text.contains("robot-2"))
+        #expect(one.holding && effects.contains(.stopRefused("T", replayed.text.text)))
         // The teacher stops robot-2 again; the old release replayed to it is refused (its nonce).
         #expect(try outcome(&two, datagram(.stop, nonce: 4, target: "robot-2", millis: t + 3000), now: t + 3000).0.outcome == .stopped)
         #expect(try outcome(&two, release, now: t + 4000).0.outcome == .refused)

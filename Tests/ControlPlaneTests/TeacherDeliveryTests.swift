@@ -1,5 +1,6 @@
 import ControlPlane
 import ControlWire
+import RemoteWire
 import Testing
 
 /// ``TeacherDelivery``: what `stop-all` and the dashboard send, on a manual clock.

@@ -1,5 +1,6 @@
 import ControlPlane
 import ControlWire
+import RemoteWire
 import Testing
 
 /// The dashboard's check of watch reports (ControlPlane/WatchReportGate.swift, Protocol.md §7.12)
@@ -11,7 +12,7 @@ import Testing
 
     func payload(serial: UInt32, nonce: UInt64, key: [UInt8]? = nil, driver: String = "") -> ArraySlice<UInt8> {
         var r = WatchReport(serial: serial, uptimeSeconds: 9, state: driver.isEmpty ? .free : .driving, robotID: 7, name: "robot-1",
-                            driver: driver)
+                            driver: WireText(driver))
         r.sign(key: key ?? self.key, watchNonce: nonce)
         return ControlMessage.watchReport(r).encodePayload()[...]
     }

@@ -167,7 +167,7 @@ struct ForgedDatagramEndToEndTests {
         try bob.say(.hello(.init(peerID: 2, displayName: "Bob", nonce: 3)))
         #expect(try bob.pump { $0.contains { if case .robotState(let s) = $0, case .owned = s.state { true } else { false } } })
         let owned = bob.delivered.compactMap { m -> String? in
-            if case .robotState(let s) = m, case .owned(let by) = s.state { return by } else { return nil }
+            if case .robotState(let s) = m, case .owned(let by) = s.state { return by.text } else { return nil }
         }
         let port = try plain.socket.localAddress().port
         #expect(owned.allSatisfy { !$0.contains("127.0.0.1") && !$0.contains("\(port)") }, "\(owned)")

@@ -44,7 +44,7 @@ import Testing
         let presses = (0..<32).map { ($0 * 7) % 11 + 1 }          // 1…11 each, known in advance
         let players = try names.map { _ in try ClassroomPeer(port: port) }
         for (p, name) in zip(players, names) {
-            try p.say(.hello(.init(peerID: .random(in: 1...UInt64.max), displayName: name, session: "class-3b")))
+            try p.say(.hello(.init(peerID: .random(in: 1...UInt64.max), displayName: WireText(name), session: "class-3b")))
         }
         for (p, name) in zip(players, names) {
             #expect(try p.pump { _ in p.accepted }, "\(name) not accepted")

@@ -33,7 +33,7 @@ import Testing
         #expect(try c.pump { _ in !c.denies.isEmpty })
         let deny = try #require(c.denies.first)
         #expect(deny.reason == .pairingRequired)
-        #expect(deny.text.contains("--pair"), "\(deny.text)")
+        #expect(deny.text.text.contains("--pair"), "\(deny.text)")
         for _ in 0..<10 { try c.send(Self.forward) }
         // More states within the second: no second deny (at most one a second per source).
         try c.pump(timeout: .milliseconds(300)) { _ in false }

@@ -55,7 +55,7 @@ import Testing
         // The signed command for the second clone, captured and replayed to the first: refused,
         // although both carry the display name "robot".
         var command = ControlMessage.StopAll(action: .stop, unixMillis: WallClock.unixMillis(), nonce: .random(in: 1...UInt64.max),
-                                             session: "class-3b", target: ids[1].target)
+                                             session: "class-3b", target: WireText(ids[1].target))
         command.sign(key: try TeacherKey(text: "clone-teacher-key").macKey)
         let attacker = try UDPSocket.bind(port: 0, host: "127.0.0.1")
         defer { attacker.close() }

@@ -26,7 +26,7 @@ import Testing
         try plain.send(.neutral)
         try plain.send(Self.forward)
         #expect(try plain.pump { _ in !plain.denies.isEmpty })
-        #expect(plain.denies.first?.text.contains("--secret") == true)
+        #expect(plain.denies.first?.text.text.contains("--secret") == true)
 
         let control = try ChildProcess(analogRemote: ["control", "--quiet", "--peer", "127.0.0.1:\(r.port)", "--secret", words.uppercased(),
                                                       "--name", "Ann", "--input", "stdin"], stdin: true)

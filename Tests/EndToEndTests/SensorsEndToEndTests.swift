@@ -7,7 +7,8 @@ import Testing
 /// test (its --sensors file) → `receive` reads them (`R 07 0b`, 10 Hz) → robot-sensors reports
 /// → `control --log-format json` writes a `sensors` object. Each change must be in the log
 /// within 300 ms (the bound; measured from just before the file is replaced to the log
-/// line's own time stamp, both wall clock, and printed).
+/// line's own time stamp, both wall clock, and printed); an unchanged board adds no line at the
+/// default level.
 @Suite(.serialized) struct SensorsEndToEndTests {
     struct Rig {
         let dir: String
@@ -16,7 +17,7 @@ import Testing
         let control: ChildProcess
         var file: String { dir + "/sensors" }
 
-        init(accept: String) throws {
+        init(accept: String, logLevel: String = "info") throws {
             dir = NSTemporaryDirectory() + "analog-remote-sensors-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             try "sensor1=10 sensor2=20 sensor3=30 sensor4=40 switch=0 temperature=21 humidity=45\n"
@@ -37,8 +38,8 @@ import Testing
                 }
                 secret = ["--secret", String(line.dropFirst("secret ".count))]
             }
-            control = try ChildProcess(analogRemote: ["control", "--quiet", "--log-format", "json", "--input", "stdin",
-                                                      "--peer", "127.0.0.1:\(port)"] + secret, stdin: true)
+            control = try ChildProcess(analogRemote: ["control", "--quiet", "--log-format", "json", "--log-level", logLevel,
+                                                      "--input", "stdin", "--peer", "127.0.0.1:\(port)"] + secret, stdin: true)
         }
 
         /// Replaces the sensors file in one rename (board-sim never reads half of it).
@@ -81,9 +82,11 @@ import Testing
             ["sensor1": 0, "sensor2": 0, "sensor3": 0, "sensor4": 0, "switch": 0, "temperature": 0, "humidity": 0],
         ]
         var latencies: [Double] = []
+        var lastChange = 0.0
         for change in changes {
             let text = change.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             let before = Date().timeIntervalSince1970
+            lastChange = before
             try rig.set(text + "\n")
             var seen: Double?
             _ = rig.control.waitForOutput(timeout: .seconds(5)) { _, _ in
@@ -99,11 +102,23 @@ import Testing
         }
         print("sensors \(accept): change → control's JSON log, ms: \(latencies.map { Int(($0 * 1000).rounded()) })")
         for latency in latencies { #expect(latency <= 0.3, "a change took \(Int(latency * 1000)) ms to reach the log") }
-        // Repeats: the unchanged last reading at least once a second.
-        let last = changes[changes.count - 1]
+        // The receiver repeats an unchanged reading at least once a second; at the default level
+        // the driver's log holds the change alone: one line in 5 s of an unchanged board.
+        usleep(5_000_000)
+        let lines = rig.records.filter { $0.time >= lastChange - 0.002 }
+        #expect(lines.count == 1, "sensor lines in 5 s of an unchanged board: \(lines.map(\.sensors))")
+    }
+
+    /// At `--log-level debug` the receiver's repeats are in the log too, at least once a second.
+    @Test func aDebugLogHoldsTheRepeatsOfAnUnchangedReading() throws {
+        let rig = try Rig(accept: "first", logLevel: "debug")
+        defer { rig.stop() }
+        let first = ["sensor1": 10, "sensor2": 20, "sensor3": 30, "sensor4": 40, "switch": 0, "temperature": 21, "humidity": 45]
+        #expect(rig.control.waitForOutput(timeout: .seconds(20)) { _, _ in rig.records.contains { $0.sensors == first } },
+                "control never logged the first reading: \(rig.control.stderr.suffix(1500))")
         let start = Date().timeIntervalSince1970
         usleep(2_200_000)
-        let repeats = rig.records.filter { $0.sensors == last && $0.time > start }.map(\.time)
+        let repeats = rig.records.filter { $0.sensors == first && $0.time > start }.map(\.time)
         #expect(repeats.count >= 2, "repeats of an unchanged reading: \(repeats)")
         for (a, b) in zip(repeats, repeats.dropFirst()) { #expect(b - a <= 1.0, "a gap of \(b - a) s between sensor lines") }
     }

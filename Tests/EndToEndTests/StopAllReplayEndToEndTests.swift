@@ -81,7 +81,7 @@ import Testing
             Issue.record("robot-2 did not answer the replay")
             return
         }
-        #expect(answer2.outcome == .refused && answer2.text.contains("replay"), "\(answer2)")
+        #expect(answer2.outcome == .refused && answer2.text.text.contains("replay"), "\(answer2)")
         _ = try one.stop()
         _ = try two.stop()
     }

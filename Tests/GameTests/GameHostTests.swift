@@ -57,7 +57,7 @@ final class GameRig {
 
     func hello(_ source: Int, _ name: String, session: String = "") {
         var p = players[source] ?? Player(source)
-        try? p.channel.send(.hello(.init(peerID: UInt64(source), displayName: name, session: session)))
+        try? p.channel.send(.hello(.init(peerID: UInt64(source), displayName: WireText(name), session: WireText(session))))
         let out = p.channel.poll(now: now).datagrams
         players[source] = p
         for d in out { deliver(host.datagram(d, length: d.count, from: source, now: now)) }
@@ -130,7 +130,7 @@ final class GameRig {
         for i in 0..<64 { rig.hello(i, "p\(i)") }
         rig.hello(64, "late")
         guard case .deny(let d)? = rig.players[64]?.delivered.first else { Issue.record("no deny"); return }
-        #expect(d.reason == .other && d.text.contains("full"))
+        #expect(d.reason == .other && d.text.text.contains("full"))
         #expect(rig.events.contains(.full(64)))
         rig.press(65, times: 1)
         #expect(rig.host.game.players.count == 64)

@@ -5,6 +5,7 @@ import Controller
 import Foundation
 import Logging
 import PhoneLink
+import RemoteWire
 import SystemIO
 import Testing
 

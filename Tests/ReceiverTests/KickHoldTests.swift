@@ -1,4 +1,5 @@
 import Receiver
+import RemoteWire
 import Testing
 
 /// Who a kick holds, and for how long (Receiver/KickHold.swift), on a manual clock. Sources are
@@ -9,7 +10,7 @@ import Testing
 
     func source(host: Int, port: Int) -> (source: Int, host: Int) { (host * 100 + port, host * 100) }
 
-    func held(_ hold: Hold, _ s: (source: Int, host: Int), _ name: String?, at seconds: Double) -> Bool {
+    func held(_ hold: Hold, _ s: (source: Int, host: Int), _ name: WireText?, at seconds: Double) -> Bool {
         hold.verdict(s.source, host: s.host, name: name, now: t0 + .milliseconds(Int(seconds * 1000))) != .free
     }
 

@@ -59,7 +59,7 @@ import Testing
     @Test func aStrangersHelloIsHandledBeforeItsStateInTheSameWakeUp() {
         let h = MachineHarness(.paired)
         var bob = ChannelController()
-        let hello = bob.send(.hello(.init(peerID: 7, displayName: "Bob", pairingCode: MachineHarness.pairingCode)))
+        let hello = bob.send(.hello(.init(peerID: 7, displayName: "Bob", pairingCode: WireText(MachineHarness.pairingCode))))
         let actions = h.receive(hello.map { (Self.b, $0, nil) } + [(Self.b, StatePacket.encode(.neutral), nil)], ms: 0)
         #expect(h.machine.engine.counters.ignored == 0, "the state was judged before the hello")
         #expect(h.machine.engine.ownership.owner == Self.b)
@@ -186,7 +186,7 @@ final class MachineHarness {
 
     /// `controller` says hello from `source` and takes the accept (its connection id).
     func hello(_ controller: inout ChannelController, from source: SocketAddress, name: String, ms: Int) {
-        let hello = controller.send(.hello(.init(peerID: UInt64(source.port), displayName: name, pairingCode: Self.pairingCode)))
+        let hello = controller.send(.hello(.init(peerID: UInt64(source.port), displayName: WireText(name), pairingCode: WireText(Self.pairingCode))))
         let actions = receive(hello.map { (source, $0, nil) }, ms: ms)
         controller.take(actions.compactMap { if case .send(let d, let to) = $0, to == source { d } else { nil } })
     }
@@ -194,7 +194,7 @@ final class MachineHarness {
     /// A teacher command signed with the harness's key, for this robot.
     func teacherCommand(_ action: TeacherCommand.Action, argument: String = "", nonce: UInt64) -> [UInt8] {
         var c = TeacherCommand(action: action, unixMillis: Self.unixMillisAtStart, nonce: nonce, session: "class",
-                               target: "robot-1", argument: argument)
+                               target: "robot-1", argument: WireText(argument))
         c.sign(key: Array((teacherKey ?? "").utf8))
         return ControlDatagram(header: ControlHeader(type: .teacher, connection: 9), payload: ControlMessage.teacher(c).encodePayload()[...]).encode()
     }

@@ -25,7 +25,7 @@ import Testing
         /// What this loop turn sends: controller → state.
         func due() -> [String: RobotReport] {
             var out: [String: RobotReport] = [:]
-            for (source, report) in reporter.due(engine: h.engine, name: { self.names[$0] ?? $0 }) {
+            for (source, report) in reporter.due(engine: h.engine, name: { WireText(self.names[$0] ?? $0) }) {
                 #expect(out[source] == nil, "one report per controller per turn")
                 out[source] = report
             }

@@ -2,6 +2,7 @@ import BoardLink
 import BoardProtocol
 import ControlWire
 import Receiver
+import RemoteWire
 import Testing
 
 /// Which robot-sensors report (Protocol.md §7.9.1) each controller gets, and when, with a

@@ -1,6 +1,7 @@
 import ControlPlane
 import ControlWire
 import Receiver
+import RemoteWire
 import Testing
 
 /// The receiver's dashboard state (Receiver/TeacherDesk.swift) on an injected clock.

@@ -31,7 +31,7 @@ import Testing
         @discardableResult
         func send(_ action: TeacherCommand.Action, key: [UInt8] = TeacherWatchEndToEndTests.macKey, target name: String = "robot-t") throws -> UInt64 {
             var c = TeacherCommand(action: action, unixMillis: WallClock.unixMillis(), nonce: .random(in: 1...UInt64.max),
-                                   session: "AnalogRemote", target: name)
+                                   session: "AnalogRemote", target: WireText(name))
             c.sign(key: key)
             let datagram = ControlDatagram(header: ControlHeader(type: .teacher, connection: 77), payload: ControlMessage.teacher(c).encodePayload()[...])
             _ = try socket.send(datagram.encode(), to: target)
@@ -58,7 +58,7 @@ import Testing
         try dashboard.send(.watch)
         let got = try dashboard.collect(for: .milliseconds(1500))
         let replies = got.compactMap { if case .teacherReply(let reply) = $0.1 { reply } else { nil } }
-        #expect(replies.count == 1 && replies[0].outcome == .refused && replies[0].text == TeacherGuard.noKey, "\(got)")
+        #expect(replies.count == 1 && replies[0].outcome == .refused && replies[0].text.text == TeacherGuard.noKey, "\(got)")
         #expect(!got.contains { if case .watchReport = $0.1 { true } else { false } }, "reports from a receiver with no key")
         r.process.signal(SIGTERM)
         _ = r.process.wait()
@@ -87,7 +87,7 @@ import Testing
                 if case .teacherReply(let reply) = m { replies.append(reply) }
             }
         }
-        #expect(replies.map(\.outcome) == [.refused, .done] && replies[0].text.contains("wrong teacher key"), "\(replies)")
+        #expect(replies.map(\.outcome) == [.refused, .done] && replies[0].text.text.contains("wrong teacher key"), "\(replies)")
         #expect((4...5).contains(reports.count), "\(reports.count) reports in 2 s")
         for pair in zip(reports, reports.dropFirst()) {
             #expect(pair.1.0 - pair.0.0 > .milliseconds(400), "two reports \(pair.1.0 - pair.0.0) apart")
@@ -97,7 +97,7 @@ import Testing
         #expect(!reports.contains { $0.1.verify(key: Self.macKey, watchNonce: refusedNonce) || $0.1.verify(key: Self.wrongMacKey, watchNonce: nonce) })
         #expect(reports.map(\.1.serial) == Array(1...UInt32(reports.count)), "serials \(reports.map(\.1.serial))")
         let last = try #require(reports.last?.1)
-        #expect(last.state == .driving && last.name == "robot-t" && last.driver.hasPrefix("127.0.0.1:") && last.statesPerSecond > 0, "\(last)")
+        #expect(last.state == .driving && last.name == "robot-t" && last.driver.text.hasPrefix("127.0.0.1:") && last.statesPerSecond > 0, "\(last)")
         #expect(last.transport == "sim" && !last.version.isEmpty && last.rttMeanMillis == WatchReport.unknown, "a plain sender answers no ping")
 
         let before = r.maps.count

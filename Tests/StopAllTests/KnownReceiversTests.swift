@@ -70,7 +70,7 @@ import Testing
         let again = actions.compactMap { a -> (String, SocketAddress)? in
             guard case .send(let bytes, let to) = a, let d = try? ControlDatagram.decode(bytes),
                   case .stopAll(let m)? = try? ControlMessage.decode(type: .stopAll, payload: d.payload) else { return nil }
-            return (m.target, to)
+            return (m.target.text, to)
         }
         #expect(again.contains { $0 == ("id:k3m9x2ab", moved) }, "\(again)")
         #expect(again.contains { $0 == ("id:zz3m9x2a", robot2) }, "\(again)")

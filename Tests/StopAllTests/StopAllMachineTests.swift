@@ -48,7 +48,7 @@ final class StopAllRig {
 
     static func reply(_ nonce: UInt64, _ outcome: ControlMessage.StopAllReply.Outcome, name: String = "robot", text: String = "",
                       signedWith key: String? = nil) -> [UInt8] {
-        var r = ControlMessage.StopAllReply(nonce: nonce, outcome: outcome, displayName: name, text: text)
+        var r = ControlMessage.StopAllReply(nonce: nonce, outcome: outcome, displayName: WireText(name), text: WireText(text))
         if let key { r.sign(key: Array(key.utf8)) }
         return ControlDatagram(header: ControlHeader(type: .stopAllReply, connection: 7),
                                payload: ControlMessage.stopAllReply(r).encodePayload()[...]).encode()

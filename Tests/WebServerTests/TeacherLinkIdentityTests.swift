@@ -58,25 +58,25 @@ import Testing
                       let message = try? ControlMessage.decode(type: d.header.type, payload: d.payload) else { continue }
                 switch message {
                 case .stopAll(let c):
-                    var reply = ControlMessage.StopAllReply(nonce: c.nonce, outcome: .released, displayName: name,
-                                                            text: robotID?.target ?? "")
+                    var reply = ControlMessage.StopAllReply(nonce: c.nonce, outcome: .released, displayName: WireText(name),
+                                                            text: WireText(robotID?.target ?? ""))
                     if let key { reply.sign(key: key) }
                     _ = try? socket.send(Self.datagram(.stopAllReply(reply)), to: from)
                 case .teacher(let c):
                     guard let key else {
                         // What a receiver without a key says (and what a forger would say).
-                        let reply = TeacherReply(nonce: c.nonce, action: c.action, outcome: .refused, displayName: name,
+                        let reply = TeacherReply(nonce: c.nonce, action: c.action, outcome: .refused, displayName: WireText(name),
                                                  text: "this receiver has no teacher key")
                         _ = try? socket.send(Self.datagram(.teacherReply(reply)), to: from)
                         continue
                     }
-                    var reply = TeacherReply(nonce: c.nonce, action: c.action, outcome: .done, displayName: name)
+                    var reply = TeacherReply(nonce: c.nonce, action: c.action, outcome: .done, displayName: WireText(name))
                     reply.sign(key: key)
                     _ = try? socket.send(Self.datagram(.teacherReply(reply)), to: from)
                     if c.action == .watch {
                         serial += 1
                         var report = WatchReport(serial: serial, uptimeSeconds: 5, state: .free, robotID: robotID?.value ?? 0,
-                                                 name: name, board: "kit profile", transport: "sim", version: "test")
+                                                 name: WireText(name), board: "kit profile", transport: "sim", version: "test")
                         report.sign(key: key, watchNonce: c.nonce)
                         _ = try? socket.send(Self.datagram(.watchReport(report)), to: from)
                     }

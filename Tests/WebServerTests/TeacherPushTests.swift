@@ -30,7 +30,7 @@ struct TeacherPushTests {
         row.heard = at(heard)
         row.report = WatchReport(serial: 1, uptimeSeconds: uptime, state: driver.isEmpty ? .free : .driving, robotID: 0x1234,
                                  rttMeanMillis: 3, rttMaxMillis: 7, lossPerMille: 3, statesPerSecond: 50, name: "robot \(n)",
-                                 driver: driver, board: "motors profile", transport: "sim", version: "1.0")
+                                 driver: WireText(driver), board: "motors profile", transport: "sim", version: "1.0")
         return row
     }
 
@@ -112,7 +112,7 @@ struct TeacherPushTests {
     @Test func everyFieldThePageReadsSurvivesAnyText() throws {
         let nasty = "Zoë \"the\" \\ driver\n\t\u{1}\u{7F} 🤖 </script>"
         var row = Self.row(1, heard: 1_500, driver: nasty)
-        row.refusal = nasty
+        row.refusal = WireText(nasty)
         row.stop = "refused: " + nasty
         row.unverified = nasty
         row.off = nasty
@@ -120,7 +120,7 @@ struct TeacherPushTests {
         row.gone = true
         row.sent = ("stop", Self.at(1_200))
         row.report?.state = .failsafe(.silence)
-        row.report?.lockedTo = nasty
+        row.report?.lockedTo = WireText(nasty)
         row.report?.lossPerMille = 125
         row.report?.flags = WatchReport.identifyingFlag
         let roster = Roster(entries: [.init(student: nasty, robot: "robot 1")])
@@ -128,8 +128,11 @@ struct TeacherPushTests {
         let text = push.next([row], now: Self.at(2_000), roster: roster, missing: [nasty], game: nil, dropped: 7, watchingSince: nil)
         let message = try Self.parse(text)
         let shown = try #require((message["rows"] as? [[String: Any]])?.first)
-        #expect(shown["driver"] as? String == nasty && shown["refusal"] as? String == nasty && shown["stop"] as? String == "refused: " + nasty)
-        #expect(shown["unverified"] as? String == nasty && shown["off"] as? String == nasty && shown["locked"] as? String == nasty)
+        // What came from the wire (driver, refusal, lock) is a WireText: shown escaped, exactly as decoded.
+        let wire = WireText(nasty).text
+        #expect(wire != nasty && !wire.contains("\n") && wire.contains("</script>"))
+        #expect(shown["driver"] as? String == wire && shown["refusal"] as? String == wire && shown["stop"] as? String == "refused: " + nasty)
+        #expect(shown["unverified"] as? String == nasty && shown["off"] as? String == nasty && shown["locked"] as? String == wire)
         #expect(shown["students"] as? [String] == [nasty] && message["missing"] as? [String] == [nasty])
         #expect(shown["keyless"] as? Bool == true && shown["gone"] as? Bool == true && shown["identifying"] as? Bool == true)
         #expect(shown["sent"] as? String == "stop" && shown["sentAt"] as? Int == 1_200 && shown["heard"] as? Int == 1_500)

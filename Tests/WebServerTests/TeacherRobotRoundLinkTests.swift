@@ -46,7 +46,7 @@ import Testing
         var port: UInt16 { (try? socket.localAddress().port) ?? 0 }
 
         func report(serial: UInt32, pressed: Bool) -> WatchReport {
-            WatchReport(serial: serial, uptimeSeconds: 9, state: .free, robotID: robotID, name: name, board: "kit", transport: "sim",
+            WatchReport(serial: serial, uptimeSeconds: 9, state: .free, robotID: robotID, name: WireText(name), board: "kit", transport: "sim",
                         version: "test", sensors: SensorBlock(sensors: [10, 20, 30, 40], switchValue: pressed ? 1 : 0, temperature: 21, humidity: 40))
         }
 
@@ -73,8 +73,8 @@ import Testing
                    let d = try? ControlDatagram.decode(Array(buffer[..<n])) {
                     switch try? ControlMessage.decode(type: d.header.type, payload: d.payload) {
                     case .stopAll(let q)? where q.action == .query:
-                        var reply = ControlMessage.StopAllReply(nonce: q.nonce, outcome: .released, displayName: name,
-                                                                text: RobotID(value: robotID)!.target)
+                        var reply = ControlMessage.StopAllReply(nonce: q.nonce, outcome: .released, displayName: WireText(name),
+                                                                text: WireText(RobotID(value: robotID)!.target))
                         reply.sign(key: TeacherLinkReportTests.macKey)
                         _ = try? socket.send(ControlDatagram(header: ControlHeader(type: .stopAllReply, connection: 0x1234),
                                                              payload: ControlMessage.stopAllReply(reply).encodePayload()[...]).encode(), to: from)

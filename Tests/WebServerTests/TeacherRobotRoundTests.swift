@@ -25,7 +25,7 @@ import Testing
         reports.enumerated().map { i, r in
             var row = TeacherLink.Row(id: "r\(i)", label: "robot \(i)")
             row.report = r
-            row.name = r?.name
+            row.name = r?.name.text
             return row
         }
     }
