@@ -13,10 +13,14 @@ package enum PlotSVG {
         .failsafe: "#d62728", .owned: "#e6550d", .teacher: "#7b3294", .board: "#8c510a", .note: "#666666",
     ]
     static let tiltColour = "#1f77b4", leftColour = "#1b9e77", rightColour = "#d95f02"
-    static let rttColour = "#e7298a", lossColour = "#555555", bandColour = "#4c72b0", heldColour = "#f6d5d5"
-    static let sensorColours = ["#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd"], switchColour = "#c7e9c0"
+    static let rttColour = "#e7298a", lossColour = "#555555"
+    /// The fills of a button held, the robot not driving, the switch pressed.
+    package static let bandColour = "#4c72b0", heldColour = "#f6d5d5", switchColour = "#c7e9c0"
+    static let sensorColours = ["#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd"]
 
-    package static func render(_ model: PlotModel, title: String) -> String {
+    /// `atPixels: false` draws every point and span as it is (for comparing; a long recording's
+    /// picture is then tens of megabytes).
+    package static func render(_ model: PlotModel, title: String, atPixels: Bool = true) -> String {
         let rows = max(model.buttons.count, 1)
         let plotWidth = width - left - right
         var y = 70.0
@@ -36,7 +40,15 @@ package enum PlotSVG {
 
         let span = model.end - model.start
         func x(_ t: Double) -> Double { left + (t - model.start) / span * plotWidth }
-        var svg = Canvas()
+        var svg = Canvas(atPixels: atPixels)
+        // A span at least a pixel wide (a tap must show), at the precision it is written.
+        func spans(_ s: [(start: Double, end: Double)]) -> [(start: Double, end: Double)] {
+            let inPixels = s.map { span -> (start: Double, end: Double) in
+                let start = Canvas.shown(x(span.start))
+                return (start, max(Canvas.shown(x(span.end)), start + 1))
+            }
+            return atPixels ? PixelColumns.merge(inPixels) : inPixels
+        }
         svg.open(width: width, height: height)
         svg.text(left, 28, escape(title), size: 18, weight: "bold")
         let kind = model.header.kind == .blackBox ? "black box" : "drive"
@@ -72,14 +84,14 @@ package enum PlotSVG {
         for (i, band) in model.buttons.enumerated() {
             let top = bandPanel.top + Double(i) * 20
             svg.text(left - 8, top + 14, band.name, size: 11, anchor: "end")
-            for interval in band.intervals {
-                svg.rect(x(interval.start), top + 3, max(1, x(interval.end) - x(interval.start)), 14, fill: bandColour, stroke: nil)
+            for span in spans(band.intervals) {
+                svg.rect(span.start, top + 3, span.end - span.start, 14, fill: bandColour, stroke: nil)
             }
         }
 
         // Wheels, on a shade where the robot did not drive them.
-        for h in model.held {
-            svg.rect(x(h.start), wheelPanel.top, max(1, x(h.end) - x(h.start)), wheelPanel.height, fill: heldColour, stroke: nil)
+        for span in spans(model.held) {
+            svg.rect(span.start, wheelPanel.top, span.end - span.start, wheelPanel.height, fill: heldColour, stroke: nil)
         }
         let s = Double(max(model.speed, 1))
         let wheelRange = -s * 1.1...s * 1.1
@@ -103,8 +115,8 @@ package enum PlotSVG {
 
         // Sensors: the switch pressed as a band behind, sensors 1–4 as steps (raw 0…255).
         if hasSensors {
-            for p in model.switchPressed {
-                svg.rect(x(p.start), sensorPanel.top, max(1, x(p.end) - x(p.start)), sensorPanel.height, fill: switchColour, stroke: nil)
+            for span in spans(model.switchPressed) {
+                svg.rect(span.start, sensorPanel.top, span.end - span.start, sensorPanel.height, fill: switchColour, stroke: nil)
             }
             panel(&svg, sensorPanel, title: "the robot's sensors 1–4 (raw 0–255); switch pressed shaded", range: 0...255,
                   ticks: [0, 128, 255])
@@ -114,14 +126,18 @@ package enum PlotSVG {
         }
 
         // Events: a dashed line across every panel, the label (with its time) above, in rows.
-        for (i, event) in model.events.enumerated() {
+        // Events of one kind in one pixel column are one line, labelled by the first with the
+        // count of the others.
+        for (i, group) in (atPixels ? eventColumns(model.events, x: x) : model.events.map { (first: $0, count: 1) }).enumerated() {
+            let event = group.first
             let px = x(event.t)
             let colour = colours[event.kind] ?? "#666"
             let row = Double(i % max(eventLabels, 1))
             let labelY = 70 + row * 15 + 10
             svg.line(px, labelY + 3, px, panelsBottom, colour: colour, dash: "4 3", width: 1.2)
             let anchor = px > left + plotWidth * 0.7 ? "end" : "start"
-            svg.text(px + (anchor == "end" ? -3 : 3), labelY, escape("\(event.label) @ \(fmt(event.t)) s"), size: 11, colour: colour, anchor: anchor)
+            let more = group.count > 1 ? " (+\(group.count - 1) more)" : ""
+            svg.text(px + (anchor == "end" ? -3 : 3), labelY, escape("\(event.label) @ \(fmt(event.t)) s\(more)"), size: 11, colour: colour, anchor: anchor)
         }
 
         // Legend.
@@ -156,6 +172,22 @@ package enum PlotSVG {
         }
         svg.close()
         return svg.output
+    }
+
+    /// The events, those of one kind that fall in one pixel column (in a row) as one group.
+    static func eventColumns(_ events: [PlotModel.Event], x: (Double) -> Double) -> [(first: PlotModel.Event, count: Int)] {
+        var groups: [(first: PlotModel.Event, count: Int)] = []
+        var columns: [PlotModel.Kind: (column: Int, group: Int)] = [:]
+        for event in events {
+            let column = Int(x(event.t).rounded(.down))
+            if let seen = columns[event.kind], seen.column == column {
+                groups[seen.group].count += 1
+            } else {
+                columns[event.kind] = (column, groups.count)
+                groups.append((event, 1))
+            }
+        }
+        return groups
     }
 
     static func panel(_ svg: inout Canvas, _ p: (top: Double, height: Double), title: String, range: ClosedRange<Double>,
@@ -206,6 +238,8 @@ package enum PlotSVG {
 /// SVG elements as text.
 struct Canvas {
     var output = ""
+    /// Lines drawn at the picture's resolution (``PixelColumns``).
+    var atPixels = true
 
     mutating func open(width: Double, height: Double) {
         output += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -231,8 +265,16 @@ struct Canvas {
             + (weight.map { " font-weight=\"\($0)\"" } ?? "") + ">\(content)</text>\n"
     }
 
-    mutating func polyline(_ points: [(Double, Double)], colour: String, dash: String? = nil, dots: Bool = false) {
-        guard !points.isEmpty else { return }
+    /// The line through `points` (x in pixels) at the picture's resolution (``PixelColumns``);
+    /// with `dots`, a dot on each point while there are no more of them than pixel columns
+    /// (more would be a smear, and a large file).
+    mutating func polyline(_ all: [(Double, Double)], colour: String, dash: String? = nil, dots: Bool = false) {
+        guard !all.isEmpty else { return }
+        // Decimated as written (a tenth of a pixel), so a point's column is the one it is drawn in.
+        let shown: [(Double, Double)] = all.map { (Canvas.shown($0.0), Canvas.shown($0.1)) }
+        let points: [(Double, Double)] = atPixels ? PixelColumns.decimate(shown) : shown
+        let columns = Int(PlotSVG.width - PlotSVG.left - PlotSVG.right)
+        let dots = dots && (!atPixels || all.count <= columns)
         output += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"1.8\"" + (dash.map { " stroke-dasharray=\"\($0)\"" } ?? "")
             + " points=\"" + points.map { "\(n($0.0)),\(n($0.1))" }.joined(separator: " ") + "\"/>\n"
         if dots { for p in points { output += "<circle cx=\"\(n(p.0))\" cy=\"\(n(p.1))\" r=\"2.2\" fill=\"\(colour)\"/>\n" } }
@@ -251,4 +293,6 @@ struct Canvas {
     }
 
     func n(_ v: Double) -> String { RecordNumber.plain(v, places: 1) }
+    /// `v` as ``n(_:)`` writes it (to a tenth, halves away from zero).
+    static func shown(_ v: Double) -> Double { (v * 10).rounded() / 10 }
 }
