@@ -15,7 +15,7 @@ struct AnalogRemote: ParsableCommand {
         abstract: "Drive a robot board from another machine on the LAN: controllers send an 8-byte state over UDP, receivers turn it into board writes.",
         discussion: "Exit codes: 0 done or stopped on request; 1 runtime failure; 2 bad configuration; 3 device unavailable; 4 network unavailable (also: a controller that never heard back); 5 no mDNS daemon; 6 several receivers, none chosen; 64 bad arguments.",
         version: "analog-remote \(version)",
-        subcommands: [Demo.self, Receive.self, Rest.self, Control.self, Browse.self, Advertise.self, BoardSim.self, Boards.self,
+        subcommands: [Demo.self, Receive.self, Rest.self, Reload.self, Control.self, Browse.self, Advertise.self, BoardSim.self, Boards.self,
                       Gamepads.self, MidiInputs.self, StopAll.self, Game.self, Web.self, BenchCLI.self, Doctor.self, Plot.self,
                       Keygen.self]
     )

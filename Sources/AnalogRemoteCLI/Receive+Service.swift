@@ -40,6 +40,15 @@ extension Receive {
         if let text = getenv("ANALOG_REMOTE_BENCH_NO_ARRIVAL_STAMPS").map({ String(cString: $0) }), text == "1" {
             configuration.arrivalStamps = false
         }
+        // systemd's RuntimeDirectory= (/run/analog-remote): each reload leaves its receipt there
+        // for `analog-remote reload`, the unit's ExecReload=, which waits on it.
+        if let runtime = getenv("RUNTIME_DIRECTORY").map({ String(cString: $0) })?.split(separator: ":").first {
+            do {
+                configuration.reloadReceipts = try SafeDirectory(String(runtime), create: false)
+            } catch {
+                StandardError.write("analog-remote: warning: \(error); systemctl reload will wait for a receipt that never comes\n")
+            }
+        }
         let running = settings
         configuration.reloader = { (board: BoardResolution?) throws(CommandFailure) -> ReceiverReload in
             try Self.reread(comparedWith: running, board: board)

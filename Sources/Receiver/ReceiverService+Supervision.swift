@@ -32,12 +32,19 @@ package typealias ReceiverReloader = @Sendable (BoardResolution?) throws(Command
 ///   which lets the loop's commands out after each reply — still goes round: a due keep-alive
 ///   waits for it (looked at again every ``linkRecheck``), so a stuck link is aborted too;
 /// - SIGHUP: `RELOADING=1`, the reloader, the new mapping applied (the owner keeps the robot),
-///   `READY=1` again; a bad config is logged and the running one kept;
+///   `READY=1` again; a bad config is logged and the running one kept; then, with a receipts
+///   directory (systemd's `RuntimeDirectory=`), a ``ReloadReceipt`` that `analog-remote reload`
+///   waits for — written after `READY=1`, so systemd has the receiver running again before
+///   the reload command exits;
 /// - `STOPPING=1` on the way out.
 /// All of it is off when there is no notifier and no reloader (a receiver started by hand).
 final class ServiceSupervision {
     let notifier: ServiceNotifier?
     let reloader: ReceiverReloader?
+    /// Where reload receipts go (`$RUNTIME_DIRECTORY`), or nil.
+    let receipts: SafeDirectory?
+    /// Reloads handled so far (the receipt's count).
+    var reloads = 0
     /// Raised on SIGHUP (only with a reloader: otherwise SIGHUP keeps its default action).
     private let hangups: EventFlag?
     private var registration: Int?
@@ -52,9 +59,10 @@ final class ServiceSupervision {
     /// Whether the last due keep-alive was held back (said once per episode).
     private var heldBack = false
 
-    init(notifier: ServiceNotifier?, reloader: ReceiverReloader?, stallAfter: Duration?) throws(SystemError) {
+    init(notifier: ServiceNotifier?, reloader: ReceiverReloader?, receipts: SafeDirectory? = nil, stallAfter: Duration?) throws(SystemError) {
         self.notifier = notifier
         self.reloader = reloader
+        self.receipts = receipts
         stallAt = stallAfter.map { Tick.now() + Tick.nanoseconds($0) }
         if reloader != nil {
             let flag = try EventFlag()
@@ -134,6 +142,8 @@ extension ReceiverService {
     func reload(at now: Tick) {
         guard let reloader = supervision.reloader else { return }
         supervision.send(["RELOADING=1", "MONOTONIC_USEC=\(Self.monotonicMicroseconds())"], logger: logger)
+        let outcome: ReloadReceipt.Outcome
+        let text: String
         do throws(CommandFailure) {
             let fresh = try reloader(boardResolution)
             for line in fresh.needsRestart {
@@ -142,14 +152,24 @@ extension ReceiverService {
             if fresh.mapping != machine.engine.mapping {
                 machine.replaceMapping(fresh.mapping, at: now)
                 perform()
-                logger.notice("reload: new mapping in use; the controller keeps the robot and drives again after a resting state")
+                (outcome, text) = (.applied, "new mapping in use; the controller keeps the robot and drives again after a resting state")
             } else {
-                logger.notice("reload: configuration read again, mapping unchanged")
+                (outcome, text) = (.unchanged, "configuration read again, mapping unchanged")
             }
+            logger.notice("reload: \(text)")
         } catch {
+            (outcome, text) = (.refused, error.message)
             logger.error("reload failed, keeping the running configuration: \(error.message)")
         }
         supervision.send(["READY=1", "STATUS=\(readyStatus())"], logger: logger)
+        supervision.reloads += 1
+        guard let receipts = supervision.receipts else { return }
+        let receipt = ReloadReceipt(pid: getpid(), count: supervision.reloads, outcome: outcome, text: text)
+        do {
+            try receipts.replace(ReloadReceipt.fileName, with: Array(receipt.line.utf8))
+        } catch {
+            logger.warning("reload: cannot leave the receipt `analog-remote reload` waits for (\(error)); systemctl reload will time out")
+        }
     }
 
     /// The board link's thread goes round at least once per reconnect interval (300 ms; per

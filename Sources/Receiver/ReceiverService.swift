@@ -54,6 +54,8 @@ package struct ReceiverConfiguration: Sendable {
     /// SIGHUP (`systemctl reload`) reads the configuration again through this; nil = SIGHUP
     /// keeps its default action.
     package var reloader: ReceiverReloader?
+    /// Where each reload leaves its ``ReloadReceipt`` (systemd's `$RUNTIME_DIRECTORY`); nil: none.
+    package var reloadReceipts: SafeDirectory?
     /// Test hook only (`ANALOG_REMOTE_TEST_STALL_AFTER_MS`): the loop stops serving after this
     /// long, so a test can see the watchdog keep-alives stop.
     package var stallAfter: Duration?
@@ -122,7 +124,7 @@ package final class ReceiverService {
         do {
             runner = try LoopRunner(stopOn: configuration.stopSignals, mailboxCapacity: 64)
             supervision = try ServiceSupervision(notifier: configuration.notifier, reloader: configuration.reloader,
-                                                 stallAfter: configuration.stallAfter)
+                                                 receipts: configuration.reloadReceipts, stallAfter: configuration.stallAfter)
         } catch {
             throw CommandFailure("cannot set up signal handling: \(error)", kind: .failed)
         }
