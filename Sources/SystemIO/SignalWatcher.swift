@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Dispatch
 import Synchronization
 
 /// Turns SIGINT/SIGTERM (and optionally SIGHUP) into something a poll loop can wait on: a
@@ -11,7 +10,7 @@ import Synchronization
 ///
 /// Contract: once a signal has been watched in this process its default action (terminate) is
 /// gone for good, so the process must react to ``readableDescriptor`` — write the safe state,
-/// then exit with ``exitCode``. Dispatch delivers the signal whatever thread it hit; any number
+/// then exit with ``exitCode``. The hub delivers the signal whatever thread it hit; any number
 /// of watchers may watch the same signal (``SignalHub`` fans it out).
 package final class SignalWatcher: Sendable {
     private let wake: EventFlag
@@ -50,53 +49,52 @@ package final class SignalWatcher: Sendable {
     package func wait() { while signal == nil { _ = try? Poller.wait(for: readableDescriptor, events: .readable, timeout: nil) } }
 }
 
-/// One dispatch signal source per signal for the whole process, fanning each signal out to
-/// every registered watcher.
+/// One handler per signal for the whole process, fanning each signal out to every registered
+/// watcher on a thread of its own (`signals`).
 ///
-/// Traps this exists for: libdispatch catches a signal with a handler it installs itself, and
-/// only some time after `resume()`, on its own queue; setting SIG_IGN again (as a second
-/// watcher naively would) replaces that handler and silences every watcher of the signal, and a
-/// signal that arrives before the handler is in place is ignored and lost. So each signal gets
-/// one source, created once, and registering waits until its handler is installed.
+/// The handler only writes the signal's number to a pipe (`write` is async-signal-safe; the
+/// pipe's write end is set up before any handler is installed); the thread reads the pipe and
+/// calls the watchers. Installed with `sigaction`, a handler is in place when ``register(_:handler:)``
+/// returns, so no signal after that is lost; `exec` resets it to the default action, so a child
+/// process does not inherit it (an ignored signal would be).
+///
+/// Traps: not libdispatch's signal sources. They are served by libdispatch's manager thread,
+/// which asks for nice -4 as it starts; in an unprivileged service that is refused and logged
+/// ("Failed to set thread priority for worker thread: pqc=… errno=13") at every start. And a
+/// signal whose pipe is full (64 KiB of signals unread) is dropped: the first one of a kind is
+/// what every watcher acts on.
 package enum SignalHub {
     private struct State {
         var next = 0
         var handlers: [Int: (signals: Set<Int32>, deliver: @Sendable (Int32) -> Void)] = [:]
-        var sources: [Int32: any DispatchSourceSignal] = [:]
+        var installed: Set<Int32> = []
+        var reader: LoopThread?
     }
 
     private static let state = Mutex(State())
-    private static let queue = DispatchQueue(label: "analog-remote.signals")
 
-    /// Calls `handler` (on a dispatch queue) for every one of `signals` that arrives, from the
+    /// Calls `handler` (on the hub's thread) for every one of `signals` that arrives, from the
     /// moment this returns; returns a token for ``unregister(_:)``.
     package static func register(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) -> Int {
-        let (id, fresh) = state.withLock { s -> (Int, [Int32]) in
+        state.withLock { s in
             let id = s.next
             s.next += 1
             s.handlers[id] = (Set(signals), handler)
-            var fresh: [Int32] = []
-            for sig in Set(signals) where s.sources[sig] == nil {
-                _ = Glibc.signal(sig, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-                source.setEventHandler { deliver(sig) }
-                source.resume()
-                s.sources[sig] = source
-                fresh.append(sig)
+            if s.reader == nil, let pipe = SignalPipe.open() {
+                let reader = try? LoopThread(name: "signals")
+                _ = reader?.start { SignalPipe.read(pipe.read) { deliver($0) } }
+                s.reader = reader
             }
-            return (id, fresh)
-        }
-        let deadline = ContinuousClock.now + .seconds(2)
-        for sig in fresh {
-            var current = sigaction()
-            while ContinuousClock.now < deadline {
-                _ = sigaction(sig, nil, &current)
-                if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
-                    != unsafeBitCast(SIG_IGN, to: Int.self) { break }
-                usleep(100)
+            for sig in Set(signals) where !s.installed.contains(sig) {
+                var action = sigaction()
+                action.__sigaction_handler.sa_handler = signalPipeHandler
+                action.sa_flags = SA_RESTART
+                sigemptyset(&action.sa_mask)
+                _ = sigaction(sig, &action, nil)
+                s.installed.insert(sig)
             }
+            return id
         }
-        return id
     }
 
     package static func unregister(_ id: Int) {
@@ -107,6 +105,49 @@ package enum SignalHub {
         let targets = state.withLock { s in s.handlers.values.filter { $0.signals.contains(sig) }.map(\.deliver) }
         for target in targets { target(sig) }
     }
+}
+
+/// The pipe between the signal handler and the hub's thread.
+private enum SignalPipe {
+    /// The write end, for the handler: -1 until the pipe exists. A global set before any handler
+    /// is installed, so the handler never runs its lazy initialisation.
+    static let writeEnd = Atomic<Int32>(-1)
+
+    /// Opens the pipe once (the read end blocking, the write end not: a handler never waits).
+    static func open() -> (read: Int32, write: Int32)? {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return nil }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
+        writeEnd.store(fds[1], ordering: .releasing)
+        return (fds[0], fds[1])
+    }
+
+    /// Reads signal numbers for ever, handing each to `deliver`. This thread takes every signal
+    /// (an empty mask): a process may start with all of them blocked — a child spawned from a
+    /// libdispatch worker thread inherits its full mask — and a signal blocked in every thread
+    /// would wait for ever (libdispatch's signalfd took it anyway; a handler cannot).
+    static func read(_ fd: Int32, deliver: (Int32) -> Void) {
+        var none = sigset_t()
+        sigemptyset(&none)
+        _ = pthread_sigmask(SIG_SETMASK, &none, nil)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let n = Glibc.read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return }
+            for byte in buffer[..<n] { deliver(Int32(byte)) }
+        }
+    }
+}
+
+/// The handler every watched signal gets: its number into the pipe, errno kept.
+private let signalPipeHandler: @convention(c) (Int32) -> Void = { sig in
+    let saved = errno
+    var byte = UInt8(truncatingIfNeeded: sig)
+    let fd = SignalPipe.writeEnd.load(ordering: .acquiring)
+    if fd >= 0 { _ = write(fd, &byte, 1) }
+    errno = saved
 }
 
 /// A level-triggered "something happened" flag across threads: a non-blocking pipe whose read
