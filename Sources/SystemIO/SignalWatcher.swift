@@ -80,11 +80,13 @@ package enum SignalHub {
             let id = s.next
             s.next += 1
             s.handlers[id] = (Set(signals), handler)
-            if s.reader == nil, let pipe = SignalPipe.open() {
-                let reader = try? LoopThread(name: "signals")
-                _ = reader?.start { SignalPipe.read(pipe.read) { deliver($0) } }
+            if s.reader == nil, let pipe = SignalPipe.open(), let reader = try? LoopThread(name: "signals"),
+               reader.start({ SignalPipe.read(pipe.read) { deliver($0) } }), !reader.hasEnded {
                 s.reader = reader
             }
+            // Without the thread (no pipe or thread to be had) a signal keeps its default action:
+            // SIGTERM still ends the process, rather than vanishing into a handler nobody reads.
+            guard s.reader != nil else { return id }
             for sig in Set(signals) where !s.installed.contains(sig) {
                 var action = sigaction()
                 action.__sigaction_handler.sa_handler = signalPipeHandler
