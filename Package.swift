@@ -167,7 +167,7 @@ let package = Package(
                 dependencies: ["BoardFirmware", "ControlWire", "BoardProtocol", "BoardSimulator", "Console", "ControlPlane", "Controller", "Receiver", "RemoteWire",
                                "SerialTTY", "SystemIO", logging]),
         // `analog-remote doctor`: what usually goes wrong on a robot, one check per line.
-        .target(name: "Diagnosis", dependencies: ["BoardLink", "BoardProtocol", "Discovery", "SerialTTY", "SystemIO"]),
+        .target(name: "Diagnosis", dependencies: ["BoardLink", "BoardProtocol", "ControlWire", "Discovery", "RemoteWire", "SerialTTY", "SystemIO"]),
         // `analog-remote plot`: a recording or a black box as an SVG (PNG through rsvg-convert).
         .target(name: "DrivePlot", dependencies: ["Controller", "DriveRecord", "Receiver", "RemoteWire", "SystemIO"]),
 
@@ -229,7 +229,7 @@ let package = Package(
         .testTarget(name: "StopAllTests", dependencies: ["ControlWire", "ControlPlane", "RemoteWire", "StopAll", "SystemIO"]),
         .testTarget(name: "AnalogRemoteKitTests",
                     dependencies: ["AnalogRemoteKit", "ControlPlane", "ControlWire", "Discovery", "RemoteWire", "SystemIO", "TestSupport", logging]),
-        .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "SerialTTY", "TestSupport"]),
+        .testTarget(name: "DiagnosisTests", dependencies: ["BoardLink", "Diagnosis", "RemoteWire", "SerialTTY", "SystemIO", "TestSupport"]),
     ]
 )
 

@@ -22,7 +22,9 @@ struct Doctor: ParsableCommand {
             and an address), mdns (other machines' mDNS responders answer a query; when machines are \
             on the LAN but none answers, the network seems to filter multicast: list robots by address, \
             e.g. `web --session ID --peer HOST:PORT`), firewall (no nft/iptables rule drops 5353/udp or the port), config (the \
-            receiver's config file is valid), clock (NTP is not needed).
+            receiver's config file is valid), clock (NTP is not needed); with --session ID also broadcast (every \
+            receiver of the session that DNS-SD lists on port \(ReceiverPort.standard) answers a broadcast query, so \
+            `stop-all` stops it before any lookup; warns when the network drops broadcast).
 
             Exit status: 0 when every check is ok or skipped, 1 when any warns or fails.
             """)
@@ -37,6 +39,10 @@ struct Doctor: ParsableCommand {
                                valueName: "file"))
     var config: String?
 
+    @Option(help: ArgumentHelp("Also check that this session's receivers answer a broadcast (what stop-all sends first); takes 2 s.",
+                               valueName: "id"))
+    var session: String?
+
     @Option(help: ArgumentHelp("Test only: the directory to look for ttyACM*/ttyUSB* and programland links in.",
                                visibility: .hidden))
     var devDirectory = "/dev"
@@ -45,7 +51,9 @@ struct Doctor: ParsableCommand {
         var options = Diagnosis.Doctor.Options(port: port)
         options.probeBoards = !noProbe
         options.devDirectory = devDirectory
-        let checks = Diagnosis.Doctor(options: options).run(config: configCheck())
+        let doctor = Diagnosis.Doctor(options: options)
+        var checks = doctor.run(config: configCheck())
+        if let session { checks.append(doctor.broadcast(session: session)) }
         for check in checks { print(check.line) }
         let status = DoctorVerdict.exitStatus(checks)
         if status != 0 { throw ExitCode(status) }

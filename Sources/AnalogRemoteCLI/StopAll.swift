@@ -9,7 +9,10 @@ struct StopAll: ParsableCommand {
         commandName: "stop-all",
         abstract: "Teacher's stop: every receiver of a session stops its robot and holds it until released.",
         discussion: """
-            Finds the session's receivers (DNS-SD, for --timeout seconds) or takes them from --peer, and \
+            First sends the signed stop for the session to every host on the links (each interface's IPv4 \
+            broadcast address and IPv6 all-nodes ff02::1, port \(ReceiverPort.standard), three times): every receiver of the \
+            session on the default port stops before any lookup (--no-broadcast: not). Then finds the session's \
+            receivers (DNS-SD, for --timeout seconds) or takes them from --peer (no broadcast then), and \
             sends each the signed stop the moment it is known (aimed at its robot id when it announces one, \
             else at the session), up to 10 times over half a second, until it answers; a release first asks \
             each receiver its name and robot id and is then signed for that robot alone. Receivers \
@@ -21,7 +24,7 @@ struct StopAll: ParsableCommand {
             receivers`. The receivers that took a stop-all of the session are kept in the state directory \
             ($XDG_STATE_HOME/analog-remote, default ~/.local/state/analog-remote) and get the next one at once, \
             before DNS-SD has answered; one that no longer answers there and is not listed is left out. With --robot ID, only that robot gets the command (a clone with the same name refuses it). \
-            Exit 0 when every receiver took it, 1 otherwise; 5 without an mDNS responder (use --peer) — with receivers known from the last run it stops those, says so, and exits as above.
+            Exit 0 when every receiver took it, 1 otherwise; 5 without an mDNS responder (use --peer) — unless it broadcast the stop or knows receivers from the last run: then it stops those that answer, says so, and exits as above.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -50,6 +53,9 @@ struct StopAll: ParsableCommand {
                                valueName: "id"))
     var robot: [String] = []
 
+    @Flag(help: "Do not broadcast the stop to the links first: only receivers found by DNS-SD or known from the last run get it.")
+    var noBroadcast = false
+
     func validate() throws {
         do { _ = try SessionID(session) } catch { throw ValidationError("--session: \(error)") }
         guard timeout > 0, timeout <= 60 else { throw ValidationError("--timeout must be in 0…60 seconds") }
@@ -71,7 +77,8 @@ struct StopAll: ParsableCommand {
                                                 peers: peer.compactMap { SocketAddress.withDefaultPort($0, port: ReceiverPort.standard) },
                                                 timeout: .milliseconds(Int(timeout * 1000)),
                                                 robots: Set(robot.compactMap { RobotID($0) }),
-                                                stateDirectory: StateDirectory.path(environment: StateDirectory.processEnvironment)),
+                                                stateDirectory: StateDirectory.path(environment: StateDirectory.processEnvironment),
+                                                broadcast: !noBroadcast),
                                          status: status)
         }
     }

@@ -59,7 +59,12 @@ package struct StopAllGuard: Sendable {
         if let last = lastTaken, last.millis == s.unixMillis, last.nonce == s.nonce, last.action == s.action {
             return .repeated   // the sender repeats each command up to 10 times
         }
-        guard takenNonces[s.nonce] == nil else { return .refused("stop-all nonce already used (replay)") }
+        if takenNonces[s.nonce] != nil {
+            // A stop taken before while the robot is held: the teacher's broadcast and unicast
+            // copies interleave (Protocol.md §7.6). Nothing changes, so nothing is refused.
+            if s.action == .stop, holding { return .repeated }
+            return .refused("stop-all nonce already used (replay)")
+        }
         if let last = lastTaken, s.unixMillis < last.millis {
             return .refused("stop-all older than the last one taken (replay)")
         }

@@ -27,6 +27,11 @@ package struct TeacherDelivery<Peer: Hashable & Sendable>: Sendable {
         case teacher(TeacherCommand.Action, argument: String)
     }
 
+    /// How often the broadcast stop (Protocol.md §7.6: every host on the links, before any
+    /// lookup) goes out, ``Settings/spacing`` apart: nobody answers it for all, so it is not
+    /// repeated until answered.
+    package static var broadcastTimes: Int { 3 }
+
     package struct Settings: Sendable {
         package var session: String
         /// The teacher key's MAC key (``TeacherKey/macKey``); nil: stop-alls go unsigned (for

@@ -23,9 +23,13 @@ package struct StopAllOptions: Sendable {
     /// Where the receivers that took the last run of the session are kept (``KnownReceivers``);
     /// nil: neither read nor written.
     package var stateDirectory: String?
+    /// Send the stop to every host on the links first (``StopAllMachine/Settings/broadcast``);
+    /// `--no-broadcast` turns it off. Never with `peers`, never for a release.
+    package var broadcast: Bool
 
     package init(session: String, release: Bool, teacherKey: TeacherKey?, peers: [String], timeout: Duration, robots: Set<RobotID> = [],
-                 stateDirectory: String? = nil) {
+                 stateDirectory: String? = nil, broadcast: Bool = true) {
+        self.broadcast = broadcast
         self.session = session
         self.release = release
         self.teacherKey = teacherKey
@@ -41,9 +45,11 @@ package struct StopAllOptions: Sendable {
 /// signals and the clock, and does what the machine says. Receivers come from the session's
 /// DNS-SD browse (for `timeout`) or from `--peer`.
 ///
-/// The stop is the emergency, so nothing comes before its first datagrams that need not: the
+/// The stop is the emergency, so nothing comes before its first datagrams that need not: every
+/// host on the links gets it by broadcast (each interface's IPv4 broadcast address and IPv6
+/// all-nodes, at the default port: every receiver of the session there takes it), and the
 /// receivers that took the last run of the session (``KnownReceivers``, in the state
-/// directory) get it before the browse even starts (starting it is a D-Bus round trip to the
+/// directory) get it by unicast, before the browse even starts (starting it is a D-Bus round trip to the
 /// responder, and every receiver it lists costs a resolve and an address lookup more), and each
 /// one the browse lists gets it as soon as its address is known.
 ///
@@ -75,6 +81,9 @@ package enum StopAllCommand {
             var settings = StopAllMachine<SystemRandomNumberGenerator>.Settings(session: options.session, release: options.release,
                                                                                 teacherKey: options.teacherKey, browseFor: options.timeout)
             settings.robots = options.robots
+            if options.broadcast, options.peers.isEmpty, !options.release {
+                settings.broadcast = LinkBroadcast.destinations(port: ReceiverPort.standard)
+            }
             var machine = StopAllMachine(settings: settings, peers: peers, known: known, now: start, wallMillis: WallClock.unixMillis(),
                                          random: SystemRandomNumberGenerator())
             var sockets: [SocketAddress.Family: UDPSocket] = [:]
@@ -86,6 +95,7 @@ package enum StopAllCommand {
                     case .send(let datagram, let address):
                         let socket = try sockets[address.family] ?? {
                             let s = try UDPSocket.sender(for: address)
+                            if address.family == .inet { try s.allowBroadcast() }
                             sockets[address.family] = s
                             return s
                         }()
@@ -102,7 +112,7 @@ package enum StopAllCommand {
             }
             var buffer = [UInt8](repeating: 0, count: 2048)
             try perform(machine.opening)
-            try perform(machine.tick(now: .now))      // the known receivers' first stops, before any DNS-SD work
+            try perform(machine.tick(now: .now))      // the broadcast and the known receivers' first stops, before any DNS-SD work
             var browser: SessionBrowser?
             var directory: ReceiverDirectory?
             if let session = browsed {
@@ -110,12 +120,15 @@ package enum StopAllCommand {
                     browser = try SessionBrowser(session: session, lookups: .once, onEvent: runner.mailbox.post)
                     directory = ReceiverDirectory(session: session)
                 } catch {
-                    // The known receivers have their stop already: they are not left with one
-                    // datagram because the responder is gone. The others cannot be found.
-                    guard !known.isEmpty, case .noResponder = error else { throw error }
+                    // The broadcast and the known receivers have their stop already: they are
+                    // not left with a few datagrams because the responder is gone. Receivers
+                    // on other ports cannot be found.
+                    guard !known.isEmpty || !settings.broadcast.isEmpty, case .noResponder = error else { throw error }
                     status.clear()
-                    StandardError.write("analog-remote: \(error); stopping only the \(known.count) receiver\(known.count == 1 ? "" : "s") "
-                                        + "known from the last run (name the others with --peer)\n")
+                    let reach = settings.broadcast.isEmpty
+                        ? "only the \(known.count) receiver\(known.count == 1 ? "" : "s") known from the last run"
+                        : "the receivers that answer the broadcast on port \(ReceiverPort.standard)" + (known.isEmpty ? "" : " and the \(known.count) known from the last run")
+                    StandardError.write("analog-remote: \(error); stopping \(reach) (name the others with --peer)\n")
                 }
             }
             defer { browser?.stop() }

@@ -20,6 +20,16 @@ import SystemIO
 /// names another id (or none) is left alone, uncounted. Each datagram goes out up to
 /// ``Settings/repeats`` times, ``Settings/spacing`` apart, until the receiver answers.
 ///
+/// Before anything else, a stop goes to every host on the links (``Settings/broadcast``: each
+/// interface's IPv4 broadcast address and IPv6 all-nodes, at the default port), signed for the
+/// whole session (under ``Settings/robots``, one per robot id): every receiver of the session on
+/// the default port takes it before any lookup. A signed `stopped` reply to it (with a teacher
+/// key: signed with that key) counts as that receiver's answer; refusals to it (the receivers of
+/// other sessions saying so) are not shown. A receiver is counted once however it was reached:
+/// the same robot id (or none on both sides) and the same address or display name — not the
+/// robot id alone, which robots cloned after their first start share. Not for a release, nor
+/// with `--peer` (the receivers are named).
+///
 /// Receivers known from the last run (``KnownReceivers``: the address and robot id of each one
 /// that took it) get the stop at once too, before DNS-SD has listed anything. They count only
 /// once they answer or DNS-SD lists them (by robot id, or by address): one that does neither is
@@ -43,6 +53,11 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
         package var spacing: Duration = .milliseconds(50)
         /// How long to wait for a reply after the last send.
         package var replyGrace: Duration = .milliseconds(300)
+        /// Where the broadcast stop goes (``LinkBroadcast/destinations(port:)``); empty: nowhere.
+        package var broadcast: [SocketAddress] = []
+        /// How often the broadcast stop goes out, ``spacing`` apart: it is never answered by all
+        /// (the replies come from each receiver), so it is not repeated until answered.
+        package var broadcastRepeats = TeacherDelivery<SocketAddress>.broadcastTimes
 
         package init(session: String, release: Bool, teacherKey: TeacherKey?, browseFor: Duration) {
             self.session = session
@@ -113,14 +128,19 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
         var known = false
         /// Known, and not yet answered nor listed by DNS-SD: not counted.
         var unconfirmed = false
-        /// A known receiver whose address is someone else's now: sent nothing more, not counted.
+        /// A known receiver whose address is someone else's now, or one heard by broadcast that
+        /// answered again under its DNS-SD name: sent nothing more, not counted.
         var superseded = false
+        /// Found by its reply to the broadcast stop (not by DNS-SD, `--peer` or the last run).
+        var heardByBroadcast = false
     }
 
     package let settings: Settings
     private var delivery: TeacherDelivery<SocketAddress>
     private var random: Random
     private(set) var targets: [Target] = []
+    /// The broadcast stops' nonces (one per target: the session, or each `--robot` id).
+    private var broadcastNonces: Set<UInt64> = []
     private let browseEnd: ContinuousClock.Instant
     private var lastSendAt: ContinuousClock.Instant
     private var lastTick: ContinuousClock.Instant
@@ -140,6 +160,17 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
         browseEnd = peers.isEmpty ? now + settings.browseFor : now
         lastSendAt = now
         lastTick = now
+        if peers.isEmpty, !settings.release, !settings.broadcast.isEmpty {
+            let aims = settings.robots.isEmpty ? [""] : settings.robots.sorted { $0.value < $1.value }.map(\.target)
+            for target in aims {
+                let nonce = self.random.next() as UInt64
+                broadcastNonces.insert(nonce)
+                for address in settings.broadcast {
+                    delivery.send(.stop, to: address, target: target, times: settings.broadcastRepeats, nonce: nonce,
+                                  wallMillis: wallMillis, now: now)
+                }
+            }
+        }
         for address in peers {
             add(Receiver(label: nil, identity: nil, address: address), now: now, wallMillis: wallMillis)
         }
@@ -187,6 +218,12 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
             for r in found {
                 // By identity, not address: a receiver whose AAAA answered after its A is still one receiver.
                 guard !targets.contains(where: { $0.receiver.identity == r.identity }) else { continue }
+                if let i = targets.firstIndex(where: { $0.heardByBroadcast && $0.receiver.identity == nil && !$0.superseded
+                                                        && Self.isListing(r, of: $0) }) {
+                    // Took the broadcast stop already: counted once, under its DNS-SD name, sent nothing more.
+                    confirm(i, as: r, now: now)
+                    continue
+                }
                 if let i = targets.firstIndex(where: { $0.known && $0.receiver.identity == nil && !$0.superseded
                                                         && ($0.receiver.robot.map { $0 == r.robot } ?? false || $0.receiver.address == r.address) }) {
                     if targets[i].receiver.robot == r.robot || (r.robot != nil && targets[i].reply?.robotID == r.robot) {
@@ -205,8 +242,9 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
             return [.status("session \"\(settings.session)\": \(n) receiver\(n == 1 ? "" : "s") found", force: false)]
         case .datagram(let bytes, let from):
             guard let d = try? ControlDatagram.decode(bytes), d.header.type == .stopAllReply,
-                  case .stopAllReply(let reply)? = try? ControlMessage.decode(type: .stopAllReply, payload: d.payload),
-                  let i = targets.firstIndex(where: { $0.receiver.address == from && $0.nonce == reply.nonce && !$0.superseded }),
+                  case .stopAllReply(let reply)? = try? ControlMessage.decode(type: .stopAllReply, payload: d.payload) else { return [] }
+            if broadcastNonces.contains(reply.nonce) { return heardBroadcast(reply, from: from) }
+            guard let i = targets.firstIndex(where: { $0.receiver.address == from && $0.nonce == reply.nonce && !$0.superseded }),
                   targets[i].reply == nil else { return [] }
             if targets[i].unconfirmed && reply.outcome == .refused {
                 // Not the robot that took the last run (or not in this session now): DNS-SD says who is there.
@@ -232,8 +270,65 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
             delivery.answered(reply.nonce, from: from)
             targets[i].reply = reply
             targets[i].unconfirmed = false
+            if reply.outcome != .refused,
+               let j = targets.indices.first(where: { $0 != i && targets[$0].heardByBroadcast && targets[$0].receiver.identity == nil
+                                                      && !targets[$0].superseded && targets[$0].reply?.robotID == reply.robotID
+                                                      && targets[$0].reply?.displayName == reply.displayName }) {
+                // The same robot, heard by broadcast first at another address: counted once, said once.
+                targets[j].superseded = true
+                return []
+            }
             return [.print(Self.describe(targets[i], reply))]
         }
+    }
+
+    /// A reply to the broadcast stop: only a receiver that took it counts (with a teacher key,
+    /// signed with it). A refusal is a receiver of another session (or, under `--robot`, another
+    /// robot) on the link saying so: not shown, not counted.
+    private mutating func heardBroadcast(_ reply: ControlMessage.StopAllReply, from: SocketAddress) -> [Action] {
+        guard reply.outcome == .stopped else { return [] }
+        if let key = settings.teacherKey, !reply.verify(key: key.macKey) { return [] }
+        if !settings.robots.isEmpty, !(reply.robotID.map { settings.robots.contains($0) } ?? false) { return [] }
+        let same = targets.indices.filter { !targets[$0].superseded && !targets[$0].leftAlone && Self.isSame(targets[$0], as: reply, from: from) }
+        if let answered = same.first(where: { targets[$0].reply != nil }) {
+            // Heard already (its other address family, a repeat): any other target it matches
+            // is the same receiver, counted there.
+            for i in same where i != answered && targets[i].reply == nil {
+                delivery.cancel(targets[i].nonce, to: targets[i].receiver.address)
+                targets[i].superseded = true
+            }
+            return []
+        }
+        if let i = same.first {
+            // It holds the robot already: the stop (or query) on its way to it can stop.
+            delivery.cancel(targets[i].nonce, to: targets[i].receiver.address)
+            targets[i].reply = reply
+            targets[i].unconfirmed = false
+            return [.print(Self.describe(targets[i], reply))]
+        }
+        var t = Target(receiver: Receiver(label: nil, identity: nil, address: from, robot: reply.robotID), nonce: reply.nonce, querying: false)
+        t.reply = reply
+        t.heardByBroadcast = true
+        targets.append(t)
+        return [.print(Self.describe(t, reply))]
+    }
+
+    /// Whether a reply to the broadcast from `from` is target `t`'s receiver: the same robot id
+    /// (a target that knows none yet matches any) at the same address, or under the same
+    /// display name (its IPv4 and IPv6 answers come from two addresses).
+    static func isSame(_ t: Target, as reply: ControlMessage.StopAllReply, from: SocketAddress) -> Bool {
+        let robot = t.reply?.robotID ?? t.receiver.robot
+        if let robot, robot != reply.robotID { return false }
+        if t.receiver.address == from { return true }
+        guard let name = t.reply?.displayName.text ?? t.receiver.label else { return false }
+        return name == reply.displayName.text
+    }
+
+    /// Whether DNS-SD's listing `r` is the receiver heard by broadcast as `t`: its robot id, and
+    /// its address or its name.
+    static func isListing(_ r: Receiver, of t: Target) -> Bool {
+        guard t.receiver.robot == r.robot else { return false }
+        return t.receiver.address == r.address || (r.label != nil && t.reply?.displayName.text == r.label)
     }
 
     private var isSending: Bool { delivery.nextDeadline != nil }
@@ -244,8 +339,10 @@ package struct StopAllMachine<Random: RandomNumberGenerator & Sendable>: Sendabl
         delivery.cancel(targets[i].nonce, to: targets[i].receiver.address)
     }
 
+    /// Replies may still come: a target has not answered, or a broadcast went out (anyone may answer it).
     private func isWaitingForReplies(_ now: ContinuousClock.Instant) -> Bool {
-        targets.contains { $0.reply == nil && !$0.leftAlone && !$0.superseded } && now < lastSendAt + settings.replyGrace
+        now < lastSendAt + settings.replyGrace
+            && (!broadcastNonces.isEmpty || targets.contains { $0.reply == nil && !$0.leftAlone && !$0.superseded })
     }
 
     /// A known receiver DNS-SD lists now: it counts, is named as listed, and is reached at the

@@ -126,6 +126,8 @@ final class TeacherLink: Sendable {
         case command(robot: String, Command)
         /// The first dashboard opened after none was: watch now.
         case dashboardOpened
+        /// Stop all: the broadcast stop (``TeacherBroadcast``), before anything else.
+        case stopEveryone
     }
 
     /// Told every robot that has proven the key (where its signed reply came from, the robot id
@@ -190,6 +192,12 @@ final class TeacherLink: Sendable {
     /// Any thread; the command leaves at once (beyond 256 waiting, the oldest are dropped).
     func enqueue(_ command: Command, robot: String) {
         runner.mailbox.post(.command(robot: robot, command))
+    }
+
+    /// Any thread: the dashboard's Stop all, to every robot of the session on the links at once
+    /// (``TeacherBroadcast``); give each row its own stop too (``enqueue(_:robot:)``), after this.
+    func stopEveryone() {
+        runner.mailbox.post(.stopEveryone)
     }
 
     /// The teacher dismisses a row: hidden until its robot answers again; a robot DNS-SD no
@@ -335,6 +343,8 @@ final class TeacherLink: Sendable {
                                                                       connection: UInt32.random(in: 1...UInt32.max)))
         var told: [String] = []
         var queue: [(robot: String, command: Command)] = []
+        var broadcast = TeacherBroadcast(session: session, macKey: key)
+        defer { broadcast.close() }
         // The clock as the runner read it when the last wait ended: one reading a turn.
         var now = ContinuousClock.now
         while true {
@@ -423,7 +433,7 @@ final class TeacherLink: Sendable {
             // Wait for replies, a command, or what is due next: a repeat; while watching, the
             // next watch and each unproven robot's next query (a proven one is asked again, if
             // silent, at a watch). Nothing is due with no dashboard open and nothing to repeat.
-            var due = links.values.compactMap(\.delivery.nextDeadline)
+            var due = links.values.compactMap(\.delivery.nextDeadline) + [broadcast.nextDeadline].compactMap { $0 }
             if watching {
                 due.append(nextWatch)
                 due += links.values.filter { $0.proven == nil }.map(\.nextQuery)
@@ -432,8 +442,14 @@ final class TeacherLink: Sendable {
             guard let wake = try? runner.wait(fds, untilInstant: due.min()), wake.stop == nil else { return }
             now = wake.now.instant
             for event in wake.events {
-                if case .command(let robot, let command) = event { queue.append((robot, command)) }
+                switch event {
+                case .command(let robot, let command): queue.append((robot, command))
+                case .stopEveryone: broadcast.stop(now: now)
+                case .dashboardOpened: break
+                }
             }
+            // The broadcast stop first, before this turn's lookups and rows.
+            broadcast.flush(now: now)
             let ready = wake.ready
             for (i, id) in order.enumerated() where i < ready.count && !ready[i].isEmpty {
                 while let (length, from) = try? links[id]!.socket.receive(into: &buffer) {

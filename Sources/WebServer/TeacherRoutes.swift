@@ -209,6 +209,8 @@ struct TeacherDashboard: Sendable {
         case "unlock": command = .unlock
         default: return
         }
+        // Stop all is the emergency: every robot of the session on the links first, by broadcast.
+        if robot == "*", case .stop = command { link.stopEveryone() }
         let targets = robot == "*" ? link.rows().map(\.id) : [robot]
         for id in targets { link.enqueue(command, robot: id) }
         link.events.record(robot: robot == "*" ? "all" : robot, event: "teacher-\(t)", detail: arg)

@@ -18,11 +18,12 @@ final class StopAllRig {
     let wall: UInt64 = 1_764_000_000_000
 
     init(peers: [String] = ["127.0.0.1:45678"], browseMs: Int = 0, teacherKey: String? = nil, release: Bool = false,
-         robots: Set<RobotID> = [], known: [KnownReceivers.Entry] = []) throws {
+         robots: Set<RobotID> = [], known: [KnownReceivers.Entry] = [], broadcast: [String] = []) throws {
         var settings = StopAllMachine<CountingRandom>.Settings(session: "class-3b", release: release,
                                                                teacherKey: teacherKey.map { TeacherKey(macKey: Array($0.utf8)) },
                                                                browseFor: .milliseconds(browseMs))
         settings.robots = robots
+        settings.broadcast = try broadcast.map { try SocketAddress.resolve($0) }
         machine = StopAllMachine(settings: settings, peers: try peers.map { try SocketAddress.resolve($0) }, known: known, now: start,
                                  wallMillis: wall, random: CountingRandom())
     }
@@ -40,6 +41,22 @@ final class StopAllRig {
                   case .stopAll(let m)? = try? ControlMessage.decode(type: .stopAll, payload: d.payload) else { return nil }
             return m
         }
+    }
+
+    /// Every tick due until the run is over, with `replies` handled at their time (ms → event).
+    func runToEnd(from ms: Int, replies: [Int: [StopAllMachine<CountingRandom>.Event]] = [:]) -> [StopAllMachine<CountingRandom>.Action] {
+        var out: [StopAllMachine<CountingRandom>.Action] = []
+        var pending = replies
+        var now = ms
+        while let next = machine.nextDeadline {
+            let due = Int((next - start) / .milliseconds(1))
+            for t in pending.keys.sorted() where t <= due {
+                for e in pending.removeValue(forKey: t)! { out += handle(e, max(t, now)) }
+            }
+            now = max(now, due)
+            out += tick(now)
+        }
+        return out
     }
 
     static func prints(_ actions: [StopAllMachine<CountingRandom>.Action]) -> [String] {

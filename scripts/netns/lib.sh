@@ -115,8 +115,8 @@ netns_setup() {
     ip link add "$VETH_A" type veth peer name "$VETH_B"
     ip link set "$VETH_A" netns "$NS_A"
     ip link set "$VETH_B" netns "$NS_B"
-    ip -n "$NS_A" addr add "$ADDR_A/24" dev "$VETH_A"
-    ip -n "$NS_B" addr add "$ADDR_B/24" dev "$VETH_B"
+    ip -n "$NS_A" addr add "$ADDR_A/24" brd + dev "$VETH_A"
+    ip -n "$NS_B" addr add "$ADDR_B/24" brd + dev "$VETH_B"
     local ns
     for ns in "$NS_A" "$NS_B"; do
         ip -n "$ns" link set lo up
