@@ -163,8 +163,11 @@ package struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
     /// source under `--accept paired`).
     ///
     /// `arrived`: when the datagram reached the host (the kernel's stamp), if known. The
-    /// failsafe judges the controller's silence by it — a state that waited in the queue while
-    /// this process was not scheduled arrived in time — and everything else by `now`.
+    /// failsafe and the ownership judge the controller's silence by it — a state that waited in
+    /// the queue while this process was not scheduled arrived in time — and everything else by
+    /// `now`. Both by the same time: judged by `now`, the ownership would outlast the failsafe
+    /// by the queueing delay, and a second controller that starts once the motors stopped for
+    /// silence would be ignored for that long.
     package mutating func datagram(_ bytes: some Collection<UInt8>, length: Int, from source: Source,
                                   at now: Tick, arrived: Tick? = nil,
                                   admitted: Bool = true) -> Step {
@@ -213,7 +216,7 @@ package struct ReceiverEngine<Source: Hashable & Sendable>: Sendable {
             }
             return step
         }
-        let verdict = ownership.offer(from: source, at: now)
+        let verdict = ownership.offer(from: source, at: judged)
         controllers.touch(source, at: now, protecting: ownership.owner) { record in
             record.count(at: now)
             record.states += 1

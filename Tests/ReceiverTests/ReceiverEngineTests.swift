@@ -58,6 +58,19 @@ import Testing
         #expect(step.notices.isEmpty)
     }
 
+    /// The owner's last state waited 200 ms in the queue: its silence, for the failsafe and for
+    /// the ownership alike, counts from its arrival. A second controller that starts the moment
+    /// the motors stopped for silence takes over then, not the queueing delay later.
+    @Test func theOwnershipLapsesWithTheFailsafeWhenTheLastStateWaitedInTheQueue() {
+        let h = driving()                                        // A's forward arrived at 10 ms
+        _ = h.send(Self.forward, from: "A", arrivedMs: 30, readMs: 230)
+        let stop = h.tick(ms: 280)                               // 250 ms after A's last arrival
+        #expect(stop.notices.contains(.failsafe(.silence)))
+        let b = h.send(.neutral, from: "B", ms: 281)
+        #expect(b.notices.contains(.tookOwnership("B", previous: nil)), "\(b.notices)")
+        #expect(h.engine.counters.ignored == 0)
+    }
+
     /// The same late read, but the controller really was silent: its next state arrived 300 ms
     /// after the last one, past the failsafe, and trips it — stamps never hide a silence.
     @Test func aStateThatArrivedAfterTheDeadlineStillTrips() {
