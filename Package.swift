@@ -40,9 +40,9 @@ import PackageDescription
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let tomlKit: Target.Dependency = .product(name: "TOMLKit", package: "TOMLKit")
+// The web server's certificate and login, and the tests' independent check of the core's libsodium
+// primitives: the core (ControlPlane) signs, derives and seals with libsodium alone.
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
-// scrypt, for a teacher key typed as a passphrase (TeacherKey.swift).
-let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
 let propertyBased: Target.Dependency = .product(name: "PropertyBased", package: "swift-property-based")
 // The phone page's server (WebServer only).
 let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
@@ -106,7 +106,8 @@ let package = Package(
         // libFuzzer's driver, declared weak (linked only by scripts/fuzz.sh).
         .systemLibrary(name: "CLibFuzzer"),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
-        // The envelope's AEAD (ControlPlane's AEADKey); runtime package libsodium23.
+        // The core's one crypto library (ControlPlane): the envelope's AEAD, HMAC-SHA256 (and HKDF on it),
+        // scrypt; runtime package libsodium23.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
         // MARK: I/O adapters — the only modules that make syscalls or call C libraries.
@@ -129,7 +130,7 @@ let package = Package(
         // MARK: Roles — value-type state machines plus the loop that does their I/O.
         // The control plane (Protocol.md §7): messages, reliable channel, signing, peers, admission,
         // rate limit, stop-all guard, the receiver's side as a value type.
-        .target(name: "ControlPlane", dependencies: ["CSodium", "ControlWire", "RemoteWire", "SystemIO", crypto, cryptoExtras]),
+        .target(name: "ControlPlane", dependencies: ["CSodium", "ControlWire", "RemoteWire", "SystemIO"]),
         // `analog-remote game`: the button game's host, rounds, scores.
         .target(name: "Game", dependencies: ["BoardProtocol", "ControlWire", "Console", "ControlPlane", "Controller", "Discovery", "RemoteWire", "SystemIO", logging]),
         // `analog-remote stop-all`: the teacher's stop.

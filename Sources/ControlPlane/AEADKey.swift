@@ -1,5 +1,4 @@
 import CSodium
-import Crypto
 import Synchronization
 
 /// One key of the envelope's AEAD — ChaCha20 with a 16-byte one-time-MAC tag, the IETF
@@ -28,12 +27,8 @@ package final class AEADKey: Sendable {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     }
 
-    /// libsodium picks its fastest implementation for this CPU in `sodium_init`; it must run
-    /// before the first call, and running it again is harmless.
-    private static let initialised: Bool = sodium_init() >= 0
-
     private init(bytes: KeyBytes) {
-        precondition(Self.initialised, "libsodium failed to initialise")
+        Sodium.require()
         key = Mutex(bytes)
     }
 
@@ -49,15 +44,6 @@ package final class AEADKey: Sendable {
     /// `key` must be 32 bytes.
     package convenience init(_ key: [UInt8]) {
         precondition(key.count == Self.keySize, "the AEAD takes a 32-byte key")
-        var bytes = KeyBytes()
-        key.withUnsafeBytes { source in withUnsafeMutableBytes(of: &bytes.words) { $0.copyMemory(from: source) } }
-        self.init(bytes: bytes)
-        withUnsafeMutableBytes(of: &bytes.words) { sodium_memzero($0.baseAddress, $0.count) }
-    }
-
-    /// A 256-bit key of swift-crypto's (the handshake's HKDF output).
-    package convenience init(_ key: SymmetricKey) {
-        precondition(key.bitCount == 256, "the AEAD takes a 256-bit key")
         var bytes = KeyBytes()
         key.withUnsafeBytes { source in withUnsafeMutableBytes(of: &bytes.words) { $0.copyMemory(from: source) } }
         self.init(bytes: bytes)

@@ -1,5 +1,4 @@
 import ControlWire
-import Crypto
 import RemoteWire
 import SystemIO
 

@@ -1,8 +1,7 @@
+import CSodium
 import ControlWire
-import Crypto
-import Foundation
 
-/// The key schedule of `--accept secret` (Protocol.md "Security"), over swift-crypto:
+/// The key schedule of `--accept secret` (Protocol.md "Security"), over libsodium's HMAC-SHA256:
 ///
 /// ```
 /// proof key  = HKDF-SHA256(ikm: secret, salt: "", info: "AnalogRemote v1 proof", 32 bytes)
@@ -26,31 +25,32 @@ package enum SecretHandshake {
         return (0..<ControlMessage.nonceSize).map { _ in UInt8.random(in: 0...255, using: &rng) }
     }
 
-    static func proofKey(_ secret: RobotSecret) -> SymmetricKey {
-        HKDF<Crypto.SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: secret.bytes), salt: [UInt8](),
-                               info: proofInfo, outputByteCount: 32)
+    static func proofKey(_ secret: RobotSecret) -> [UInt8] {
+        HKDFSHA256.derive(secret: secret.bytes, salt: [], info: proofInfo, count: 32)
     }
 
     package static func proof(secret: RobotSecret, receiverNonce: [UInt8], controllerNonce: [UInt8]) -> [UInt8] {
-        Array(HMAC<Crypto.SHA256>.authenticationCode(for: proofLabel + receiverNonce + controllerNonce, using: proofKey(secret)))
+        var key = proofKey(secret)
+        defer { key.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) } }
+        return HMACSHA256.authenticate(joining: proofLabel, receiverNonce, controllerNonce, key: key)
     }
 
     /// Constant-time check of a proof.
     package static func verify(_ mac: [UInt8], secret: RobotSecret, receiverNonce: [UInt8], controllerNonce: [UInt8]) -> Bool {
         guard mac.count == ControlMessage.proofSize else { return false }
-        return HMAC<Crypto.SHA256>.isValidAuthenticationCode(mac, authenticating: proofLabel + receiverNonce + controllerNonce,
-                                                      using: proofKey(secret))
+        return HMACSHA256.equal(mac, proof(secret: secret, receiverNonce: receiverNonce, controllerNonce: controllerNonce))
     }
 
     package static func keys(secret: RobotSecret, receiverNonce: [UInt8], controllerNonce: [UInt8],
                             connectionID: UInt64) -> SessionKeys {
         var info = keysInfo
         for shift in stride(from: 56, through: 0, by: -8) { info.append(UInt8(truncatingIfNeeded: connectionID >> UInt64(shift))) }
-        let both = HKDF<Crypto.SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: secret.bytes), salt: receiverNonce + controllerNonce,
-                                          info: info, outputByteCount: 64)
-        let bytes = both.withUnsafeBytes { Array($0) }
-        return SessionKeys(controllerToReceiver: SymmetricKey(data: bytes[0..<32]),
-                           receiverToController: SymmetricKey(data: bytes[32..<64]))
+        var both = HKDFSHA256.derive(secret: secret.bytes, salt: receiverNonce + controllerNonce, info: info, count: 64)
+        defer { both.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) } }
+        return both.withUnsafeBytes { raw in
+            SessionKeys(controllerToReceiver: AEADKey(UnsafeRawBufferPointer(rebasing: raw[0..<32])),
+                        receiverToController: AEADKey(UnsafeRawBufferPointer(rebasing: raw[32..<64])))
+        }
     }
 }
 
@@ -60,9 +60,9 @@ package struct SessionKeys: Sendable {
     package let controllerToReceiver: AEADKey
     package let receiverToController: AEADKey
 
-    package init(controllerToReceiver: SymmetricKey, receiverToController: SymmetricKey) {
-        self.controllerToReceiver = AEADKey(controllerToReceiver)
-        self.receiverToController = AEADKey(receiverToController)
+    package init(controllerToReceiver: AEADKey, receiverToController: AEADKey) {
+        self.controllerToReceiver = controllerToReceiver
+        self.receiverToController = receiverToController
     }
 }
 

@@ -1,7 +1,4 @@
-import Crypto
-import Foundation
 import SystemIO
-import _CryptoExtras
 
 /// The teacher key that signs stop-all commands and the receivers' replies (Protocol.md §7.6):
 /// one type that reads it from a file (refused when others may read it), takes a generated key
@@ -22,7 +19,7 @@ package struct TeacherKey: Sendable, Equatable {
     package static let generatedPrefix = "ark1-"
     package static let minimumPassphrase = 12
     static let salt = Array("AnalogRemote teacher key v1".utf8)
-    static let scryptRounds = 1 << 15
+    static let scryptRounds: UInt64 = 1 << 15
 
     package init(macKey: [UInt8]) { self.macKey = macKey }
 
@@ -57,13 +54,10 @@ package struct TeacherKey: Sendable, Equatable {
         guard text.count >= Self.minimumPassphrase else {
             throw TeacherKeyError("the teacher key is \(text.count) characters: give at least \(Self.minimumPassphrase), or make one with `analog-remote keygen`")
         }
-        do {
-            let key = try KDF.Scrypt.deriveKey(from: Array(text.utf8), salt: Self.salt, outputByteCount: 32, rounds: Self.scryptRounds,
-                                               blockSize: 8, parallelism: 1)
-            return key.withUnsafeBytes { Array($0) }
-        } catch {
-            throw TeacherKeyError("the teacher key could not be stretched (scrypt: \(error))")
+        guard let key = Scrypt.derive(password: Array(text.utf8), salt: Self.salt, n: Self.scryptRounds, r: 8, p: 1, count: 32) else {
+            throw TeacherKeyError("the teacher key could not be stretched: scrypt needs 32 MiB of memory; free some and try again")
         }
+        return key
     }
 
     /// A new key from the system's CSPRNG: `ark1-` and 256 bits in hex.
