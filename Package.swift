@@ -13,8 +13,9 @@
 //             Diagnosis GuidedDemo DrivePlot AnalogRemoteKit
 //             value-type state machines plus the loops that drive them; import codecs, C libs, adapters,
 //             and only the roles the allow-list below names
-//   the CLI   AnalogRemoteCLI Fuzz ErrorReporting         the executables (parse, validate, hand off; nothing imports
-//             them) and the one place that maps errors to exit codes and messages; no adapter or role imports any
+//   the CLI   AnalogRemoteCLI AnalogRemoteWebCLI Fuzz ErrorReporting CommandSupport   the executables (parse, validate,
+//             hand off; nothing imports them), the one place that maps errors to exit codes and messages, and
+//             what the executables share (options, error style); no adapter or role imports any
 //
 // Role → role edges, the only ones allowed (a new one is a design decision: add it here):
 //   Game → ControlPlane Controller
@@ -60,7 +61,11 @@ let x509: Target.Dependency = .product(name: "X509", package: "swift-certificate
 let package = Package(
     name: "AnalogRemote",
     products: [
+        // The robot and the driver: everything but the web. Its closure has no SwiftNIO, Hummingbird,
+        // swift-crypto or certificates (LayoutTests), so a robot's build and package stay small.
         .executable(name: "analog-remote", targets: ["AnalogRemoteCLI"]),
+        // The phone page and the teacher's dashboard (`analog-remote web` runs it).
+        .executable(name: "analog-remote-web", targets: ["AnalogRemoteWebCLI"]),
         .executable(name: "analog-remote-fuzz", targets: ["Fuzz"]),
         .library(name: "RemoteWire", targets: ["RemoteWire"]),
         // The Swift API (docs/swift-api.md): RemoteSession, RobotController, RobotReceiver.
@@ -181,10 +186,16 @@ let package = Package(
 
         // MARK: The command line — parse, validate, hand off; map errors to exit codes and messages.
         .target(name: "ErrorReporting", dependencies: ["ConfigFile", "Discovery", "Gamepad", "MIDIControl", "SystemIO"]),
+        // What both executables share: the options every long-running command takes, running a body
+        // with one-line errors, the error style of the roots, the version.
+        .target(name: "CommandSupport", dependencies: ["Console", "ErrorReporting", "SystemIO", argumentParser, logging]),
         .executableTarget(name: "AnalogRemoteCLI",
-                          dependencies: ["Bench", "BoardFirmware", "BoardLink", "BoardProtocol", "BoardSimulator", "CommandConfig", "ConfigFile", "Console", "ControlPlane", "Controller",
-                                         "Diagnosis", "Discovery", "DrivePlot", "ErrorReporting", "Game", "Gamepad", "GuidedDemo", "MIDIControl", "PhoneLink", "Receiver", "RemoteWire", "SerialTTY",
-                                         "StopAll", "SystemIO", "WebServer", argumentParser, logging]),
+                          dependencies: ["Bench", "BoardFirmware", "BoardLink", "BoardProtocol", "BoardSimulator", "CommandConfig", "CommandSupport", "ConfigFile", "Console",
+                                         "ControlPlane", "Controller", "Diagnosis", "Discovery", "DrivePlot", "ErrorReporting", "Game", "Gamepad", "GuidedDemo", "MIDIControl",
+                                         "Receiver", "RemoteWire", "SerialTTY", "StopAll", "SystemIO", argumentParser, logging]),
+        .executableTarget(name: "AnalogRemoteWebCLI",
+                          dependencies: ["CommandSupport", "Console", "Discovery", "ErrorReporting", "PhoneLink", "RemoteWire", "StopAll", "SystemIO", "WebServer",
+                                         argumentParser]),
 
         // MARK: Fuzzing — one harness per decoder of outside bytes; `scripts/fuzz.sh` runs them under libFuzzer.
         .target(name: "FuzzHarnesses",

@@ -8,7 +8,8 @@
 #                                                drivers start, as in a class; default 4)
 #   scripts/classroom-test.sh --release --robots 30 --second 6 --hold 10 --warmup 5
 #                                                the same with .build/release/analog-remote (build it
-#                                                first: swift build -c release --product analog-remote):
+#                                                first: swift build -c release --product analog-remote,
+#                                                and again with --product analog-remote-web):
 #                                                stop-all's time at 30 robots is a performance figure,
 #                                                quoted from the release build a classroom installs
 #   ANALOG_REMOTE=path/to/analog-remote          the binary (default .build/debug/analog-remote)
@@ -121,7 +122,10 @@ skip() { echo "SKIPPED: classroom test: $*"; exit 0; }
 for tool in ip unshare nsenter avahi-daemon dbus-daemon; do
     command -v "$tool" >/dev/null || skip "no '$tool' (run scripts/setup.sh)"
 done
-[ -x "$BIN" ] || { echo "classroom-test: $BIN is not built (run: swift build$(case "$BIN" in */release/*) echo " -c release";; esac) --product analog-remote)" >&2; exit 1; }
+# The dashboard's `web` runs analog-remote-web from beside $BIN.
+for b in "$BIN" "$BIN-web"; do
+    [ -x "$b" ] || { echo "classroom-test: $b is not built (run: swift build$(case "$BIN" in */release/*) echo " -c release";; esac) --product $(basename "$b"))" >&2; exit 1; }
+done
 # How the stop-all lines name the binary (its times depend on the build).
 case "$BIN" in
     "$ROOT"/.build/release/*) BUILD_KIND="release build";;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds analog-remote and installs it with its man page, shell completions, example config,
-# systemd unit and udev rule (docs/robot-install.md).
+# Builds analog-remote (the robot and the driver) and analog-remote-web (the phone page and the
+# teacher's dashboard) and installs them with their man pages, shell completions, example config,
+# systemd unit and udev rule (docs/robot-install.md). scripts/build-deb.sh splits the result into
+# the two packages.
 #
 #   sudo scripts/install.sh [--prefix /usr/local] [--debug]
 #   DESTDIR=/tmp/stage scripts/install.sh --prefix /usr      (staging: no system changes)
@@ -8,10 +10,11 @@
 #
 # What goes where (PREFIX = /usr/local unless --prefix):
 #   PREFIX/bin/analog-remote                          release build, Swift runtime linked in statically
-#   PREFIX/share/man/man1/analog-remote.1.gz          from swift-argument-parser's generate-manual plugin
-#   PREFIX/share/bash-completion/completions/analog-remote
-#   PREFIX/share/zsh/{vendor-completions|site-functions}/_analog-remote
-#   PREFIX/share/fish/vendor_completions.d/analog-remote.fish
+#   PREFIX/bin/analog-remote-web                      the same build (`analog-remote web` runs it)
+#   PREFIX/share/man/man1/analog-remote{,-web}.1.gz   from swift-argument-parser's generate-manual plugin
+#   PREFIX/share/bash-completion/completions/analog-remote{,-web}
+#   PREFIX/share/zsh/{vendor-completions|site-functions}/_analog-remote{,-web}
+#   PREFIX/share/fish/vendor_completions.d/analog-remote{,-web}.fish
 #   PREFIX/share/doc/analog-remote/examples/          receive.toml, control.toml, stock-map.toml, motors-map.toml
 #   PREFIX/lib/systemd/system/analog-remote.service   ExecStart pointing at PREFIX/bin
 #   /usr/lib/udev/rules.d (PREFIX=/usr) or /etc/udev/rules.d: 70-analog-remote.rules
@@ -43,7 +46,7 @@ scratch=.build-static
 
 # One build: the plugin builds every product (statically, -Xswiftc -static-stdlib) and runs
 # generate-manual on the binary; the man page is generated, never committed.
-echo "install.sh: building analog-remote ($configuration, static Swift runtime) — this takes a while" >&2
+echo "install.sh: building analog-remote and analog-remote-web ($configuration, static Swift runtime) — this takes a while" >&2
 log=$(mktemp -t analog-remote-install.XXXXXX)
 trap 'rm -f "$log"' EXIT
 # A release binary is linked for a small robot's memory: lld packs its ~100k relative
@@ -59,17 +62,21 @@ if ! swift package -Xswiftc -static-stdlib "${link[@]}" --scratch-path "$scratch
   exit 1
 fi
 binary=$scratch/$configuration/analog-remote
+web=$scratch/$configuration/analog-remote-web
 manual=$(find "$scratch/plugins/GenerateManual/outputs" -name analog-remote.1 2>/dev/null | head -1)
-[[ -x $binary ]] || { echo "install.sh: no binary at $binary" >&2; exit 1; }
-[[ -n $manual ]] || { echo "install.sh: the generate-manual plugin wrote no analog-remote.1" >&2; exit 1; }
+web_manual=$(find "$scratch/plugins/GenerateManual/outputs" -name analog-remote-web.1 2>/dev/null | head -1)
+for b in "$binary" "$web"; do [[ -x $b ]] || { echo "install.sh: no binary at $b" >&2; exit 1; }; done
+[[ -n $manual && -n $web_manual ]] || { echo "install.sh: the generate-manual plugin wrote no analog-remote.1 or analog-remote-web.1" >&2; exit 1; }
 if [[ -n $build_only ]]; then echo "install.sh: built $binary (--build-only: nothing installed)" >&2; exit 0; fi
 
 root=$destdir$prefix
 install -d "$root/bin" "$root/share/man/man1" "$root/share/bash-completion/completions" \
   "$root/share/fish/vendor_completions.d" "$root/share/doc/analog-remote/examples" "$root/lib/systemd/system"
 install -m 0755 "$binary" "$root/bin/analog-remote"
+install -m 0755 "$web" "$root/bin/analog-remote-web"
 gzip -9n -c "$manual" > "$root/share/man/man1/analog-remote.1.gz"
-chmod 0644 "$root/share/man/man1/analog-remote.1.gz"
+gzip -9n -c "$web_manual" > "$root/share/man/man1/analog-remote-web.1.gz"
+chmod 0644 "$root/share/man/man1/analog-remote.1.gz" "$root/share/man/man1/analog-remote-web.1.gz"
 
 if [[ $prefix == /usr ]]; then zsh_dir=share/zsh/vendor-completions; udev_dir=$destdir/usr/lib/udev/rules.d
 else zsh_dir=share/zsh/site-functions; udev_dir=$destdir/etc/udev/rules.d; fi
@@ -77,6 +84,9 @@ install -d "$root/$zsh_dir" "$udev_dir" "$destdir/etc/analog-remote"
 "$binary" --generate-completion-script bash > "$root/share/bash-completion/completions/analog-remote"
 "$binary" --generate-completion-script zsh > "$root/$zsh_dir/_analog-remote"
 "$binary" --generate-completion-script fish > "$root/share/fish/vendor_completions.d/analog-remote.fish"
+"$web" --generate-completion-script bash > "$root/share/bash-completion/completions/analog-remote-web"
+"$web" --generate-completion-script zsh > "$root/$zsh_dir/_analog-remote-web"
+"$web" --generate-completion-script fish > "$root/share/fish/vendor_completions.d/analog-remote-web.fish"
 
 install -m 0644 packaging/receive.toml packaging/control.toml config-examples/stock-map.toml config-examples/motors-map.toml "$root/share/doc/analog-remote/examples/"
 sed "s|/usr/bin/analog-remote|$prefix/bin/analog-remote|" packaging/analog-remote.service > "$root/lib/systemd/system/analog-remote.service"

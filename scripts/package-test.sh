@@ -8,7 +8,7 @@
 # --release: the package a robot gets (release build, RELR-packed, no exported symbols) instead
 # of CI's debug build (same files, quicker to compile): its installed size and idle RSS are the
 # figures to quote. Run by hand (a cold release build takes 20+ minutes on 2 cores).
-# Builds the .deb (scripts/build-deb.sh --debug unless --release),
+# Builds the two .debs (scripts/build-deb.sh --debug unless --release),
 # checks install.sh's layout under /usr/local (DESTDIR), checks the unit with `systemd-analyze verify`, makes a fresh root with
 # `debootstrap --variant=minbase bookworm` from the mirror apt on this machine uses, installs the
 # package there with apt (which pulls the declared dependencies) and runs the installed binary:
@@ -17,7 +17,8 @@
 # config (in a network namespace of its own, stopped by its pid). The robot's footprint: apt
 # installs at most 10 packages for it, none of X11, Wayland or PulseAudio (no SDL2), the binary
 # is stripped, `--input gamepad` without SDL2 is one line and exit 3; the installed size and the
-# idle receiver's memory (RSS, Pss) are printed. Nothing is cached: the root is made under a
+# idle receiver's memory (RSS, Pss) are printed. Then the second package, analog-remote-web: without
+# it `analog-remote web` is one line and exit 127; installed, it serves the phone page. Nothing is cached: the root is made under a
 # temporary folder and removed on every exit path, /proc is unmounted.
 # Last line: `package: N passed, M failed` (or `SKIPPED: why`). Bounded: each step has a timeout.
 set -uo pipefail
@@ -62,12 +63,16 @@ trap 'exit 130' INT TERM
 
 started=$SECONDS
 # 1. The package.
-if ! deb=$(timeout 2700 bash scripts/build-deb.sh "${build[@]}" --output "$work" 2>"$work/build.log"); then
+if ! debs=$(timeout 2700 bash scripts/build-deb.sh "${build[@]}" --output "$work" 2>"$work/build.log"); then
   cat "$work/build.log" >&2
-  fail "build-deb.sh builds the package"
+  fail "build-deb.sh builds the packages"
   echo "package: $passed passed, $failed failed"; exit 1
 fi
-pass "build-deb.sh builds $(basename "$deb") ($((SECONDS - started)) s)"
+{ read -r deb; read -r web_deb; } <<<"$debs"
+pass "build-deb.sh builds $(basename "$deb") and $(basename "${web_deb:-(no second package)}") ($((SECONDS - started)) s)"
+check "the robot's package holds no web server (no analog-remote-web)" bash -c "! dpkg-deb -c '$deb' | grep -q 'analog-remote-web'"
+check "analog-remote-web depends on analog-remote of its own version" \
+  bash -c "dpkg-deb -f '$web_deb' Depends | grep -q \"^analog-remote (= \$(dpkg-deb -f '$deb' Version))\""
 check "the package declares its runtime dependencies" \
   bash -c "dpkg-deb -f '$deb' Depends | grep -q 'libavahi-compat-libdnssd1, libasound2, libqrencode4, libsodium23'"
 check "SDL2 is only suggested (no desktop on the robot)" \
@@ -77,7 +82,7 @@ check "SDL2 is only suggested (no desktop on the robot)" \
 if DESTDIR=$work/stage timeout 600 bash scripts/install.sh "${build[@]}" >"$work/install.log" 2>&1; then
   layout_ok() {
     local p=$work/stage/usr/local f
-    for f in "$p/bin/analog-remote" "$p/share/man/man1/analog-remote.1.gz" "$p/share/bash-completion/completions/analog-remote" \
+    for f in "$p/bin/analog-remote" "$p/bin/analog-remote-web" "$p/share/man/man1/analog-remote-web.1.gz" "$p/share/man/man1/analog-remote.1.gz" "$p/share/bash-completion/completions/analog-remote" \
              "$p/share/zsh/site-functions/_analog-remote" "$p/share/fish/vendor_completions.d/analog-remote.fish" \
              "$p/share/doc/analog-remote/examples/receive.toml" "$work/stage/etc/udev/rules.d/70-analog-remote.rules" \
              "$work/stage/etc/analog-remote/receive.toml"; do
@@ -189,6 +194,47 @@ pid=""
 check "it stops on SIGTERM with exit 0 and its summary" bash -c "[[ $status -eq 0 ]] && grep -q '^summary ' '$out'"
 check "the example config's black box wrote its exit file" bash -c "ls '$root'/var/lib/analog-remote/black-box/black-box-*-exit.jsonl >/dev/null"
 [[ $failed -eq 0 ]] || cat "$out" >&2
+
+# 6. The teacher's page, from the second package. Without it `analog-remote web` says how to get
+#    it (exit 127); with it, the page is served (plain HTTP on loopback, in a namespace of its own).
+web_missing() {
+  local out status
+  out=$(unshare --net chroot "$root" env -i PATH=/usr/bin:/bin analog-remote web --peer 127.0.0.1:27183 2>&1 </dev/null)
+  status=$?
+  echo "      analog-remote web without its package: exit $status: $out"
+  [[ $status -eq 127 && $(wc -l <<<"$out") -eq 1 && $out == *"analog-remote-web"* ]]
+}
+check "without analog-remote-web, analog-remote web is one line naming the package, exit 127" web_missing
+cp "$web_deb" "$root/tmp/analog-remote-web.deb"
+if timeout 300 "${in_root[@]}" apt-get install -y -qq --no-install-recommends /tmp/analog-remote-web.deb >>"$work/apt.log" 2>&1; then
+  pass "apt-get installs analog-remote-web beside it"
+  echo "      web package: installed size $(dpkg-deb -f "$web_deb" Installed-Size) KiB, the .deb $(( $(stat -c %s "$web_deb") / 1024 )) KiB"
+  # In one namespace: the server on a fixed port, the page fetched with bash's /dev/tcp, the server
+  # stopped by its pid.
+  serve_page() {
+    cat > "$root/tmp/serve-page.sh" <<'SCRIPT'
+analog-remote web --plain-http --host 127.0.0.1 --port 18080 --peer 127.0.0.1:27183 --no-qr --quiet >/tmp/web.out 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q "serving http" /tmp/web.out && break; sleep 0.1; done
+page=""
+if exec 3<>/dev/tcp/127.0.0.1/18080; then
+  printf 'GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  page=$(cat <&3)
+fi
+kill -TERM "$pid"; wait "$pid"
+[[ $page == "HTTP/1.1 200"* && $page == *"<html"* ]] || { cat /tmp/web.out; echo "${page:0:300}"; exit 1; }
+SCRIPT
+    # lo is down in a new namespace: the host's `ip` raises it before entering the root (no iproute2 there).
+    unshare --net bash -c "ip link set lo up && chroot '$root' env -i PATH=/usr/bin:/bin bash /tmp/serve-page.sh"
+  }
+  check "analog-remote web (the installed package) serves the phone page" serve_page
+  check "man analog-remote-web shows its manual" bash -c "chroot '$root' env MANPAGER=cat MANWIDTH=100 man analog-remote-web 2>/dev/null | grep -q 'phone'"
+  # The root goes on to the service's test as a robot has it: without the web.
+  timeout 120 "${in_root[@]}" dpkg -r analog-remote-web >>"$work/apt.log" 2>&1 || fail "dpkg -r analog-remote-web"
+else
+  tail -20 "$work/apt.log" >&2
+  fail "apt-get installs analog-remote-web beside it"
+fi
 
 echo "package test took $((SECONDS - started)) s"
 echo "package: $passed passed, $failed failed"

@@ -2,18 +2,19 @@
 import Glibc
 #endif
 import ArgumentParser
+import CommandSupport
 import ConfigFile
 import Console
 import ErrorReporting
 
 @main
 struct AnalogRemote: ParsableCommand {
-    static let version = "0.1.0"
+    static let version = ProgramVersion.text
 
     static let configuration = CommandConfiguration(
         commandName: "analog-remote",
         abstract: "Drive a robot board from another machine on the LAN: controllers send an 8-byte state over UDP, receivers turn it into board writes.",
-        discussion: "Exit codes: 0 done or stopped on request; 1 runtime failure; 2 bad configuration; 3 device unavailable; 4 network unavailable (also: a controller that never heard back); 5 no mDNS daemon; 6 several receivers, none chosen; 64 bad arguments.",
+        discussion: "Exit codes: 0 done or stopped on request; 1 runtime failure; 2 bad configuration; 3 device unavailable; 4 network unavailable (also: a controller that never heard back); 5 no mDNS daemon; 6 several receivers, none chosen; 64 bad arguments; 127 `web` without analog-remote-web installed.",
         version: "analog-remote \(version)",
         subcommands: [Demo.self, Receive.self, Rest.self, Reload.self, Control.self, Browse.self, Advertise.self, BoardSim.self, Boards.self,
                       Gamepads.self, MidiInputs.self, StopAll.self, Game.self, Web.self, BenchCLI.self, Doctor.self, Plot.self,
@@ -37,8 +38,15 @@ struct AnalogRemote: ParsableCommand {
                 try command.run()
                 Glibc.exit(0)
             } catch {
-                fail(error, as: StopAll.self)
+                failCommand(error, as: StopAll.self)
             }
+        }
+        // `web` is another program (WebLauncher.swift): its arguments and its help are its own.
+        if arguments.first == Web._commandName {
+            Web.replaceProcess(arguments: Array(arguments.dropFirst()))
+        }
+        if arguments.count >= 2, arguments[0] == "help", arguments[1] == Web._commandName {
+            Web.replaceProcess(arguments: ["--help"])
         }
         if let problem = CommandNames.problem(arguments, names: configuration.subcommands.map { $0._commandName }) {
             StandardError.write("analog-remote: \(problem)\n")
@@ -59,20 +67,8 @@ struct AnalogRemote: ParsableCommand {
                 StandardError.write("analog-remote: \(line)\n")
                 Glibc.exit(2)
             }
-            fail(error, as: Self.self)
+            failCommand(error, as: Self.self)
         }
-    }
-
-    /// One error style: a usage error is one line, `analog-remote: WHAT`, exit 64, like every
-    /// other error of this program (help, --version and errors from run() keep ArgumentParser's
-    /// handling: they print what they must and carry their exit code).
-    static func fail<Command: ParsableCommand>(_ error: any Error, as command: Command.Type) -> Never {
-        if Command.exitCode(for: error) == ExitCode(ExitStatus.usage.rawValue), !(error is ExitCode) {
-            let message = Command.message(for: error).split(separator: "\n").first.map(String.init) ?? "bad arguments"
-            StandardError.write("analog-remote: \(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)\n")
-            Command.exit(withError: ExitCode(ExitStatus.usage.rawValue))
-        }
-        Command.exit(withError: error)
     }
 }
 

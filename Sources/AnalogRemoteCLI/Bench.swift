@@ -1,5 +1,6 @@
 import ArgumentParser
 import Bench
+import CommandSupport
 import SystemIO
 
 struct BenchCLI: ParsableCommand {

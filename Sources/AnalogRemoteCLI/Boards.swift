@@ -1,6 +1,7 @@
 import ArgumentParser
 import BoardLink
 import BoardProtocol
+import CommandSupport
 import Console
 import ErrorReporting
 import SystemIO

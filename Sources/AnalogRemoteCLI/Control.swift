@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandSupport
 import ControlPlane
 import Controller
 import Discovery

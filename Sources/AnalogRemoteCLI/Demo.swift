@@ -1,5 +1,6 @@
 import ArgumentParser
 import BoardProtocol
+import CommandSupport
 import Console
 import GuidedDemo
 import SystemIO

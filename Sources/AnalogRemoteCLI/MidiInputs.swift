@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandSupport
 import Console
 import MIDIControl
 import SystemIO

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import CommandSupport
 import Glibc
 #endif
 import ArgumentParser

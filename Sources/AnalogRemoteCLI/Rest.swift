@@ -1,5 +1,6 @@
 import ArgumentParser
 import BoardProtocol
+import CommandSupport
 import ConfigFile
 import Console
 import ErrorReporting

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandSupport
 import StopAll
 import Discovery
 import RemoteWire

@@ -52,18 +52,13 @@ extension SpawnedProcess {
     }
 
     static func which(_ name: String) throws(BenchError) -> String {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(dir)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
+        if let path = ExternalCommand.find(name, beside: nil, path: ProcessInfo.processInfo.environment["PATH"]) { return path }
         throw .setup("BENCH_RECEIVER_WRAPPER: \(name) is not on PATH")
     }
 
     /// The path of the running executable (this `analog-remote`).
     static func ownExecutable() throws(BenchError) -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard n > 0 else { throw .setup("cannot find this executable (/proc/self/exe)") }
-        return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let path = ExternalCommand.ownExecutable() else { throw .setup("cannot find this executable (/proc/self/exe)") }
+        return path
     }
 }

@@ -21,6 +21,9 @@ package enum ExitStatus: Int32, Sendable {
     case ambiguousReceiver = 6
     /// Arguments did not parse (ArgumentParser's EX_USAGE).
     case usage = 64
+    /// A command that is a program of its own is not installed or cannot run (`web` without
+    /// analog-remote-web): the shells' "command not found".
+    case notInstalled = 127
 }
 
 /// An error meant for the person at the terminal: one line that says what is wrong and how to

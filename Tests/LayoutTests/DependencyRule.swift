@@ -204,6 +204,40 @@ struct DependencyRule {
         return out
     }
 
+    /// The targets and package products `root` builds on, all the way down (itself included).
+    func closure(of root: String) -> Set<String> {
+        var seen: Set<String> = [root], queue = [root]
+        while let next = queue.popLast() {
+            for dependency in targets[next]?.dependencies ?? [] where seen.insert(dependency).inserted {
+                queue.append(dependency)
+            }
+        }
+        return seen
+    }
+
+    /// What the web side (the phone page's server, its TLS and certificates, the second crypto
+    /// library) is made of: a module whose name starts so is the web's.
+    static let webPrefixes = ["NIO", "Hummingbird", "Crypto", "_Crypto", "X509", "SwiftASN1", "AsyncHTTPClient", "WebServer", "PhoneLink"]
+
+    /// One line per module of the web that `roots` (the robot's executable, the Swift library)
+    /// build on or whose files import: `files` as for ``violations(files:listings:)``.
+    func leanCoreViolations(roots: [String], files: [String: [String]]) -> [String] {
+        var out: [String] = []
+        for root in roots {
+            let closure = closure(of: root)
+            for module in closure.sorted() where Self.webPrefixes.contains(where: module.hasPrefix) {
+                out.append("\(root) builds on \(module), which is the web's (only analog-remote-web may)")
+            }
+            for module in closure.sorted() {
+                let imported = (files[module] ?? []).reduce(into: Set<String>()) { $0.formUnion(Self.imports(of: $1)) }
+                for web in imported.sorted() where Self.webPrefixes.contains(where: web.hasPrefix) && !closure.contains(web) {
+                    out.append("\(module), in \(root)'s closure, imports \(web), which is the web's")
+                }
+            }
+        }
+        return out
+    }
+
     static let cLibraryFiles: Set<String> = ["module.modulemap", "shim.h"]
 
     /// Declarations (and imports) marked `public` or `open`: the word after nothing but

@@ -55,8 +55,31 @@ import Testing
         #expect(rule.tiers["RemoteWire"] == .codecs)
         #expect(rule.tiers["Discovery"] == .adapters)
         #expect(rule.tiers["ControlPlane"] == .roles)
-        #expect(rule.tiers["AnalogRemoteCLI"] == .cli)
+        #expect(rule.tiers["AnalogRemoteCLI"] == .cli && rule.tiers["AnalogRemoteWebCLI"] == .cli && rule.tiers["CommandSupport"] == .cli)
         #expect(rule.roleEdges["Controller"] == ["ControlPlane"])
+    }
+
+    /// The robot's executable and the Swift library build on nothing of the web: no SwiftNIO,
+    /// Hummingbird, swift-crypto, certificates, nor the web roles (issue 48).
+    @Test func theRobotsExecutableAndTheLibraryCarryNothingOfTheWeb() throws {
+        let rule = DependencyRule(package: try Self.packageText())
+        let violations = rule.leanCoreViolations(roots: ["AnalogRemoteCLI", "AnalogRemoteKit"], files: try Self.files())
+        #expect(violations.isEmpty, "\(violations.joined(separator: "\n"))")
+        #expect(rule.closure(of: "AnalogRemoteWebCLI").contains("Hummingbird"), "the web's executable is where the web went")
+        #expect(rule.closure(of: "AnalogRemoteCLI").contains("CSodium") && rule.closure(of: "AnalogRemoteCLI").contains("Receiver"))
+    }
+
+    @Test func aWebModuleInTheCoresClosureIsAViolation() {
+        let package = Self.fixture.replacingOccurrences(of: #".target(name: "Player", dependencies: ["Net", "Wire"])"#,
+                                                        with: #".target(name: "Player", dependencies: ["Net", "Wire", nio])"#)
+            .replacingOccurrences(of: "let package = Package(", with: "let nio: Target.Dependency = .product(name: \"NIOCore\", package: \"swift-nio\")\nlet package = Package(")
+        var files = Self.clean
+        files["Player"]?.append("import NIOCore\n")
+        files["Console"]?.append("import Crypto\n")
+        #expect(DependencyRule(package: package).leanCoreViolations(roots: ["Tool"], files: files)
+                == ["Tool builds on NIOCore, which is the web's (only analog-remote-web may)",
+                    "Console, in Tool's closure, imports Crypto, which is the web's"])
+        #expect(DependencyRule(package: Self.fixture).leanCoreViolations(roots: ["Tool"], files: Self.clean) == [])
     }
 
     // The checker itself, on a small package that breaks each part of the rule.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandSupport
 import Console
 import Discovery
 import ErrorReporting
@@ -10,9 +11,12 @@ import WebServer
 
 struct Web: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "web",
+        commandName: "analog-remote-web",
         abstract: "Serve the phone page: each phone that opens it and picks a robot drives it by tilting.",
         discussion: """
+            `analog-remote web …` runs this program with the same arguments (package analog-remote-web: \
+            the robots need only analog-remote).
+
             One command serves many phones. Each page that picks a robot is one controller on the UDP \
             side, exactly like `analog-remote control`: its own socket, its own hello with the name \
             the student typed (and --pair code typed on the page), its own RTT and loss. Receivers \
@@ -35,7 +39,8 @@ struct Web: ParsableCommand {
             its controller send neutral three times at once and stop; a page silent for --stale-ms \
             is neutral, for --silent-ms it is stopped. SIGINT/SIGTERM: every phone sends neutral ×3 \
             and bye, then the server stops.
-            """)
+            """,
+        version: "analog-remote-web \(ProgramVersion.text)")
 
     @OptionGroup var global: GlobalOptions
 
